@@ -1,0 +1,212 @@
+//! The connection's byte stream: plain TCP or TLS (rustls), a read buffer, message reassembly,
+//! and a non-blocking peek for ATTENTION while a response streams.
+
+use crate::packet::{self, HEADER_LEN, P_ATTN};
+use rustls::{ServerConnection, StreamOwned};
+use std::io::{self, Read, Write};
+use std::net::TcpStream;
+
+/// TCP stream that first replays bytes already read into a buffer (e.g. TLS records that
+/// arrived in the same read as the last PRELOGIN packet).
+pub struct Prefixed {
+    pub pre: Vec<u8>,
+    pub tcp: TcpStream,
+}
+
+impl Read for Prefixed {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !self.pre.is_empty() {
+            let n = buf.len().min(self.pre.len());
+            buf[..n].copy_from_slice(&self.pre[..n]);
+            self.pre.drain(..n);
+            return Ok(n);
+        }
+        self.tcp.read(buf)
+    }
+}
+
+impl Write for Prefixed {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.tcp.write(buf)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.tcp.flush()
+    }
+}
+
+pub enum Stream {
+    Plain(Prefixed),
+    Tls(Box<StreamOwned<ServerConnection, Prefixed>>),
+    Gone,
+}
+
+impl Stream {
+    fn tcp(&self) -> Option<&TcpStream> {
+        match self {
+            Stream::Plain(p) => Some(&p.tcp),
+            Stream::Tls(s) => Some(&s.sock.tcp),
+            Stream::Gone => None,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(p) => p.read(buf),
+            Stream::Tls(s) => s.read(buf),
+            Stream::Gone => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Plain(p) => p.write(buf),
+            Stream::Tls(s) => s.write(buf),
+            Stream::Gone => Err(io::ErrorKind::NotConnected.into()),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Plain(p) => p.flush(),
+            Stream::Tls(s) => s.flush(),
+            Stream::Gone => Ok(()),
+        }
+    }
+}
+
+pub fn proto_err(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
+pub struct Io {
+    pub stream: Stream,
+    rbuf: Vec<u8>,
+    rpos: usize,
+    /// Negotiated packet size (4096 until LOGIN7 is answered).
+    pub psize: usize,
+    pub spid: u16,
+    /// An ATTENTION packet was seen by `poll_attention` and must be acknowledged.
+    pub attention: bool,
+}
+
+impl Io {
+    pub fn new(tcp: TcpStream, spid: u16) -> Io {
+        Io {
+            stream: Stream::Plain(Prefixed { pre: Vec::new(), tcp }),
+            rbuf: Vec::with_capacity(65536),
+            rpos: 0,
+            psize: 4096,
+            spid,
+            attention: false,
+        }
+    }
+
+    /// Bytes read from the socket but not consumed yet (handed to TLS after a handshake).
+    pub fn take_buffered(&mut self) -> Vec<u8> {
+        let v = self.rbuf[self.rpos..].to_vec();
+        self.rbuf.clear();
+        self.rpos = 0;
+        v
+    }
+
+    fn fill(&mut self) -> io::Result<()> {
+        if self.rpos > 0 && self.rpos == self.rbuf.len() {
+            self.rbuf.clear();
+            self.rpos = 0;
+        }
+        let mut tmp = [0u8; 65536];
+        let n = self.stream.read(&mut tmp)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        self.rbuf.extend_from_slice(&tmp[..n]);
+        Ok(())
+    }
+
+    fn avail(&self) -> usize {
+        self.rbuf.len() - self.rpos
+    }
+
+    /// Reads one packet: (type, status, body).
+    pub fn read_packet(&mut self) -> io::Result<(u8, u8, Vec<u8>)> {
+        while self.avail() < HEADER_LEN {
+            self.fill()?;
+        }
+        let h = &self.rbuf[self.rpos..self.rpos + HEADER_LEN];
+        let (typ, status) = (h[0], h[1]);
+        let len = u16::from_be_bytes([h[2], h[3]]) as usize;
+        if len < HEADER_LEN {
+            return Err(proto_err(format!("bad packet length {len}")));
+        }
+        while self.avail() < len {
+            self.fill()?;
+        }
+        let body = self.rbuf[self.rpos + HEADER_LEN..self.rpos + len].to_vec();
+        self.rpos += len;
+        Ok((typ, status, body))
+    }
+
+    /// Reads packets until EOM; returns (type, payload).
+    pub fn read_message(&mut self) -> io::Result<(u8, Vec<u8>)> {
+        let (typ, mut status, mut data) = self.read_packet()?;
+        while status & packet::STATUS_EOM == 0 {
+            let (_, s, d) = self.read_packet()?;
+            status = s;
+            data.extend_from_slice(&d);
+            if data.len() > 256 << 20 {
+                return Err(proto_err("request larger than 256 MiB"));
+            }
+        }
+        Ok((typ, data))
+    }
+
+    pub fn write_raw(&mut self, b: &[u8]) -> io::Result<()> {
+        self.stream.write_all(b)
+    }
+
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
+    }
+
+    /// Sends a whole message split at `psize`.
+    pub fn send_message(&mut self, typ: u8, payload: &[u8], psize: usize) -> io::Result<()> {
+        let b = packet::split_message(typ, payload, psize, self.spid);
+        self.write_raw(&b)?;
+        self.flush()
+    }
+
+    /// Non-blocking check for an ATTENTION packet from the client while we stream a response.
+    pub fn poll_attention(&mut self) -> bool {
+        if self.attention {
+            return true;
+        }
+        let Some(tcp) = self.stream.tcp() else {
+            return false;
+        };
+        let tcp = tcp.try_clone();
+        let Ok(tcp) = tcp else { return false };
+        if tcp.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut tmp = [0u8; 4096];
+        // For TLS the read goes through rustls, which buffers partial records itself.
+        let r = self.stream.read(&mut tmp);
+        let _ = tcp.set_nonblocking(false);
+        if let Ok(n) = r
+            && n > 0
+        {
+            self.rbuf.extend_from_slice(&tmp[..n]);
+        }
+        if self.avail() >= HEADER_LEN && self.rbuf[self.rpos] == P_ATTN {
+            let len = u16::from_be_bytes([self.rbuf[self.rpos + 2], self.rbuf[self.rpos + 3]]) as usize;
+            if self.avail() >= len {
+                self.rpos += len;
+                self.attention = true;
+            }
+        }
+        self.attention
+    }
+}

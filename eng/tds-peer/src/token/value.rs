@@ -1,0 +1,407 @@
+//! Encoding one value of a column (ROW token body) per SQL Server wire type, from the
+//! canonical stored form (integers, reals, decimal/date text, GUID text, blobs).
+
+use crate::conv::{self, Dec};
+use crate::types::{Ty, decimal_len};
+use rusqlite::types::Value;
+
+/// Chunk size for PLP values (varchar/nvarchar/varbinary(max), xml).
+pub const PLP_CHUNK: usize = 8000;
+
+pub fn as_i64(v: &Value) -> i64 {
+    match v {
+        Value::Integer(i) => *i,
+        Value::Real(f) => *f as i64,
+        Value::Text(s) => s.trim().parse::<i64>().ok().or_else(|| s.trim().parse::<f64>().ok().map(|f| f as i64)).unwrap_or(0),
+        Value::Blob(b) => b.iter().take(8).rev().fold(0i64, |a, &x| (a << 8) | x as i64),
+        Value::Null => 0,
+    }
+}
+
+pub fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Integer(i) => *i as f64,
+        Value::Real(f) => *f,
+        Value::Text(s) => s.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+pub fn as_text(v: &Value) -> String {
+    match v {
+        Value::Integer(i) => i.to_string(),
+        Value::Real(f) => fmt_float(*f),
+        Value::Text(s) => s.clone(),
+        Value::Blob(b) => String::from_utf8_lossy(b).into_owned(),
+        Value::Null => String::new(),
+    }
+}
+
+/// Float to text the way SQL Server's CONVERT(varchar, float) roughly does (shortest repr).
+pub fn fmt_float(f: f64) -> String {
+    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
+}
+
+pub fn as_dec(v: &Value) -> Dec {
+    match v {
+        Value::Integer(i) => Dec::from_i64(*i),
+        Value::Real(f) => Dec::from_f64(*f),
+        Value::Text(s) => conv::parse_decimal(s).unwrap_or(Dec { neg: false, mag: 0, scale: 0 }),
+        _ => Dec { neg: false, mag: 0, scale: 0 },
+    }
+}
+
+pub fn as_blob(v: &Value) -> Vec<u8> {
+    match v {
+        Value::Blob(b) => b.clone(),
+        Value::Text(s) => s.as_bytes().to_vec(),
+        Value::Integer(i) => i.to_be_bytes().to_vec(),
+        Value::Real(f) => f.to_be_bytes().to_vec(),
+        Value::Null => Vec::new(),
+    }
+}
+
+fn as_dt(v: &Value) -> conv::DateTime {
+    match v {
+        Value::Text(s) => conv::parse_datetime(s).unwrap_or(conv::DateTime { days: conv::DAY_1900, ticks: 0, offset: None, has_date: true }),
+        // Numbers are DATETIME-style days since 1900 (SQL Server's CAST(int AS datetime)).
+        Value::Integer(i) => conv::DateTime { days: conv::DAY_1900 + i, ticks: 0, offset: None, has_date: true },
+        Value::Real(f) => {
+            let d = f.floor();
+            conv::DateTime { days: conv::DAY_1900 + d as i64, ticks: ((f - d) * conv::TICKS_PER_DAY as f64) as u64, offset: None, has_date: true }
+        }
+        _ => conv::DateTime { days: conv::DAY_1900, ticks: 0, offset: None, has_date: true },
+    }
+}
+
+fn time_len(scale: u8) -> usize {
+    match scale {
+        0..=2 => 3,
+        3..=4 => 4,
+        _ => 5,
+    }
+}
+
+fn put_time(out: &mut Vec<u8>, ticks: u64, scale: u8) {
+    let units = ticks / 10u64.pow(7 - scale as u32);
+    out.extend_from_slice(&units.to_le_bytes()[..time_len(scale)]);
+}
+
+fn put_date(out: &mut Vec<u8>, days: i64) {
+    out.extend_from_slice(&(days.clamp(0, 3_652_058) as u32).to_le_bytes()[..3]);
+}
+
+pub fn put_plp(out: &mut Vec<u8>, data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+    for c in data.chunks(PLP_CHUNK) {
+        out.extend_from_slice(&(c.len() as u32).to_le_bytes());
+        out.extend_from_slice(c);
+    }
+    out.extend_from_slice(&0u32.to_le_bytes());
+}
+
+fn put_decimal_body(out: &mut Vec<u8>, d: Dec, len: u8) {
+    out.push(if d.neg { 0 } else { 1 });
+    out.extend_from_slice(&d.mag.to_le_bytes()[..len as usize - 1]);
+}
+
+fn pad_to(mut b: Vec<u8>, n: usize, pad: &[u8]) -> Vec<u8> {
+    while b.len() < n {
+        b.extend_from_slice(pad);
+    }
+    b.truncate(n);
+    b
+}
+
+/// Encodes the NULL marker for a column in a ROW token.
+pub fn put_null(out: &mut Vec<u8>, ty: Ty) {
+    match ty {
+        _ if ty.is_plp() => out.extend_from_slice(&u64::MAX.to_le_bytes()),
+        Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_) | Ty::Binary(_) | Ty::VarBinary(_) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
+        Ty::Variant => out.extend_from_slice(&0u32.to_le_bytes()),
+        _ => out.push(0),
+    }
+}
+
+fn text_bytes(ty: Ty, s: &str) -> Vec<u8> {
+    match ty {
+        Ty::Char(n, u) => {
+            let b = if u { s.as_bytes().to_vec() } else { conv::to_cp1252(s) };
+            pad_to(b, n as usize, b" ")
+        }
+        Ty::VarChar(n, u) => {
+            let mut b = if u { s.as_bytes().to_vec() } else { conv::to_cp1252(s) };
+            if let Some(n) = n {
+                b.truncate(n as usize);
+            }
+            b
+        }
+        Ty::NChar(n) => pad_to(conv::utf16(s), n as usize * 2, &[0x20, 0]),
+        Ty::NVarChar(_) => {
+            let mut b = conv::utf16(s);
+            if let Some(n) = n_limit(ty) {
+                b.truncate(n);
+            }
+            b
+        }
+        _ => conv::utf16(s),
+    }
+}
+
+fn n_limit(ty: Ty) -> Option<usize> {
+    match ty {
+        Ty::NVarChar(Some(n)) => Some(n as usize * 2),
+        _ => None,
+    }
+}
+
+/// Encodes a non-NULL value (or NULL) for `ty` into a ROW token body.
+pub fn put_value(out: &mut Vec<u8>, ty: Ty, v: &Value) {
+    if matches!(v, Value::Null) {
+        put_null(out, ty);
+        return;
+    }
+    match ty {
+        Ty::Bit => out.extend_from_slice(&[1, (as_i64(v) != 0) as u8]),
+        Ty::TinyInt => out.extend_from_slice(&[1, as_i64(v) as u8]),
+        Ty::SmallInt => {
+            out.push(2);
+            out.extend_from_slice(&(as_i64(v) as i16).to_le_bytes());
+        }
+        Ty::Int => {
+            out.push(4);
+            out.extend_from_slice(&(as_i64(v) as i32).to_le_bytes());
+        }
+        Ty::BigInt => {
+            out.push(8);
+            out.extend_from_slice(&as_i64(v).to_le_bytes());
+        }
+        Ty::Real => {
+            out.push(4);
+            out.extend_from_slice(&(as_f64(v) as f32).to_le_bytes());
+        }
+        Ty::Float => {
+            out.push(8);
+            out.extend_from_slice(&as_f64(v).to_le_bytes());
+        }
+        Ty::Decimal(p, s) | Ty::Numeric(p, s) => {
+            let len = decimal_len(p);
+            out.push(len);
+            put_decimal_body(out, as_dec(v).rescale(s), len);
+        }
+        Ty::Money => {
+            let m = as_dec(v).scaled_i64(4);
+            out.push(8);
+            out.extend_from_slice(&((m >> 32) as i32).to_le_bytes());
+            out.extend_from_slice(&(m as u32).to_le_bytes());
+        }
+        Ty::SmallMoney => {
+            out.push(4);
+            out.extend_from_slice(&(as_dec(v).scaled_i64(4) as i32).to_le_bytes());
+        }
+        Ty::Date => {
+            out.push(3);
+            put_date(out, as_dt(v).days);
+        }
+        Ty::Time(s) => {
+            let dt = as_dt(v);
+            let (_, t) = conv::round_ticks(0, dt.ticks, s);
+            out.push(time_len(s) as u8);
+            put_time(out, t % conv::TICKS_PER_DAY, s);
+        }
+        Ty::DateTime2(s) => {
+            let dt = as_dt(v);
+            let days = if dt.has_date { dt.days } else { conv::DAY_1900 };
+            let (d, t) = conv::round_ticks(days, dt.ticks, s);
+            out.push(time_len(s) as u8 + 3);
+            put_time(out, t, s);
+            put_date(out, d);
+        }
+        Ty::DateTimeOffset(s) => {
+            let dt = as_dt(v);
+            let off = dt.offset.unwrap_or(0);
+            let days = if dt.has_date { dt.days } else { conv::DAY_1900 };
+            // Wire carries UTC date/time plus the offset.
+            let local = days as i128 * conv::TICKS_PER_DAY as i128 + dt.ticks as i128;
+            let utc = local - off as i128 * 600_000_000;
+            let (d, t) = conv::round_ticks(utc.div_euclid(conv::TICKS_PER_DAY as i128) as i64, utc.rem_euclid(conv::TICKS_PER_DAY as i128) as u64, s);
+            out.push(time_len(s) as u8 + 5);
+            put_time(out, t, s);
+            put_date(out, d);
+            out.extend_from_slice(&off.to_le_bytes());
+        }
+        Ty::DateTime => {
+            let dt = as_dt(v);
+            let days = if dt.has_date { dt.days } else { conv::DAY_1900 };
+            // 1/300 s ticks, rounded.
+            let mut t300 = (dt.ticks * 3 + 50_000) / 100_000;
+            let mut d = days - conv::DAY_1900;
+            if t300 >= 300 * 86_400 {
+                t300 -= 300 * 86_400;
+                d += 1;
+            }
+            out.push(8);
+            out.extend_from_slice(&(d as i32).to_le_bytes());
+            out.extend_from_slice(&(t300 as u32).to_le_bytes());
+        }
+        Ty::SmallDateTime => {
+            let dt = as_dt(v);
+            let days = if dt.has_date { dt.days } else { conv::DAY_1900 };
+            let mut mins = (dt.ticks + 300_000_000) / 600_000_000;
+            let mut d = days - conv::DAY_1900;
+            if mins >= 1440 {
+                mins -= 1440;
+                d += 1;
+            }
+            out.push(4);
+            out.extend_from_slice(&(d as u16).to_le_bytes());
+            out.extend_from_slice(&(mins as u16).to_le_bytes());
+        }
+        Ty::Guid => {
+            let g = match v {
+                Value::Blob(b) if b.len() == 16 => {
+                    let mut a = [0u8; 16];
+                    a.copy_from_slice(b);
+                    a
+                }
+                _ => conv::parse_guid(&as_text(v)).unwrap_or([0; 16]),
+            };
+            out.push(16);
+            out.extend_from_slice(&conv::guid_wire(&g));
+        }
+        Ty::Char(..) | Ty::VarChar(Some(_), _) | Ty::NChar(_) | Ty::NVarChar(Some(_)) => {
+            let b = text_bytes(ty, &as_text(v));
+            out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            out.extend_from_slice(&b);
+        }
+        Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::Xml => put_plp(out, &text_bytes(ty, &as_text(v))),
+        Ty::Binary(n) => {
+            let b = pad_to(as_blob(v), n as usize, &[0]);
+            out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            out.extend_from_slice(&b);
+        }
+        Ty::VarBinary(Some(n)) => {
+            let mut b = as_blob(v);
+            b.truncate(n as usize);
+            out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            out.extend_from_slice(&b);
+        }
+        Ty::VarBinary(None) => put_plp(out, &as_blob(v)),
+        Ty::Variant => put_variant(out, v),
+    }
+}
+
+/// sql_variant: 4-byte length, base type, property byte count, properties, data.
+fn put_variant(out: &mut Vec<u8>, v: &Value) {
+    let mut body = Vec::new();
+    match v {
+        Value::Integer(i) if i32::try_from(*i).is_ok() => {
+            body.extend_from_slice(&[0x38, 0]);
+            body.extend_from_slice(&(*i as i32).to_le_bytes());
+        }
+        Value::Integer(i) => {
+            body.extend_from_slice(&[0x7F, 0]);
+            body.extend_from_slice(&i.to_le_bytes());
+        }
+        Value::Real(f) => {
+            body.extend_from_slice(&[0x3E, 0]);
+            body.extend_from_slice(&f.to_le_bytes());
+        }
+        Value::Text(s) => {
+            body.extend_from_slice(&[0xE7, 7]);
+            body.extend_from_slice(&8000u16.to_le_bytes());
+            body.extend_from_slice(&crate::types::COLL_CP1252);
+            body.extend_from_slice(&conv::utf16(s));
+        }
+        Value::Blob(b) => {
+            body.extend_from_slice(&[0xA5, 2]);
+            body.extend_from_slice(&8000u16.to_le_bytes());
+            body.extend_from_slice(b);
+        }
+        Value::Null => {}
+    }
+    out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+    out.extend_from_slice(&body);
+}
+
+/// Encodes a full row: ROW (0xD1), or NBCROW (0xD2) when `nbc` and some value is NULL.
+pub fn put_row(out: &mut Vec<u8>, tys: &[Ty], vals: &[Value], nbc: bool) {
+    let any_null = vals.iter().any(|v| matches!(v, Value::Null));
+    if nbc && any_null {
+        out.push(0xD2);
+        let mut bitmap = vec![0u8; tys.len().div_ceil(8)];
+        for (i, v) in vals.iter().enumerate() {
+            if matches!(v, Value::Null) {
+                bitmap[i / 8] |= 1 << (i % 8);
+            }
+        }
+        out.extend_from_slice(&bitmap);
+        for (t, v) in tys.iter().zip(vals) {
+            if !matches!(v, Value::Null) {
+                put_value(out, *t, v);
+            }
+        }
+    } else {
+        out.push(0xD1);
+        for (t, v) in tys.iter().zip(vals) {
+            put_value(out, *t, v);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(ty: Ty, v: Value) -> Vec<u8> {
+        let mut o = Vec::new();
+        put_value(&mut o, ty, &v);
+        o
+    }
+
+    #[test]
+    fn decimal_encoding() {
+        // 1.50 as DECIMAL(10,2): len 9, positive, 150 LE in 8 bytes.
+        assert_eq!(enc(Ty::Decimal(10, 2), Value::Text("1.5".into())), vec![9, 1, 150, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(enc(Ty::Decimal(1, 0), Value::Text("-7".into())), vec![5, 0, 7, 0, 0, 0]);
+    }
+
+    #[test]
+    fn date_time_encoding() {
+        // 0001-01-01 is day 0; 1900-01-01 is 693595 = 0x0A955B.
+        assert_eq!(enc(Ty::Date, Value::Text("1900-01-01".into())), vec![3, 0x5B, 0x95, 0x0A]);
+        // TIME(0) 00:00:01 -> 3 bytes of 1.
+        assert_eq!(enc(Ty::Time(0), Value::Text("00:00:01".into())), vec![3, 1, 0, 0]);
+        // DATETIME 1900-01-01 00:00:01 -> days 0, 300 ticks.
+        assert_eq!(enc(Ty::DateTime, Value::Text("1900-01-01 00:00:01".into())), vec![8, 0, 0, 0, 0, 44, 1, 0, 0]);
+        // DATETIMEOFFSET(0) 1900-01-01 01:00:00 +01:00 -> UTC midnight, offset 60.
+        assert_eq!(enc(Ty::DateTimeOffset(0), Value::Text("1900-01-01 01:00:00 +01:00".into())), vec![8, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]);
+    }
+
+    #[test]
+    fn plp_chunking() {
+        let data = vec![1u8; PLP_CHUNK + 10];
+        let o = enc(Ty::VarBinary(None), Value::Blob(data.clone()));
+        assert_eq!(&o[..8], &(data.len() as u64).to_le_bytes());
+        assert_eq!(&o[8..12], &(PLP_CHUNK as u32).to_le_bytes());
+        let second = 12 + PLP_CHUNK;
+        assert_eq!(&o[second..second + 4], &10u32.to_le_bytes());
+        assert_eq!(&o[o.len() - 4..], &[0, 0, 0, 0]);
+        assert_eq!(o.len(), 8 + 4 + PLP_CHUNK + 4 + 10 + 4);
+    }
+
+    #[test]
+    fn money_and_guid() {
+        // 1.0000 money = 10000 = 0x2710: hi 0, lo 0x2710.
+        assert_eq!(enc(Ty::Money, Value::Text("1".into())), vec![8, 0, 0, 0, 0, 0x10, 0x27, 0, 0]);
+        let g = enc(Ty::Guid, Value::Text("01020304-0506-0708-090A-0B0C0D0E0F10".into()));
+        assert_eq!(&g[..5], &[16, 4, 3, 2, 1]);
+    }
+
+    #[test]
+    fn nbcrow_bitmap() {
+        let mut o = Vec::new();
+        put_row(&mut o, &[Ty::Int, Ty::NVarChar(Some(5))], &[Value::Integer(1), Value::Null], true);
+        assert_eq!(o, vec![0xD2, 0b10, 4, 1, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,376 @@
+//! Column buffers bound to a statement, and the block fetch that fills them.
+//!
+//! One `Batch` serves every fetch shape: the cursor hands out rows `pos..len` of it and calls the
+//! driver only when they are used up. Buffers are column-wise (`SQL_BIND_BY_COLUMN`) and owned
+//! here; the statement holds raw pointers into them while bound, so a `Batch` is only dropped or
+//! reallocated after [`Batch::unbind`] (or after the statement is gone).
+
+use crate::error::{Error, Result};
+use crate::odbc::sys::{CDataType, Len, NULL_DATA, NO_TOTAL, Pointer, ULen};
+use crate::odbc::{Outcome, Stmt};
+use crate::plan::{CellKind, ResultPlan};
+use crate::{counters, decode};
+
+/// Bytes a batch may use for bound buffers before it stops growing.
+pub const BATCH_BYTE_BUDGET: usize = 16 << 20;
+/// Row cap for one row array (some drivers count rows in 16 bits).
+pub const MAX_BATCH_ROWS: usize = 8192;
+/// Rows in the first row array of a result set: small, so `SELECT 1` costs nothing extra.
+pub const FIRST_BATCH_ROWS: usize = 32;
+/// Each refill multiplies the row array by this until the cap.
+pub const GROWTH: usize = 8;
+/// First SQLGetData chunk for a streamed column (grown to the size the driver announces).
+pub const LOB_CHUNK_BYTES: usize = 32 << 10;
+
+/// A byte buffer aligned to 8, so element slices can be viewed as `u16` text without copying.
+#[derive(Default)]
+struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    fn zeroed(len: usize) -> Self {
+        AlignedBytes { words: vec![0u64; len.div_ceil(8)], len }
+    }
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len` initialised bytes; u8 has no alignment needs.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast::<u8>()
+    }
+}
+
+/// The whole value of a streamed (SQLGetData) cell of the current row.
+#[derive(Default)]
+pub struct StreamedCell {
+    pub units: Vec<u16>,
+    pub bytes: Vec<u8>,
+    pub is_null: bool,
+}
+
+/// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
+pub struct ColumnBuffer {
+    pub kind: CellKind,
+    element_len: usize,
+    values: AlignedBytes,
+    indicators: Vec<Len>,
+    /// Long (streamed) kinds keep their current value here instead of in `values`.
+    pub streamed: StreamedCell,
+}
+
+/// Why a variable-length cell could not be read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellError {
+    /// The driver reported more data than the bound buffer holds (indicator in bytes, or
+    /// `None` for `SQL_NO_TOTAL`). Never silently cut: the caller raises a DataError.
+    Truncated { indicator: Option<isize>, capacity: usize },
+}
+
+impl ColumnBuffer {
+    fn new(kind: CellKind, capacity: usize) -> Self {
+        counters::bump(&counters::BUFFER_ALLOCS);
+        let element_len = kind.element_len();
+        ColumnBuffer {
+            kind,
+            element_len,
+            values: AlignedBytes::zeroed(element_len * capacity),
+            indicators: vec![NULL_DATA; capacity],
+            streamed: StreamedCell::default(),
+        }
+    }
+
+    #[inline]
+    pub fn indicator(&self, row: usize) -> isize {
+        self.indicators[row]
+    }
+
+    /// NULL test for bound and fixed-size streamed cells.
+    #[inline]
+    pub fn is_null(&self, row: usize) -> bool {
+        if self.kind.is_long() {
+            self.streamed.is_null
+        } else {
+            self.indicators[row] == NULL_DATA
+        }
+    }
+
+    #[inline]
+    pub fn element(&self, row: usize) -> &[u8] {
+        let start = row * self.element_len;
+        &self.values.as_bytes()[start..start + self.element_len]
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&self, row: usize) -> [u8; N] {
+        let start = row * self.element_len;
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.values.as_bytes()[start..start + N]);
+        out
+    }
+
+    #[inline]
+    pub fn bit(&self, row: usize) -> bool {
+        self.fixed::<1>(row)[0] != 0
+    }
+    #[inline]
+    pub fn i16(&self, row: usize) -> i16 {
+        i16::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn i32(&self, row: usize) -> i32 {
+        i32::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn i64(&self, row: usize) -> i64 {
+        i64::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn f32(&self, row: usize) -> f32 {
+        f32::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn f64(&self, row: usize) -> f64 {
+        f64::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn date(&self, row: usize) -> decode::Date {
+        decode::Date::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn timestamp(&self, row: usize) -> decode::Timestamp {
+        decode::Timestamp::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn ss_time2(&self, row: usize) -> decode::Time {
+        decode::Time::from_ss_time2(&self.fixed(row))
+    }
+    #[inline]
+    pub fn timestamp_offset(&self, row: usize) -> decode::TimestampOffset {
+        decode::TimestampOffset::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn guid(&self, row: usize) -> [u8; 16] {
+        self.fixed(row)
+    }
+
+    /// Length in bytes of a variable cell, or the truncation it suffered.
+    #[inline]
+    fn var_len(&self, row: usize, capacity: usize) -> std::result::Result<usize, CellError> {
+        let ind = self.indicators[row];
+        if ind == NO_TOTAL {
+            return Err(CellError::Truncated { indicator: None, capacity });
+        }
+        let len = ind as usize;
+        if ind < 0 || len > capacity {
+            return Err(CellError::Truncated { indicator: Some(ind), capacity });
+        }
+        Ok(len)
+    }
+
+    /// The UTF-16 code units of a non-NULL text cell (bound or streamed).
+    #[inline]
+    pub fn text(&self, row: usize) -> std::result::Result<&[u16], CellError> {
+        if self.kind.is_long() {
+            return Ok(&self.streamed.units);
+        }
+        let capacity = self.element_len - 2;
+        let len = self.var_len(row, capacity)?;
+        let start = row * self.element_len;
+        // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
+        // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
+        let units = unsafe {
+            std::slice::from_raw_parts(self.values.words.as_ptr().cast::<u8>().add(start).cast::<u16>(), len / 2)
+        };
+        Ok(units)
+    }
+
+    /// The bytes of a non-NULL binary or decimal-text cell (bound or streamed).
+    #[inline]
+    pub fn bytes(&self, row: usize) -> std::result::Result<&[u8], CellError> {
+        if self.kind.is_long() {
+            return Ok(&self.streamed.bytes);
+        }
+        // Decimal text is NUL terminated inside its element; binary is not.
+        let capacity = match self.kind {
+            CellKind::Decimal { .. } => self.element_len - 1,
+            _ => self.element_len,
+        };
+        let len = self.var_len(row, capacity)?;
+        let start = row * self.element_len;
+        Ok(&self.values.as_bytes()[start..start + len])
+    }
+
+    /// # Safety
+    /// The statement keeps these pointers until unbound: `self` must not move or reallocate
+    /// while bound (the batch guarantees this by unbinding before it reallocates or drops).
+    unsafe fn bind(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
+        let ptr = self.values.as_mut_ptr() as Pointer;
+        // SAFETY: forwarded contract; buffers cover `capacity` elements and indicators.
+        unsafe { stmt.bind_col(column, self.kind.c_type(), ptr, self.element_len as Len, self.indicators.as_mut_ptr()) }
+    }
+
+    /// Read a streamed column of the current row with SQLGetData, chunk by chunk, whole.
+    fn read_streamed(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
+        match self.kind {
+            CellKind::LongWText => read_long(stmt, column, CDataType::WChar, &mut self.streamed, true),
+            CellKind::LongBinary => read_long(stmt, column, CDataType::Binary, &mut self.streamed, false),
+            kind => {
+                // A fixed-size cell after a streamed one: one SQLGetData into element 0.
+                let ptr = self.values.as_mut_ptr() as Pointer;
+                let mut ind: Len = 0;
+                // SAFETY: element 0 is `element_len` bytes long.
+                unsafe { stmt.get_data(column, kind.c_type(), ptr, self.element_len as Len, &mut ind)? };
+                self.indicators[0] = ind;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Stream one long value into `cell`: any size, never truncated, never trimmed (a value ending in
+/// U+0000 keeps it: lengths come from indicators, not terminators). Chunks start at
+/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
+fn read_long(stmt: &mut Stmt, column: u16, c_type: CDataType, cell: &mut StreamedCell, wide: bool) -> Result<()> {
+    let unit = if wide { 2 } else { 1 };
+    // The driver NUL-terminates text chunks: one unit of each chunk is not payload.
+    let terminator = if wide { 2 } else { 0 };
+    cell.units.clear();
+    cell.bytes.clear();
+    cell.is_null = false;
+    let mut filled = 0usize; // payload bytes so far
+    let mut next_chunk = LOB_CHUNK_BYTES;
+    let mut scratch: Vec<u8> = Vec::new();
+    let buf: &mut Vec<u8> = if wide { &mut scratch } else { &mut cell.bytes };
+    loop {
+        buf.resize(filled + next_chunk + terminator, 0);
+        let room = buf.len() - filled;
+        let mut ind: Len = 0;
+        // SAFETY: the target is the `room` bytes after `filled`, inside `buf`.
+        let outcome = unsafe {
+            stmt.get_data(column, c_type, buf.as_mut_ptr().add(filled) as Pointer, room as Len, &mut ind)?
+        };
+        match outcome {
+            Outcome::NoData => break,
+            _ if ind == NULL_DATA => {
+                cell.is_null = true;
+                buf.truncate(0);
+                filled = 0;
+                break;
+            }
+            _ => {
+                let payload_room = room - terminator;
+                if ind != NO_TOTAL && (ind as usize) <= payload_room {
+                    filled += ind as usize;
+                    break;
+                }
+                // Truncated: the chunk is full; the driver may say how much is left in total.
+                filled += payload_room - (payload_room % unit);
+                next_chunk = if ind != NO_TOTAL && ind as usize > payload_room {
+                    ind as usize - payload_room + unit
+                } else {
+                    (next_chunk * 2).min(64 << 20)
+                };
+            }
+        }
+    }
+    buf.truncate(filled);
+    if wide {
+        cell.units.extend(scratch.chunks_exact(2).map(|p| u16::from_ne_bytes([p[0], p[1]])));
+    }
+    Ok(())
+}
+
+/// Bound buffers for one plan, plus the row count the driver reports per fetch.
+pub struct Batch {
+    pub columns: Vec<ColumnBuffer>,
+    capacity: usize,
+    /// Heap-stable target of `SQL_ATTR_ROWS_FETCHED_PTR`.
+    rows_fetched: Box<ULen>,
+    bound: bool,
+}
+
+impl Batch {
+    pub fn new(plan: &ResultPlan, capacity: usize) -> Batch {
+        let capacity = if plan.has_streamed() { 1 } else { capacity.max(1) };
+        let columns = plan
+            .columns
+            .iter()
+            .map(|c| ColumnBuffer::new(c.kind, if c.kind.is_long() { 0 } else { capacity }))
+            .collect();
+        Batch { columns, capacity, rows_fetched: Box::new(0), bound: false }
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub fn is_bound(&self) -> bool {
+        self.bound
+    }
+
+    /// Largest row array this plan may use, from the byte budget.
+    pub fn max_rows(plan: &ResultPlan) -> usize {
+        if plan.has_streamed() {
+            return 1;
+        }
+        (BATCH_BYTE_BUDGET / plan.row_bytes.max(1)).clamp(1, MAX_BATCH_ROWS)
+    }
+
+    /// Install the bindings on `stmt`.
+    ///
+    /// # Safety
+    /// The batch must not move its buffers, and must be unbound (or the statement freed or given
+    /// other bindings) before it is dropped. Column buffers live on the heap, so moving the
+    /// `Batch` value itself is fine.
+    pub unsafe fn bind(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Result<()> {
+        stmt.set_row_array_size(self.capacity)?;
+        // SAFETY: `rows_fetched` is boxed, so its address is stable for the batch's life.
+        unsafe { stmt.set_rows_fetched_ptr(&mut *self.rows_fetched)? };
+        for (i, col) in self.columns.iter_mut().enumerate().take(plan.bound_prefix) {
+            // SAFETY: forwarded contract.
+            unsafe { col.bind(stmt, (i + 1) as u16)? };
+        }
+        self.bound = true;
+        Ok(())
+    }
+
+    pub fn unbind(&mut self, stmt: &mut Stmt) -> Result<()> {
+        if self.bound {
+            stmt.unbind_cols()?;
+            self.bound = false;
+        }
+        Ok(())
+    }
+
+    /// Fetch the next row array. Returns the number of rows now in the batch (0 at the end).
+    /// For plans with streamed columns the array holds one row and its streamed cells are read
+    /// here, in ascending column order, as SQL Server requires.
+    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Result<usize> {
+        debug_assert!(self.bound);
+        *self.rows_fetched = 0;
+        match stmt.fetch()? {
+            Outcome::NoData => return Ok(0),
+            _ => {}
+        }
+        let rows = (*self.rows_fetched).min(self.capacity);
+        if plan.has_streamed() && rows > 0 {
+            for i in plan.bound_prefix..self.columns.len() {
+                self.columns[i].read_streamed(stmt, (i + 1) as u16)?;
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// An error for a cell that could not be read whole, naming column and row.
+#[cold]
+pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) -> Error {
+    let CellError::Truncated { indicator, capacity } = err;
+    let reason = match indicator {
+        Some(n) => format!("the driver returned {n} bytes for a {capacity}-byte buffer (value would be truncated)"),
+        None => format!("the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"),
+    };
+    Error::Decode { column: plan.columns[column].desc.name.clone(), column_index: column, row, reason }
+}

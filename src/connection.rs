@@ -1,0 +1,125 @@
+//! A connection: the driver's connection handle, its DBMS, and the transaction mode.
+
+use crate::error::{Error, Result};
+use crate::odbc::sys::InfoType;
+use crate::odbc::{Dbc, Stmt};
+use crate::plan::Dbms;
+
+pub struct Connection {
+    dbc: Dbc,
+    dbms: Dbms,
+    dbms_name: String,
+    autocommit: bool,
+}
+
+/// Reject connection strings the driver manager would misparse or silently truncate.
+pub fn validate_connection_string(s: &str) -> Result<()> {
+    if s.trim().is_empty() {
+        return Err(Error::Interface("the connection string is empty".into()));
+    }
+    if s.contains('\0') {
+        return Err(Error::Interface("the connection string contains a NUL character".into()));
+    }
+    // Values may be wrapped in {...}; a '}' inside is written '}}'. An unclosed brace makes the
+    // driver manager read the rest of the string as one value.
+    let mut chars = s.chars().peekable();
+    let mut in_braces = false;
+    while let Some(c) = chars.next() {
+        match (in_braces, c) {
+            (false, '{') => in_braces = true,
+            (true, '}') => {
+                if chars.peek() == Some(&'}') {
+                    chars.next();
+                } else {
+                    in_braces = false;
+                }
+            }
+            _ => {}
+        }
+    }
+    if in_braces {
+        return Err(Error::Interface("malformed connection string: a '{' is never closed".into()));
+    }
+    if s.len() > 32_000 {
+        return Err(Error::Interface("the connection string is longer than ODBC allows".into()));
+    }
+    Ok(())
+}
+
+impl Connection {
+    pub fn connect(connection_string: &str, autocommit: bool, login_timeout_sec: Option<u32>) -> Result<Connection> {
+        validate_connection_string(connection_string)?;
+        let mut dbc = Dbc::connect(connection_string, login_timeout_sec)?;
+        let dbms_name = dbc.info_string(InfoType::DbmsName).unwrap_or_default();
+        let dbms = Dbms::from_name(&dbms_name);
+        // ODBC starts in autocommit; PEP 249 expects manual commit unless asked otherwise.
+        if !autocommit {
+            dbc.set_autocommit(false)?;
+        }
+        Ok(Connection { dbc, dbms, dbms_name, autocommit })
+    }
+
+    pub fn dbms(&self) -> Dbms {
+        self.dbms
+    }
+
+    pub fn dbms_name(&self) -> &str {
+        &self.dbms_name
+    }
+
+    pub fn driver_name(&self) -> String {
+        self.dbc.info_string(InfoType::DriverName).unwrap_or_default()
+    }
+
+    pub fn autocommit(&self) -> bool {
+        self.autocommit
+    }
+
+    /// Switching autocommit on commits the open transaction (ODBC semantics).
+    pub fn set_autocommit(&mut self, on: bool) -> Result<()> {
+        self.dbc.set_autocommit(on)?;
+        self.autocommit = on;
+        Ok(())
+    }
+
+    pub fn commit(&mut self) -> Result<()> {
+        if self.autocommit {
+            return Ok(());
+        }
+        self.dbc.end_transaction(true)
+    }
+
+    pub fn rollback(&mut self) -> Result<()> {
+        if self.autocommit {
+            return Ok(());
+        }
+        self.dbc.end_transaction(false)
+    }
+
+    pub fn new_statement(&self) -> Result<Stmt> {
+        Stmt::new(&self.dbc)
+    }
+
+    pub fn is_dead(&self) -> bool {
+        self.dbc.is_dead()
+    }
+
+    /// Roll back, disconnect, free. All statements must have been freed first.
+    pub fn close(mut self) -> Result<()> {
+        self.dbc.close()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_string_validation() {
+        assert!(validate_connection_string("Driver={SQLite3};Database=:memory:").is_ok());
+        assert!(validate_connection_string("PWD={a;b}}c};X=1").is_ok());
+        assert!(matches!(validate_connection_string("Driver={SQLite3;Database=x"), Err(Error::Interface(_))));
+        assert!(matches!(validate_connection_string("  "), Err(Error::Interface(_))));
+        assert!(matches!(validate_connection_string("a\0b"), Err(Error::Interface(_))));
+    }
+}

@@ -1,0 +1,42 @@
+//! Process-wide counters that prove which path ran (tests and the profiler assert on them).
+//!
+//! Relaxed atomics: each is one uncontended `lock add` per driver call, negligible next to the
+//! call itself, and never touched per cell.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// `SQLFetch` calls (one per row array on the bound path, one per row on the LOB path).
+pub static FETCH_CALLS: AtomicU64 = AtomicU64::new(0);
+/// `SQLGetData` calls (LOB / unbounded columns only).
+pub static GETDATA_CALLS: AtomicU64 = AtomicU64::new(0);
+/// Fetch plans built (one per result set, never per batch).
+pub static PLANS_BUILT: AtomicU64 = AtomicU64::new(0);
+/// `SQLBindCol` calls.
+pub static BINDS: AtomicU64 = AtomicU64::new(0);
+/// Column buffers allocated (a plan hit on re-execute allocates none).
+pub static BUFFER_ALLOCS: AtomicU64 = AtomicU64::new(0);
+/// `SQLExecute` / `SQLExecDirect` calls.
+pub static EXECUTES: AtomicU64 = AtomicU64::new(0);
+
+#[inline]
+pub fn bump(counter: &AtomicU64) {
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Snapshot of every counter, by name.
+pub fn snapshot() -> [(&'static str, u64); 6] {
+    [
+        ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
+        ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
+        ("plans_built", PLANS_BUILT.load(Ordering::Relaxed)),
+        ("binds", BINDS.load(Ordering::Relaxed)),
+        ("buffer_allocs", BUFFER_ALLOCS.load(Ordering::Relaxed)),
+        ("executes", EXECUTES.load(Ordering::Relaxed)),
+    ]
+}
+
+pub fn reset() {
+    for c in [&FETCH_CALLS, &GETDATA_CALLS, &PLANS_BUILT, &BINDS, &BUFFER_ALLOCS, &EXECUTES] {
+        c.store(0, Ordering::Relaxed);
+    }
+}

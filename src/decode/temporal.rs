@@ -1,0 +1,165 @@
+//! The ODBC date/time C structs, read from bound bytes.
+//!
+//! Layouts (native endian, as unixODBC on x86_64 lays them out):
+//! - `SQL_DATE_STRUCT`: year i16, month u16, day u16 (6 bytes)
+//! - `SQL_TIMESTAMP_STRUCT`: + hour, minute, second u16, fraction u32 nanoseconds (16 bytes)
+//! - `SQL_SS_TIME2_STRUCT`: hour, minute, second u16, 2 bytes padding, fraction u32 ns (12 bytes)
+//! - `SQL_SS_TIMESTAMPOFFSET_STRUCT`: timestamp + timezone_hour i16, timezone_minute i16 (20 bytes);
+//!   the minute carries the sign of the offset (-05:30 is hour -5, minute -30).
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Date {
+    pub year: i16,
+    pub month: u16,
+    pub day: u16,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Time {
+    pub hour: u16,
+    pub minute: u16,
+    pub second: u16,
+    pub nanosecond: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp {
+    pub date: Date,
+    pub time: Time,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimestampOffset {
+    pub timestamp: Timestamp,
+    /// Offset from UTC in minutes (hour * 60 + minute, both signed alike).
+    pub offset_minutes: i16,
+}
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_ne_bytes([b[i], b[i + 1]])
+}
+fn i16_at(b: &[u8], i: usize) -> i16 {
+    i16::from_ne_bytes([b[i], b[i + 1]])
+}
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]])
+}
+
+impl Date {
+    pub fn from_ne_bytes(b: &[u8; 6]) -> Date {
+        Date { year: i16_at(b, 0), month: u16_at(b, 2), day: u16_at(b, 4) }
+    }
+}
+
+impl Time {
+    pub fn from_ss_time2(b: &[u8; 12]) -> Time {
+        Time { hour: u16_at(b, 0), minute: u16_at(b, 2), second: u16_at(b, 4), nanosecond: u32_at(b, 8) }
+    }
+    /// Python's `time`/`datetime` hold microseconds: the 7th digit of TIME(7)/DATETIME2(7) is
+    /// truncated (100 ns → 0 µs), as pyodbc and mssql-python do.
+    pub fn microsecond(&self) -> u32 {
+        self.nanosecond / 1000
+    }
+}
+
+impl Timestamp {
+    pub fn from_ne_bytes(b: &[u8; 16]) -> Timestamp {
+        Timestamp {
+            date: Date { year: i16_at(b, 0), month: u16_at(b, 2), day: u16_at(b, 4) },
+            time: Time { hour: u16_at(b, 6), minute: u16_at(b, 8), second: u16_at(b, 10), nanosecond: u32_at(b, 12) },
+        }
+    }
+
+    pub fn to_ne_bytes(&self) -> [u8; 16] {
+        let mut out = [0u8; 16];
+        out[0..2].copy_from_slice(&self.date.year.to_ne_bytes());
+        out[2..4].copy_from_slice(&self.date.month.to_ne_bytes());
+        out[4..6].copy_from_slice(&self.date.day.to_ne_bytes());
+        out[6..8].copy_from_slice(&self.time.hour.to_ne_bytes());
+        out[8..10].copy_from_slice(&self.time.minute.to_ne_bytes());
+        out[10..12].copy_from_slice(&self.time.second.to_ne_bytes());
+        out[12..16].copy_from_slice(&self.time.nanosecond.to_ne_bytes());
+        out
+    }
+}
+
+impl TimestampOffset {
+    pub fn from_ne_bytes(b: &[u8; 20]) -> TimestampOffset {
+        let mut ts = [0u8; 16];
+        ts.copy_from_slice(&b[..16]);
+        let hours = i16_at(b, 16);
+        let minutes = i16_at(b, 18);
+        TimestampOffset { timestamp: Timestamp::from_ne_bytes(&ts), offset_minutes: hours * 60 + minutes }
+    }
+
+    pub fn to_ne_bytes(&self) -> [u8; 20] {
+        let mut out = [0u8; 20];
+        out[..16].copy_from_slice(&self.timestamp.to_ne_bytes());
+        let hours = self.offset_minutes / 60;
+        let minutes = self.offset_minutes % 60;
+        out[16..18].copy_from_slice(&hours.to_ne_bytes());
+        out[18..20].copy_from_slice(&minutes.to_ne_bytes());
+        out
+    }
+}
+
+/// Parse `HH:MM:SS[.fffffffff]` (what drivers render a TIME as) into a [`Time`].
+pub fn parse_time_text(units: &[u16]) -> Option<Time> {
+    let s: String = char::decode_utf16(units.iter().copied()).collect::<Result<_, _>>().ok()?;
+    let s = s.trim();
+    let (hms, frac) = match s.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (s, ""),
+    };
+    let mut parts = hms.split(':');
+    let hour: u16 = parts.next()?.parse().ok()?;
+    let minute: u16 = parts.next()?.parse().ok()?;
+    let second: u16 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() || hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    if !frac.bytes().all(|b| b.is_ascii_digit()) || frac.len() > 9 {
+        return None;
+    }
+    let mut nanosecond = 0u32;
+    for (i, b) in frac.bytes().enumerate() {
+        nanosecond += (b - b'0') as u32 * 10u32.pow(8 - i as u32);
+    }
+    Some(Time { hour, minute, second, nanosecond })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn time_text() {
+        assert_eq!(parse_time_text(&w("12:34:56")), Some(Time { hour: 12, minute: 34, second: 56, nanosecond: 0 }));
+        assert_eq!(
+            parse_time_text(&w("23:59:59.1234567")),
+            Some(Time { hour: 23, minute: 59, second: 59, nanosecond: 123_456_700 })
+        );
+        assert_eq!(parse_time_text(&w("24:00:00")), None);
+        assert_eq!(parse_time_text(&w("xx")), None);
+    }
+
+    #[test]
+    fn offset_struct_sign_and_round_trip() {
+        let v = TimestampOffset {
+            timestamp: Timestamp {
+                date: Date { year: 2024, month: 2, day: 29 },
+                time: Time { hour: 23, minute: 59, second: 58, nanosecond: 999_999_900 },
+            },
+            offset_minutes: -(5 * 60 + 30),
+        };
+        let bytes = v.to_ne_bytes();
+        assert_eq!(i16::from_ne_bytes([bytes[16], bytes[17]]), -5);
+        assert_eq!(i16::from_ne_bytes([bytes[18], bytes[19]]), -30);
+        assert_eq!(TimestampOffset::from_ne_bytes(&bytes), v);
+        assert_eq!(v.timestamp.time.microsecond(), 999_999);
+    }
+}

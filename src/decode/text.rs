@@ -1,0 +1,112 @@
+//! UTF-16 classification for the one text decoder.
+//!
+//! The binding layer builds a Python `str` in CPython's compact form straight from the bound
+//! UTF-16 units; which form (1-byte ASCII/Latin-1, 2-byte BMP, or the slow path for surrogates)
+//! is decided here from one scan of the units.
+
+/// What to do with malformed UTF-16 (a lone surrogate). One policy for every fetch path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TextErrors {
+    /// Raise a DataError naming the column and row (the default: no silent change of data).
+    #[default]
+    Strict,
+    /// Replace each lone surrogate with U+FFFD.
+    Replace,
+    /// Keep lone surrogates as code points (Python's `surrogatepass`): lossless.
+    SurrogatePass,
+}
+
+impl TextErrors {
+    pub fn from_name(name: &str) -> Option<TextErrors> {
+        match name {
+            "strict" => Some(TextErrors::Strict),
+            "replace" => Some(TextErrors::Replace),
+            "surrogatepass" => Some(TextErrors::SurrogatePass),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            TextErrors::Strict => "strict",
+            TextErrors::Replace => "replace",
+            TextErrors::SurrogatePass => "surrogatepass",
+        }
+    }
+}
+
+/// The narrowest CPython string kind that can hold the units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextClass {
+    /// All units < 0x80: compact ASCII, one byte per character.
+    Ascii,
+    /// All units < 0x100: one byte per character (Latin-1).
+    Latin1,
+    /// No surrogates: two bytes per character, a straight copy. `max` is the largest unit.
+    Bmp { max: u16 },
+    /// At least one surrogate (pairs, or a lone one): needs the general decoder.
+    Surrogates,
+}
+
+/// One pass over the units. The OR/max reductions vectorise; the surrogate test runs only when
+/// the maximum reaches the surrogate range.
+#[inline]
+pub fn classify_utf16(units: &[u16]) -> TextClass {
+    let max = units.iter().copied().fold(0u16, u16::max);
+    if max < 0x80 {
+        TextClass::Ascii
+    } else if max < 0x100 {
+        TextClass::Latin1
+    } else if max < 0xD800 || !units.iter().any(|&u| (0xD800..0xE000).contains(&u)) {
+        TextClass::Bmp { max }
+    } else {
+        TextClass::Surrogates
+    }
+}
+
+/// Index of the first unpaired surrogate, if any.
+pub fn first_lone_surrogate(units: &[u16]) -> Option<usize> {
+    let mut i = 0;
+    while i < units.len() {
+        let u = units[i];
+        if (0xD800..0xDC00).contains(&u) {
+            if i + 1 < units.len() && (0xDC00..0xE000).contains(&units[i + 1]) {
+                i += 2;
+                continue;
+            }
+            return Some(i);
+        }
+        if (0xDC00..0xE000).contains(&u) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> Vec<u16> {
+        s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(classify_utf16(&w("")), TextClass::Ascii);
+        assert_eq!(classify_utf16(&w("plain")), TextClass::Ascii);
+        assert_eq!(classify_utf16(&w("Müller")), TextClass::Latin1);
+        assert_eq!(classify_utf16(&w("Ωμέγα")), TextClass::Bmp { max: 'μ' as u16 });
+        assert_eq!(classify_utf16(&w("中文\u{FEFF}")), TextClass::Bmp { max: 0xFEFF });
+        assert_eq!(classify_utf16(&w("a🙂")), TextClass::Surrogates);
+        assert_eq!(classify_utf16(&[0x41, 0xD800]), TextClass::Surrogates);
+    }
+
+    #[test]
+    fn lone_surrogates() {
+        assert_eq!(first_lone_surrogate(&w("a🙂b")), None);
+        assert_eq!(first_lone_surrogate(&[0x41, 0xD800]), Some(1));
+        assert_eq!(first_lone_surrogate(&[0xDC00, 0x41]), Some(0));
+        assert_eq!(first_lone_surrogate(&[0xD83D, 0xD83D, 0xDE42]), Some(0));
+    }
+}

@@ -1,0 +1,158 @@
+//! The engine's error type and the SQLSTATE → PEP 249 class table.
+//!
+//! The core knows nothing of Python: it says which PEP 249 class an error belongs to
+//! ([`ErrorClass`]) and the binding layer turns that into the Python exception.
+
+use crate::odbc::Diagnostic;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The PEP 249 exception classes, as the core names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorClass {
+    Interface,
+    Database,
+    Data,
+    Operational,
+    Integrity,
+    Internal,
+    Programming,
+    NotSupported,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An ODBC call failed; `records` holds every diagnostic record the driver left.
+    #[error("{}", format_odbc(function, records))]
+    Odbc { function: &'static str, records: Vec<Diagnostic> },
+    /// A cell could not be turned into a value (malformed UTF-16, bad decimal text, truncation).
+    #[error("column {column:?} (index {column_index}), row {row}: {reason}")]
+    Decode { column: String, column_index: usize, row: u64, reason: String },
+    #[error("{0}")]
+    Interface(String),
+    #[error("{0}")]
+    Programming(String),
+    #[error("{0}")]
+    NotSupported(String),
+    #[error("{0}")]
+    Data(String),
+    #[error("{0}")]
+    Operational(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+#[cold]
+fn format_odbc(function: &str, records: &[Diagnostic]) -> String {
+    if records.is_empty() {
+        return format!("{function} failed and the driver supplied no diagnostic");
+    }
+    let parts: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    format!("{} ({function})", parts.join("; "))
+}
+
+impl Error {
+    #[cold]
+    pub fn odbc(function: &'static str, records: Vec<Diagnostic>) -> Error {
+        Error::Odbc { function, records }
+    }
+
+    /// The first error record (SQL Server puts the real error first).
+    pub fn primary(&self) -> Option<&Diagnostic> {
+        match self {
+            Error::Odbc { records, .. } => records.first(),
+            _ => None,
+        }
+    }
+
+    pub fn sqlstate(&self) -> Option<&str> {
+        self.primary().map(|d| d.sqlstate.as_str())
+    }
+
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            Error::Odbc { function, .. } => match self.sqlstate() {
+                Some(state) => class_for_sqlstate(state),
+                // No diagnostics at all: the driver is confused; the connection may be dead.
+                None if *function == "SQLDriverConnect" => ErrorClass::Interface,
+                None => ErrorClass::Operational,
+            },
+            Error::Decode { .. } | Error::Data(_) => ErrorClass::Data,
+            Error::Interface(_) => ErrorClass::Interface,
+            Error::Programming(_) => ErrorClass::Programming,
+            Error::NotSupported(_) => ErrorClass::NotSupported,
+            Error::Operational(_) => ErrorClass::Operational,
+            Error::Internal(_) => ErrorClass::Internal,
+        }
+    }
+
+    /// Whether this error means the connection can no longer be used (link failure).
+    pub fn is_connection_loss(&self) -> bool {
+        matches!(self.sqlstate(), Some("08S01") | Some("08003") | Some("08007"))
+    }
+}
+
+/// SQLSTATE → PEP 249 class, longest prefix first (the ODBC table pyodbc and psycopg agree on).
+pub fn class_for_sqlstate(state: &str) -> ErrorClass {
+    match state {
+        // Exact states first.
+        "HYT00" | "HYT01" | "HY008" | "HY001" | "HY013" => ErrorClass::Operational,
+        "HYC00" | "HY106" | "IM001" => ErrorClass::NotSupported,
+        "HY000" => ErrorClass::Database,
+        "HY004" | "HY003" | "HY105" => ErrorClass::Programming,
+        "HY010" | "HY011" | "HY024" | "HY090" | "HY092" | "HY009" => ErrorClass::Programming,
+        "07002" | "07001" | "07006" | "07009" => ErrorClass::Programming,
+        "01002" => ErrorClass::Operational,
+        "40001" | "40003" => ErrorClass::Operational,
+        "22018" => ErrorClass::Data,
+        "21S01" | "21S02" => ErrorClass::Programming,
+        _ => match &state[..state.len().min(2)] {
+            "08" => ErrorClass::Operational,
+            "IM" => ErrorClass::Interface,
+            "22" => ErrorClass::Data,
+            "23" => ErrorClass::Integrity,
+            "24" | "25" | "34" | "3C" | "3D" | "3F" | "42" | "37" | "2A" | "44" => ErrorClass::Programming,
+            "0A" => ErrorClass::NotSupported,
+            "40" => ErrorClass::Operational,
+            "HY" => ErrorClass::Interface,
+            "01" => ErrorClass::Database,
+            _ => ErrorClass::Database,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlstate_classes() {
+        assert_eq!(class_for_sqlstate("23000"), ErrorClass::Integrity);
+        assert_eq!(class_for_sqlstate("42S02"), ErrorClass::Programming);
+        assert_eq!(class_for_sqlstate("42000"), ErrorClass::Programming);
+        assert_eq!(class_for_sqlstate("22003"), ErrorClass::Data);
+        assert_eq!(class_for_sqlstate("08S01"), ErrorClass::Operational);
+        assert_eq!(class_for_sqlstate("HYT00"), ErrorClass::Operational);
+        assert_eq!(class_for_sqlstate("HY008"), ErrorClass::Operational);
+        assert_eq!(class_for_sqlstate("IM002"), ErrorClass::Interface);
+        assert_eq!(class_for_sqlstate("HYC00"), ErrorClass::NotSupported);
+        assert_eq!(class_for_sqlstate("07002"), ErrorClass::Programming);
+        assert_eq!(class_for_sqlstate("HY000"), ErrorClass::Database);
+        assert_eq!(class_for_sqlstate("XX000"), ErrorClass::Database);
+    }
+
+    #[test]
+    fn odbc_error_message_lists_every_record() {
+        let e = Error::odbc(
+            "SQLExecDirect",
+            vec![
+                Diagnostic { sqlstate: "42S02".into(), native_error: 208, message: "Invalid object name 't'.".into() },
+                Diagnostic { sqlstate: "42000".into(), native_error: 8180, message: "Statement(s) could not be prepared.".into() },
+            ],
+        );
+        let text = e.to_string();
+        assert!(text.contains("Invalid object name") && text.contains("could not be prepared"), "{text}");
+        assert_eq!(e.class(), ErrorClass::Programming);
+        assert_eq!(e.sqlstate(), Some("42S02"));
+    }
+}

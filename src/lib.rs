@@ -1,0 +1,23 @@
+//! ferrodbc: a fetch engine for SQL Server (and any ODBC data source) behind a Python DB-API 2.0
+//! driver.
+//!
+//! The core (everything but `py`) knows nothing of Python: connection, statement, the fetch
+//! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
+//! (feature `python`) is the only place PyO3 appears.
+
+pub mod batch;
+pub mod connection;
+pub mod counters;
+pub mod decode;
+pub mod error;
+pub mod odbc;
+pub mod params;
+pub mod plan;
+pub mod statement;
+
+#[cfg(feature = "python")]
+pub mod py;
+
+pub use connection::Connection;
+pub use error::{Error, ErrorClass, Result};
+pub use statement::Statement;

@@ -1,0 +1,80 @@
+//! Diagnostic records: every record the driver left on a handle, not just the first.
+//!
+//! SQL Server often sends several records for one failure (the real error plus "Statement(s) could
+//! not be prepared"), and PRINT / RAISERROR with low severity arrive only as records on a
+//! successful call; `cursor.messages` needs all of them.
+
+use super::sys::{self, Handle, HandleType, SqlReturn};
+
+/// One diagnostic record, as the driver reported it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// Five-character SQLSTATE, e.g. `42S02`.
+    pub sqlstate: String,
+    /// The data source's own error number (SQL Server's message number, e.g. 50000 for RAISERROR).
+    pub native_error: i32,
+    /// The driver's message, with interior NULs removed.
+    pub message: String,
+}
+
+impl std::fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}] {} ({})", self.sqlstate, self.message, self.native_error)
+    }
+}
+
+/// Read every diagnostic record of `handle`. Stops at the first record number the driver does not
+/// have. Bounded to 64 records so a misbehaving driver cannot keep us here.
+pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut message: Vec<u16> = vec![0; 512];
+    for record in 1..=64i16 {
+        let mut state = [0u16; 6];
+        let mut native = 0i32;
+        let mut len: i16 = 0;
+        // SAFETY: all out pointers are valid for the lengths given; the handle is owned by the
+        // caller and alive for the duration of the call.
+        let mut ret = unsafe {
+            sys::SQLGetDiagRecW(
+                handle_type,
+                handle,
+                record,
+                state.as_mut_ptr(),
+                &mut native,
+                message.as_mut_ptr(),
+                message.len() as i16,
+                &mut len,
+            )
+        };
+        if ret == SqlReturn::SUCCESS_WITH_INFO && (len as usize) >= message.len() {
+            // The message was truncated: ask again with room for all of it.
+            message.resize(len as usize + 1, 0);
+            // SAFETY: as above, with the larger buffer.
+            ret = unsafe {
+                sys::SQLGetDiagRecW(
+                    handle_type,
+                    handle,
+                    record,
+                    state.as_mut_ptr(),
+                    &mut native,
+                    message.as_mut_ptr(),
+                    message.len() as i16,
+                    &mut len,
+                )
+            };
+        }
+        if ret != SqlReturn::SUCCESS && ret != SqlReturn::SUCCESS_WITH_INFO {
+            break;
+        }
+        let len = (len.max(0) as usize).min(message.len());
+        let text: String = char::decode_utf16(message[..len].iter().copied())
+            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+            .filter(|&c| c != '\0')
+            .collect();
+        let sqlstate: String = char::decode_utf16(state[..5].iter().copied())
+            .map(|c| c.unwrap_or('?'))
+            .collect();
+        out.push(Diagnostic { sqlstate, native_error: native, message: text });
+    }
+    out
+}

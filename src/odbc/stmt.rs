@@ -1,0 +1,325 @@
+//! An owned ODBC statement handle, with the few raw calls the engine makes on it.
+//!
+//! Binding functions are `unsafe`: the driver keeps the pointers and writes through them on every
+//! later fetch/execute, so the caller must keep the memory alive and unmoved until it unbinds
+//! (or frees the statement). The engine's `Batch` and `ParamSet` own that memory.
+
+use super::sys::{
+    self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, ParamType, Pointer, SqlDataType,
+    StatementAttribute, ULen,
+};
+use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
+use crate::counters;
+use crate::error::{Error, Result};
+use std::ptr::null_mut;
+use std::sync::{Arc, Mutex};
+
+/// One column as `SQLDescribeCol` (plus a few attributes) reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnDescription {
+    pub name: String,
+    /// The ODBC SQL type code (may be driver specific, e.g. -155 for DATETIMEOFFSET).
+    pub sql_type: i16,
+    /// Column size: characters for text, bytes for binary, precision for numbers; 0 = unknown or
+    /// unbounded (SQL Server reports 0 for the (MAX) types).
+    pub size: usize,
+    pub decimal_digits: i16,
+    /// `None` when the driver does not know.
+    pub nullable: Option<bool>,
+    pub unsigned: bool,
+}
+
+/// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
+/// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
+/// can never reach a freed handle.
+#[derive(Clone, Default)]
+pub struct CancelHandle(Arc<Mutex<Option<RawStmt>>>);
+
+#[derive(Clone, Copy)]
+struct RawStmt(HStmt);
+// SAFETY: SQLCancel is the one ODBC call allowed concurrently with another call on the same
+// statement; the handle is only used while the mutex proves it is still allocated.
+unsafe impl Send for RawStmt {}
+
+impl CancelHandle {
+    /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed.
+    pub fn cancel(&self) -> Result<()> {
+        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(RawStmt(h)) = *guard {
+            // SAFETY: the handle is allocated while it is stored here (see type docs).
+            let ret = unsafe { sys::SQLCancel(h) };
+            if !Outcome::from_ret(ret).is_ok() {
+                return Err(Error::odbc("SQLCancel", read_diagnostics(HandleType::Stmt, h.as_handle())));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub struct Stmt {
+    handle: HStmt,
+    cancel: CancelHandle,
+}
+
+// SAFETY: a statement handle may move between threads; all calls are serialised by its owner.
+unsafe impl Send for Stmt {}
+
+impl Stmt {
+    pub fn new(dbc: &Dbc) -> Result<Stmt> {
+        let mut handle = Handle::null();
+        // SAFETY: dbc is a valid connected handle; out pointer valid.
+        let ret = unsafe { sys::SQLAllocHandle(HandleType::Stmt, dbc.as_sys().as_handle(), &mut handle) };
+        dbc.check(ret, "SQLAllocHandle(STMT)")?;
+        let handle = handle.as_hstmt();
+        let cancel = CancelHandle::default();
+        *cancel.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(RawStmt(handle));
+        Ok(Stmt { handle, cancel })
+    }
+
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        read_diagnostics(HandleType::Stmt, self.handle.as_handle())
+    }
+
+    fn check(&self, ret: sys::SqlReturn, function: &'static str) -> Result<Outcome> {
+        match Outcome::from_ret(ret) {
+            Outcome::Error | Outcome::InvalidHandle => Err(Error::odbc(function, self.diagnostics())),
+            other => Ok(other),
+        }
+    }
+
+    /// `SQLExecDirectW`. `NoData` is a success (e.g. an UPDATE that touched no row).
+    pub fn exec_direct(&mut self, sql: &str) -> Result<Outcome> {
+        let wide = to_wide(sql);
+        counters::bump(&counters::EXECUTES);
+        // SAFETY: text valid for its length; bound parameters (if any) are kept alive by the caller.
+        let ret = unsafe { sys::SQLExecDirectW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        self.check(ret, "SQLExecDirect")
+    }
+
+    pub fn prepare(&mut self, sql: &str) -> Result<()> {
+        let wide = to_wide(sql);
+        // SAFETY: text valid for its length.
+        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        self.check(ret, "SQLPrepare").map(|_| ())
+    }
+
+    pub fn execute(&mut self) -> Result<Outcome> {
+        counters::bump(&counters::EXECUTES);
+        // SAFETY: the statement is prepared; bound parameters are kept alive by the caller.
+        let ret = unsafe { sys::SQLExecute(self.handle) };
+        self.check(ret, "SQLExecute")
+    }
+
+    pub fn num_result_cols(&mut self) -> Result<u16> {
+        let mut n: i16 = 0;
+        // SAFETY: out pointer valid.
+        let ret = unsafe { sys::SQLNumResultCols(self.handle, &mut n) };
+        self.check(ret, "SQLNumResultCols")?;
+        Ok(n.max(0) as u16)
+    }
+
+    pub fn describe_col(&mut self, col: u16) -> Result<ColumnDescription> {
+        let mut name = vec![0u16; 128];
+        let mut name_len: i16 = 0;
+        let mut data_type = SqlDataType::UNKNOWN_TYPE;
+        let mut size: ULen = 0;
+        let mut digits: i16 = 0;
+        let mut nullable = sys::Nullability::UNKNOWN;
+        loop {
+            // SAFETY: all out pointers valid; name buffer valid for `name.len()` characters.
+            let ret = unsafe {
+                sys::SQLDescribeColW(
+                    self.handle,
+                    col,
+                    name.as_mut_ptr(),
+                    name.len() as i16,
+                    &mut name_len,
+                    &mut data_type,
+                    &mut size,
+                    &mut digits,
+                    &mut nullable,
+                )
+            };
+            self.check(ret, "SQLDescribeCol")?;
+            if (name_len as usize) < name.len() {
+                break;
+            }
+            name.resize(name_len as usize + 1, 0);
+        }
+        let name = String::from_utf16_lossy(&name[..name_len.max(0) as usize]);
+        let unsigned = self.col_attr_int(col, sys::Desc::Unsigned).map(|v| v != 0).unwrap_or(false);
+        Ok(ColumnDescription {
+            name,
+            sql_type: data_type.0,
+            size,
+            decimal_digits: digits,
+            nullable: match nullable {
+                sys::Nullability::NO_NULLS => Some(false),
+                sys::Nullability::NULLABLE => Some(true),
+                _ => None,
+            },
+            unsigned,
+        })
+    }
+
+    /// A numeric column attribute (`SQLColAttributeW`).
+    pub fn col_attr_int(&mut self, col: u16, field: sys::Desc) -> Result<isize> {
+        let mut value: Len = 0;
+        // SAFETY: numeric attribute out pointer valid; no character buffer requested.
+        let ret = unsafe {
+            sys::SQLColAttributeW(self.handle, col, field, null_mut(), 0, null_mut(), &mut value)
+        };
+        self.check(ret, "SQLColAttribute")?;
+        Ok(value)
+    }
+
+    fn set_attr(&mut self, attr: StatementAttribute, value: Pointer) -> Result<()> {
+        // SAFETY: the caller passes integer attributes by value or pointers that outlive the
+        // statement's use of them (documented on the callers).
+        let ret = unsafe { sys::SQLSetStmtAttrW(self.handle, attr, value, 0) };
+        self.check(ret, "SQLSetStmtAttr").map(|_| ())
+    }
+
+    /// Column-wise binding and a row array of `rows` rows.
+    pub fn set_row_array_size(&mut self, rows: usize) -> Result<()> {
+        self.set_attr(StatementAttribute::RowBindType, 0 as Pointer)?;
+        self.set_attr(StatementAttribute::RowArraySize, rows as Pointer)
+    }
+
+    /// # Safety
+    /// `target` must stay valid and unmoved until it is replaced or the statement is freed.
+    pub unsafe fn set_rows_fetched_ptr(&mut self, target: *mut ULen) -> Result<()> {
+        self.set_attr(StatementAttribute::RowsFetchedPtr, target as Pointer)
+    }
+
+    pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
+        self.set_attr(StatementAttribute::QueryTimeout, secs as Pointer)
+    }
+
+    /// # Safety
+    /// `value` and `indicator` must stay valid and unmoved for every later fetch until the column
+    /// is unbound or the statement freed, and be large enough for the row array size in effect.
+    pub unsafe fn bind_col(
+        &mut self,
+        col: u16,
+        c_type: CDataType,
+        value: Pointer,
+        element_len: Len,
+        indicator: *mut Len,
+    ) -> Result<()> {
+        counters::bump(&counters::BINDS);
+        // SAFETY: forwarded contract.
+        let ret = unsafe { sys::SQLBindCol(self.handle, col, c_type, value, element_len, indicator) };
+        self.check(ret, "SQLBindCol").map(|_| ())
+    }
+
+    pub fn unbind_cols(&mut self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::Unbind) };
+        self.check(ret, "SQLFreeStmt(UNBIND)").map(|_| ())
+    }
+
+    pub fn reset_params(&mut self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::ResetParams) };
+        self.check(ret, "SQLFreeStmt(RESET_PARAMS)").map(|_| ())
+    }
+
+    /// Close the open cursor (if any) and discard pending results; bindings stay.
+    pub fn close_cursor(&mut self) -> Result<()> {
+        // SAFETY: valid handle.
+        let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::Close) };
+        self.check(ret, "SQLFreeStmt(CLOSE)").map(|_| ())
+    }
+
+    /// # Safety
+    /// `value` and `indicator` must stay valid until the statement has executed (and, for arrays,
+    /// cover `paramset size` elements).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn bind_parameter(
+        &mut self,
+        number: u16,
+        c_type: CDataType,
+        sql_type: i16,
+        column_size: usize,
+        decimal_digits: i16,
+        value: Pointer,
+        buffer_len: Len,
+        indicator: *mut Len,
+    ) -> Result<()> {
+        // SAFETY: forwarded contract.
+        let ret = unsafe {
+            sys::SQLBindParameter(
+                self.handle,
+                number,
+                ParamType::Input,
+                c_type,
+                SqlDataType(sql_type),
+                column_size,
+                decimal_digits,
+                value,
+                buffer_len,
+                indicator,
+            )
+        };
+        self.check(ret, "SQLBindParameter").map(|_| ())
+    }
+
+    pub fn set_paramset_size(&mut self, rows: usize) -> Result<()> {
+        self.set_attr(StatementAttribute::ParamBindType, 0 as Pointer)?;
+        self.set_attr(StatementAttribute::ParamsetSize, rows as Pointer)
+    }
+
+    /// `SQLFetch`: fills the bound row array (or positions on one row for `SQLGetData`).
+    pub fn fetch(&mut self) -> Result<Outcome> {
+        counters::bump(&counters::FETCH_CALLS);
+        // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
+        let ret = unsafe { sys::SQLFetch(self.handle) };
+        self.check(ret, "SQLFetch")
+    }
+
+    /// # Safety
+    /// `target` must be valid for `len` bytes.
+    pub unsafe fn get_data(
+        &mut self,
+        col: u16,
+        c_type: CDataType,
+        target: Pointer,
+        len: Len,
+        indicator: &mut Len,
+    ) -> Result<Outcome> {
+        counters::bump(&counters::GETDATA_CALLS);
+        // SAFETY: forwarded contract; indicator is a valid reference.
+        let ret = unsafe { sys::SQLGetData(self.handle, col, c_type, target, len, indicator) };
+        self.check(ret, "SQLGetData")
+    }
+
+    pub fn more_results(&mut self) -> Result<Outcome> {
+        // SAFETY: valid handle; bindings (if any) stay valid per the binder's contract.
+        let ret = unsafe { sys::SQLMoreResults(self.handle) };
+        self.check(ret, "SQLMoreResults")
+    }
+
+    /// `SQLRowCount`; -1 when the driver does not know.
+    pub fn row_count(&mut self) -> Result<isize> {
+        let mut n: Len = 0;
+        // SAFETY: out pointer valid.
+        let ret = unsafe { sys::SQLRowCount(self.handle, &mut n) };
+        self.check(ret, "SQLRowCount")?;
+        Ok(n)
+    }
+}
+
+impl Drop for Stmt {
+    fn drop(&mut self) {
+        let mut guard = self.cancel.0.lock().unwrap_or_else(|e| e.into_inner());
+        *guard = None;
+        // SAFETY: the handle is valid; after this no pointer into it is used (the cancel slot was
+        // cleared under the same lock). A failure is ignored: leaking beats a panic in drop.
+        let _ = unsafe { sys::SQLFreeHandle(HandleType::Stmt, self.handle.as_handle()) };
+    }
+}

@@ -1,0 +1,416 @@
+//! Parameters: Python-free values and their column-wise binding (one row for `execute`, a
+//! parameter array for `executemany`, sent in one round trip per array).
+
+use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
+use crate::error::{Error, Result};
+use crate::odbc::Stmt;
+use crate::odbc::sys::{CDataType, Len, NULL_DATA, Pointer};
+use crate::plan::Dbms;
+
+/// One parameter value, already converted from the caller's language.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ParamValue {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    /// UTF-16 code units (bound as `SQL_C_WCHAR`, so no code page is involved).
+    Text(Vec<u16>),
+    Bytes(Vec<u8>),
+    /// Plain decimal text (`-123.4500`, no exponent) with its precision and scale.
+    Decimal { text: String, precision: u8, scale: u8 },
+    Date(Date),
+    Time(Time),
+    Timestamp(Timestamp),
+    TimestampOffset(TimestampOffset),
+    Guid(u128),
+}
+
+/// A `setinputsizes` entry: overrides of the SQL type and size the engine would choose.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InputSize {
+    pub sql_type: Option<i16>,
+    pub column_size: Option<usize>,
+    pub decimal_digits: Option<i16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Text,
+    Bytes,
+    Decimal,
+    Date,
+    Time,
+    Timestamp,
+    TimestampOffset,
+    Guid,
+}
+
+fn kind_of(v: &ParamValue) -> Kind {
+    match v {
+        ParamValue::Null => Kind::Null,
+        ParamValue::Bool(_) => Kind::Bool,
+        ParamValue::Int(_) => Kind::Int,
+        ParamValue::Float(_) => Kind::Float,
+        ParamValue::Text(_) => Kind::Text,
+        ParamValue::Bytes(_) => Kind::Bytes,
+        ParamValue::Decimal { .. } => Kind::Decimal,
+        ParamValue::Date(_) => Kind::Date,
+        ParamValue::Time(_) => Kind::Time,
+        ParamValue::Timestamp(_) => Kind::Timestamp,
+        ParamValue::TimestampOffset(_) => Kind::TimestampOffset,
+        ParamValue::Guid(_) => Kind::Guid,
+    }
+}
+
+/// The common kind of two values of one parameter column, if one binding can carry both.
+fn unify(a: Kind, b: Kind) -> Option<Kind> {
+    use Kind::*;
+    match (a, b) {
+        (x, y) if x == y => Some(x),
+        (Null, x) | (x, Null) => Some(x),
+        (Bool, Int) | (Int, Bool) => Some(Int),
+        (Bool | Int, Float) | (Float, Bool | Int) => Some(Float),
+        (Int, Decimal) | (Decimal, Int) => Some(Decimal),
+        _ => None,
+    }
+}
+
+/// SQL type codes used for parameters.
+mod sql {
+    pub const BIT: i16 = -7;
+    pub const INTEGER: i16 = 4;
+    pub const BIGINT: i16 = -5;
+    pub const DOUBLE: i16 = 8;
+    pub const VARCHAR: i16 = 12;
+    pub const WVARCHAR: i16 = -9;
+    pub const WLONGVARCHAR: i16 = -10;
+    pub const VARBINARY: i16 = -3;
+    pub const LONGVARBINARY: i16 = -4;
+    pub const NUMERIC: i16 = 2;
+    pub const TYPE_DATE: i16 = 91;
+    pub const TYPE_TIME: i16 = 92;
+    pub const TYPE_TIMESTAMP: i16 = 93;
+    pub const SS_TIME2: i16 = -154;
+    pub const SS_TIMESTAMPOFFSET: i16 = -155;
+    pub const GUID: i16 = -11;
+}
+
+/// Declared sizes are bucketed so SQL Server sees one parameter type per bucket
+/// (`nvarchar(4000)` or `nvarchar(max)`), not one plan per distinct string length.
+const TEXT_BUCKET_UNITS: usize = 4000;
+const BINARY_BUCKET_BYTES: usize = 8000;
+
+/// One bound parameter column: `rows` elements of `element_len` bytes plus indicators.
+struct ParamColumn {
+    c_type: CDataType,
+    sql_type: i16,
+    column_size: usize,
+    decimal_digits: i16,
+    element_len: usize,
+    data: Vec<u64>,
+    indicators: Vec<Len>,
+}
+
+impl ParamColumn {
+    fn data_bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.data.len() * 8;
+        // SAFETY: a u64 buffer viewed as bytes: same memory, u8 has no alignment requirement.
+        unsafe { std::slice::from_raw_parts_mut(self.data.as_mut_ptr().cast::<u8>(), len) }
+    }
+}
+
+/// Parameters ready to bind: column-wise arrays of `rows` rows.
+pub struct BoundParams {
+    columns: Vec<ParamColumn>,
+    rows: usize,
+}
+
+impl BoundParams {
+    /// Build the binding for `rows` (each row one value per marker). Returns `Ok(None)` when a
+    /// column mixes values no single binding can carry (e.g. text and integers); the caller then
+    /// executes row by row.
+    pub fn build(rows: &[Vec<ParamValue>], sizes: &[InputSize], dbms: Dbms) -> Result<Option<BoundParams>> {
+        let n_rows = rows.len();
+        let n_cols = rows.first().map_or(0, |r| r.len());
+        if let Some(bad) = rows.iter().position(|r| r.len() != n_cols) {
+            return Err(Error::Programming(format!(
+                "row {bad} of the parameter sequence has {} values; row 0 has {n_cols}",
+                rows[bad].len()
+            )));
+        }
+        let mut columns = Vec::with_capacity(n_cols);
+        for c in 0..n_cols {
+            let mut kind = Kind::Null;
+            for row in rows {
+                match unify(kind, kind_of(&row[c])) {
+                    Some(k) => kind = k,
+                    None => return Ok(None),
+                }
+            }
+            let size = sizes.get(c).copied().unwrap_or_default();
+            columns.push(encode_column(rows, c, kind, size, dbms)?);
+        }
+        Ok(Some(BoundParams { columns, rows: n_rows }))
+    }
+
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.columns.is_empty()
+    }
+
+    /// Bind every column to `stmt`.
+    ///
+    /// # Safety
+    /// `self` must stay alive and unmodified until the statement has executed; the statement's
+    /// parameter bindings must be reset (or the statement freed) before `self` is dropped.
+    pub unsafe fn bind(&mut self, stmt: &mut Stmt) -> Result<()> {
+        stmt.set_paramset_size(self.rows.max(1))?;
+        for (i, col) in self.columns.iter_mut().enumerate() {
+            // SAFETY: forwarded contract; data covers rows * element_len bytes, indicators rows.
+            unsafe {
+                stmt.bind_parameter(
+                    (i + 1) as u16,
+                    col.c_type,
+                    col.sql_type,
+                    col.column_size,
+                    col.decimal_digits,
+                    col.data.as_mut_ptr() as Pointer,
+                    col.element_len as Len,
+                    col.indicators.as_mut_ptr(),
+                )?
+            };
+        }
+        Ok(())
+    }
+}
+
+fn text_of_time(t: &Time) -> String {
+    format!("{:02}:{:02}:{:02}.{:06}", t.hour, t.minute, t.second, t.nanosecond / 1000)
+}
+
+fn text_of_offset(v: &TimestampOffset) -> String {
+    let d = v.timestamp.date;
+    let t = v.timestamp.time;
+    let sign = if v.offset_minutes < 0 { '-' } else { '+' };
+    let off = v.offset_minutes.unsigned_abs();
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} {sign}{:02}:{:02}",
+        d.year,
+        d.month,
+        d.day,
+        t.hour,
+        t.minute,
+        t.second,
+        t.nanosecond / 1000,
+        off / 60,
+        off % 60
+    )
+}
+
+fn text_of_guid(v: u128) -> String {
+    let h = format!("{v:032x}");
+    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+}
+
+/// Encoded bytes of one cell for the chosen column kind (`None` for NULL).
+fn encode_cell(v: &ParamValue, kind: Kind, dbms: Dbms) -> Option<Vec<u8>> {
+    let wide = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_ne_bytes).collect() };
+    Some(match (v, kind) {
+        (ParamValue::Null, _) => return None,
+        (ParamValue::Bool(b), Kind::Bool) => vec![u8::from(*b)],
+        (ParamValue::Bool(b), Kind::Int) => i64::from(*b).to_ne_bytes().to_vec(),
+        (ParamValue::Bool(b), Kind::Float) => f64::from(u8::from(*b)).to_ne_bytes().to_vec(),
+        (ParamValue::Int(i), Kind::Int) => i.to_ne_bytes().to_vec(),
+        (ParamValue::Int(i), Kind::Float) => (*i as f64).to_ne_bytes().to_vec(),
+        (ParamValue::Int(i), Kind::Decimal) => i.to_string().into_bytes(),
+        (ParamValue::Float(f), _) => f.to_ne_bytes().to_vec(),
+        (ParamValue::Text(u), _) => u.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        (ParamValue::Bytes(b), _) => b.clone(),
+        (ParamValue::Decimal { text, .. }, _) => text.clone().into_bytes(),
+        (ParamValue::Date(d), _) => {
+            let mut out = Vec::with_capacity(6);
+            out.extend(d.year.to_ne_bytes());
+            out.extend(d.month.to_ne_bytes());
+            out.extend(d.day.to_ne_bytes());
+            out
+        }
+        (ParamValue::Time(t), _) if dbms == Dbms::SqlServer => {
+            let mut out = Vec::with_capacity(12);
+            out.extend(t.hour.to_ne_bytes());
+            out.extend(t.minute.to_ne_bytes());
+            out.extend(t.second.to_ne_bytes());
+            out.extend([0u8, 0]);
+            out.extend(t.nanosecond.to_ne_bytes());
+            out
+        }
+        (ParamValue::Time(t), _) => wide(&text_of_time(t)),
+        (ParamValue::Timestamp(ts), _) => ts.to_ne_bytes().to_vec(),
+        (ParamValue::TimestampOffset(v), _) if dbms == Dbms::SqlServer => v.to_ne_bytes().to_vec(),
+        (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v)),
+        (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => u128_to_guid(*g).to_vec(),
+        (ParamValue::Guid(g), _) => wide(&text_of_guid(*g)),
+        // `unify` only produces the combinations above.
+        (_, _) => return None,
+    })
+}
+
+fn encode_column(rows: &[Vec<ParamValue>], c: usize, kind: Kind, size: InputSize, dbms: Dbms) -> Result<ParamColumn> {
+    let cells: Vec<Option<Vec<u8>>> = rows.iter().map(|r| encode_cell(&r[c], kind, dbms)).collect();
+    let max_len = cells.iter().flatten().map(Vec::len).max().unwrap_or(0);
+    let sql_server = dbms == Dbms::SqlServer;
+    let (c_type, sql_type, column_size, digits) = match kind {
+        // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
+        Kind::Null => (CDataType::Char, sql::VARCHAR, 1, 0),
+        Kind::Bool => (CDataType::Bit, sql::BIT, 1, 0),
+        Kind::Int => {
+            let fits_i32 = rows.iter().all(|r| match r[c] {
+                ParamValue::Int(i) => i32::try_from(i).is_ok(),
+                _ => true,
+            });
+            if fits_i32 {
+                (CDataType::SBigInt, sql::INTEGER, 10, 0)
+            } else {
+                (CDataType::SBigInt, sql::BIGINT, 19, 0)
+            }
+        }
+        Kind::Float => (CDataType::Double, sql::DOUBLE, 15, 0),
+        Kind::Text => {
+            let units = max_len / 2;
+            if units > TEXT_BUCKET_UNITS {
+                (CDataType::WChar, sql::WLONGVARCHAR, units, 0)
+            } else if sql_server {
+                (CDataType::WChar, sql::WVARCHAR, TEXT_BUCKET_UNITS, 0)
+            } else {
+                (CDataType::WChar, sql::WVARCHAR, units.max(1), 0)
+            }
+        }
+        Kind::Bytes => {
+            if max_len > BINARY_BUCKET_BYTES {
+                (CDataType::Binary, sql::LONGVARBINARY, max_len, 0)
+            } else if sql_server {
+                (CDataType::Binary, sql::VARBINARY, BINARY_BUCKET_BYTES, 0)
+            } else {
+                (CDataType::Binary, sql::VARBINARY, max_len.max(1), 0)
+            }
+        }
+        Kind::Decimal => {
+            let (mut precision, mut scale) = (1u8, 0u8);
+            for r in rows {
+                match &r[c] {
+                    ParamValue::Decimal { precision: p, scale: s, .. } => {
+                        precision = precision.max(*p);
+                        scale = scale.max(*s);
+                    }
+                    ParamValue::Int(i) => precision = precision.max(i.unsigned_abs().to_string().len() as u8),
+                    _ => {}
+                }
+            }
+            // Digits left of the point must fit beside the widest scale.
+            let int_digits = rows
+                .iter()
+                .filter_map(|r| match &r[c] {
+                    ParamValue::Decimal { precision: p, scale: s, .. } => Some(p.saturating_sub(*s)),
+                    ParamValue::Int(i) => Some(i.unsigned_abs().to_string().len() as u8),
+                    _ => None,
+                })
+                .max()
+                .unwrap_or(1);
+            precision = precision.max(int_digits.saturating_add(scale)).clamp(1, 38.max(precision));
+            (CDataType::Char, sql::NUMERIC, precision as usize, scale as i16)
+        }
+        Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0),
+        Kind::Time if sql_server => (CDataType::SsTime2, sql::SS_TIME2, 16, 7),
+        Kind::Time => (CDataType::WChar, sql::TYPE_TIME, 15, 6),
+        Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7),
+        Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6),
+        Kind::TimestampOffset if sql_server => (CDataType::SsTimestampOffset, sql::SS_TIMESTAMPOFFSET, 34, 7),
+        Kind::TimestampOffset => (CDataType::WChar, sql::WVARCHAR, 40, 0),
+        Kind::Guid if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => (CDataType::Guid, sql::GUID, 36, 0),
+        Kind::Guid => (CDataType::WChar, sql::WVARCHAR, 36, 0),
+    };
+    let element_len = max_len.max(1);
+    let mut col = ParamColumn {
+        c_type,
+        sql_type: size.sql_type.unwrap_or(sql_type),
+        column_size: size.column_size.unwrap_or(column_size),
+        decimal_digits: size.decimal_digits.unwrap_or(digits),
+        element_len,
+        data: vec![0u64; (element_len * rows.len().max(1)).div_ceil(8)],
+        indicators: vec![NULL_DATA; rows.len().max(1)],
+    };
+    for (r, cell) in cells.into_iter().enumerate() {
+        if let Some(bytes) = cell {
+            let start = r * element_len;
+            col.data_bytes_mut()[start..start + bytes.len()].copy_from_slice(&bytes);
+            col.indicators[r] = bytes.len() as Len;
+        }
+    }
+    Ok(col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn w(s: &str) -> ParamValue {
+        ParamValue::Text(s.encode_utf16().collect())
+    }
+
+    #[test]
+    fn text_is_bucketed_for_sql_server() {
+        let p = BoundParams::build(&[vec![w("ab")], vec![w("abcdef")]], &[], Dbms::SqlServer).unwrap().unwrap();
+        let col = &p.columns[0];
+        assert_eq!(col.sql_type, sql::WVARCHAR);
+        assert_eq!(col.column_size, 4000);
+        assert_eq!(col.element_len, 12);
+        assert_eq!(col.indicators, vec![4, 12]);
+    }
+
+    #[test]
+    fn long_text_becomes_max() {
+        let long: String = "x".repeat(4001);
+        let p = BoundParams::build(&[vec![w(&long)]], &[], Dbms::SqlServer).unwrap().unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::WLONGVARCHAR);
+    }
+
+    #[test]
+    fn ints_widen_to_floats_and_nulls_take_the_column_kind() {
+        let p = BoundParams::build(
+            &[vec![ParamValue::Int(1)], vec![ParamValue::Null], vec![ParamValue::Float(2.5)]],
+            &[],
+            Dbms::Other,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::DOUBLE);
+        assert_eq!(p.columns[0].indicators, vec![8, NULL_DATA, 8]);
+    }
+
+    #[test]
+    fn incompatible_column_falls_back() {
+        assert!(BoundParams::build(&[vec![ParamValue::Int(1)], vec![w("x")]], &[], Dbms::Other).unwrap().is_none());
+    }
+
+    #[test]
+    fn big_ints_are_bigint_and_input_sizes_override() {
+        let p = BoundParams::build(&[vec![ParamValue::Int(1 << 40)]], &[], Dbms::SqlServer).unwrap().unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::BIGINT);
+        let sizes = [InputSize { sql_type: Some(sql::VARCHAR), column_size: Some(20), decimal_digits: None }];
+        let p = BoundParams::build(&[vec![w("x")]], &sizes, Dbms::SqlServer).unwrap().unwrap();
+        assert_eq!((p.columns[0].sql_type, p.columns[0].column_size), (sql::VARCHAR, 20));
+    }
+
+    #[test]
+    fn ragged_rows_are_a_programming_error() {
+        let e = BoundParams::build(&[vec![ParamValue::Int(1)], vec![]], &[], Dbms::Other).err().unwrap();
+        assert!(matches!(e, Error::Programming(_)));
+    }
+}

@@ -1,0 +1,354 @@
+//! The fetch plan: for every result-set column, the bound C buffer and the decoder, chosen
+//! together, once per result set. The fetch loop never looks at SQL types again.
+
+use crate::odbc::sys::CDataType;
+use crate::odbc::sys::SqlDataType;
+use crate::odbc::ColumnDescription;
+
+/// Which database is behind the driver: a few type decisions depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dbms {
+    SqlServer,
+    PostgreSql,
+    Sqlite,
+    Other,
+}
+
+impl Dbms {
+    pub fn from_name(name: &str) -> Dbms {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains("sql server") {
+            Dbms::SqlServer
+        } else if lower.contains("postgres") {
+            Dbms::PostgreSql
+        } else if lower.contains("sqlite") {
+            Dbms::Sqlite
+        } else {
+            Dbms::Other
+        }
+    }
+}
+
+/// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
+/// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
+pub const MAX_BOUND_TEXT_UNITS: usize = 8000;
+/// Largest binary column bound in the row array.
+pub const MAX_BOUND_BINARY_BYTES: usize = 16000;
+
+/// The bound buffer and the decoder of one column, as one decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellKind {
+    /// `SQL_C_BIT` → bool.
+    Bit,
+    /// `SQL_C_SSHORT` → int (TINYINT, signed or not, and SMALLINT).
+    I16,
+    /// `SQL_C_SLONG` → int.
+    I32,
+    /// `SQL_C_SBIGINT` → int.
+    I64,
+    /// `SQL_C_FLOAT` → float (REAL; widened exactly like pyodbc does).
+    F32,
+    /// `SQL_C_DOUBLE` → float.
+    F64,
+    /// `SQL_C_CHAR` digits → `Decimal`, exact. `buffer_len` includes the NUL.
+    Decimal { precision: u8, scale: i8, buffer_len: u16 },
+    /// `SQL_C_TYPE_DATE` → date.
+    Date,
+    /// Generic TIME as `SQL_C_WCHAR` text (`SQL_C_TYPE_TIME` has no fraction) → time.
+    TimeText,
+    /// SQL Server TIME(n): `SQL_C_SS_TIME2` struct (nanoseconds) → time.
+    SsTime2,
+    /// `SQL_C_TYPE_TIMESTAMP` → naive datetime.
+    Timestamp,
+    /// SQL Server DATETIMEOFFSET: `SQL_C_SS_TIMESTAMPOFFSET` → aware datetime.
+    TimestampOffset,
+    /// `SQL_C_GUID` → UUID.
+    Guid,
+    /// `SQL_C_WCHAR`, at most `max_units` code units → str.
+    WText { max_units: u32 },
+    /// `SQL_C_BINARY`, at most `max_bytes` → bytes.
+    Binary { max_bytes: u32 },
+    /// Unbounded text streamed with SQLGetData in chunks → str.
+    LongWText,
+    /// Unbounded binary streamed with SQLGetData in chunks → bytes.
+    LongBinary,
+}
+
+impl CellKind {
+    pub fn c_type(self) -> CDataType {
+        match self {
+            CellKind::Bit => CDataType::Bit,
+            CellKind::I16 => CDataType::SShort,
+            CellKind::I32 => CDataType::SLong,
+            CellKind::I64 => CDataType::SBigInt,
+            CellKind::F32 => CDataType::Float,
+            CellKind::F64 => CDataType::Double,
+            CellKind::Decimal { .. } => CDataType::Char,
+            CellKind::Date => CDataType::TypeDate,
+            CellKind::TimeText | CellKind::WText { .. } | CellKind::LongWText => CDataType::WChar,
+            CellKind::SsTime2 => CDataType::SsTime2,
+            CellKind::Timestamp => CDataType::TypeTimestamp,
+            CellKind::TimestampOffset => CDataType::SsTimestampOffset,
+            CellKind::Guid => CDataType::Guid,
+            CellKind::Binary { .. } | CellKind::LongBinary => CDataType::Binary,
+        }
+    }
+
+    /// Bytes per element in a column buffer (for long kinds: 0, they own a growable buffer).
+    pub fn element_len(self) -> usize {
+        match self {
+            CellKind::Bit => 1,
+            CellKind::I16 => 2,
+            CellKind::I32 | CellKind::F32 => 4,
+            CellKind::I64 | CellKind::F64 => 8,
+            CellKind::Decimal { buffer_len, .. } => buffer_len as usize,
+            CellKind::Date => 6,
+            CellKind::TimeText => TIME_TEXT_UNITS * 2,
+            CellKind::SsTime2 => 12,
+            CellKind::Timestamp => 16,
+            CellKind::TimestampOffset => 20,
+            CellKind::Guid => 16,
+            CellKind::WText { max_units } => (max_units as usize + 1) * 2,
+            CellKind::Binary { max_bytes } => max_bytes as usize,
+            CellKind::LongWText | CellKind::LongBinary => 0,
+        }
+    }
+
+    pub fn is_long(self) -> bool {
+        matches!(self, CellKind::LongWText | CellKind::LongBinary)
+    }
+
+    /// Variable-length kinds whose indicator must be checked for truncation.
+    pub fn is_variable(self) -> bool {
+        matches!(
+            self,
+            CellKind::WText { .. } | CellKind::Binary { .. } | CellKind::Decimal { .. } | CellKind::TimeText
+        )
+    }
+
+    /// The streamed equivalent, for a bounded column that must be read with SQLGetData because it
+    /// follows an unbounded one (SQL Server only allows SQLGetData on columns after the bound ones).
+    fn streamed(self) -> CellKind {
+        match self {
+            CellKind::WText { .. } => CellKind::LongWText,
+            CellKind::Binary { .. } => CellKind::LongBinary,
+            other => other,
+        }
+    }
+}
+
+/// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
+pub const TIME_TEXT_UNITS: usize = 32;
+
+/// How one result-set column is fetched and decoded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ColumnPlan {
+    pub desc: ColumnDescription,
+    pub kind: CellKind,
+    /// Bound in the row array (`true`) or read with SQLGetData after the fetch (`false`).
+    pub bound: bool,
+}
+
+/// The plan of one result set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResultPlan {
+    pub columns: Vec<ColumnPlan>,
+    /// Columns `0..bound_prefix` are bound; the rest are streamed in ascending order.
+    pub bound_prefix: usize,
+    /// Bytes per row of the bound columns (values + indicators).
+    pub row_bytes: usize,
+    pub dbms: Dbms,
+}
+
+impl ResultPlan {
+    pub fn build(descs: Vec<ColumnDescription>, dbms: Dbms) -> ResultPlan {
+        crate::counters::bump(&crate::counters::PLANS_BUILT);
+        let mut columns: Vec<ColumnPlan> = Vec::with_capacity(descs.len());
+        let mut streaming = false;
+        for desc in descs {
+            let mut kind = choose_kind(&desc, dbms);
+            if kind.is_long() {
+                streaming = true;
+            }
+            if streaming {
+                kind = kind.streamed();
+            }
+            columns.push(ColumnPlan { desc, kind, bound: !streaming });
+        }
+        let bound_prefix = columns.iter().take_while(|c| c.bound).count();
+        let row_bytes = columns[..bound_prefix]
+            .iter()
+            .map(|c| c.kind.element_len() + std::mem::size_of::<isize>())
+            .sum();
+        ResultPlan { columns, bound_prefix, row_bytes, dbms }
+    }
+
+    pub fn has_streamed(&self) -> bool {
+        self.bound_prefix < self.columns.len()
+    }
+
+    /// Whether buffers built for `other` can serve this plan unchanged (same kinds in order).
+    pub fn same_buffers(&self, other: &ResultPlan) -> bool {
+        self.columns.len() == other.columns.len()
+            && self.bound_prefix == other.bound_prefix
+            && self.columns.iter().zip(&other.columns).all(|(a, b)| a.kind == b.kind)
+    }
+}
+
+/// SQL type → bound C type and decoder. The one place where SQL types are inspected.
+pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
+    const SS_VARIANT: i16 = -150;
+    const SS_UDT: i16 = -151;
+    const SS_XML: i16 = -152;
+    const SS_TIME2: i16 = -154;
+    const SS_TIMESTAMPOFFSET: i16 = -155;
+    // sqliteodbc reports BIGINT columns with the C type code SQL_C_SBIGINT (-25).
+    const SQLITE_BIGINT: i16 = -25;
+    let size = desc.size;
+    match SqlDataType(desc.sql_type) {
+        SqlDataType::EXT_BIT => CellKind::Bit,
+        SqlDataType::EXT_TINY_INT => CellKind::I16,
+        SqlDataType::SMALLINT => {
+            if desc.unsigned {
+                CellKind::I32
+            } else {
+                CellKind::I16
+            }
+        }
+        SqlDataType::INTEGER => {
+            if desc.unsigned {
+                CellKind::I64
+            } else {
+                CellKind::I32
+            }
+        }
+        SqlDataType::EXT_BIG_INT => CellKind::I64,
+        SqlDataType(SQLITE_BIGINT) => CellKind::I64,
+        SqlDataType::REAL => CellKind::F32,
+        // FLOAT(p) with p <= 24 is single precision; precision 0 (PostgreSQL float8) is double.
+        SqlDataType::FLOAT => {
+            if (1..=24).contains(&size) {
+                CellKind::F32
+            } else {
+                CellKind::F64
+            }
+        }
+        SqlDataType::DOUBLE => CellKind::F64,
+        SqlDataType::NUMERIC | SqlDataType::DECIMAL => {
+            let precision = size.min(255) as u8;
+            // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
+            // DECIMAL(38) and unconstrained PostgreSQL numerics up to 60 digits.
+            let buffer_len = (size + 4).max(64).min(u16::MAX as usize) as u16;
+            CellKind::Decimal { precision, scale: desc.decimal_digits.clamp(-128, 127) as i8, buffer_len }
+        }
+        SqlDataType::DATE | SqlDataType::DATETIME => CellKind::Date,
+        SqlDataType::TIME | SqlDataType::EXT_TIME_OR_INTERVAL => CellKind::TimeText,
+        SqlDataType(SS_TIME2) => CellKind::SsTime2,
+        SqlDataType::TIMESTAMP | SqlDataType::EXT_TIMESTAMP => CellKind::Timestamp,
+        SqlDataType(SS_TIMESTAMPOFFSET) => CellKind::TimestampOffset,
+        SqlDataType::EXT_GUID => CellKind::Guid,
+        SqlDataType::CHAR | SqlDataType::VARCHAR | SqlDataType::EXT_W_CHAR | SqlDataType::EXT_W_VARCHAR => {
+            text_kind(size, desc.sql_type, dbms)
+        }
+        SqlDataType::EXT_LONG_VARCHAR | SqlDataType::EXT_W_LONG_VARCHAR | SqlDataType(SS_XML) => {
+            CellKind::LongWText
+        }
+        SqlDataType::EXT_BINARY | SqlDataType::EXT_VAR_BINARY => {
+            if size == 0 || size > MAX_BOUND_BINARY_BYTES || dbms == Dbms::Sqlite {
+                CellKind::LongBinary
+            } else {
+                CellKind::Binary { max_bytes: size as u32 }
+            }
+        }
+        SqlDataType::EXT_LONG_VAR_BINARY | SqlDataType(SS_UDT) => CellKind::LongBinary,
+        // sql_variant and anything unknown: its text rendering, streamed (never truncated).
+        SqlDataType(SS_VARIANT) => CellKind::LongWText,
+        _ => CellKind::LongWText,
+    }
+}
+
+fn text_kind(size: usize, sql_type: i16, dbms: Dbms) -> CellKind {
+    // SQLite does not enforce declared lengths: a VARCHAR(10) may hold a megabyte. Streaming is
+    // the only way never to truncate.
+    if size == 0 || dbms == Dbms::Sqlite {
+        return CellKind::LongWText;
+    }
+    let units = match dbms {
+        // SQL Server sizes NCHAR/NVARCHAR in UTF-16 code units and CHAR/VARCHAR in bytes; a byte
+        // of any code page (UTF-8 included) never becomes more than one code unit.
+        Dbms::SqlServer => size,
+        // Elsewhere sizes are characters; a supplementary character takes two code units.
+        _ => size.saturating_mul(2),
+    };
+    let _ = sql_type;
+    if units > MAX_BOUND_TEXT_UNITS {
+        CellKind::LongWText
+    } else {
+        CellKind::WText { max_units: units as u32 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(sql_type: i16, size: usize, digits: i16) -> ColumnDescription {
+        ColumnDescription {
+            name: "c".into(),
+            sql_type,
+            size,
+            decimal_digits: digits,
+            nullable: Some(true),
+            unsigned: false,
+        }
+    }
+
+    #[test]
+    fn float_precision_zero_is_double() {
+        // PostgreSQL float8 arrives as SQL_FLOAT with precision 0; binding f32 lost digits
+        // silently in arrow-odbc.
+        assert_eq!(choose_kind(&col(6, 0, 0), Dbms::PostgreSql), CellKind::F64);
+        assert_eq!(choose_kind(&col(6, 53, 0), Dbms::SqlServer), CellKind::F64);
+        assert_eq!(choose_kind(&col(6, 24, 0), Dbms::Other), CellKind::F32);
+    }
+
+    #[test]
+    fn max_types_are_streamed_and_force_later_columns_to_stream() {
+        let plan = ResultPlan::build(
+            vec![col(4, 10, 0), col(-9, 0, 0), col(4, 10, 0), col(-9, 50, 0)],
+            Dbms::SqlServer,
+        );
+        assert_eq!(plan.bound_prefix, 1);
+        assert_eq!(plan.columns[1].kind, CellKind::LongWText);
+        assert_eq!(plan.columns[2].kind, CellKind::I32);
+        assert!(!plan.columns[2].bound);
+        assert_eq!(plan.columns[3].kind, CellKind::LongWText);
+    }
+
+    #[test]
+    fn nvarchar_units_follow_the_dbms() {
+        assert_eq!(choose_kind(&col(-9, 50, 0), Dbms::SqlServer), CellKind::WText { max_units: 50 });
+        assert_eq!(choose_kind(&col(12, 50, 0), Dbms::PostgreSql), CellKind::WText { max_units: 100 });
+        assert_eq!(choose_kind(&col(12, 50, 0), Dbms::Sqlite), CellKind::LongWText);
+        assert_eq!(choose_kind(&col(-9, 4000, 0), Dbms::SqlServer), CellKind::WText { max_units: 4000 });
+        assert_eq!(choose_kind(&col(-1, 8000, 0), Dbms::SqlServer), CellKind::LongWText);
+    }
+
+    #[test]
+    fn sql_server_specific_types() {
+        assert_eq!(choose_kind(&col(-154, 16, 7), Dbms::SqlServer), CellKind::SsTime2);
+        assert_eq!(choose_kind(&col(-155, 34, 7), Dbms::SqlServer), CellKind::TimestampOffset);
+        assert_eq!(choose_kind(&col(-11, 36, 0), Dbms::SqlServer), CellKind::Guid);
+        assert_eq!(choose_kind(&col(-152, 0, 0), Dbms::SqlServer), CellKind::LongWText);
+        assert!(matches!(choose_kind(&col(3, 38, 10), Dbms::SqlServer), CellKind::Decimal { precision: 38, scale: 10, .. }));
+    }
+
+    #[test]
+    fn same_shape_reuses_buffers() {
+        let a = ResultPlan::build(vec![col(4, 10, 0), col(-9, 50, 0)], Dbms::SqlServer);
+        let b = ResultPlan::build(vec![col(4, 10, 0), col(-9, 50, 0)], Dbms::SqlServer);
+        let c = ResultPlan::build(vec![col(4, 10, 0), col(-9, 60, 0)], Dbms::SqlServer);
+        assert!(a.same_buffers(&b));
+        assert!(!a.same_buffers(&c));
+    }
+}

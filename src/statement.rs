@@ -1,0 +1,360 @@
+//! A statement and the result set it is positioned on: execute, the batch cursor every fetch
+//! shape shares, nextset, row counts and messages.
+
+use crate::batch::{Batch, FIRST_BATCH_ROWS, GROWTH};
+use crate::error::Result;
+use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
+use crate::params::{BoundParams, InputSize, ParamValue};
+use crate::plan::{Dbms, ResultPlan};
+use std::sync::Arc;
+
+pub struct Statement {
+    // Field order is drop order: the handle goes first, so the driver holds no pointer into
+    // `batch` or `params` when they are freed.
+    stmt: Stmt,
+    batch: Option<Batch>,
+    params: Option<BoundParams>,
+    plan: Option<Arc<ResultPlan>>,
+    dbms: Dbms,
+    /// Rows `pos..len` of the batch are fetched but not yet handed out.
+    pos: usize,
+    len: usize,
+    /// The driver said (by a partial row array or SQL_NO_DATA) that the result set is over.
+    exhausted: bool,
+    /// A full row array came back: the next fetch uses a larger one.
+    grow_next: bool,
+    /// The plan the bound buffers were laid out for (may outlive `plan` across executes).
+    batch_plan: Option<Arc<ResultPlan>>,
+    /// Rows handed out from the current result set (for error messages and `rownumber`).
+    rows_served: u64,
+    row_count: isize,
+    messages: Vec<Diagnostic>,
+    /// Bumped on every result-set transition (execute, nextset, close). Plans built by the
+    /// binding layer remember the epoch they were built under and are never used past it.
+    epoch: u64,
+}
+
+impl Statement {
+    pub fn new(stmt: Stmt, dbms: Dbms) -> Statement {
+        Statement {
+            stmt,
+            batch: None,
+            params: None,
+            plan: None,
+            dbms,
+            pos: 0,
+            len: 0,
+            exhausted: true,
+            grow_next: false,
+            rows_served: 0,
+            row_count: -1,
+            messages: Vec::new(),
+            epoch: 0,
+            batch_plan: None,
+        }
+    }
+
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.stmt.cancel_handle()
+    }
+
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    pub fn plan(&self) -> Option<&Arc<ResultPlan>> {
+        self.plan.as_ref()
+    }
+
+    pub fn batch(&self) -> Option<&Batch> {
+        self.batch.as_ref()
+    }
+
+    pub fn row_count(&self) -> isize {
+        self.row_count
+    }
+
+    pub fn rows_served(&self) -> u64 {
+        self.rows_served
+    }
+
+    pub fn messages(&self) -> &[Diagnostic] {
+        &self.messages
+    }
+
+    pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
+        self.stmt.set_query_timeout(secs)
+    }
+
+    fn note(&mut self, outcome: Outcome) {
+        if outcome == Outcome::SuccessWithInfo {
+            self.messages.extend(self.stmt.diagnostics());
+        }
+    }
+
+    /// Leave the current result set (if any) and forget everything about it.
+    fn reset(&mut self) -> Result<()> {
+        self.epoch += 1;
+        self.messages.clear();
+        self.row_count = -1;
+        self.plan = None;
+        self.pos = 0;
+        self.len = 0;
+        self.exhausted = true;
+        self.rows_served = 0;
+        self.stmt.close_cursor()
+    }
+
+    /// Execute `sql` with one row of parameters.
+    pub fn execute(&mut self, sql: &str, params: Vec<ParamValue>, sizes: &[InputSize]) -> Result<()> {
+        self.reset()?;
+        let outcome = if params.is_empty() {
+            self.unbind_params()?;
+            self.stmt.exec_direct(sql)?
+        } else {
+            let rows = [params];
+            let bound = match BoundParams::build(&rows, sizes, self.dbms)? {
+                Some(b) => b,
+                None => unreachable!("a single row always unifies"),
+            };
+            self.exec_bound(sql, bound)?
+        };
+        self.note(outcome);
+        self.enter_result(outcome)
+    }
+
+    fn unbind_params(&mut self) -> Result<()> {
+        if self.params.take().is_some() {
+            self.stmt.reset_params()?;
+        }
+        Ok(())
+    }
+
+    fn exec_bound(&mut self, sql: &str, mut bound: BoundParams) -> Result<Outcome> {
+        self.stmt.reset_params()?;
+        // SAFETY: `bound` is stored in `self.params` right after binding and lives until the
+        // next execute resets the bindings, or the statement handle (dropped first) is freed.
+        unsafe { bound.bind(&mut self.stmt)? };
+        self.params = Some(bound);
+        self.stmt.exec_direct(sql)
+    }
+
+    /// Execute `sql` once per parameter row: as one parameter array (one round trip) when every
+    /// column has one binding type, else row by row. Any result sets are discarded; `row_count`
+    /// is the total affected (or -1 when the driver does not say).
+    pub fn execute_many(&mut self, sql: &str, rows: Vec<Vec<ParamValue>>, sizes: &[InputSize]) -> Result<()> {
+        self.reset()?;
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let mut total: Option<isize> = Some(0);
+        let add = |n: isize, total: &mut Option<isize>| {
+            *total = match (*total, n) {
+                (Some(t), n) if n >= 0 => Some(t + n),
+                _ => None,
+            }
+        };
+        match BoundParams::build(&rows, sizes, self.dbms)? {
+            Some(bound) => {
+                let outcome = self.exec_bound(sql, bound)?;
+                self.note(outcome);
+                let n = self.drain_counts(outcome)?;
+                add(n, &mut total);
+            }
+            None => {
+                for row in rows {
+                    self.stmt.close_cursor()?;
+                    let bound = BoundParams::build(&[row], sizes, self.dbms)?.expect("one row always unifies");
+                    let outcome = self.exec_bound(sql, bound)?;
+                    self.note(outcome);
+                    let n = self.drain_counts(outcome)?;
+                    add(n, &mut total);
+                }
+            }
+        }
+        self.unbind_params()?;
+        self.stmt.close_cursor()?;
+        self.row_count = total.unwrap_or(-1);
+        Ok(())
+    }
+
+    /// Sum the row counts of every result of an execution, discarding rows.
+    fn drain_counts(&mut self, first: Outcome) -> Result<isize> {
+        let mut total: isize = 0;
+        let mut known = false;
+        if first != Outcome::NoData {
+            let n = self.stmt.row_count()?;
+            if n >= 0 {
+                total += n;
+                known = true;
+            }
+            loop {
+                let o = self.stmt.more_results()?;
+                if o == Outcome::NoData {
+                    break;
+                }
+                self.note(o);
+                let n = self.stmt.row_count()?;
+                if n >= 0 {
+                    total += n;
+                    known = true;
+                }
+            }
+        } else {
+            known = true;
+        }
+        Ok(if known { total } else { -1 })
+    }
+
+    /// Position on the result the driver just produced: plan it if it has columns, else take
+    /// its row count.
+    fn enter_result(&mut self, outcome: Outcome) -> Result<()> {
+        self.pos = 0;
+        self.len = 0;
+        self.rows_served = 0;
+        if outcome == Outcome::NoData {
+            // e.g. an UPDATE that matched nothing, on drivers that say so with SQL_NO_DATA.
+            self.row_count = self.stmt.row_count().unwrap_or(0).max(0);
+            self.exhausted = true;
+            return Ok(());
+        }
+        let ncols = self.stmt.num_result_cols()?;
+        if ncols == 0 {
+            self.row_count = self.stmt.row_count()?;
+            self.exhausted = true;
+            return Ok(());
+        }
+        let mut descs = Vec::with_capacity(ncols as usize);
+        for c in 1..=ncols {
+            descs.push(self.stmt.describe_col(c)?);
+        }
+        let plan = Arc::new(ResultPlan::build(descs, self.dbms));
+        self.install_plan(&plan)?;
+        self.plan = Some(plan);
+        self.row_count = -1;
+        self.exhausted = false;
+        Ok(())
+    }
+
+    /// Make the batch fit `plan`: keep the bound buffers when their layout matches (re-executing
+    /// the same query binds nothing), else allocate and bind new ones, starting small.
+    fn install_plan(&mut self, plan: &Arc<ResultPlan>) -> Result<()> {
+        if let (Some(_), Some(old)) = (&self.batch, &self.batch_plan) {
+            if old.same_buffers(plan) {
+                self.grow_next = false;
+                return Ok(());
+            }
+        }
+        self.rebind(plan, FIRST_BATCH_ROWS)
+    }
+
+    fn rebind(&mut self, plan: &Arc<ResultPlan>, capacity: usize) -> Result<()> {
+        if let Some(mut old) = self.batch.take() {
+            old.unbind(&mut self.stmt)?;
+        }
+        let mut batch = Batch::new(plan, capacity.min(Batch::max_rows(plan)));
+        // SAFETY: the batch is stored in `self.batch` and only dropped after `unbind` or after the
+        // statement handle (declared first) is freed; its buffers are heap allocations that do
+        // not move with the `Batch` value.
+        unsafe { batch.bind(&mut self.stmt, plan)? };
+        self.batch = Some(batch);
+        self.batch_plan = Some(plan.clone());
+        self.grow_next = false;
+        Ok(())
+    }
+
+    /// Whether serving another row needs a driver call (the caller releases the GIL for it).
+    #[inline]
+    pub fn needs_fetch(&self) -> bool {
+        self.pos == self.len && !self.exhausted
+    }
+
+    /// Rows fetched and not yet handed out.
+    #[inline]
+    pub fn buffered(&self) -> usize {
+        self.len - self.pos
+    }
+
+    /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
+    /// now available; 0 means the result set is over.
+    pub fn fill(&mut self) -> Result<usize> {
+        let Some(plan) = self.plan.clone() else {
+            self.exhausted = true;
+            return Ok(0);
+        };
+        if self.grow_next {
+            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, Batch::capacity) * GROWTH;
+            self.rebind(&plan, capacity)?;
+        }
+        let batch = self.batch.as_mut().expect("a planned result set has a batch");
+        let rows = match batch.fetch(&mut self.stmt, &plan) {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.exhausted = true;
+                self.pos = 0;
+                self.len = 0;
+                return Err(e);
+            }
+        };
+        let capacity = batch.capacity();
+        self.pos = 0;
+        self.len = rows;
+        if rows == 0 {
+            self.exhausted = true;
+        } else if rows < capacity {
+            // A partial row array is the end of the result set (ODBC forward-only semantics):
+            // no extra SQLFetch just to hear SQL_NO_DATA.
+            self.exhausted = !plan.has_streamed();
+        } else if capacity < Batch::max_rows(&plan) {
+            self.grow_next = true;
+        }
+        Ok(self.len - self.pos)
+    }
+
+    /// Hand out up to `n` buffered rows: returns the batch row range `start..end`.
+    #[inline]
+    pub fn take(&mut self, n: usize) -> std::ops::Range<usize> {
+        let start = self.pos;
+        let end = start + n.min(self.len - self.pos);
+        self.pos = end;
+        self.rows_served += (end - start) as u64;
+        start..end
+    }
+
+    /// Skip the rest of the current row array after a row failed to decode.
+    pub fn skip_to(&mut self, row: usize) {
+        let row = row.min(self.len);
+        if row > self.pos {
+            self.rows_served += (row - self.pos) as u64;
+            self.pos = row;
+        }
+    }
+
+    /// Move to the next result set. `Ok(false)` when there is none.
+    pub fn next_result(&mut self) -> Result<bool> {
+        self.epoch += 1;
+        self.messages.clear();
+        self.plan = None;
+        self.pos = 0;
+        self.len = 0;
+        self.exhausted = true;
+        self.row_count = -1;
+        let outcome = self.stmt.more_results()?;
+        if outcome == Outcome::NoData {
+            return Ok(false);
+        }
+        self.note(outcome);
+        self.enter_result(outcome)?;
+        Ok(true)
+    }
+
+    /// Close the cursor: discard pending results (the driver sends ATTENTION if rows are still
+    /// streaming). Bindings and buffers stay for the next execute.
+    pub fn close(&mut self) -> Result<()> {
+        self.reset()
+    }
+
+    pub fn has_result_set(&self) -> bool {
+        self.plan.is_some()
+    }
+}

@@ -6,7 +6,7 @@
 //! reallocated after [`Batch::unbind`] (or after the statement is gone).
 
 use crate::error::{Error, Result};
-use crate::odbc::sys::{CDataType, Len, NULL_DATA, NO_TOTAL, Pointer, ULen};
+use crate::odbc::sys::{CDataType, Len, NO_TOTAL, NULL_DATA, Pointer, ULen};
 use crate::odbc::{Outcome, Stmt};
 use crate::plan::{CellKind, ResultPlan};
 use crate::{counters, decode};
@@ -31,7 +31,10 @@ struct AlignedBytes {
 
 impl AlignedBytes {
     fn zeroed(len: usize) -> Self {
-        AlignedBytes { words: vec![0u64; len.div_ceil(8)], len }
+        AlignedBytes {
+            words: vec![0u64; len.div_ceil(8)],
+            len,
+        }
     }
     fn as_bytes(&self) -> &[u8] {
         // SAFETY: `words` holds at least `len` initialised bytes; u8 has no alignment needs.
@@ -65,7 +68,10 @@ pub struct ColumnBuffer {
 pub enum CellError {
     /// The driver reported more data than the bound buffer holds (indicator in bytes, or
     /// `None` for `SQL_NO_TOTAL`). Never silently cut: the caller raises a DataError.
-    Truncated { indicator: Option<isize>, capacity: usize },
+    Truncated {
+        indicator: Option<isize>,
+        capacity: usize,
+    },
 }
 
 impl ColumnBuffer {
@@ -160,11 +166,17 @@ impl ColumnBuffer {
     fn var_len(&self, row: usize, capacity: usize) -> std::result::Result<usize, CellError> {
         let ind = self.indicators[row];
         if ind == NO_TOTAL {
-            return Err(CellError::Truncated { indicator: None, capacity });
+            return Err(CellError::Truncated {
+                indicator: None,
+                capacity,
+            });
         }
         let len = ind as usize;
         if ind < 0 || len > capacity {
-            return Err(CellError::Truncated { indicator: Some(ind), capacity });
+            return Err(CellError::Truncated {
+                indicator: Some(ind),
+                capacity,
+            });
         }
         Ok(len)
     }
@@ -181,7 +193,15 @@ impl ColumnBuffer {
         // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
         // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
         let units = unsafe {
-            std::slice::from_raw_parts(self.values.words.as_ptr().cast::<u8>().add(start).cast::<u16>(), len / 2)
+            std::slice::from_raw_parts(
+                self.values
+                    .words
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(start)
+                    .cast::<u16>(),
+                len / 2,
+            )
         };
         Ok(units)
     }
@@ -208,20 +228,40 @@ impl ColumnBuffer {
     unsafe fn bind(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
         let ptr = self.values.as_mut_ptr() as Pointer;
         // SAFETY: forwarded contract; buffers cover `capacity` elements and indicators.
-        unsafe { stmt.bind_col(column, self.kind.c_type(), ptr, self.element_len as Len, self.indicators.as_mut_ptr()) }
+        unsafe {
+            stmt.bind_col(
+                column,
+                self.kind.c_type(),
+                ptr,
+                self.element_len as Len,
+                self.indicators.as_mut_ptr(),
+            )
+        }
     }
 
     /// Read a streamed column of the current row with SQLGetData, chunk by chunk, whole.
     fn read_streamed(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
         match self.kind {
-            CellKind::LongWText => read_long(stmt, column, CDataType::WChar, &mut self.streamed, true),
-            CellKind::LongBinary => read_long(stmt, column, CDataType::Binary, &mut self.streamed, false),
+            CellKind::LongWText => {
+                read_long(stmt, column, CDataType::WChar, &mut self.streamed, true)
+            }
+            CellKind::LongBinary => {
+                read_long(stmt, column, CDataType::Binary, &mut self.streamed, false)
+            }
             kind => {
                 // A fixed-size cell after a streamed one: one SQLGetData into element 0.
                 let ptr = self.values.as_mut_ptr() as Pointer;
                 let mut ind: Len = 0;
                 // SAFETY: element 0 is `element_len` bytes long.
-                unsafe { stmt.get_data(column, kind.c_type(), ptr, self.element_len as Len, &mut ind)? };
+                unsafe {
+                    stmt.get_data(
+                        column,
+                        kind.c_type(),
+                        ptr,
+                        self.element_len as Len,
+                        &mut ind,
+                    )?
+                };
                 self.indicators[0] = ind;
                 Ok(())
             }
@@ -232,7 +272,13 @@ impl ColumnBuffer {
 /// Stream one long value into `cell`: any size, never truncated, never trimmed (a value ending in
 /// U+0000 keeps it: lengths come from indicators, not terminators). Chunks start at
 /// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
-fn read_long(stmt: &mut Stmt, column: u16, c_type: CDataType, cell: &mut StreamedCell, wide: bool) -> Result<()> {
+fn read_long(
+    stmt: &mut Stmt,
+    column: u16,
+    c_type: CDataType,
+    cell: &mut StreamedCell,
+    wide: bool,
+) -> Result<()> {
     let unit = if wide { 2 } else { 1 };
     // The driver NUL-terminates text chunks: one unit of each chunk is not payload.
     let terminator = if wide { 2 } else { 0 };
@@ -249,7 +295,13 @@ fn read_long(stmt: &mut Stmt, column: u16, c_type: CDataType, cell: &mut Streame
         let mut ind: Len = 0;
         // SAFETY: the target is the `room` bytes after `filled`, inside `buf`.
         let outcome = unsafe {
-            stmt.get_data(column, c_type, buf.as_mut_ptr().add(filled) as Pointer, room as Len, &mut ind)?
+            stmt.get_data(
+                column,
+                c_type,
+                buf.as_mut_ptr().add(filled) as Pointer,
+                room as Len,
+                &mut ind,
+            )?
         };
         match outcome {
             Outcome::NoData => break,
@@ -277,7 +329,11 @@ fn read_long(stmt: &mut Stmt, column: u16, c_type: CDataType, cell: &mut Streame
     }
     buf.truncate(filled);
     if wide {
-        cell.units.extend(scratch.chunks_exact(2).map(|p| u16::from_ne_bytes([p[0], p[1]])));
+        cell.units.extend(
+            scratch
+                .chunks_exact(2)
+                .map(|p| u16::from_ne_bytes([p[0], p[1]])),
+        );
     }
     Ok(())
 }
@@ -293,13 +349,22 @@ pub struct Batch {
 
 impl Batch {
     pub fn new(plan: &ResultPlan, capacity: usize) -> Batch {
-        let capacity = if plan.has_streamed() { 1 } else { capacity.max(1) };
+        let capacity = if plan.has_streamed() {
+            1
+        } else {
+            capacity.max(1)
+        };
         let columns = plan
             .columns
             .iter()
             .map(|c| ColumnBuffer::new(c.kind, if c.kind.is_long() { 0 } else { capacity }))
             .collect();
-        Batch { columns, capacity, rows_fetched: Box::new(0), bound: false }
+        Batch {
+            columns,
+            capacity,
+            rows_fetched: Box::new(0),
+            bound: false,
+        }
     }
 
     pub fn capacity(&self) -> usize {
@@ -367,10 +432,22 @@ impl Batch {
 /// An error for a cell that could not be read whole, naming column and row.
 #[cold]
 pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) -> Error {
-    let CellError::Truncated { indicator, capacity } = err;
+    let CellError::Truncated {
+        indicator,
+        capacity,
+    } = err;
     let reason = match indicator {
-        Some(n) => format!("the driver returned {n} bytes for a {capacity}-byte buffer (value would be truncated)"),
-        None => format!("the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"),
+        Some(n) => format!(
+            "the driver returned {n} bytes for a {capacity}-byte buffer (value would be truncated)"
+        ),
+        None => format!(
+            "the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"
+        ),
     };
-    Error::Decode { column: plan.columns[column].desc.name.clone(), column_index: column, row, reason }
+    Error::Decode {
+        column: plan.columns[column].desc.name.clone(),
+        column_index: column,
+        row,
+        reason,
+    }
 }

@@ -18,7 +18,9 @@ pub fn validate_connection_string(s: &str) -> Result<()> {
         return Err(Error::Interface("the connection string is empty".into()));
     }
     if s.contains('\0') {
-        return Err(Error::Interface("the connection string contains a NUL character".into()));
+        return Err(Error::Interface(
+            "the connection string contains a NUL character".into(),
+        ));
     }
     // Values may be wrapped in {...}; a '}' inside is written '}}'. An unclosed brace makes the
     // driver manager read the rest of the string as one value.
@@ -38,16 +40,24 @@ pub fn validate_connection_string(s: &str) -> Result<()> {
         }
     }
     if in_braces {
-        return Err(Error::Interface("malformed connection string: a '{' is never closed".into()));
+        return Err(Error::Interface(
+            "malformed connection string: a '{' is never closed".into(),
+        ));
     }
     if s.len() > 32_000 {
-        return Err(Error::Interface("the connection string is longer than ODBC allows".into()));
+        return Err(Error::Interface(
+            "the connection string is longer than ODBC allows".into(),
+        ));
     }
     Ok(())
 }
 
 impl Connection {
-    pub fn connect(connection_string: &str, autocommit: bool, login_timeout_sec: Option<u32>) -> Result<Connection> {
+    pub fn connect(
+        connection_string: &str,
+        autocommit: bool,
+        login_timeout_sec: Option<u32>,
+    ) -> Result<Connection> {
         validate_connection_string(connection_string)?;
         let mut dbc = Dbc::connect(connection_string, login_timeout_sec)?;
         let dbms_name = dbc.info_string(InfoType::DbmsName).unwrap_or_default();
@@ -56,7 +66,12 @@ impl Connection {
         if !autocommit {
             dbc.set_autocommit(false)?;
         }
-        Ok(Connection { dbc, dbms, dbms_name, autocommit })
+        Ok(Connection {
+            dbc,
+            dbms,
+            dbms_name,
+            autocommit,
+        })
     }
 
     pub fn dbms(&self) -> Dbms {
@@ -68,7 +83,9 @@ impl Connection {
     }
 
     pub fn driver_name(&self) -> String {
-        self.dbc.info_string(InfoType::DriverName).unwrap_or_default()
+        self.dbc
+            .info_string(InfoType::DriverName)
+            .unwrap_or_default()
     }
 
     pub fn autocommit(&self) -> bool {
@@ -118,8 +135,17 @@ mod tests {
     fn connection_string_validation() {
         assert!(validate_connection_string("Driver={SQLite3};Database=:memory:").is_ok());
         assert!(validate_connection_string("PWD={a;b}}c};X=1").is_ok());
-        assert!(matches!(validate_connection_string("Driver={SQLite3;Database=x"), Err(Error::Interface(_))));
-        assert!(matches!(validate_connection_string("  "), Err(Error::Interface(_))));
-        assert!(matches!(validate_connection_string("a\0b"), Err(Error::Interface(_))));
+        assert!(matches!(
+            validate_connection_string("Driver={SQLite3;Database=x"),
+            Err(Error::Interface(_))
+        ));
+        assert!(matches!(
+            validate_connection_string("  "),
+            Err(Error::Interface(_))
+        ));
+        assert!(matches!(
+            validate_connection_string("a\0b"),
+            Err(Error::Interface(_))
+        ));
     }
 }

@@ -36,7 +36,14 @@ pub fn snapshot() -> [(&'static str, u64); 6] {
 }
 
 pub fn reset() {
-    for c in [&FETCH_CALLS, &GETDATA_CALLS, &PLANS_BUILT, &BINDS, &BUFFER_ALLOCS, &EXECUTES] {
+    for c in [
+        &FETCH_CALLS,
+        &GETDATA_CALLS,
+        &PLANS_BUILT,
+        &BINDS,
+        &BUFFER_ALLOCS,
+        &EXECUTES,
+    ] {
         c.store(0, Ordering::Relaxed);
     }
 }

@@ -24,10 +24,18 @@ pub enum ErrorClass {
 pub enum Error {
     /// An ODBC call failed; `records` holds every diagnostic record the driver left.
     #[error("{}", format_odbc(function, records))]
-    Odbc { function: &'static str, records: Vec<Diagnostic> },
+    Odbc {
+        function: &'static str,
+        records: Vec<Diagnostic>,
+    },
     /// A cell could not be turned into a value (malformed UTF-16, bad decimal text, truncation).
     #[error("column {column:?} (index {column_index}), row {row}: {reason}")]
-    Decode { column: String, column_index: usize, row: u64, reason: String },
+    Decode {
+        column: String,
+        column_index: usize,
+        row: u64,
+        reason: String,
+    },
     #[error("{0}")]
     Interface(String),
     #[error("{0}")]
@@ -88,7 +96,10 @@ impl Error {
 
     /// Whether this error means the connection can no longer be used (link failure).
     pub fn is_connection_loss(&self) -> bool {
-        matches!(self.sqlstate(), Some("08S01") | Some("08003") | Some("08007"))
+        matches!(
+            self.sqlstate(),
+            Some("08S01") | Some("08003") | Some("08007")
+        )
     }
 }
 
@@ -111,7 +122,9 @@ pub fn class_for_sqlstate(state: &str) -> ErrorClass {
             "IM" => ErrorClass::Interface,
             "22" => ErrorClass::Data,
             "23" => ErrorClass::Integrity,
-            "24" | "25" | "34" | "3C" | "3D" | "3F" | "42" | "37" | "2A" | "44" => ErrorClass::Programming,
+            "24" | "25" | "34" | "3C" | "3D" | "3F" | "42" | "37" | "2A" | "44" => {
+                ErrorClass::Programming
+            }
             "0A" => ErrorClass::NotSupported,
             "40" => ErrorClass::Operational,
             "HY" => ErrorClass::Interface,
@@ -146,12 +159,23 @@ mod tests {
         let e = Error::odbc(
             "SQLExecDirect",
             vec![
-                Diagnostic { sqlstate: "42S02".into(), native_error: 208, message: "Invalid object name 't'.".into() },
-                Diagnostic { sqlstate: "42000".into(), native_error: 8180, message: "Statement(s) could not be prepared.".into() },
+                Diagnostic {
+                    sqlstate: "42S02".into(),
+                    native_error: 208,
+                    message: "Invalid object name 't'.".into(),
+                },
+                Diagnostic {
+                    sqlstate: "42000".into(),
+                    native_error: 8180,
+                    message: "Statement(s) could not be prepared.".into(),
+                },
             ],
         );
         let text = e.to_string();
-        assert!(text.contains("Invalid object name") && text.contains("could not be prepared"), "{text}");
+        assert!(
+            text.contains("Invalid object name") && text.contains("could not be prepared"),
+            "{text}"
+        );
         assert_eq!(e.class(), ErrorClass::Programming);
         assert_eq!(e.sqlstate(), Some("42S02"));
     }

@@ -18,7 +18,11 @@ pub enum ParamValue {
     Text(Vec<u16>),
     Bytes(Vec<u8>),
     /// Plain decimal text (`-123.4500`, no exponent) with its precision and scale.
-    Decimal { text: String, precision: u8, scale: u8 },
+    Decimal {
+        text: String,
+        precision: u8,
+        scale: u8,
+    },
     Date(Date),
     Time(Time),
     Timestamp(Timestamp),
@@ -134,7 +138,11 @@ impl BoundParams {
     /// Build the binding for `rows` (each row one value per marker). Returns `Ok(None)` when a
     /// column mixes values no single binding can carry (e.g. text and integers); the caller then
     /// executes row by row.
-    pub fn build(rows: &[Vec<ParamValue>], sizes: &[InputSize], dbms: Dbms) -> Result<Option<BoundParams>> {
+    pub fn build(
+        rows: &[Vec<ParamValue>],
+        sizes: &[InputSize],
+        dbms: Dbms,
+    ) -> Result<Option<BoundParams>> {
         let n_rows = rows.len();
         let n_cols = rows.first().map_or(0, |r| r.len());
         if let Some(bad) = rows.iter().position(|r| r.len() != n_cols) {
@@ -155,7 +163,10 @@ impl BoundParams {
             let size = sizes.get(c).copied().unwrap_or_default();
             columns.push(encode_column(rows, c, kind, size, dbms)?);
         }
-        Ok(Some(BoundParams { columns, rows: n_rows }))
+        Ok(Some(BoundParams {
+            columns,
+            rows: n_rows,
+        }))
     }
 
     pub fn rows(&self) -> usize {
@@ -193,7 +204,13 @@ impl BoundParams {
 }
 
 fn text_of_time(t: &Time) -> String {
-    format!("{:02}:{:02}:{:02}.{:06}", t.hour, t.minute, t.second, t.nanosecond / 1000)
+    format!(
+        "{:02}:{:02}:{:02}.{:06}",
+        t.hour,
+        t.minute,
+        t.second,
+        t.nanosecond / 1000
+    )
 }
 
 fn text_of_offset(v: &TimestampOffset) -> String {
@@ -217,7 +234,14 @@ fn text_of_offset(v: &TimestampOffset) -> String {
 
 fn text_of_guid(v: u128) -> String {
     let h = format!("{v:032x}");
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
 }
 
 /// Encoded bytes of one cell for the chosen column kind (`None` for NULL).
@@ -255,15 +279,26 @@ fn encode_cell(v: &ParamValue, kind: Kind, dbms: Dbms) -> Option<Vec<u8>> {
         (ParamValue::Timestamp(ts), _) => ts.to_ne_bytes().to_vec(),
         (ParamValue::TimestampOffset(v), _) if dbms == Dbms::SqlServer => v.to_ne_bytes().to_vec(),
         (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v)),
-        (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => u128_to_guid(*g).to_vec(),
+        (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
+            u128_to_guid(*g).to_vec()
+        }
         (ParamValue::Guid(g), _) => wide(&text_of_guid(*g)),
         // `unify` only produces the combinations above.
         (_, _) => return None,
     })
 }
 
-fn encode_column(rows: &[Vec<ParamValue>], c: usize, kind: Kind, size: InputSize, dbms: Dbms) -> Result<ParamColumn> {
-    let cells: Vec<Option<Vec<u8>>> = rows.iter().map(|r| encode_cell(&r[c], kind, dbms)).collect();
+fn encode_column(
+    rows: &[Vec<ParamValue>],
+    c: usize,
+    kind: Kind,
+    size: InputSize,
+    dbms: Dbms,
+) -> Result<ParamColumn> {
+    let cells: Vec<Option<Vec<u8>>> = rows
+        .iter()
+        .map(|r| encode_cell(&r[c], kind, dbms))
+        .collect();
     let max_len = cells.iter().flatten().map(Vec::len).max().unwrap_or(0);
     let sql_server = dbms == Dbms::SqlServer;
     let (c_type, sql_type, column_size, digits) = match kind {
@@ -305,11 +340,17 @@ fn encode_column(rows: &[Vec<ParamValue>], c: usize, kind: Kind, size: InputSize
             let (mut precision, mut scale) = (1u8, 0u8);
             for r in rows {
                 match &r[c] {
-                    ParamValue::Decimal { precision: p, scale: s, .. } => {
+                    ParamValue::Decimal {
+                        precision: p,
+                        scale: s,
+                        ..
+                    } => {
                         precision = precision.max(*p);
                         scale = scale.max(*s);
                     }
-                    ParamValue::Int(i) => precision = precision.max(i.unsigned_abs().to_string().len() as u8),
+                    ParamValue::Int(i) => {
+                        precision = precision.max(i.unsigned_abs().to_string().len() as u8)
+                    }
                     _ => {}
                 }
             }
@@ -317,23 +358,38 @@ fn encode_column(rows: &[Vec<ParamValue>], c: usize, kind: Kind, size: InputSize
             let int_digits = rows
                 .iter()
                 .filter_map(|r| match &r[c] {
-                    ParamValue::Decimal { precision: p, scale: s, .. } => Some(p.saturating_sub(*s)),
+                    ParamValue::Decimal {
+                        precision: p,
+                        scale: s,
+                        ..
+                    } => Some(p.saturating_sub(*s)),
                     ParamValue::Int(i) => Some(i.unsigned_abs().to_string().len() as u8),
                     _ => None,
                 })
                 .max()
                 .unwrap_or(1);
-            precision = precision.max(int_digits.saturating_add(scale)).clamp(1, 38.max(precision));
-            (CDataType::Char, sql::NUMERIC, precision as usize, scale as i16)
+            precision = precision
+                .max(int_digits.saturating_add(scale))
+                .clamp(1, 38.max(precision));
+            (
+                CDataType::Char,
+                sql::NUMERIC,
+                precision as usize,
+                scale as i16,
+            )
         }
         Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0),
         Kind::Time if sql_server => (CDataType::SsTime2, sql::SS_TIME2, 16, 7),
         Kind::Time => (CDataType::WChar, sql::TYPE_TIME, 15, 6),
         Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7),
         Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6),
-        Kind::TimestampOffset if sql_server => (CDataType::SsTimestampOffset, sql::SS_TIMESTAMPOFFSET, 34, 7),
+        Kind::TimestampOffset if sql_server => {
+            (CDataType::SsTimestampOffset, sql::SS_TIMESTAMPOFFSET, 34, 7)
+        }
         Kind::TimestampOffset => (CDataType::WChar, sql::WVARCHAR, 40, 0),
-        Kind::Guid if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => (CDataType::Guid, sql::GUID, 36, 0),
+        Kind::Guid if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
+            (CDataType::Guid, sql::GUID, 36, 0)
+        }
         Kind::Guid => (CDataType::WChar, sql::WVARCHAR, 36, 0),
     };
     let element_len = max_len.max(1);
@@ -366,7 +422,9 @@ mod tests {
 
     #[test]
     fn text_is_bucketed_for_sql_server() {
-        let p = BoundParams::build(&[vec![w("ab")], vec![w("abcdef")]], &[], Dbms::SqlServer).unwrap().unwrap();
+        let p = BoundParams::build(&[vec![w("ab")], vec![w("abcdef")]], &[], Dbms::SqlServer)
+            .unwrap()
+            .unwrap();
         let col = &p.columns[0];
         assert_eq!(col.sql_type, sql::WVARCHAR);
         assert_eq!(col.column_size, 4000);
@@ -377,14 +435,20 @@ mod tests {
     #[test]
     fn long_text_becomes_max() {
         let long: String = "x".repeat(4001);
-        let p = BoundParams::build(&[vec![w(&long)]], &[], Dbms::SqlServer).unwrap().unwrap();
+        let p = BoundParams::build(&[vec![w(&long)]], &[], Dbms::SqlServer)
+            .unwrap()
+            .unwrap();
         assert_eq!(p.columns[0].sql_type, sql::WLONGVARCHAR);
     }
 
     #[test]
     fn ints_widen_to_floats_and_nulls_take_the_column_kind() {
         let p = BoundParams::build(
-            &[vec![ParamValue::Int(1)], vec![ParamValue::Null], vec![ParamValue::Float(2.5)]],
+            &[
+                vec![ParamValue::Int(1)],
+                vec![ParamValue::Null],
+                vec![ParamValue::Float(2.5)],
+            ],
             &[],
             Dbms::Other,
         )
@@ -396,21 +460,100 @@ mod tests {
 
     #[test]
     fn incompatible_column_falls_back() {
-        assert!(BoundParams::build(&[vec![ParamValue::Int(1)], vec![w("x")]], &[], Dbms::Other).unwrap().is_none());
+        assert!(
+            BoundParams::build(&[vec![ParamValue::Int(1)], vec![w("x")]], &[], Dbms::Other)
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[test]
     fn big_ints_are_bigint_and_input_sizes_override() {
-        let p = BoundParams::build(&[vec![ParamValue::Int(1 << 40)]], &[], Dbms::SqlServer).unwrap().unwrap();
+        let p = BoundParams::build(&[vec![ParamValue::Int(1 << 40)]], &[], Dbms::SqlServer)
+            .unwrap()
+            .unwrap();
         assert_eq!(p.columns[0].sql_type, sql::BIGINT);
-        let sizes = [InputSize { sql_type: Some(sql::VARCHAR), column_size: Some(20), decimal_digits: None }];
-        let p = BoundParams::build(&[vec![w("x")]], &sizes, Dbms::SqlServer).unwrap().unwrap();
-        assert_eq!((p.columns[0].sql_type, p.columns[0].column_size), (sql::VARCHAR, 20));
+        let sizes = [InputSize {
+            sql_type: Some(sql::VARCHAR),
+            column_size: Some(20),
+            decimal_digits: None,
+        }];
+        let p = BoundParams::build(&[vec![w("x")]], &sizes, Dbms::SqlServer)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.columns[0].sql_type, p.columns[0].column_size),
+            (sql::VARCHAR, 20)
+        );
     }
 
     #[test]
     fn ragged_rows_are_a_programming_error() {
-        let e = BoundParams::build(&[vec![ParamValue::Int(1)], vec![]], &[], Dbms::Other).err().unwrap();
+        let e = BoundParams::build(&[vec![ParamValue::Int(1)], vec![]], &[], Dbms::Other)
+            .err()
+            .unwrap();
         assert!(matches!(e, Error::Programming(_)));
+    }
+}
+
+/// Count `?` parameter markers outside string literals, quoted identifiers and comments, so a
+/// wrong number of parameters is a clear ProgrammingError before the driver sees the statement.
+pub fn count_markers(sql: &str) -> usize {
+    let b = sql.as_bytes();
+    let mut i = 0;
+    let mut n = 0;
+    while i < b.len() {
+        match b[i] {
+            b'?' => n += 1,
+            q @ (b'\'' | b'"') => {
+                i += 1;
+                while i < b.len() {
+                    if b[i] == q {
+                        if i + 1 < b.len() && b[i + 1] == q {
+                            i += 1; // doubled quote inside the literal
+                        } else {
+                            break;
+                        }
+                    }
+                    i += 1;
+                }
+            }
+            b'[' => {
+                while i < b.len() && b[i] != b']' {
+                    i += 1;
+                }
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    n
+}
+
+#[cfg(test)]
+mod marker_tests {
+    use super::count_markers;
+
+    #[test]
+    fn markers_outside_literals_and_comments() {
+        assert_eq!(count_markers("SELECT ?, ?"), 2);
+        assert_eq!(
+            count_markers("SELECT '?', \"?\", [a?b], ? -- ?\n, ? /* ? */"),
+            2
+        );
+        assert_eq!(count_markers("SELECT 'it''s ?', ?"), 1);
+        assert_eq!(count_markers("SELECT 1"), 0);
     }
 }

@@ -1,9 +1,9 @@
 //! The fetch plan: for every result-set column, the bound C buffer and the decoder, chosen
 //! together, once per result set. The fetch loop never looks at SQL types again.
 
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 use crate::odbc::sys::SqlDataType;
-use crate::odbc::ColumnDescription;
 
 /// Which database is behind the driver: a few type decisions depend on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,7 +51,11 @@ pub enum CellKind {
     /// `SQL_C_DOUBLE` → float.
     F64,
     /// `SQL_C_CHAR` digits → `Decimal`, exact. `buffer_len` includes the NUL.
-    Decimal { precision: u8, scale: i8, buffer_len: u16 },
+    Decimal {
+        precision: u8,
+        scale: i8,
+        buffer_len: u16,
+    },
     /// `SQL_C_TYPE_DATE` → date.
     Date,
     /// Generic TIME as `SQL_C_WCHAR` text (`SQL_C_TYPE_TIME` has no fraction) → time.
@@ -122,7 +126,10 @@ impl CellKind {
     pub fn is_variable(self) -> bool {
         matches!(
             self,
-            CellKind::WText { .. } | CellKind::Binary { .. } | CellKind::Decimal { .. } | CellKind::TimeText
+            CellKind::WText { .. }
+                | CellKind::Binary { .. }
+                | CellKind::Decimal { .. }
+                | CellKind::TimeText
         )
     }
 
@@ -173,14 +180,23 @@ impl ResultPlan {
             if streaming {
                 kind = kind.streamed();
             }
-            columns.push(ColumnPlan { desc, kind, bound: !streaming });
+            columns.push(ColumnPlan {
+                desc,
+                kind,
+                bound: !streaming,
+            });
         }
         let bound_prefix = columns.iter().take_while(|c| c.bound).count();
         let row_bytes = columns[..bound_prefix]
             .iter()
             .map(|c| c.kind.element_len() + std::mem::size_of::<isize>())
             .sum();
-        ResultPlan { columns, bound_prefix, row_bytes, dbms }
+        ResultPlan {
+            columns,
+            bound_prefix,
+            row_bytes,
+            dbms,
+        }
     }
 
     pub fn has_streamed(&self) -> bool {
@@ -191,7 +207,11 @@ impl ResultPlan {
     pub fn same_buffers(&self, other: &ResultPlan) -> bool {
         self.columns.len() == other.columns.len()
             && self.bound_prefix == other.bound_prefix
-            && self.columns.iter().zip(&other.columns).all(|(a, b)| a.kind == b.kind)
+            && self
+                .columns
+                .iter()
+                .zip(&other.columns)
+                .all(|(a, b)| a.kind == b.kind)
     }
 }
 
@@ -239,7 +259,11 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
             // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
             // DECIMAL(38) and unconstrained PostgreSQL numerics up to 60 digits.
             let buffer_len = (size + 4).max(64).min(u16::MAX as usize) as u16;
-            CellKind::Decimal { precision, scale: desc.decimal_digits.clamp(-128, 127) as i8, buffer_len }
+            CellKind::Decimal {
+                precision,
+                scale: desc.decimal_digits.clamp(-128, 127) as i8,
+                buffer_len,
+            }
         }
         SqlDataType::DATE | SqlDataType::DATETIME => CellKind::Date,
         SqlDataType::TIME | SqlDataType::EXT_TIME_OR_INTERVAL => CellKind::TimeText,
@@ -247,9 +271,10 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
         SqlDataType::TIMESTAMP | SqlDataType::EXT_TIMESTAMP => CellKind::Timestamp,
         SqlDataType(SS_TIMESTAMPOFFSET) => CellKind::TimestampOffset,
         SqlDataType::EXT_GUID => CellKind::Guid,
-        SqlDataType::CHAR | SqlDataType::VARCHAR | SqlDataType::EXT_W_CHAR | SqlDataType::EXT_W_VARCHAR => {
-            text_kind(size, desc.sql_type, dbms)
-        }
+        SqlDataType::CHAR
+        | SqlDataType::VARCHAR
+        | SqlDataType::EXT_W_CHAR
+        | SqlDataType::EXT_W_VARCHAR => text_kind(size, desc.sql_type, dbms),
         SqlDataType::EXT_LONG_VARCHAR | SqlDataType::EXT_W_LONG_VARCHAR | SqlDataType(SS_XML) => {
             CellKind::LongWText
         }
@@ -257,7 +282,9 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
             if size == 0 || size > MAX_BOUND_BINARY_BYTES || dbms == Dbms::Sqlite {
                 CellKind::LongBinary
             } else {
-                CellKind::Binary { max_bytes: size as u32 }
+                CellKind::Binary {
+                    max_bytes: size as u32,
+                }
             }
         }
         SqlDataType::EXT_LONG_VAR_BINARY | SqlDataType(SS_UDT) => CellKind::LongBinary,
@@ -284,7 +311,9 @@ fn text_kind(size: usize, sql_type: i16, dbms: Dbms) -> CellKind {
     if units > MAX_BOUND_TEXT_UNITS {
         CellKind::LongWText
     } else {
-        CellKind::WText { max_units: units as u32 }
+        CellKind::WText {
+            max_units: units as u32,
+        }
     }
 }
 
@@ -327,20 +356,54 @@ mod tests {
 
     #[test]
     fn nvarchar_units_follow_the_dbms() {
-        assert_eq!(choose_kind(&col(-9, 50, 0), Dbms::SqlServer), CellKind::WText { max_units: 50 });
-        assert_eq!(choose_kind(&col(12, 50, 0), Dbms::PostgreSql), CellKind::WText { max_units: 100 });
-        assert_eq!(choose_kind(&col(12, 50, 0), Dbms::Sqlite), CellKind::LongWText);
-        assert_eq!(choose_kind(&col(-9, 4000, 0), Dbms::SqlServer), CellKind::WText { max_units: 4000 });
-        assert_eq!(choose_kind(&col(-1, 8000, 0), Dbms::SqlServer), CellKind::LongWText);
+        assert_eq!(
+            choose_kind(&col(-9, 50, 0), Dbms::SqlServer),
+            CellKind::WText { max_units: 50 }
+        );
+        assert_eq!(
+            choose_kind(&col(12, 50, 0), Dbms::PostgreSql),
+            CellKind::WText { max_units: 100 }
+        );
+        assert_eq!(
+            choose_kind(&col(12, 50, 0), Dbms::Sqlite),
+            CellKind::LongWText
+        );
+        assert_eq!(
+            choose_kind(&col(-9, 4000, 0), Dbms::SqlServer),
+            CellKind::WText { max_units: 4000 }
+        );
+        assert_eq!(
+            choose_kind(&col(-1, 8000, 0), Dbms::SqlServer),
+            CellKind::LongWText
+        );
     }
 
     #[test]
     fn sql_server_specific_types() {
-        assert_eq!(choose_kind(&col(-154, 16, 7), Dbms::SqlServer), CellKind::SsTime2);
-        assert_eq!(choose_kind(&col(-155, 34, 7), Dbms::SqlServer), CellKind::TimestampOffset);
-        assert_eq!(choose_kind(&col(-11, 36, 0), Dbms::SqlServer), CellKind::Guid);
-        assert_eq!(choose_kind(&col(-152, 0, 0), Dbms::SqlServer), CellKind::LongWText);
-        assert!(matches!(choose_kind(&col(3, 38, 10), Dbms::SqlServer), CellKind::Decimal { precision: 38, scale: 10, .. }));
+        assert_eq!(
+            choose_kind(&col(-154, 16, 7), Dbms::SqlServer),
+            CellKind::SsTime2
+        );
+        assert_eq!(
+            choose_kind(&col(-155, 34, 7), Dbms::SqlServer),
+            CellKind::TimestampOffset
+        );
+        assert_eq!(
+            choose_kind(&col(-11, 36, 0), Dbms::SqlServer),
+            CellKind::Guid
+        );
+        assert_eq!(
+            choose_kind(&col(-152, 0, 0), Dbms::SqlServer),
+            CellKind::LongWText
+        );
+        assert!(matches!(
+            choose_kind(&col(3, 38, 10), Dbms::SqlServer),
+            CellKind::Decimal {
+                precision: 38,
+                scale: 10,
+                ..
+            }
+        ));
     }
 
     #[test]

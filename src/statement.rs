@@ -106,7 +106,12 @@ impl Statement {
     }
 
     /// Execute `sql` with one row of parameters.
-    pub fn execute(&mut self, sql: &str, params: Vec<ParamValue>, sizes: &[InputSize]) -> Result<()> {
+    pub fn execute(
+        &mut self,
+        sql: &str,
+        params: Vec<ParamValue>,
+        sizes: &[InputSize],
+    ) -> Result<()> {
         self.reset()?;
         let outcome = if params.is_empty() {
             self.unbind_params()?;
@@ -142,7 +147,12 @@ impl Statement {
     /// Execute `sql` once per parameter row: as one parameter array (one round trip) when every
     /// column has one binding type, else row by row. Any result sets are discarded; `row_count`
     /// is the total affected (or -1 when the driver does not say).
-    pub fn execute_many(&mut self, sql: &str, rows: Vec<Vec<ParamValue>>, sizes: &[InputSize]) -> Result<()> {
+    pub fn execute_many(
+        &mut self,
+        sql: &str,
+        rows: Vec<Vec<ParamValue>>,
+        sizes: &[InputSize],
+    ) -> Result<()> {
         self.reset()?;
         if rows.is_empty() {
             return Ok(());
@@ -164,7 +174,8 @@ impl Statement {
             None => {
                 for row in rows {
                     self.stmt.close_cursor()?;
-                    let bound = BoundParams::build(&[row], sizes, self.dbms)?.expect("one row always unifies");
+                    let bound = BoundParams::build(&[row], sizes, self.dbms)?
+                        .expect("one row always unifies");
                     let outcome = self.exec_bound(sql, bound)?;
                     self.note(outcome);
                     let n = self.drain_counts(outcome)?;
@@ -283,10 +294,17 @@ impl Statement {
             return Ok(0);
         };
         if self.grow_next {
-            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, Batch::capacity) * GROWTH;
+            let capacity = self
+                .batch
+                .as_ref()
+                .map_or(FIRST_BATCH_ROWS, Batch::capacity)
+                * GROWTH;
             self.rebind(&plan, capacity)?;
         }
-        let batch = self.batch.as_mut().expect("a planned result set has a batch");
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a planned result set has a batch");
         let rows = match batch.fetch(&mut self.stmt, &plan) {
             Ok(rows) => rows,
             Err(e) => {
@@ -321,11 +339,11 @@ impl Statement {
         start..end
     }
 
-    /// Skip the rest of the current row array after a row failed to decode.
-    pub fn skip_to(&mut self, row: usize) {
-        let row = row.min(self.len);
-        if row > self.pos {
-            self.rows_served += (row - self.pos) as u64;
+    /// Move the read position back to batch row `row` (at or before the current position):
+    /// rows taken after a row that failed to decode are handed out again by the next fetch.
+    pub fn rewind_to(&mut self, row: usize) {
+        if row < self.pos {
+            self.rows_served -= (self.pos - row) as u64;
             self.pos = row;
         }
     }

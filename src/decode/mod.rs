@@ -61,7 +61,10 @@ mod tests {
         assert_eq!(decimal_text(b"-12.50"), Some("-12.50"));
         assert_eq!(decimal_text(b".5"), Some(".5"));
         assert_eq!(decimal_text(b"-.5"), Some("-.5"));
-        assert_eq!(decimal_text(b"12345678901234567890123456789012345678"), Some("12345678901234567890123456789012345678"));
+        assert_eq!(
+            decimal_text(b"12345678901234567890123456789012345678"),
+            Some("12345678901234567890123456789012345678")
+        );
         assert_eq!(decimal_text(b""), None);
         assert_eq!(decimal_text(b"1.2.3"), None);
         assert_eq!(decimal_text(b"NaN"), None);
@@ -71,7 +74,10 @@ mod tests {
     #[test]
     fn guid_round_trip_and_layout() {
         // 6F9619FF-8B86-D011-B42D-00C04FC964FF as SQL Server stores it (Data1..3 little-endian).
-        let raw = [0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9, 0x64, 0xFF];
+        let raw = [
+            0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9,
+            0x64, 0xFF,
+        ];
         let v = guid_to_u128(raw);
         assert_eq!(format!("{v:032X}"), "6F9619FF8B86D011B42D00C04FC964FF");
         assert_eq!(u128_to_guid(v), raw);

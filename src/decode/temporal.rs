@@ -47,13 +47,22 @@ fn u32_at(b: &[u8], i: usize) -> u32 {
 
 impl Date {
     pub fn from_ne_bytes(b: &[u8; 6]) -> Date {
-        Date { year: i16_at(b, 0), month: u16_at(b, 2), day: u16_at(b, 4) }
+        Date {
+            year: i16_at(b, 0),
+            month: u16_at(b, 2),
+            day: u16_at(b, 4),
+        }
     }
 }
 
 impl Time {
     pub fn from_ss_time2(b: &[u8; 12]) -> Time {
-        Time { hour: u16_at(b, 0), minute: u16_at(b, 2), second: u16_at(b, 4), nanosecond: u32_at(b, 8) }
+        Time {
+            hour: u16_at(b, 0),
+            minute: u16_at(b, 2),
+            second: u16_at(b, 4),
+            nanosecond: u32_at(b, 8),
+        }
     }
     /// Python's `time`/`datetime` hold microseconds: the 7th digit of TIME(7)/DATETIME2(7) is
     /// truncated (100 ns → 0 µs), as pyodbc and mssql-python do.
@@ -65,8 +74,17 @@ impl Time {
 impl Timestamp {
     pub fn from_ne_bytes(b: &[u8; 16]) -> Timestamp {
         Timestamp {
-            date: Date { year: i16_at(b, 0), month: u16_at(b, 2), day: u16_at(b, 4) },
-            time: Time { hour: u16_at(b, 6), minute: u16_at(b, 8), second: u16_at(b, 10), nanosecond: u32_at(b, 12) },
+            date: Date {
+                year: i16_at(b, 0),
+                month: u16_at(b, 2),
+                day: u16_at(b, 4),
+            },
+            time: Time {
+                hour: u16_at(b, 6),
+                minute: u16_at(b, 8),
+                second: u16_at(b, 10),
+                nanosecond: u32_at(b, 12),
+            },
         }
     }
 
@@ -89,7 +107,10 @@ impl TimestampOffset {
         ts.copy_from_slice(&b[..16]);
         let hours = i16_at(b, 16);
         let minutes = i16_at(b, 18);
-        TimestampOffset { timestamp: Timestamp::from_ne_bytes(&ts), offset_minutes: hours * 60 + minutes }
+        TimestampOffset {
+            timestamp: Timestamp::from_ne_bytes(&ts),
+            offset_minutes: hours * 60 + minutes,
+        }
     }
 
     pub fn to_ne_bytes(&self) -> [u8; 20] {
@@ -105,7 +126,9 @@ impl TimestampOffset {
 
 /// Parse `HH:MM:SS[.fffffffff]` (what drivers render a TIME as) into a [`Time`].
 pub fn parse_time_text(units: &[u16]) -> Option<Time> {
-    let s: String = char::decode_utf16(units.iter().copied()).collect::<Result<_, _>>().ok()?;
+    let s: String = char::decode_utf16(units.iter().copied())
+        .collect::<Result<_, _>>()
+        .ok()?;
     let s = s.trim();
     let (hms, frac) = match s.split_once('.') {
         Some((a, b)) => (a, b),
@@ -125,7 +148,12 @@ pub fn parse_time_text(units: &[u16]) -> Option<Time> {
     for (i, b) in frac.bytes().enumerate() {
         nanosecond += (b - b'0') as u32 * 10u32.pow(8 - i as u32);
     }
-    Some(Time { hour, minute, second, nanosecond })
+    Some(Time {
+        hour,
+        minute,
+        second,
+        nanosecond,
+    })
 }
 
 #[cfg(test)]
@@ -138,10 +166,23 @@ mod tests {
 
     #[test]
     fn time_text() {
-        assert_eq!(parse_time_text(&w("12:34:56")), Some(Time { hour: 12, minute: 34, second: 56, nanosecond: 0 }));
+        assert_eq!(
+            parse_time_text(&w("12:34:56")),
+            Some(Time {
+                hour: 12,
+                minute: 34,
+                second: 56,
+                nanosecond: 0
+            })
+        );
         assert_eq!(
             parse_time_text(&w("23:59:59.1234567")),
-            Some(Time { hour: 23, minute: 59, second: 59, nanosecond: 123_456_700 })
+            Some(Time {
+                hour: 23,
+                minute: 59,
+                second: 59,
+                nanosecond: 123_456_700
+            })
         );
         assert_eq!(parse_time_text(&w("24:00:00")), None);
         assert_eq!(parse_time_text(&w("xx")), None);
@@ -151,8 +192,17 @@ mod tests {
     fn offset_struct_sign_and_round_trip() {
         let v = TimestampOffset {
             timestamp: Timestamp {
-                date: Date { year: 2024, month: 2, day: 29 },
-                time: Time { hour: 23, minute: 59, second: 58, nanosecond: 999_999_900 },
+                date: Date {
+                    year: 2024,
+                    month: 2,
+                    day: 29,
+                },
+                time: Time {
+                    hour: 23,
+                    minute: 59,
+                    second: 58,
+                    nanosecond: 999_999_900,
+                },
             },
             offset_minutes: -(5 * 60 + 30),
         };

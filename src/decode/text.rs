@@ -96,8 +96,14 @@ mod tests {
         assert_eq!(classify_utf16(&w("")), TextClass::Ascii);
         assert_eq!(classify_utf16(&w("plain")), TextClass::Ascii);
         assert_eq!(classify_utf16(&w("Müller")), TextClass::Latin1);
-        assert_eq!(classify_utf16(&w("Ωμέγα")), TextClass::Bmp { max: 'μ' as u16 });
-        assert_eq!(classify_utf16(&w("中文\u{FEFF}")), TextClass::Bmp { max: 0xFEFF });
+        assert_eq!(
+            classify_utf16(&w("Ωμέγα")),
+            TextClass::Bmp { max: 'μ' as u16 }
+        );
+        assert_eq!(
+            classify_utf16(&w("中文\u{FEFF}")),
+            TextClass::Bmp { max: 0xFEFF }
+        );
         assert_eq!(classify_utf16(&w("a🙂")), TextClass::Surrogates);
         assert_eq!(classify_utf16(&[0x41, 0xD800]), TextClass::Surrogates);
     }

@@ -1,7 +1,9 @@
 //! An owned, connected ODBC connection handle.
 
 use super::env::environment;
-use super::sys::{self, ConnectionAttribute, DriverConnectOption, HDbc, Handle, HandleType, InfoType};
+use super::sys::{
+    self, ConnectionAttribute, DriverConnectOption, HDbc, Handle, HandleType, InfoType,
+};
 use super::{Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::error::{Error, Result};
 use std::ptr::null_mut;
@@ -25,9 +27,14 @@ impl Dbc {
         // SAFETY: env is a valid environment handle; out pointer valid.
         let ret = unsafe { sys::SQLAllocHandle(HandleType::Dbc, env.0.as_handle(), &mut handle) };
         if !Outcome::from_ret(ret).is_ok() {
-            return Err(Error::Interface("could not allocate an ODBC connection handle".into()));
+            return Err(Error::Interface(
+                "could not allocate an ODBC connection handle".into(),
+            ));
         }
-        let mut dbc = Dbc { handle: handle.as_hdbc(), connected: false };
+        let mut dbc = Dbc {
+            handle: handle.as_hdbc(),
+            connected: false,
+        };
         if let Some(secs) = login_timeout_sec {
             // Integer attributes are passed by value in the pointer argument.
             dbc.set_attr_uint(ConnectionAttribute::LOGIN_TIMEOUT, secs as usize)?;
@@ -63,7 +70,9 @@ impl Dbc {
     pub fn check(&self, ret: sys::SqlReturn, function: &'static str) -> Result<Outcome> {
         let outcome = Outcome::from_ret(ret);
         match outcome {
-            Outcome::Error | Outcome::InvalidHandle => Err(Error::odbc(function, self.diagnostics())),
+            Outcome::Error | Outcome::InvalidHandle => {
+                Err(Error::odbc(function, self.diagnostics()))
+            }
             other => Ok(other),
         }
     }
@@ -79,10 +88,22 @@ impl Dbc {
     }
 
     pub fn end_transaction(&mut self, commit: bool) -> Result<()> {
-        let completion = if commit { sys::CompletionType::Commit } else { sys::CompletionType::Rollback };
+        let completion = if commit {
+            sys::CompletionType::Commit
+        } else {
+            sys::CompletionType::Rollback
+        };
         // SAFETY: valid connection handle.
         let ret = unsafe { sys::SQLEndTran(HandleType::Dbc, self.handle.as_handle(), completion) };
-        self.check(ret, if commit { "SQLEndTran(commit)" } else { "SQLEndTran(rollback)" }).map(|_| ())
+        self.check(
+            ret,
+            if commit {
+                "SQLEndTran(commit)"
+            } else {
+                "SQLEndTran(rollback)"
+            },
+        )
+        .map(|_| ())
     }
 
     /// A string-valued `SQLGetInfo` (DBMS name, driver name, ...).
@@ -131,7 +152,13 @@ impl Dbc {
             // PEP 249: closing without commit discards the transaction. SQLDisconnect fails with
             // 25000 while a manual-commit transaction is open.
             // SAFETY: valid connected handle.
-            let _ = unsafe { sys::SQLEndTran(HandleType::Dbc, self.handle.as_handle(), sys::CompletionType::Rollback) };
+            let _ = unsafe {
+                sys::SQLEndTran(
+                    HandleType::Dbc,
+                    self.handle.as_handle(),
+                    sys::CompletionType::Rollback,
+                )
+            };
             // SAFETY: valid connected handle; statements were freed by the owner beforehand.
             let ret = unsafe { sys::SQLDisconnect(self.handle) };
             if !Outcome::from_ret(ret).is_ok() {

@@ -19,7 +19,11 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[{}] {} ({})", self.sqlstate, self.message, self.native_error)
+        write!(
+            f,
+            "[{}] {} ({})",
+            self.sqlstate, self.message, self.native_error
+        )
     }
 }
 
@@ -74,7 +78,11 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
         let sqlstate: String = char::decode_utf16(state[..5].iter().copied())
             .map(|c| c.unwrap_or('?'))
             .collect();
-        out.push(Diagnostic { sqlstate, native_error: native, message: text });
+        out.push(Diagnostic {
+            sqlstate,
+            native_error: native,
+            message: text,
+        });
     }
     out
 }

@@ -1,6 +1,8 @@
 //! The one ODBC environment of the process (ODBC 3.80 behaviour).
 
-use super::sys::{self, AttrOdbcVersion, EnvironmentAttribute, HEnv, Handle, HandleType, SqlReturn};
+use super::sys::{
+    self, AttrOdbcVersion, EnvironmentAttribute, HEnv, Handle, HandleType, SqlReturn,
+};
 use crate::error::{Error, Result};
 use std::sync::OnceLock;
 

@@ -11,8 +11,8 @@
 //! so SQL text and diagnostics survive any process locale; and every handle wrapper is `Send`
 //! (ODBC allows handles to move between threads) but never `Sync`.
 
-mod diag;
 mod dbc;
+mod diag;
 mod env;
 mod stmt;
 

@@ -5,8 +5,8 @@
 //! (or frees the statement). The engine's `Batch` and `ParamSet` own that memory.
 
 use super::sys::{
-    self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, ParamType, Pointer, SqlDataType,
-    StatementAttribute, ULen,
+    self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, ParamType, Pointer,
+    SqlDataType, StatementAttribute, ULen,
 };
 use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::counters;
@@ -49,7 +49,10 @@ impl CancelHandle {
             // SAFETY: the handle is allocated while it is stored here (see type docs).
             let ret = unsafe { sys::SQLCancel(h) };
             if !Outcome::from_ret(ret).is_ok() {
-                return Err(Error::odbc("SQLCancel", read_diagnostics(HandleType::Stmt, h.as_handle())));
+                return Err(Error::odbc(
+                    "SQLCancel",
+                    read_diagnostics(HandleType::Stmt, h.as_handle()),
+                ));
             }
         }
         Ok(())
@@ -68,7 +71,8 @@ impl Stmt {
     pub fn new(dbc: &Dbc) -> Result<Stmt> {
         let mut handle = Handle::null();
         // SAFETY: dbc is a valid connected handle; out pointer valid.
-        let ret = unsafe { sys::SQLAllocHandle(HandleType::Stmt, dbc.as_sys().as_handle(), &mut handle) };
+        let ret =
+            unsafe { sys::SQLAllocHandle(HandleType::Stmt, dbc.as_sys().as_handle(), &mut handle) };
         dbc.check(ret, "SQLAllocHandle(STMT)")?;
         let handle = handle.as_hstmt();
         let cancel = CancelHandle::default();
@@ -86,7 +90,9 @@ impl Stmt {
 
     fn check(&self, ret: sys::SqlReturn, function: &'static str) -> Result<Outcome> {
         match Outcome::from_ret(ret) {
-            Outcome::Error | Outcome::InvalidHandle => Err(Error::odbc(function, self.diagnostics())),
+            Outcome::Error | Outcome::InvalidHandle => {
+                Err(Error::odbc(function, self.diagnostics()))
+            }
             other => Ok(other),
         }
     }
@@ -151,7 +157,10 @@ impl Stmt {
             name.resize(name_len as usize + 1, 0);
         }
         let name = String::from_utf16_lossy(&name[..name_len.max(0) as usize]);
-        let unsigned = self.col_attr_int(col, sys::Desc::Unsigned).map(|v| v != 0).unwrap_or(false);
+        let unsigned = self
+            .col_attr_int(col, sys::Desc::Unsigned)
+            .map(|v| v != 0)
+            .unwrap_or(false);
         Ok(ColumnDescription {
             name,
             sql_type: data_type.0,
@@ -171,7 +180,15 @@ impl Stmt {
         let mut value: Len = 0;
         // SAFETY: numeric attribute out pointer valid; no character buffer requested.
         let ret = unsafe {
-            sys::SQLColAttributeW(self.handle, col, field, null_mut(), 0, null_mut(), &mut value)
+            sys::SQLColAttributeW(
+                self.handle,
+                col,
+                field,
+                null_mut(),
+                0,
+                null_mut(),
+                &mut value,
+            )
         };
         self.check(ret, "SQLColAttribute")?;
         Ok(value)
@@ -213,7 +230,8 @@ impl Stmt {
     ) -> Result<()> {
         counters::bump(&counters::BINDS);
         // SAFETY: forwarded contract.
-        let ret = unsafe { sys::SQLBindCol(self.handle, col, c_type, value, element_len, indicator) };
+        let ret =
+            unsafe { sys::SQLBindCol(self.handle, col, c_type, value, element_len, indicator) };
         self.check(ret, "SQLBindCol").map(|_| ())
     }
 

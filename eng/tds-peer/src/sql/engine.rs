@@ -1,0 +1,585 @@
+//! Executes T-SQL batches against the connection's SQLite database and streams the results as
+//! TDS tokens with SQL Server's DONE/DONEINPROC conventions.
+
+use super::errors::{SqlError, from_sqlite};
+use super::lexer::{self, Tok};
+use super::rewrite::{self, Ctx};
+use super::{functions, typeinfo};
+use crate::resp::Resp;
+use crate::synthetic;
+use crate::token::{self, Column, value};
+use crate::types::Ty;
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags};
+use std::io;
+use std::sync::Arc;
+
+/// A bound parameter (RPC) with its declared type when known.
+#[derive(Clone, Debug)]
+pub struct Param {
+    pub name: String,
+    pub ty: Option<Ty>,
+    pub value: Value,
+}
+
+pub struct Shared {
+    pub db_path: String,
+    pub synth: synthetic::Cache,
+}
+
+pub struct Engine {
+    pub db: Connection,
+    pub shared: Arc<Shared>,
+    pub spid: u16,
+    nocount: bool,
+    rowcount: i64,
+    identity: Option<i64>,
+    /// Logical transaction (TM BEGIN / BEGIN TRAN) open.
+    pub txn_open: bool,
+    /// SQLite transaction actually started (lazily, before the first write) so that reads
+    /// outside writes see other connections' commits (READ COMMITTED-like).
+    sqlite_txn: bool,
+    pub txn_id: u64,
+    pub handles: std::collections::HashMap<i32, (String, Vec<(String, Option<Ty>)>)>,
+    pub next_handle: i32,
+}
+
+/// Tracks DONE tokens so that every DONE but the batch's last carries DONE_MORE.
+pub struct Out {
+    in_proc: bool,
+    pending: Option<(u16, u16, u64)>,
+    pub error: bool,
+}
+
+impl Out {
+    pub fn new(in_proc: bool) -> Out {
+        Out { in_proc, pending: None, error: false }
+    }
+
+    fn flush(&mut self, r: &mut Resp) -> io::Result<()> {
+        if let Some((st, cmd, n)) = self.pending.take() {
+            let tok = if self.in_proc { token::TOK_DONEINPROC } else { token::TOK_DONE };
+            r.put(&token::done(tok, st | token::DONE_MORE, cmd, n))?;
+        }
+        Ok(())
+    }
+
+    /// Emits tokens that belong to a new statement.
+    pub fn emit(&mut self, r: &mut Resp, b: &[u8]) -> io::Result<()> {
+        self.flush(r)?;
+        r.put(b)
+    }
+
+    pub fn done(&mut self, r: &mut Resp, status: u16, cmd: u16, rows: u64) -> io::Result<()> {
+        self.flush(r)?;
+        if status & token::DONE_ERROR != 0 {
+            self.error = true;
+        }
+        self.pending = Some((status, cmd, rows));
+        Ok(())
+    }
+
+    pub fn error(&mut self, r: &mut Resp, e: &SqlError) -> io::Result<()> {
+        self.emit(r, &token::message(e.number, &e.msg, e.class.max(11), e.state, 1))?;
+        self.done(r, token::DONE_ERROR, 0, 0)
+    }
+
+    /// Ends a batch: the last DONE without DONE_MORE (in procs the caller sends DONEPROC).
+    pub fn finish(mut self, r: &mut Resp) -> io::Result<bool> {
+        if self.in_proc {
+            self.flush(r)?;
+        } else {
+            let (st, cmd, n) = self.pending.take().unwrap_or((0, 0, 0));
+            r.put(&token::done(token::TOK_DONE, st, cmd, n))?;
+        }
+        Ok(self.error)
+    }
+
+    pub fn cancelled(&mut self, r: &mut Resp) -> io::Result<()> {
+        self.pending = None;
+        r.put(&token::done(token::TOK_DONE, token::DONE_ATTN, 0, 0))?;
+        r.io.attention = false;
+        Ok(())
+    }
+}
+
+fn is_write(first: &str) -> bool {
+    matches!(first, "INSERT" | "UPDATE" | "DELETE" | "CREATE" | "DROP" | "ALTER" | "TRUNCATE" | "REPLACE")
+}
+
+fn sig(toks: &[Tok]) -> Vec<&Tok> {
+    toks.iter().filter(|t| !t.is_space()).collect()
+}
+
+enum Flow {
+    Continue,
+    Stop,
+}
+
+impl Engine {
+    pub fn open(shared: Arc<Shared>, spid: u16) -> rusqlite::Result<Engine> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let db = Connection::open_with_flags(&shared.db_path, flags)?;
+        db.busy_timeout(std::time::Duration::from_secs(3))?;
+        db.pragma_update(None, "journal_mode", "WAL")?;
+        db.pragma_update(None, "synchronous", "OFF")?;
+        functions::register(&db)?;
+        Ok(Engine { db, shared, spid, nocount: false, rowcount: 0, identity: None, txn_open: false, sqlite_txn: false, txn_id: 0, handles: Default::default(), next_handle: 1 })
+    }
+
+    // ---- transactions -------------------------------------------------------------------
+
+    pub fn begin(&mut self) -> Vec<u8> {
+        self.txn_open = true;
+        self.txn_id += 1;
+        token::envchange_bytes(8, &self.txn_id.to_le_bytes(), &[])
+    }
+
+    fn end_txn(&mut self, commit: bool) -> Result<Vec<u8>, SqlError> {
+        let old = if self.txn_open { self.txn_id.to_le_bytes().to_vec() } else { Vec::new() };
+        if self.sqlite_txn {
+            self.sqlite_txn = false;
+            self.db.execute_batch(if commit { "COMMIT" } else { "ROLLBACK" }).map_err(|e| from_sqlite(&e))?;
+        }
+        self.txn_open = false;
+        Ok(token::envchange_bytes(if commit { 9 } else { 10 }, &[], &old))
+    }
+
+    pub fn commit(&mut self) -> Result<Vec<u8>, SqlError> {
+        self.end_txn(true)
+    }
+
+    pub fn rollback(&mut self) -> Result<Vec<u8>, SqlError> {
+        self.end_txn(false)
+    }
+
+    fn before_write(&mut self) -> Result<(), SqlError> {
+        if self.txn_open && !self.sqlite_txn {
+            self.db.execute_batch("BEGIN IMMEDIATE").map_err(|e| from_sqlite(&e))?;
+            self.sqlite_txn = true;
+        }
+        Ok(())
+    }
+
+    // ---- batches ------------------------------------------------------------------------
+
+    /// Runs a batch (SQL batch or the statement of an RPC). Returns whether an error occurred.
+    pub fn run(&mut self, sql: &str, params: &[Param], in_proc: bool, r: &mut Resp) -> io::Result<bool> {
+        let mut out = Out::new(in_proc);
+        match lexer::tokenize(sql) {
+            Err(e) => out.error(r, &SqlError::new(105, 15, e))?,
+            Ok(toks) => {
+                for stmt in lexer::split(toks) {
+                    match self.statement(&stmt, params, &mut out, r)? {
+                        Flow::Continue => {}
+                        Flow::Stop => break,
+                    }
+                    if r.io.attention {
+                        out.cancelled(r)?;
+                        return Ok(true);
+                    }
+                }
+            }
+        }
+        out.finish(r)
+    }
+
+    fn ctx<'a>(&self, decl: &'a [(String, Option<Ty>)]) -> Ctx<'a> {
+        Ctx { params: decl, rowcount: self.rowcount, identity: self.identity, trancount: self.txn_open as i64, spid: self.spid }
+    }
+
+    fn statement(&mut self, toks: &[Tok], params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<Flow> {
+        match self.statement_inner(toks, params, out, r) {
+            Ok(f) => Ok(f),
+            Err(StmtErr::Io(e)) => Err(e),
+            Err(StmtErr::Sql(e)) => {
+                out.error(r, &e)?;
+                // Compile-type errors abort the batch like SQL Server; runtime errors continue.
+                Ok(if matches!(e.number, 102 | 105 | 156 | 207 | 208 | 2812) { Flow::Stop } else { Flow::Continue })
+            }
+        }
+    }
+
+    fn statement_inner(&mut self, toks: &[Tok], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+        let sg = sig(toks);
+        let Some(first_tok) = sg.first() else { return Ok(Flow::Continue) };
+        let first = first_tok.word().unwrap_or_default();
+        let decl: Vec<(String, Option<Ty>)> = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
+        match first.as_str() {
+            "SELECT" => {
+                let text: String = toks.iter().map(|t| t.text()).collect();
+                if let Some(q) = synthetic::Query::parse(&sg, &text) {
+                    let q = q.map_err(|e| StmtErr::Sql(SqlError::new(208, 16, e)))?;
+                    out.emit(r, &[])?;
+                    let n = synthetic::stream(&self.shared.synth, &q, r)?;
+                    match n {
+                        synthetic::Streamed::Rows(n) => {
+                            self.rowcount = n as i64;
+                            out.done(r, token::DONE_COUNT, token::CMD_SELECT, n)?;
+                        }
+                        synthetic::Streamed::Cancelled => {
+                            out.cancelled(r)?;
+                            return Ok(Flow::Stop);
+                        }
+                        synthetic::Streamed::Error => {
+                            out.done(r, token::DONE_ERROR, token::CMD_SELECT, 0)?;
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                    return Ok(Flow::Continue);
+                }
+                self.query(toks, &decl, params, out, r)
+            }
+            "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
+            "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" => {
+                let ctx = self.ctx(&decl);
+                let sql = ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+                self.before_write()?;
+                let n = self.exec(&sql, params)?;
+                self.rowcount = n as i64;
+                if first == "INSERT" {
+                    self.identity = Some(self.db.last_insert_rowid());
+                }
+                let cmd = match first.as_str() {
+                    "INSERT" => token::CMD_INSERT,
+                    "DELETE" => token::CMD_DELETE,
+                    _ => token::CMD_UPDATE,
+                };
+                if !self.nocount {
+                    out.done(r, token::DONE_COUNT, cmd, n as u64)?;
+                }
+                Ok(Flow::Continue)
+            }
+            "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
+                let ctx = self.ctx(&decl);
+                let sql = if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
+                    rewrite::create_table(&ctx, toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?.sql
+                } else if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("PROCEDURE") || t.is_word("PROC") || t.is_word("FUNCTION") || t.is_word("TRIGGER")) {
+                    return Err(StmtErr::Sql(SqlError::unsupported("CREATE PROCEDURE")));
+                } else if first == "TRUNCATE" {
+                    format!("DELETE FROM {}", ctx.rw(&toks[toks.iter().position(|t| t.is_word("TABLE")).map(|p| p + 1).unwrap_or(1)..]).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?)
+                } else {
+                    ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+                };
+                self.before_write()?;
+                self.db.execute_batch(&sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                self.rowcount = 0;
+                Ok(Flow::Continue)
+            }
+            "SET" => {
+                if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
+                    self.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
+                }
+                Ok(Flow::Continue)
+            }
+            "PRINT" => {
+                let msg = self.eval_text(&toks[toks.iter().position(|t| t.is_word("PRINT")).unwrap() + 1..], &decl, params)?;
+                out.emit(r, &token::message(0, &msg, 0, 1, 1))?;
+                Ok(Flow::Continue)
+            }
+            "RAISERROR" => self.raiserror(toks, &decl, params, out, r),
+            "THROW" => {
+                let args: Vec<&Tok> = sg[1..].iter().copied().filter(|t| !t.is_punct(',')).collect();
+                let num = args.first().map(|t| t.text().parse::<i32>().unwrap_or(50000)).unwrap_or(50000);
+                let msg = match args.get(1) {
+                    Some(Tok::Str { s, .. }) => s.clone(),
+                    _ => String::new(),
+                };
+                let state = args.get(2).and_then(|t| t.text().parse::<u8>().ok()).unwrap_or(1);
+                out.error(r, &SqlError { number: num, class: 16, state, msg })?;
+                Ok(Flow::Stop)
+            }
+            "BEGIN" if sg.get(1).is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION")) => {
+                let env = self.begin();
+                out.emit(r, &env)?;
+                Ok(Flow::Continue)
+            }
+            "COMMIT" | "ROLLBACK" => {
+                if !self.txn_open && first == "COMMIT" {
+                    return Err(StmtErr::Sql(SqlError::new(3902, 16, "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.")));
+                }
+                let env = if first == "COMMIT" { self.commit()? } else { self.rollback()? };
+                out.emit(r, &env)?;
+                Ok(Flow::Continue)
+            }
+            "SAVE" => Ok(Flow::Continue),
+            "USE" => {
+                let db = sg.get(1).map(|t| t.text().trim_matches('"').to_string()).unwrap_or_default();
+                let mut b = token::envchange_str(1, &db, "master");
+                b.extend(token::message(5701, &format!("Changed database context to '{db}'."), 0, 1, 1));
+                out.emit(r, &b)?;
+                Ok(Flow::Continue)
+            }
+            "WAITFOR" => {
+                if let Some(Tok::Str { s, .. }) = sg.iter().find(|t| matches!(t, Tok::Str { .. })) {
+                    let secs = crate::conv::parse_datetime(s).map(|d| d.ticks as f64 / 1e7).unwrap_or(0.0);
+                    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(600.0));
+                    while std::time::Instant::now() < until {
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        if r.io.poll_attention() {
+                            return Ok(Flow::Stop);
+                        }
+                    }
+                }
+                Ok(Flow::Continue)
+            }
+            "IF" if sg.iter().any(|t| t.is_word("OBJECT_ID")) && sg.iter().any(|t| t.is_word("DROP")) => {
+                let p = toks.iter().position(|t| t.is_word("DROP")).unwrap();
+                let ctx = self.ctx(&decl);
+                let rest = ctx.rw(&toks[p..]).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+                let sql = rest.replacen("TABLE", "TABLE IF EXISTS", 1).replacen("table", "TABLE IF EXISTS", 1);
+                self.before_write()?;
+                self.db.execute_batch(&sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                Ok(Flow::Continue)
+            }
+            "EXEC" | "EXECUTE" => self.exec_proc(&sg[1..], out, r),
+            w if w.starts_with("SP_") => self.exec_proc(&sg, out, r),
+            _ => Err(StmtErr::Sql(SqlError::unsupported(&first_tok.text()))),
+        }
+    }
+
+    fn exec_proc(&mut self, sg: &[&Tok], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+        let name = sg.first().map(|t| t.text()).unwrap_or_default().to_ascii_lowercase();
+        let args: Vec<i64> = sg[1..].iter().filter_map(|t| t.text().parse::<i64>().ok()).collect();
+        if name.contains("sp_datatype_info") {
+            let cols = typeinfo::columns();
+            let rows = typeinfo::rows(args.first().copied().unwrap_or(0));
+            self.send_rows(&cols, &rows, out, r)?;
+            return Ok(Flow::Continue);
+        }
+        Err(StmtErr::Sql(SqlError::new(2812, 16, format!("Could not find stored procedure '{name}'."))))
+    }
+
+    /// Answers sp_datatype_info_100 called as an RPC.
+    pub fn datatype_info(&mut self, data_type: i64, out: &mut Out, r: &mut Resp) -> io::Result<()> {
+        let cols = typeinfo::columns();
+        let rows = typeinfo::rows(data_type);
+        match self.send_rows(&cols, &rows, out, r) {
+            Err(StmtErr::Io(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn eval_text(&mut self, expr: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param]) -> Result<String, StmtErr> {
+        let ctx = self.ctx(decl);
+        let e = ctx.rw(expr).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let (_, rows) = self.fetch(&format!("SELECT {e}"), params)?;
+        Ok(rows.first().and_then(|r| r.first()).map(value::as_text).unwrap_or_default())
+    }
+
+    fn raiserror(&mut self, toks: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+        let open = toks.iter().position(|t| t.is_punct('(')).ok_or_else(|| StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'RAISERROR'.")))?;
+        let close = toks.iter().rposition(|t| t.is_punct(')')).unwrap_or(toks.len());
+        let mut args: Vec<Vec<Tok>> = vec![Vec::new()];
+        let mut d = 0;
+        for t in &toks[open + 1..close] {
+            match t {
+                Tok::Punct('(') => d += 1,
+                Tok::Punct(')') => d -= 1,
+                Tok::Punct(',') if d == 0 => {
+                    args.push(Vec::new());
+                    continue;
+                }
+                _ => {}
+            }
+            args.last_mut().unwrap().push(t.clone());
+        }
+        if args.len() < 3 {
+            return Err(StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'RAISERROR'.")));
+        }
+        let vals: Vec<String> = args.iter().map(|a| self.eval_text(a, decl, params)).collect::<Result<_, _>>()?;
+        let (number, fmt) = match vals[0].parse::<i32>() {
+            Ok(n) if !matches!(sig(&args[0]).first(), Some(Tok::Str { .. })) => (n, format!("Message {n}")),
+            _ => (50000, vals[0].clone()),
+        };
+        let class = vals[1].trim().parse::<i64>().unwrap_or(16).clamp(0, 25) as u8;
+        let state = vals[2].trim().parse::<i64>().unwrap_or(1).clamp(0, 255) as u8;
+        let msg = printf(&fmt, &vals[3..]);
+        if class > 10 {
+            out.emit(r, &token::message(number, &msg, class, state, 1))?;
+            out.done(r, token::DONE_ERROR, 0, 0)?;
+        } else {
+            out.emit(r, &token::message(number, &msg, class, state, 1))?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn bind(stmt: &mut rusqlite::Statement, params: &[Param]) -> rusqlite::Result<()> {
+        for i in 1..=stmt.parameter_count() {
+            let ix = stmt.parameter_name(i).and_then(|n| n.trim_start_matches('?').parse::<usize>().ok()).unwrap_or(i);
+            let v = params.get(ix.wrapping_sub(1)).map(|p| p.value.clone()).unwrap_or(Value::Null);
+            stmt.raw_bind_parameter(i, v)?;
+        }
+        Ok(())
+    }
+
+    fn exec(&mut self, sql: &str, params: &[Param]) -> Result<usize, StmtErr> {
+        let mut stmt = self.db.prepare(sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        Self::bind(&mut stmt, params).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        stmt.raw_execute().map_err(|e| StmtErr::Sql(from_sqlite(&e)))
+    }
+
+    /// Runs a query: (columns with names and declared types, rows).
+    fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<(Vec<(String, Option<Ty>)>, Vec<Vec<Value>>), StmtErr> {
+        let mut stmt = self.db.prepare(sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        let cols: Vec<(String, Option<Ty>)> = stmt
+            .columns()
+            .iter()
+            .map(|c| {
+                let ty = c.decl_type().and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
+                (c.name().to_string(), ty)
+            })
+            .collect();
+        Self::bind(&mut stmt, params).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        let n = cols.len();
+        let mut rows = Vec::new();
+        let mut q = stmt.raw_query();
+        while let Some(row) = q.next().map_err(|e| StmtErr::Sql(from_sqlite(&e)))? {
+            let mut v = Vec::with_capacity(n);
+            for i in 0..n {
+                v.push(row.get::<_, Value>(i).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?);
+            }
+            rows.push(v);
+        }
+        Ok((cols, rows))
+    }
+
+    fn query(&mut self, toks: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+        let ctx = self.ctx(decl);
+        let sql = ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let forced = ctx.select_types(toks);
+        let (cols, rows) = self.fetch(&sql, params)?;
+        if cols.is_empty() {
+            return Ok(Flow::Continue);
+        }
+        let columns: Vec<Column> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, (name, decl_ty))| {
+                let ty = forced.get(i).copied().flatten().or(*decl_ty).unwrap_or_else(|| infer(&rows, i));
+                let ident = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '#' || c == '@' || c == '$' || c == ' ');
+                let is_expr = name.contains('(') || !ident;
+                Column::new(if is_expr { "" } else { name }, ty)
+            })
+            .collect();
+        self.send_rows(&columns, &rows, out, r)
+    }
+
+    fn send_rows(&mut self, cols: &[Column], rows: &[Vec<Value>], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+        out.emit(r, &token::colmetadata(cols))?;
+        let tys: Vec<Ty> = cols.iter().map(|c| c.ty).collect();
+        let mut buf = Vec::with_capacity(64 * 1024);
+        for row in rows {
+            value::put_row(&mut buf, &tys, row, true);
+            if buf.len() >= 32 * 1024 {
+                r.put(&buf)?;
+                buf.clear();
+                if r.cancelled() {
+                    out.cancelled(r)?;
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+        r.put(&buf)?;
+        self.rowcount = rows.len() as i64;
+        out.done(r, token::DONE_COUNT, token::CMD_SELECT, rows.len() as u64)?;
+        Ok(Flow::Continue)
+    }
+}
+
+/// Type of an expression column from its values: integers -> INT/BIGINT by range, reals ->
+/// FLOAT, text -> NVARCHAR(4000|max), blobs -> VARBINARY(8000|max), all NULL -> INT.
+fn infer(rows: &[Vec<Value>], i: usize) -> Ty {
+    let mut ty: Option<Ty> = None;
+    for r in rows {
+        let t = match &r[i] {
+            Value::Null => continue,
+            Value::Integer(v) => {
+                if i32::try_from(*v).is_ok() {
+                    Ty::Int
+                } else {
+                    Ty::BigInt
+                }
+            }
+            Value::Real(_) => Ty::Float,
+            Value::Text(s) => {
+                if s.encode_utf16().count() <= 4000 {
+                    Ty::NVarChar(Some(4000))
+                } else {
+                    Ty::NVarChar(None)
+                }
+            }
+            Value::Blob(b) => {
+                if b.len() <= 8000 {
+                    Ty::VarBinary(Some(8000))
+                } else {
+                    Ty::VarBinary(None)
+                }
+            }
+        };
+        ty = Some(match (ty, t) {
+            (None, t) => t,
+            (Some(Ty::Int), Ty::BigInt) => Ty::BigInt,
+            (Some(Ty::NVarChar(Some(_))), Ty::NVarChar(None)) => t,
+            (Some(Ty::VarBinary(Some(_))), Ty::VarBinary(None)) => t,
+            (Some(Ty::Int) | Some(Ty::BigInt), Ty::Float) => Ty::Float,
+            (Some(p), _) => p,
+        });
+    }
+    ty.unwrap_or(Ty::Int)
+}
+
+/// RAISERROR's printf subset: %d %i %u %s %x, with optional width/flags ignored.
+fn printf(fmt: &str, args: &[String]) -> String {
+    let mut out = String::new();
+    let mut it = fmt.chars().peekable();
+    let mut ai = 0;
+    while let Some(c) = it.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if it.peek() == Some(&'%') {
+            it.next();
+            out.push('%');
+            continue;
+        }
+        while it.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | ' ' | '#' | '.' | 'l' | 'h' | 'I')) {
+            it.next();
+        }
+        let spec = it.next();
+        let a = args.get(ai).cloned().unwrap_or_else(|| "(null)".into());
+        ai += 1;
+        match spec {
+            Some('x') | Some('X') => out.push_str(&format!("{:x}", a.trim().parse::<i64>().unwrap_or(0))),
+            Some(_) => out.push_str(&a),
+            None => {}
+        }
+    }
+    out
+}
+
+pub enum StmtErr {
+    Io(io::Error),
+    Sql(SqlError),
+}
+
+impl From<io::Error> for StmtErr {
+    fn from(e: io::Error) -> Self {
+        StmtErr::Io(e)
+    }
+}
+
+impl From<SqlError> for StmtErr {
+    fn from(e: SqlError) -> Self {
+        StmtErr::Sql(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn printf_subset() {
+        assert_eq!(super::printf("row %d of %s: 100%%", &["3".into(), "t".into()]), "row 3 of t: 100%");
+    }
+}

@@ -1,0 +1,9 @@
+//! The SQL side: T-SQL tokenizer/splitter, rewriting to SQLite, SQLite functions, and the
+//! statement executor that turns results into TDS tokens.
+
+pub mod engine;
+pub mod errors;
+pub mod functions;
+pub mod lexer;
+pub mod rewrite;
+pub mod typeinfo;

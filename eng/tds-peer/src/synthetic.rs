@@ -1,0 +1,529 @@
+//! Virtual typed tables `peer.<shape>_<rows>`: values are pure functions of the row index
+//! (mirrored in eng/peers/synthetic.py; formulas in eng/tds-peer/README.md). Encoded rows are
+//! cached in blocks so repeated queries replay bytes at memory speed. Fault injection lives
+//! here too (`/* fault:… */` in the query text).
+
+use crate::conv;
+use crate::resp::Resp;
+use crate::sql::lexer::Tok;
+use crate::token::{self, Column, value};
+use crate::types::Ty;
+use rusqlite::types::Value;
+use std::collections::HashMap;
+use std::io;
+use std::sync::{Arc, Mutex};
+
+/// Bytes of encoded rows per cached block (also the ATTENTION polling granularity).
+const BLOCK: usize = 128 * 1024;
+/// Total cache budget; results larger than `MAX_ONE` are streamed without caching.
+const CACHE_BUDGET: usize = 1536 << 20;
+const MAX_ONE: usize = 1024 << 20;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Shape {
+    TypesAll,
+    Mixed,
+    IntNvarchar,
+    IntNvarcharFloat,
+    Wide32,
+    DtoDecGuid,
+    LobNvarcharMax(u64),
+    LobVarbinaryMax(u64),
+}
+
+impl Shape {
+    pub fn parse(name: &str) -> Option<Shape> {
+        Some(match name {
+            "types_all" => Shape::TypesAll,
+            "mixed" => Shape::Mixed,
+            "int_nvarchar" => Shape::IntNvarchar,
+            "int_nvarchar_float" => Shape::IntNvarcharFloat,
+            "wide32" => Shape::Wide32,
+            "dto_dec_guid" => Shape::DtoDecGuid,
+            _ => {
+                let kib = |p: &str| name.strip_prefix(p).and_then(|r| r.strip_suffix('k')).and_then(|n| n.parse::<u64>().ok());
+                if let Some(k) = kib("lob_nvarcharmax_") {
+                    Shape::LobNvarcharMax(k)
+                } else if let Some(k) = kib("lob_varbinarymax_") {
+                    Shape::LobVarbinaryMax(k)
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+pub const TYPES_ALL: &[(&str, &str)] = &[
+    ("id", "int"),
+    ("c_bit", "bit"),
+    ("c_tinyint", "tinyint"),
+    ("c_smallint", "smallint"),
+    ("c_int", "int"),
+    ("c_bigint", "bigint"),
+    ("c_dec1", "decimal(1,0)"),
+    ("c_dec9", "decimal(9,2)"),
+    ("c_dec18", "decimal(18,4)"),
+    ("c_dec19", "decimal(19,0)"),
+    ("c_dec28", "decimal(28,10)"),
+    ("c_dec38", "decimal(38,10)"),
+    ("c_num", "numeric(10,3)"),
+    ("c_money", "money"),
+    ("c_smallmoney", "smallmoney"),
+    ("c_real", "real"),
+    ("c_float", "float"),
+    ("c_date", "date"),
+    ("c_time0", "time(0)"),
+    ("c_time3", "time(3)"),
+    ("c_time7", "time(7)"),
+    ("c_datetime", "datetime"),
+    ("c_smalldatetime", "smalldatetime"),
+    ("c_dt2_0", "datetime2(0)"),
+    ("c_dt2_3", "datetime2(3)"),
+    ("c_dt2_7", "datetime2(7)"),
+    ("c_dto0", "datetimeoffset(0)"),
+    ("c_dto7", "datetimeoffset(7)"),
+    ("c_char", "char(10)"),
+    ("c_varchar", "varchar(50)"),
+    ("c_varchar_utf8", "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8"),
+    ("c_nchar", "nchar(10)"),
+    ("c_nvarchar", "nvarchar(50)"),
+    ("c_varchar_max", "varchar(max)"),
+    ("c_nvarchar_max", "nvarchar(max)"),
+    ("c_varbinary_max", "varbinary(max)"),
+    ("c_binary8", "binary(8)"),
+    ("c_varbinary50", "varbinary(50)"),
+    ("c_guid", "uniqueidentifier"),
+    ("c_xml", "xml"),
+    ("c_variant", "sql_variant"),
+];
+
+pub fn columns(shape: &Shape) -> Vec<Column> {
+    let c = |n: &str, t: &str| Column::new(n, Ty::parse(t).expect("shape type"));
+    let mut cols = match shape {
+        Shape::TypesAll => TYPES_ALL.iter().map(|(n, t)| c(n, t)).collect(),
+        Shape::Mixed => vec![c("id", "int"), c("big", "bigint"), c("f", "float"), c("name", "nvarchar(50)"), c("ts", "datetime2(7)"), c("amount", "decimal(18,4)"), c("flag", "bit"), c("note", "nvarchar(100)")],
+        Shape::IntNvarchar => vec![c("id", "int"), c("name", "nvarchar(50)")],
+        Shape::IntNvarcharFloat => vec![c("id", "int"), c("name", "nvarchar(50)"), c("val", "float")],
+        Shape::Wide32 => (0..32)
+            .map(|k| {
+                let t = ["int", "nvarchar(30)", "float", "datetime2(3)", "decimal(12,2)"][k % 5];
+                c(&format!("c{k}"), t)
+            })
+            .collect(),
+        Shape::DtoDecGuid => (0..3).flat_map(|j| [c(&format!("dto_{j}"), "datetimeoffset(7)"), c(&format!("dec_{j}"), "decimal(38,10)"), c(&format!("guid_{j}"), "uniqueidentifier")]).collect(),
+        Shape::LobNvarcharMax(_) => vec![c("id", "int"), c("body", "nvarchar(max)")],
+        Shape::LobVarbinaryMax(_) => vec![c("id", "int"), c("body", "varbinary(max)")],
+    };
+    cols[0].nullable = !matches!(shape, Shape::TypesAll | Shape::Mixed | Shape::IntNvarchar | Shape::IntNvarcharFloat | Shape::LobNvarcharMax(_) | Shape::LobVarbinaryMax(_));
+    cols
+}
+
+// ---- generator formulas (keep in sync with eng/peers/synthetic.py and README.md) ----------
+
+pub fn mix(i: u64, k: u64) -> u64 {
+    i.wrapping_mul(2_654_435_761).wrapping_add(k.wrapping_mul(40_503)).wrapping_mul(11_400_714_819_323_198_485)
+}
+
+fn mix128(i: u64, k: u64) -> u128 {
+    ((mix(i, k) as u128) << 64) | mix(i, k + 1000) as u128
+}
+
+fn dec_text(unscaled: i128, scale: u8) -> Value {
+    Value::Text(conv::Dec { neg: unscaled < 0, mag: unscaled.unsigned_abs(), scale }.to_string_fixed())
+}
+
+/// Decimal of precision p, scale s: m128 % (2*10^p - 1) - (10^p - 1).
+fn gen_dec(i: u64, k: u64, p: u32, s: u8) -> Value {
+    let lim = 10u128.pow(p);
+    let u = (mix128(i, k) % (2 * lim - 1)) as i128 - (lim as i128 - 1);
+    dec_text(u, s)
+}
+
+fn dt_text(days: u64, ticks: u64) -> String {
+    format!("{} {}", conv::fmt_date(days as i64), conv::fmt_time(ticks, 7))
+}
+
+fn ticks_for(i: u64, k: u64, scale: u8) -> u64 {
+    let m2 = mix(i, k + 1000);
+    match scale {
+        0 => (m2 % 86_400) * 10_000_000,
+        3 => (m2 % 86_400_000) * 10_000,
+        _ => m2 % 864_000_000_000,
+    }
+}
+
+fn types_all_value(i: u64, k: u64, name: &str) -> Value {
+    let m1 = mix(i, k);
+    let i64v = |x: u64| x as i64;
+    match name {
+        "id" => Value::Integer(i as i64),
+        "c_bit" => Value::Integer((m1 % 2) as i64),
+        "c_tinyint" => Value::Integer((m1 % 256) as i64),
+        "c_smallint" => Value::Integer((m1 % 65_536) as i64 - 32_768),
+        "c_int" => Value::Integer((m1 % (1 << 32)) as i64 - (1 << 31)),
+        "c_bigint" => Value::Integer(i64v(m1)),
+        "c_dec1" => gen_dec(i, k, 1, 0),
+        "c_dec9" => gen_dec(i, k, 9, 2),
+        "c_dec18" => gen_dec(i, k, 18, 4),
+        "c_dec19" => gen_dec(i, k, 19, 0),
+        "c_dec28" => gen_dec(i, k, 28, 10),
+        "c_dec38" => gen_dec(i, k, 38, 10),
+        "c_num" => gen_dec(i, k, 10, 3),
+        "c_money" => gen_dec(i, k, 18, 4),
+        "c_smallmoney" => dec_text((m1 % 4_000_000_001) as i128 - 2_000_000_000, 4),
+        "c_real" => Value::Real(((m1 % 20_001) as i64 - 10_000) as f64 * 0.25),
+        "c_float" => Value::Real((i64v(m1) >> 11) as f64 / 1_048_576.0),
+        "c_date" => Value::Text(conv::fmt_date((m1 % 3_652_059) as i64)),
+        "c_time0" => Value::Text(conv::fmt_time(ticks_for(i, k, 0), 7)),
+        "c_time3" => Value::Text(conv::fmt_time(ticks_for(i, k, 3), 7)),
+        "c_time7" => Value::Text(conv::fmt_time(ticks_for(i, k, 7), 7)),
+        "c_datetime" => {
+            let days = conv::DAY_1900 as u64 + m1 % 80_000;
+            let t300 = (mix(i, k + 1000) % 8_640_000) * 3;
+            Value::Text(dt_text(days, t300 / 3 * 100_000))
+        }
+        "c_smalldatetime" => Value::Text(dt_text(conv::DAY_1900 as u64 + m1 % 60_000, (mix(i, k + 1000) % 1440) * 600_000_000)),
+        "c_dt2_0" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 0))),
+        "c_dt2_3" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 3))),
+        "c_dt2_7" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 7))),
+        "c_dto0" | "c_dto7" => {
+            let off = (mix(i, k + 2000) % 57) as i16 * 30 - 840;
+            let scale = if name == "c_dto0" { 0 } else { 7 };
+            Value::Text(format!("{} {}", dt_text(1 + m1 % 3_652_057, ticks_for(i, k, scale)), conv::fmt_offset(off)))
+        }
+        "c_char" => Value::Text(format!("c{}é€", i % 1000)),
+        "c_varchar" => Value::Text(format!("v{i} café €Š")),
+        "c_varchar_utf8" => Value::Text(format!("u{i} 中文 ü😀")),
+        "c_nchar" => Value::Text(format!("n{}ж", i % 1000)),
+        "c_nvarchar" => Value::Text(format!("nv{i} 中文 ß 😀")),
+        "c_varchar_max" => Value::Text(format!("x{i};").repeat((i % 5 * 700) as usize)),
+        "c_nvarchar_max" => Value::Text(format!("ñ{i};").repeat((i % 4 * 1500) as usize)),
+        "c_varbinary_max" => Value::Blob((0..(i % 6) * 3000).map(|j| ((i + j) % 256) as u8).collect()),
+        "c_binary8" => Value::Blob(i.to_be_bytes().to_vec()),
+        "c_varbinary50" => Value::Blob((0..i % 51).map(|j| ((i * j) % 256) as u8).collect()),
+        "c_guid" => Value::Text(conv::fmt_guid(&mix128(i, k).to_be_bytes())),
+        "c_xml" => Value::Text(format!("<r i=\"{i}\">x&amp;y</r>")),
+        "c_variant" => Value::Integer(i as i64 * 3 - 1000),
+        _ => Value::Null,
+    }
+}
+
+/// One row of a shape (all columns).
+pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
+    match shape {
+        Shape::TypesAll => {
+            if i % 7 == 3 {
+                let mut v = vec![Value::Null; TYPES_ALL.len()];
+                v[0] = Value::Integer(i as i64);
+                v
+            } else {
+                TYPES_ALL.iter().enumerate().map(|(k, (n, _))| types_all_value(i, k as u64, n)).collect()
+            }
+        }
+        Shape::Mixed => vec![
+            Value::Integer(i as i64),
+            Value::Integer(i as i64 * 1_000_003),
+            Value::Real(i as f64 * 0.25),
+            Value::Text(format!("name {i}")),
+            Value::Text(dt_text(conv::days_from_civil(2020, 1, 1) as u64 + i / 86_400, (i % 86_400) * 10_000_000 + (i % 1000) * 10_000)),
+            dec_text((i as i128 * 12_345) % 10_000_000_000 - 5_000_000_000, 4),
+            Value::Integer((i % 3 == 0) as i64),
+            if i % 5 == 0 { Value::Null } else { Value::Text(format!("note {i} é")) },
+        ],
+        Shape::IntNvarchar => vec![Value::Integer(i as i64), Value::Text(format!("row {i} é中"))],
+        Shape::IntNvarcharFloat => vec![Value::Integer(i as i64), if i % 10 == 3 { Value::Null } else { Value::Text(format!("row {i} é中")) }, Value::Real(i as f64 * 1.5)],
+        Shape::Wide32 => (0..32u64)
+            .map(|k| match k % 5 {
+                0 => Value::Integer((i + k) as i64),
+                1 => Value::Text(format!("w{k}_{i}")),
+                2 => Value::Real(i as f64 * 0.5 + k as f64),
+                3 => {
+                    let mins = i + k;
+                    Value::Text(dt_text(conv::days_from_civil(2021, 1, 1) as u64 + mins / 1440, (mins % 1440) * 600_000_000))
+                }
+                _ => dec_text(i as i128 * 100 + k as i128, 2),
+            })
+            .collect(),
+        Shape::DtoDecGuid => (0..3u64)
+            .flat_map(|j| {
+                let k = 100 + j * 3;
+                [types_all_value(i, k, "c_dto7"), gen_dec(i, k + 1, 38, 10), types_all_value(i, k + 2, "c_guid")]
+            })
+            .collect(),
+        Shape::LobNvarcharMax(kib) => {
+            let n = (kib * 512) as usize;
+            let s: String = (0..26u64).map(|j| char::from(b'A' + ((i + j) % 26) as u8)).collect();
+            Value::Text(s.repeat(n / 26 + 1)[..n].to_string());
+            vec![Value::Integer(i as i64), Value::Text(s.repeat(n / 26 + 1)[..n].to_string())]
+        }
+        Shape::LobVarbinaryMax(kib) => vec![Value::Integer(i as i64), Value::Blob((0..kib * 1024).map(|j| ((i + j) % 256) as u8).collect())],
+    }
+}
+
+/// NBCROW vs ROW: types_all alternates so both encodings of NULL rows are exercised.
+fn use_nbc(shape: &Shape, i: u64) -> bool {
+    match shape {
+        Shape::TypesAll => i % 14 == 3,
+        _ => true,
+    }
+}
+
+// ---- queries --------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    pub drop_after: Option<u64>,
+    pub stall: Option<f64>,
+    pub error_after: Option<u64>,
+    pub malformed_after: Option<u64>,
+}
+
+impl Faults {
+    fn parse(text: &str) -> Faults {
+        let mut f = Faults::default();
+        for (p, _) in text.match_indices("fault:") {
+            let rest = &text[p + 6..];
+            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '=' || c == '.')).unwrap_or(rest.len());
+            let Some((k, v)) = rest[..end].split_once('=') else { continue };
+            match k {
+                "drop_after" => f.drop_after = v.parse().ok(),
+                "stall" => f.stall = v.parse().ok(),
+                "error_after" => f.error_after = v.parse().ok(),
+                "malformed_after" => f.malformed_after = v.parse().ok(),
+                _ => {}
+            }
+        }
+        f
+    }
+
+    fn any(&self) -> bool {
+        self.drop_after.is_some() || self.stall.is_some() || self.error_after.is_some() || self.malformed_after.is_some()
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Query {
+    pub shape: Shape,
+    pub rows: u64,
+    pub cols: Vec<usize>,
+    pub faults: Faults,
+}
+
+impl Query {
+    /// Recognises `SELECT [TOP n] * | cols FROM peer.<shape>_<rows> [;]`. Returns None when
+    /// the statement does not name a `peer.` table, Some(Err) for an unknown shape.
+    pub fn parse(sg: &[&Tok], text: &str) -> Option<Result<Query, String>> {
+        let from = sg.iter().position(|t| t.is_word("FROM"))?;
+        let name_of = |t: &Tok| match t {
+            Tok::Word(w) => Some(w.to_ascii_lowercase()),
+            Tok::Quoted(q) => Some(q.to_ascii_lowercase()),
+            _ => None,
+        };
+        if sg.len() < from + 4 || name_of(sg[from + 1]).as_deref() != Some("peer") || !sg[from + 2].is_punct('.') {
+            return None;
+        }
+        let table = name_of(sg[from + 3])?;
+        if sg[from + 4..].iter().any(|t| !t.is_punct(';')) {
+            return Some(Err("tds-peer: synthetic tables support only SELECT [TOP n] cols FROM peer.<shape>_<rows>".into()));
+        }
+        let (shape_name, rows) = table.rsplit_once('_')?;
+        let (Some(shape), Ok(rows)) = (Shape::parse(shape_name), rows.parse::<u64>()) else {
+            return Some(Err(format!("Invalid object name 'peer.{table}'.")));
+        };
+        let mut i = 1;
+        let mut top = None;
+        if sg.get(i).is_some_and(|t| t.is_word("TOP")) {
+            let paren = sg.get(i + 1).is_some_and(|t| t.is_punct('('));
+            let n = sg.get(if paren { i + 2 } else { i + 1 }).and_then(|t| t.text().parse::<u64>().ok());
+            top = n;
+            i += if paren { 4 } else { 2 };
+        }
+        let all = columns(&shape);
+        let mut cols = Vec::new();
+        for t in &sg[i..from] {
+            if t.is_punct(',') {
+                continue;
+            }
+            if t.is_punct('*') {
+                cols.extend(0..all.len());
+                continue;
+            }
+            let Some(n) = name_of(t) else { return Some(Err("tds-peer: unsupported select list on a peer table".into())) };
+            match all.iter().position(|c| c.name.eq_ignore_ascii_case(&n)) {
+                Some(p) => cols.push(p),
+                None => return Some(Err(format!("Invalid column name '{n}'."))),
+            }
+        }
+        let rows = top.map(|t| t.min(rows)).unwrap_or(rows);
+        Some(Ok(Query { shape, rows, cols, faults: Faults::parse(text) }))
+    }
+}
+
+// ---- encoding, caching and streaming ----------------------------------------------------------
+
+pub struct Encoded {
+    meta: Vec<u8>,
+    blocks: Vec<Arc<Vec<u8>>>,
+}
+
+#[derive(Default)]
+pub struct Cache {
+    map: Mutex<HashMap<(Shape, u64, Vec<usize>), Arc<Encoded>>>,
+    bytes: Mutex<usize>,
+}
+
+pub enum Streamed {
+    Rows(u64),
+    Cancelled,
+    Error,
+}
+
+fn encode_row(q: &Query, tys: &[Ty], i: u64, out: &mut Vec<u8>) {
+    let full = row(&q.shape, i);
+    if q.cols.len() == full.len() && q.cols.iter().enumerate().all(|(a, b)| a == *b) {
+        value::put_row(out, tys, &full, use_nbc(&q.shape, i));
+    } else {
+        let sel: Vec<Value> = q.cols.iter().map(|&c| full[c].clone()).collect();
+        value::put_row(out, tys, &sel, use_nbc(&q.shape, i));
+    }
+}
+
+fn sleep_polling(r: &mut Resp, secs: f64) -> bool {
+    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
+    while std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+        if r.io.poll_attention() {
+            return true;
+        }
+    }
+    false
+}
+
+/// Streams COLMETADATA + rows (caller sends the DONE). Honors ATTENTION between blocks.
+pub fn stream(cache: &Cache, q: &Query, r: &mut Resp) -> io::Result<Streamed> {
+    let all = columns(&q.shape);
+    let cols: Vec<Column> = q.cols.iter().map(|&c| all[c].clone()).collect();
+    let tys: Vec<Ty> = cols.iter().map(|c| c.ty).collect();
+    if q.faults.any() {
+        return stream_faulty(q, &cols, &tys, r);
+    }
+    let key = (q.shape.clone(), q.rows, q.cols.clone());
+    let hit = cache.map.lock().unwrap().get(&key).cloned();
+    if let Some(enc) = hit {
+        r.put(&enc.meta)?;
+        for b in &enc.blocks {
+            r.put(b)?;
+            if r.cancelled() {
+                return Ok(Streamed::Cancelled);
+            }
+        }
+        return Ok(Streamed::Rows(q.rows));
+    }
+    let meta = token::colmetadata(&cols);
+    r.put(&meta)?;
+    let mut blocks = Vec::new();
+    let mut total = 0usize;
+    let mut keep = true;
+    let mut buf = Vec::with_capacity(BLOCK + 4096);
+    for i in 0..q.rows {
+        encode_row(q, &tys, i, &mut buf);
+        if buf.len() >= BLOCK || i + 1 == q.rows {
+            r.put(&buf)?;
+            total += buf.len();
+            if total > MAX_ONE {
+                keep = false;
+                blocks.clear();
+            }
+            if keep {
+                blocks.push(Arc::new(std::mem::replace(&mut buf, Vec::with_capacity(BLOCK + 4096))));
+            } else {
+                buf.clear();
+            }
+            if r.cancelled() {
+                return Ok(Streamed::Cancelled);
+            }
+        }
+    }
+    if keep {
+        let mut used = cache.bytes.lock().unwrap();
+        let mut map = cache.map.lock().unwrap();
+        if *used + total > CACHE_BUDGET {
+            map.clear();
+            *used = 0;
+        }
+        *used += total;
+        map.insert(key, Arc::new(Encoded { meta, blocks }));
+    }
+    Ok(Streamed::Rows(q.rows))
+}
+
+fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Result<Streamed> {
+    let f = &q.faults;
+    r.put(&token::colmetadata(cols))?;
+    if let Some(s) = f.stall {
+        r.flush_partial()?;
+        if sleep_polling(r, s) {
+            return Ok(Streamed::Cancelled);
+        }
+    }
+    let mut buf = Vec::new();
+    for i in 0..q.rows {
+        if f.drop_after == Some(i) {
+            r.put(&buf)?;
+            r.flush_partial()?;
+            log::warn!("fault: dropping connection after {i} rows");
+            return Err(io::Error::new(io::ErrorKind::ConnectionAborted, "fault:drop_after"));
+        }
+        if f.error_after == Some(i) {
+            r.put(&buf)?;
+            r.put(&token::message(50000, &format!("tds-peer fault: error after {i} rows"), 16, 1, 1))?;
+            return Ok(Streamed::Error);
+        }
+        if f.malformed_after == Some(i) {
+            r.put(&buf)?;
+            // 0xEE is not a valid token type: the client must report a protocol error.
+            r.put(&[0xEE, 0xFF, 0xFF, 0xFF, 0x13, 0x37])?;
+            return Ok(Streamed::Error);
+        }
+        encode_row(q, tys, i, &mut buf);
+        if buf.len() >= BLOCK {
+            r.put(&buf)?;
+            buf.clear();
+            if r.cancelled() {
+                return Ok(Streamed::Cancelled);
+            }
+        }
+    }
+    r.put(&buf)?;
+    Ok(Streamed::Rows(q.rows))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::lexer::tokenize;
+
+    fn q(sql: &str) -> Option<Result<Query, String>> {
+        let t = tokenize(sql).unwrap();
+        let sg: Vec<&Tok> = t.iter().filter(|t| !t.is_space()).collect();
+        Query::parse(&sg, sql)
+    }
+
+    #[test]
+    fn parse_queries() {
+        let x = q("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */").unwrap().unwrap();
+        assert_eq!((x.shape, x.rows, x.cols.len(), x.faults.drop_after), (Shape::Mixed, 100_000, 8, Some(500)));
+        let x = q("select top 5 id, name from [peer].[lob_nvarcharmax_256k_20]").unwrap().unwrap();
+        assert_eq!((x.shape, x.rows, x.cols.clone()), (Shape::LobNvarcharMax(256), 5, vec![0, 1]));
+        assert!(q("select * from t").is_none());
+        assert!(q("select * from peer.nosuch_10").unwrap().is_err());
+    }
+
+    #[test]
+    fn mix_is_stable() {
+        // Mirrored in eng/peers/synthetic.py; this pins the formula.
+        assert_eq!(mix(0, 0), 0);
+        assert_eq!(mix(1, 0), 2_654_435_761u64.wrapping_mul(11_400_714_819_323_198_485));
+    }
+}

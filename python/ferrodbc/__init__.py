@@ -1,0 +1,121 @@
+"""ferrodbc: fast, exact SQL Server reads from Python.
+
+A DB-API 2.0 (PEP 249) driver whose fetch engine is Rust: each result set is described once into a
+fetch plan, rows are fetched in blocks into bound buffers, and every fetch shape (fetchone,
+fetchmany, fetchall, fetchval, iteration) is served from that one native batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import _native
+from ._native import (
+    Connection,
+    Cursor,
+    DatabaseError,
+    DataError,
+    Error,
+    IntegrityError,
+    InterfaceError,
+    InternalError,
+    NotSupportedError,
+    OperationalError,
+    ProgrammingError,
+    Row,
+    Warning,
+)
+from .dbapi import (
+    BINARY,
+    DATETIME,
+    NUMBER,
+    ROWID,
+    STRING,
+    Binary,
+    Date,
+    DateFromTicks,
+    Time,
+    TimeFromTicks,
+    Timestamp,
+    TimestampFromTicks,
+)
+from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
+from .sqltypes import __all__ as _sqltypes_all
+
+apilevel = "2.0"
+# Threads may share the module and connections, not cursors (each cursor serialises its calls).
+threadsafety = 1
+paramstyle = "qmark"
+__version__ = _native.__version__
+
+
+def _quote(value: Any) -> str:
+    text = str(value)
+    if any(c in text for c in ";{}") or text != text.strip():
+        return "{" + text.replace("}", "}}") + "}"
+    return text
+
+
+def connect(
+    connection_string: str = "",
+    autocommit: bool = False,
+    timeout: int | None = None,
+    **attrs: Any,
+) -> Connection:
+    """Open a connection.
+
+    ``connection_string`` is a full ODBC connection string, e.g.
+    ``"Driver={ODBC Driver 18 for SQL Server};Server=host,1433;UID=sa;PWD=...;TrustServerCertificate=yes"``.
+    Keyword arguments are appended as ``key=value`` pairs (pyodbc style: ``server="host"``).
+    ``timeout`` is the login timeout in seconds. Transactions are manual unless ``autocommit``.
+    """
+    if not isinstance(connection_string, str):
+        raise InterfaceError("the connection string must be a str")
+    parts = [connection_string.rstrip(";")] if connection_string else []
+    parts += [f"{key}={_quote(value)}" for key, value in attrs.items()]
+    return Connection(";".join(parts), autocommit=autocommit, timeout=timeout)
+
+
+def counters() -> dict[str, int]:
+    """The engine's path counters (driver fetch calls, SQLGetData calls, plans built, binds...)."""
+    return _native.counters()
+
+
+def reset_counters() -> None:
+    _native.reset_counters()
+
+
+__all__ = [
+    "BINARY",
+    "DATETIME",
+    "NUMBER",
+    "ROWID",
+    "STRING",
+    "Binary",
+    "Connection",
+    "Cursor",
+    "DataError",
+    "DatabaseError",
+    "Date",
+    "DateFromTicks",
+    "Error",
+    "IntegrityError",
+    "InterfaceError",
+    "InternalError",
+    "NotSupportedError",
+    "OperationalError",
+    "ProgrammingError",
+    "Row",
+    "Time",
+    "TimeFromTicks",
+    "Timestamp",
+    "TimestampFromTicks",
+    "Warning",
+    "apilevel",
+    "connect",
+    "counters",
+    "paramstyle",
+    "reset_counters",
+    "threadsafety",
+    *_sqltypes_all,
+]

@@ -1,0 +1,34 @@
+"""ODBC SQL type codes (keys for ``add_output_converter`` and ``setinputsizes``), as pyodbc names them."""
+
+SQL_UNKNOWN_TYPE = 0
+SQL_CHAR = 1
+SQL_NUMERIC = 2
+SQL_DECIMAL = 3
+SQL_INTEGER = 4
+SQL_SMALLINT = 5
+SQL_FLOAT = 6
+SQL_REAL = 7
+SQL_DOUBLE = 8
+SQL_DATETIME = 9
+SQL_VARCHAR = 12
+SQL_TYPE_DATE = 91
+SQL_TYPE_TIME = 92
+SQL_TYPE_TIMESTAMP = 93
+SQL_LONGVARCHAR = -1
+SQL_BINARY = -2
+SQL_VARBINARY = -3
+SQL_LONGVARBINARY = -4
+SQL_BIGINT = -5
+SQL_TINYINT = -6
+SQL_BIT = -7
+SQL_WCHAR = -8
+SQL_WVARCHAR = -9
+SQL_WLONGVARCHAR = -10
+SQL_GUID = -11
+SQL_SS_VARIANT = -150
+SQL_SS_UDT = -151
+SQL_SS_XML = -152
+SQL_SS_TIME2 = -154
+SQL_SS_TIMESTAMPOFFSET = -155
+
+__all__ = [name for name in dir() if name.startswith("SQL_")]

@@ -1,0 +1,430 @@
+//! Decoders × bound columns → Python objects: the only place decoding meets Python.
+//!
+//! A [`PyPlan`] is built once per result set (and again only if the epoch moves: a converter or
+//! decoding setting changed). Filling is column-major: for each column, one `match` on its
+//! decoder picks a monomorphised loop over the rows, writing straight into pre-sized tuples.
+
+use super::cache;
+use super::row::RowSchema;
+use super::text::{TextFailure, utf16_to_str};
+use crate::batch::{Batch, ColumnBuffer, cell_error};
+use crate::decode::{self, TextErrors};
+use crate::plan::{CellKind, ResultPlan};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDate, PyDateTime, PyDict, PyString, PyTime, PyTuple, PyTzInfo};
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// How one column's cells become Python values.
+pub enum ColumnDecoder {
+    Plain(CellKind),
+    /// A pyodbc-style output converter: called with the cell's raw bytes (see `raw_bytes`).
+    Converted(CellKind, Py<PyAny>),
+}
+
+/// The Python half of a result set's plan.
+pub struct PyPlan {
+    pub epoch: u64,
+    pub generation: u64,
+    pub core: Arc<ResultPlan>,
+    pub decoders: Vec<ColumnDecoder>,
+    pub schema: Arc<RowSchema>,
+    pub errors: TextErrors,
+    pub has_converters: bool,
+}
+
+/// The Python type a column's values have, used as `description` type code (pyodbc style).
+fn type_code<'py>(py: Python<'py>, kind: CellKind) -> PyResult<Bound<'py, PyAny>> {
+    let builtins = py.import("builtins")?;
+    let datetime = py.import("datetime")?;
+    Ok(match kind {
+        CellKind::Bit => builtins.getattr("bool")?,
+        CellKind::I16 | CellKind::I32 | CellKind::I64 => builtins.getattr("int")?,
+        CellKind::F32 | CellKind::F64 => builtins.getattr("float")?,
+        CellKind::Decimal { .. } => cache::decimal_type(py)?.clone().into_any(),
+        CellKind::Date => datetime.getattr("date")?,
+        CellKind::TimeText | CellKind::SsTime2 => datetime.getattr("time")?,
+        CellKind::Timestamp | CellKind::TimestampOffset => datetime.getattr("datetime")?,
+        CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
+        CellKind::WText { .. } | CellKind::LongWText => builtins.getattr("str")?,
+        CellKind::Binary { .. } | CellKind::LongBinary => builtins.getattr("bytes")?,
+    })
+}
+
+impl PyPlan {
+    pub fn build(
+        py: Python<'_>,
+        core: Arc<ResultPlan>,
+        epoch: u64,
+        generation: u64,
+        converters: &HashMap<i16, Py<PyAny>>,
+        errors: TextErrors,
+    ) -> PyResult<PyPlan> {
+        let mut names = Vec::with_capacity(core.columns.len());
+        let mut description = Vec::with_capacity(core.columns.len());
+        let index = PyDict::new(py);
+        let mut decoders = Vec::with_capacity(core.columns.len());
+        for (i, col) in core.columns.iter().enumerate() {
+            let name = PyString::intern(py, &col.desc.name);
+            index.set_item(&name, i)?;
+            let size = if col.desc.size == 0 {
+                None
+            } else {
+                Some(col.desc.size)
+            };
+            let d = (
+                name.clone(),
+                type_code(py, col.kind)?,
+                py.None(),
+                size,
+                size,
+                col.desc.decimal_digits,
+                col.desc.nullable.unwrap_or(true),
+            );
+            description.push(d.into_pyobject(py)?);
+            names.push(name);
+            decoders.push(match converters.get(&col.desc.sql_type) {
+                Some(f) => ColumnDecoder::Converted(col.kind, f.clone_ref(py)),
+                None => ColumnDecoder::Plain(col.kind),
+            });
+        }
+        let has_converters = decoders
+            .iter()
+            .any(|d| matches!(d, ColumnDecoder::Converted(..)));
+        let schema = RowSchema {
+            names: PyTuple::new(py, names)?.unbind(),
+            index: index.unbind(),
+            description: PyTuple::new(py, description)?.unbind(),
+        };
+        Ok(PyPlan {
+            epoch,
+            generation,
+            core,
+            decoders,
+            schema: Arc::new(schema),
+            errors,
+            has_converters,
+        })
+    }
+}
+
+/// A cell that failed: the row (batch index) and the Python exception to raise.
+pub struct CellFail {
+    pub row: usize,
+    pub err: PyErr,
+}
+
+#[inline(always)]
+fn new_ref(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: called only with the immortal/static singletons None/True/False.
+    unsafe { ffi::Py_IncRef(obj) };
+    obj
+}
+
+#[inline(always)]
+fn none() -> *mut ffi::PyObject {
+    // SAFETY: Py_None() is always a valid object.
+    new_ref(unsafe { ffi::Py_None() })
+}
+
+/// Fill column `col` of `tuples[i]` from batch row `rows.start + i`, one monomorphised loop per
+/// decoder. On failure, tuples before the failing row are filled, the rest untouched.
+///
+/// # Safety
+/// Every pointer in `tuples` must be a fresh, unshared tuple of at least `col + 1` slots whose
+/// slot `col` is empty (NULL).
+pub unsafe fn fill_column(
+    py: Python<'_>,
+    plan: &PyPlan,
+    col: usize,
+    buf: &ColumnBuffer,
+    rows: Range<usize>,
+    tuples: &[*mut ffi::PyObject],
+) -> Result<(), CellFail> {
+    let start = rows.start;
+    let n = rows.len().min(tuples.len());
+    let errors = plan.errors;
+    let core = &plan.core;
+    let row_fail = |r: usize, err: PyErr| CellFail { row: r, err };
+
+    // The loop every decoder shares: NULL → None, else `make(row)`.
+    macro_rules! fill {
+        (|$r:ident| $make:expr) => {{
+            for i in 0..n {
+                let $r = start + i;
+                let obj: *mut ffi::PyObject = if buf.is_null($r) {
+                    none()
+                } else {
+                    match (|| -> Result<*mut ffi::PyObject, PyErr> { $make })() {
+                        Ok(o) => o,
+                        Err(e) => return Err(row_fail($r, e)),
+                    }
+                };
+                // SAFETY: caller contract: fresh tuple, empty slot; `obj` is an owned reference.
+                unsafe { ffi::PyTuple_SET_ITEM(tuples[i], col as ffi::Py_ssize_t, obj) };
+            }
+            Ok(())
+        }};
+    }
+    let checked = |obj: *mut ffi::PyObject| -> Result<*mut ffi::PyObject, PyErr> {
+        if obj.is_null() {
+            Err(PyErr::fetch(py))
+        } else {
+            Ok(obj)
+        }
+    };
+    let cell_err =
+        |e, r: usize| -> PyErr { super::errors::to_pyerr(py, cell_error(e, core, col, r as u64)) };
+
+    match &plan.decoders[col] {
+        ColumnDecoder::Converted(kind, func) => {
+            let kind = *kind;
+            fill!(|r| {
+                let raw = raw_bytes(py, buf, kind, r).map_err(|e| cell_err(e, r))?;
+                Ok(func.bind(py).call1((raw,))?.into_ptr())
+            })
+        }
+        ColumnDecoder::Plain(kind) => match *kind {
+            // SAFETY (all arms): plain constructors returning new references or NULL on error.
+            CellKind::Bit => fill!(|r| Ok(new_ref(if buf.bit(r) {
+                unsafe { ffi::Py_True() }
+            } else {
+                unsafe { ffi::Py_False() }
+            }))),
+            CellKind::I16 => fill!(|r| checked(unsafe { ffi::PyLong_FromLong(buf.i16(r) as _) })),
+            CellKind::I32 => fill!(|r| checked(unsafe { ffi::PyLong_FromLong(buf.i32(r) as _) })),
+            CellKind::I64 => fill!(|r| checked(unsafe { ffi::PyLong_FromLongLong(buf.i64(r)) })),
+            CellKind::F32 => {
+                fill!(|r| checked(unsafe { ffi::PyFloat_FromDouble(buf.f32(r) as f64) }))
+            }
+            CellKind::F64 => fill!(|r| checked(unsafe { ffi::PyFloat_FromDouble(buf.f64(r)) })),
+            CellKind::Decimal { .. } => {
+                let decimal = cache::decimal_type(py).map_err(|e| row_fail(start, e))?;
+                fill!(|r| {
+                    let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
+                    let text = decode::decimal_text(bytes).ok_or_else(|| {
+                        super::errors::data(format!(
+                            "column {:?} (index {col}), row {r}: the driver returned {:?}, not a decimal number",
+                            core.columns[col].desc.name,
+                            String::from_utf8_lossy(bytes)
+                        ))
+                    })?;
+                    Ok(decimal.call1((text,))?.into_ptr())
+                })
+            }
+            CellKind::Date => fill!(|r| {
+                let d = buf.date(r);
+                Ok(PyDate::new(py, d.year as i32, d.month as u8, d.day as u8)?.into_ptr())
+            }),
+            CellKind::SsTime2 => fill!(|r| time_obj(py, buf.ss_time2(r))),
+            CellKind::TimeText => fill!(|r| {
+                let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                let t = decode::parse_time_text(units).ok_or_else(|| {
+                    super::errors::data(format!(
+                        "column index {col}, row {r}: not a time: {:?}",
+                        String::from_utf16_lossy(units)
+                    ))
+                })?;
+                time_obj(py, t)
+            }),
+            CellKind::Timestamp => fill!(|r| datetime_obj(py, buf.timestamp(r), None)),
+            CellKind::TimestampOffset => {
+                let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
+                fill!(|r| {
+                    let v = buf.timestamp_offset(r);
+                    let tz = match &memo {
+                        Some((off, tz)) if *off == v.offset_minutes => tz.clone(),
+                        _ => {
+                            let tz = cache::timezone(py, v.offset_minutes)?;
+                            memo = Some((v.offset_minutes, tz.clone()));
+                            tz
+                        }
+                    };
+                    datetime_obj(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
+                })
+            }
+            CellKind::Guid => {
+                let uuid = cache::uuid_type(py).map_err(|e| row_fail(start, e))?;
+                fill!(|r| {
+                    let int = decode::guid_to_u128(buf.guid(r));
+                    Ok(uuid
+                        .call1((py.None(), py.None(), py.None(), py.None(), int))?
+                        .into_ptr())
+                })
+            }
+            CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
+                let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                match utf16_to_str(py, units, errors) {
+                    Ok(o) => Ok(o),
+                    Err(TextFailure::Python(e)) => Err(e),
+                    Err(TextFailure::LoneSurrogate(at)) => Err(super::errors::data(format!(
+                        "column {:?} (index {col}), row {r}: malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
+                         set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
+                        core.columns[col].desc.name, units[at]
+                    ))),
+                }
+            }),
+            CellKind::Binary { .. } | CellKind::LongBinary => fill!(|r| {
+                let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
+                checked(unsafe {
+                    ffi::PyBytes_FromStringAndSize(
+                        bytes.as_ptr().cast(),
+                        bytes.len() as ffi::Py_ssize_t,
+                    )
+                })
+            }),
+        },
+    }
+}
+
+fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {
+    Ok(PyTime::new(
+        py,
+        t.hour as u8,
+        t.minute as u8,
+        t.second as u8,
+        t.microsecond(),
+        None,
+    )?
+    .into_ptr())
+}
+
+fn datetime_obj(
+    py: Python<'_>,
+    ts: decode::Timestamp,
+    tz: Option<&Bound<'_, PyTzInfo>>,
+) -> PyResult<*mut ffi::PyObject> {
+    Ok(PyDateTime::new(
+        py,
+        ts.date.year as i32,
+        ts.date.month as u8,
+        ts.date.day as u8,
+        ts.time.hour as u8,
+        ts.time.minute as u8,
+        ts.time.second as u8,
+        ts.time.microsecond(),
+        tz,
+    )?
+    .into_ptr())
+}
+
+/// The bytes an output converter receives (pyodbc passes the raw value): text as UTF-16LE,
+/// binary as is, decimals as their ASCII digits, fixed-size values as their ODBC C struct
+/// (e.g. DATETIMEOFFSET as the 20-byte `SQL_SS_TIMESTAMPOFFSET_STRUCT`, unpackable with
+/// `struct.unpack("<6hI2h", raw)`), integers and floats as native-endian C values.
+fn raw_bytes<'py>(
+    py: Python<'py>,
+    buf: &ColumnBuffer,
+    kind: CellKind,
+    r: usize,
+) -> Result<Bound<'py, pyo3::types::PyBytes>, crate::batch::CellError> {
+    use pyo3::types::PyBytes;
+    Ok(match kind {
+        CellKind::WText { .. } | CellKind::LongWText | CellKind::TimeText => {
+            let units = buf.text(r)?;
+            let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
+            PyBytes::new(py, &bytes)
+        }
+        CellKind::Binary { .. } | CellKind::LongBinary | CellKind::Decimal { .. } => {
+            PyBytes::new(py, buf.bytes(r)?)
+        }
+        _ => PyBytes::new(py, buf.element(r)),
+    })
+}
+
+/// Decode rows `range` of `batch` into new `Row` objects. Returns the rows decoded and, if a cell
+/// failed, the batch row that failed and its error (rows before it are returned complete).
+pub fn build_rows(
+    py: Python<'_>,
+    plan: &PyPlan,
+    batch: &Batch,
+    range: Range<usize>,
+    out: &mut Vec<Py<PyAny>>,
+) -> PyResult<Option<CellFail>> {
+    let ncols = plan.decoders.len();
+    let n = range.len();
+    let mut tuples: Vec<*mut ffi::PyObject> = Vec::with_capacity(n);
+    for _ in 0..n {
+        // SAFETY: plain allocation; NULL is checked.
+        let t = unsafe { ffi::PyTuple_New(ncols as ffi::Py_ssize_t) };
+        if t.is_null() {
+            for t in tuples {
+                // SAFETY: owned, possibly partially filled tuples never shared: dealloc handles NULL slots.
+                unsafe { ffi::Py_DecRef(t) };
+            }
+            return Err(PyErr::fetch(py));
+        }
+        tuples.push(t);
+    }
+    let mut good = n;
+    let mut failure = None;
+    for (c, buf) in batch.columns.iter().enumerate() {
+        // SAFETY: the tuples are fresh and slot `c` of rows < good is still empty.
+        if let Err(fail) = unsafe {
+            fill_column(
+                py,
+                plan,
+                c,
+                buf,
+                range.start..range.start + good,
+                &tuples[..good],
+            )
+        } {
+            good = fail.row - range.start;
+            failure = Some(fail);
+        }
+    }
+    out.reserve(good);
+    for (i, t) in tuples.into_iter().enumerate() {
+        if i < good {
+            if !plan.has_converters {
+                // Every value is an atomic object that cannot refer back to the tuple, so the
+                // cyclic GC has nothing to find here: stop it from scanning every row.
+                // SAFETY: `t` is a tracked tuple we own.
+                unsafe { ffi::PyObject_GC_UnTrack(t.cast()) };
+            }
+            // SAFETY: `t` is a complete tuple; ownership moves into the Py handle.
+            let values: Py<PyTuple> = unsafe {
+                Bound::from_owned_ptr(py, t)
+                    .cast_into_unchecked::<PyTuple>()
+                    .unbind()
+            };
+            let row = super::row::Row {
+                values,
+                schema: plan.schema.clone(),
+            };
+            out.push(Py::new(py, row)?.into_any());
+        } else {
+            // SAFETY: an incomplete tuple that never escaped; dealloc tolerates NULL slots.
+            unsafe { ffi::Py_DecRef(t) };
+        }
+    }
+    Ok(failure)
+}
+
+/// Decode the first cell of batch row `row` (for `fetchval`: no row object is built).
+pub fn build_first_value(
+    py: Python<'_>,
+    plan: &PyPlan,
+    batch: &Batch,
+    row: usize,
+) -> Result<Py<PyAny>, CellFail> {
+    // SAFETY: a fresh 1-slot tuple as the fill target; NULL is checked.
+    let t = unsafe { ffi::PyTuple_New(1) };
+    if t.is_null() {
+        return Err(CellFail {
+            row,
+            err: PyErr::fetch(py),
+        });
+    }
+    // SAFETY: owned fresh tuple; the Bound frees it (an empty slot is tolerated by dealloc).
+    let tuple: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    // SAFETY: fresh tuple with an empty slot 0, which is the slot of column 0.
+    unsafe { fill_column(py, plan, 0, &batch.columns[0], row..row + 1, &[t])? };
+    tuple
+        .get_item(0)
+        .map(Bound::unbind)
+        .map_err(|err| CellFail { row, err })
+}

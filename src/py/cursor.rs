@@ -1,0 +1,518 @@
+//! `Cursor`: execute, and every fetch shape served from the one native batch.
+
+use super::connection::{ConnShared, Connection};
+use super::convert::{PyPlan, build_first_value, build_rows};
+use super::errors::{IntoPyResult, programming};
+use super::params::{to_input_size, to_param};
+use crate::odbc::CancelHandle;
+use crate::params::{InputSize, ParamValue, count_markers};
+use crate::statement::Statement;
+use pyo3::exceptions::PyStopIteration;
+use pyo3::prelude::*;
+use pyo3::sync::MutexExt;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Everything a cursor changes while it works, behind one mutex.
+#[derive(Default)]
+pub struct CursorState {
+    stmt: Option<Statement>,
+    /// The Python half of the current result set's plan (decoders, row schema).
+    plan: Option<PyPlan>,
+    closed: bool,
+    input_sizes: Vec<InputSize>,
+    /// An error found after some rows were already delivered: raised by the next fetch.
+    pending: Option<PyErr>,
+    applied_timeout: usize,
+}
+
+impl CursorState {
+    /// Free the statement (connection close): the cursor is unusable afterwards.
+    pub fn release(&mut self) {
+        self.plan = None;
+        self.stmt = None;
+        self.closed = true;
+    }
+}
+
+#[pyclass(frozen, subclass, module = "ferrodbc", name = "Cursor")]
+pub struct Cursor {
+    connection: Py<Connection>,
+    shared: Arc<ConnShared>,
+    state: Arc<Mutex<CursorState>>,
+    /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
+    cancel: Mutex<Option<CancelHandle>>,
+    arraysize: AtomicUsize,
+}
+
+type Guard<'a> = MutexGuard<'a, CursorState>;
+
+impl Cursor {
+    pub fn new(connection: Py<Connection>, shared: Arc<ConnShared>) -> Cursor {
+        let state = Arc::new(Mutex::new(CursorState::default()));
+        shared
+            .cursors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(Arc::downgrade(&state));
+        Cursor {
+            connection,
+            shared,
+            state,
+            cancel: Mutex::new(None),
+            arraysize: AtomicUsize::new(1),
+        }
+    }
+
+    fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
+        let guard = self
+            .state
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        if guard.closed {
+            return Err(programming("Attempt to use a closed cursor."));
+        }
+        if self.shared.is_closed() {
+            return Err(programming("The cursor's connection has been closed."));
+        }
+        Ok(guard)
+    }
+
+    /// The statement, allocated on first use.
+    fn statement<'a>(
+        &self,
+        py: Python<'_>,
+        st: &'a mut CursorState,
+    ) -> PyResult<&'a mut Statement> {
+        if st.stmt.is_none() {
+            let conn = self.shared.lock_conn(py);
+            let conn = conn
+                .as_ref()
+                .ok_or_else(|| programming("The cursor's connection has been closed."))?;
+            let stmt = conn.new_statement().py(py)?;
+            *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = Some(stmt.cancel_handle());
+            st.stmt = Some(Statement::new(stmt, conn.dbms()));
+        }
+        Ok(st.stmt.as_mut().expect("just allocated"))
+    }
+
+    /// Make sure the Python plan matches the statement's epoch and the connection's generation;
+    /// rebuild it (never the bound buffers) if not. `Ok(false)` when there is no result set.
+    fn ensure_plan(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<bool> {
+        let Some(stmt) = st.stmt.as_ref() else {
+            return Ok(false);
+        };
+        let Some(core) = stmt.plan() else {
+            return Ok(false);
+        };
+        let generation = self.shared.generation.load(Ordering::Relaxed);
+        let epoch = stmt.epoch();
+        if let Some(p) = &st.plan {
+            if p.epoch == epoch && p.generation == generation {
+                return Ok(true);
+            }
+        }
+        let errors = *self
+            .shared
+            .text_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let converters = self
+            .shared
+            .converters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let plan = PyPlan::build(py, core.clone(), epoch, generation, &converters, errors)?;
+        drop(converters);
+        st.plan = Some(plan);
+        Ok(true)
+    }
+
+    fn require_results(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
+        if st.stmt.is_none() {
+            return Err(programming("No results. Execute a query before fetching."));
+        }
+        if !self.ensure_plan(py, st)? {
+            return Err(programming("No results. Previous SQL was not a query."));
+        }
+        Ok(())
+    }
+
+    /// Serve up to `max` rows from the batch, refilling it (GIL released) only when used up.
+    fn fetch_rows(
+        &self,
+        py: Python<'_>,
+        st: &mut CursorState,
+        max: usize,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        if let Some(err) = st.pending.take() {
+            return Err(err);
+        }
+        self.require_results(py, st)?;
+        let CursorState {
+            stmt,
+            plan,
+            pending,
+            ..
+        } = st;
+        let stmt = stmt.as_mut().expect("checked by require_results");
+        let plan = plan.as_ref().expect("checked by require_results");
+        let mut out: Vec<Py<PyAny>> = Vec::new();
+        while out.len() < max {
+            if stmt.needs_fetch() {
+                if let Err(e) = py.detach(|| stmt.fill()) {
+                    let err = super::errors::to_pyerr(py, e);
+                    if out.is_empty() {
+                        return Err(err);
+                    }
+                    *pending = Some(err);
+                    break;
+                }
+            }
+            let available = stmt.buffered();
+            if available == 0 {
+                break;
+            }
+            let range = stmt.take(available.min(max - out.len()));
+            let batch = stmt.batch().expect("a planned result set has a batch");
+            if let Some(fail) = build_rows(py, plan, batch, range, &mut out)? {
+                // Rows before the bad one are delivered; the bad row is consumed; rows after it
+                // are served by the next fetch.
+                stmt.rewind_to(fail.row + 1);
+                if out.is_empty() {
+                    return Err(fail.err);
+                }
+                *pending = Some(fail.err);
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
+        let timeout = self.shared.timeout.load(Ordering::Relaxed);
+        if timeout != st.applied_timeout {
+            self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
+            st.applied_timeout = timeout;
+        }
+        Ok(())
+    }
+}
+
+/// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.
+fn flatten_params<'py>(params: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    if params.len() == 1 {
+        let first = params.get_item(0)?;
+        let is_sequence = (first.is_instance_of::<PyTuple>() || first.is_instance_of::<PyList>())
+            && !first.is_instance_of::<PyString>()
+            && !first.is_instance_of::<PyBytes>();
+        if is_sequence {
+            return Ok(first);
+        }
+    }
+    Ok(params.clone().into_any())
+}
+
+fn convert_row(seq: &Bound<'_, PyAny>) -> PyResult<Vec<ParamValue>> {
+    let mut out = Vec::new();
+    for (i, item) in seq.try_iter()?.enumerate() {
+        out.push(to_param(&item?, i)?);
+    }
+    Ok(out)
+}
+
+fn check_count(sql: &str, supplied: usize) -> PyResult<()> {
+    let markers = count_markers(sql);
+    if markers != supplied {
+        return Err(programming(format!(
+            "The SQL contains {markers} parameter markers, but {supplied} parameters were supplied"
+        )));
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl Cursor {
+    #[new]
+    fn py_new(connection: &Bound<'_, Connection>) -> PyResult<Cursor> {
+        if connection.get().shared.is_closed() {
+            return Err(programming("Attempt to use a closed connection."));
+        }
+        Ok(Cursor::new(
+            connection.clone().unbind(),
+            connection.get().shared.clone(),
+        ))
+    }
+
+    /// Execute `sql` with qmark (`?`) parameters; returns the cursor.
+    #[pyo3(signature = (sql, *params))]
+    pub fn execute<'py>(
+        slf: &Bound<'py, Self>,
+        sql: &str,
+        params: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = slf.py();
+        let this = slf.get();
+        let values = convert_row(&flatten_params(params)?)?;
+        check_count(sql, values.len())?;
+        let mut guard = this.lock(py)?;
+        let st = &mut *guard;
+        st.pending = None;
+        st.plan = None;
+        this.apply_timeout(py, st)?;
+        let sizes = std::mem::take(&mut st.input_sizes);
+        let stmt = this.statement(py, st)?;
+        let result = py.detach(|| stmt.execute(sql, values, &sizes));
+        if let Err(e) = result {
+            if e.is_connection_loss() {
+                this.shared.bump();
+            }
+            return Err(super::errors::to_pyerr(py, e));
+        }
+        this.ensure_plan(py, st)?;
+        Ok(slf.clone())
+    }
+
+    /// Execute `sql` once per parameter row, as one parameter array per call (one round trip)
+    /// when each column's values share a binding type.
+    fn executemany<'py>(
+        slf: &Bound<'py, Self>,
+        sql: &str,
+        seq_of_params: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let py = slf.py();
+        let this = slf.get();
+        let mut rows = Vec::new();
+        for row in seq_of_params.try_iter()? {
+            let row = convert_row(&row?)?;
+            check_count(sql, row.len())?;
+            rows.push(row);
+        }
+        let mut guard = this.lock(py)?;
+        let st = &mut *guard;
+        st.pending = None;
+        st.plan = None;
+        this.apply_timeout(py, st)?;
+        let sizes = std::mem::take(&mut st.input_sizes);
+        let stmt = this.statement(py, st)?;
+        py.detach(|| stmt.execute_many(sql, rows, &sizes)).py(py)?;
+        Ok(slf.clone())
+    }
+
+    fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.lock(py)?;
+        Ok(self.fetch_rows(py, &mut guard, 1)?.into_iter().next())
+    }
+
+    #[pyo3(signature = (size = None))]
+    fn fetchmany<'py>(&self, py: Python<'py>, size: Option<isize>) -> PyResult<Bound<'py, PyList>> {
+        let n = match size {
+            None => self.arraysize.load(Ordering::Relaxed),
+            Some(n) if n < 0 => return Err(programming("fetchmany size must not be negative")),
+            Some(n) => n as usize,
+        };
+        let mut guard = self.lock(py)?;
+        PyList::new(py, self.fetch_rows(py, &mut guard, n)?)
+    }
+
+    fn fetchall<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.lock(py)?;
+        PyList::new(py, self.fetch_rows(py, &mut guard, usize::MAX)?)
+    }
+
+    /// The first column of the next row (or None when there is no row); no row object is built.
+    fn fetchval(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        if let Some(err) = st.pending.take() {
+            return Err(err);
+        }
+        self.require_results(py, st)?;
+        let stmt = st.stmt.as_mut().expect("checked");
+        let plan = st.plan.as_ref().expect("checked");
+        if stmt.needs_fetch() {
+            py.detach(|| stmt.fill()).py(py)?;
+        }
+        if stmt.buffered() == 0 {
+            return Ok(None);
+        }
+        let range = stmt.take(1);
+        let batch = stmt.batch().expect("planned");
+        build_first_value(py, plan, batch, range.start)
+            .map(Some)
+            .map_err(|f| f.err)
+    }
+
+    fn __iter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.fetchone(py)? {
+            Some(row) => Ok(row),
+            None => Err(PyStopIteration::new_err(())),
+        }
+    }
+
+    /// Move to the next result set; False when there is none.
+    fn nextset(&self, py: Python<'_>) -> PyResult<bool> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        st.pending = None;
+        st.plan = None;
+        let Some(stmt) = st.stmt.as_mut() else {
+            return Ok(false);
+        };
+        let more = py.detach(|| stmt.next_result()).py(py)?;
+        if more {
+            self.ensure_plan(py, st)?;
+        }
+        Ok(more)
+    }
+
+    /// Column descriptions of the current result set (7-tuples), or None.
+    #[getter]
+    fn description(&self, py: Python<'_>) -> PyResult<Option<Py<PyTuple>>> {
+        let mut guard = self.lock(py)?;
+        if !self.ensure_plan(py, &mut guard)? {
+            return Ok(None);
+        }
+        Ok(guard
+            .plan
+            .as_ref()
+            .map(|p| p.schema.description.clone_ref(py)))
+    }
+
+    /// Rows affected by the last INSERT/UPDATE/DELETE; -1 for result sets and when unknown.
+    #[getter]
+    fn rowcount(&self, py: Python<'_>) -> PyResult<isize> {
+        let guard = self.lock(py)?;
+        Ok(guard.stmt.as_ref().map_or(-1, |s| s.row_count()))
+    }
+
+    /// Zero-based index of the next row in the current result set.
+    #[getter]
+    fn rownumber(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        let guard = self.lock(py)?;
+        Ok(guard
+            .stmt
+            .as_ref()
+            .filter(|s| s.has_result_set())
+            .map(|s| s.rows_served()))
+    }
+
+    /// Informational messages (PRINT, low-severity RAISERROR, warnings) of the last execute or
+    /// nextset, as `(f"[{sqlstate}] ({native_error})", message)` tuples like pyodbc.
+    #[getter]
+    fn messages(&self, py: Python<'_>) -> PyResult<Vec<(String, String)>> {
+        let guard = self.lock(py)?;
+        Ok(guard.stmt.as_ref().map_or_else(Vec::new, |s| {
+            s.messages()
+                .iter()
+                .map(|d| {
+                    (
+                        format!("[{}] ({})", d.sqlstate, d.native_error),
+                        d.message.clone(),
+                    )
+                })
+                .collect()
+        }))
+    }
+
+    #[getter]
+    fn get_arraysize(&self) -> usize {
+        self.arraysize.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_arraysize(&self, n: usize) -> PyResult<()> {
+        if n == 0 {
+            return Err(programming("arraysize must be at least 1"));
+        }
+        self.arraysize.store(n, Ordering::Relaxed);
+        Ok(())
+    }
+
+    #[getter]
+    fn connection(&self, py: Python<'_>) -> Py<Connection> {
+        self.connection.clone_ref(py)
+    }
+
+    /// Declare parameter types for the next execute/executemany: a sequence with one entry per
+    /// parameter: None, an SQL type code, or `(sql_type, size[, decimal_digits])`.
+    fn setinputsizes(&self, py: Python<'_>, sizes: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut parsed = Vec::new();
+        if !sizes.is_none() {
+            for item in sizes.try_iter()? {
+                parsed.push(to_input_size(&item?)?);
+            }
+        }
+        self.lock(py)?.input_sizes = parsed;
+        Ok(())
+    }
+
+    #[pyo3(signature = (size, column = None))]
+    fn setoutputsize(&self, size: isize, column: Option<isize>) {
+        // PEP 249 allows a no-op: (MAX) columns are streamed whole anyway.
+        let _ = (size, column);
+    }
+
+    /// Ask the driver to stop what this cursor is doing (safe from another thread). The
+    /// interrupted call raises OperationalError (HY008).
+    fn cancel(&self, py: Python<'_>) -> PyResult<()> {
+        let handle = self
+            .cancel
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        match handle {
+            Some(h) => py.detach(|| h.cancel()).py(py),
+            None => Ok(()),
+        }
+    }
+
+    /// Close the cursor: pending results are discarded and the statement freed. Idempotent.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let mut guard = self
+            .state
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner());
+        if guard.closed {
+            return Ok(());
+        }
+        *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let mut stmt = guard.stmt.take();
+        guard.release();
+        drop(guard);
+        if let Some(s) = stmt.as_mut() {
+            // Discarding pending rows may wait for the server's ATTENTION acknowledgement.
+            let result = py.detach(|| s.close());
+            py.detach(move || drop(stmt));
+            if !self.shared.is_closed() {
+                result.py(py)?;
+            }
+        }
+        Ok(())
+    }
+
+    #[getter]
+    fn closed(&self) -> bool {
+        self.state.lock().map(|s| s.closed).unwrap_or(true) || self.shared.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _t: Option<&Bound<'_, PyAny>>,
+        _v: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}

@@ -1,0 +1,144 @@
+//! The PEP 249 exception hierarchy and the one mapping from engine errors to it.
+
+use crate::error::{Error as EngineError, ErrorClass};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+
+create_exception!(
+    ferrodbc,
+    Warning,
+    PyException,
+    "Important warnings (PEP 249)."
+);
+create_exception!(
+    ferrodbc,
+    Error,
+    PyException,
+    "Base class of every ferrodbc error (PEP 249)."
+);
+create_exception!(
+    ferrodbc,
+    InterfaceError,
+    Error,
+    "Errors of the driver interface rather than the database."
+);
+create_exception!(
+    ferrodbc,
+    DatabaseError,
+    Error,
+    "Errors reported by the database."
+);
+create_exception!(
+    ferrodbc,
+    DataError,
+    DatabaseError,
+    "Problems with the processed data (bad value, out of range, malformed text)."
+);
+create_exception!(
+    ferrodbc,
+    OperationalError,
+    DatabaseError,
+    "Errors of the database's operation (lost link, timeout, cancel)."
+);
+create_exception!(
+    ferrodbc,
+    IntegrityError,
+    DatabaseError,
+    "Relational integrity violated (constraint, duplicate key)."
+);
+create_exception!(
+    ferrodbc,
+    InternalError,
+    DatabaseError,
+    "The database or driver hit an internal error."
+);
+create_exception!(
+    ferrodbc,
+    ProgrammingError,
+    DatabaseError,
+    "Programming errors (bad SQL, wrong parameter count, closed cursor)."
+);
+create_exception!(
+    ferrodbc,
+    NotSupportedError,
+    DatabaseError,
+    "A method or API the database does not support."
+);
+
+/// Turn an engine error into the right Python exception, carrying `sqlstate`, `native_error` and
+/// every diagnostic record (`diagnostics`: list of `(sqlstate, native_error, message)`).
+#[cold]
+pub fn to_pyerr(py: Python<'_>, err: EngineError) -> PyErr {
+    let message = err.to_string();
+    let pyerr = match err.class() {
+        ErrorClass::Interface => InterfaceError::new_err(message),
+        ErrorClass::Database => DatabaseError::new_err(message),
+        ErrorClass::Data => DataError::new_err(message),
+        ErrorClass::Operational => OperationalError::new_err(message),
+        ErrorClass::Integrity => IntegrityError::new_err(message),
+        ErrorClass::Internal => InternalError::new_err(message),
+        ErrorClass::Programming => ProgrammingError::new_err(message),
+        ErrorClass::NotSupported => NotSupportedError::new_err(message),
+    };
+    let value = pyerr.value(py);
+    let (sqlstate, native) = match err.primary() {
+        Some(d) => (Some(d.sqlstate.clone()), Some(d.native_error)),
+        None => (None, None),
+    };
+    let _ = value.setattr("sqlstate", sqlstate);
+    let _ = value.setattr("native_error", native);
+    if let EngineError::Odbc { records, .. } = &err {
+        let items: Vec<Bound<'_, PyTuple>> = records
+            .iter()
+            .filter_map(|d| {
+                (d.sqlstate.clone(), d.native_error, d.message.clone())
+                    .into_pyobject(py)
+                    .ok()
+            })
+            .collect();
+        let _ = value.setattr("diagnostics", items);
+    } else {
+        let _ = value.setattr("diagnostics", Vec::<(String, i32, String)>::new());
+    }
+    pyerr
+}
+
+pub fn programming(msg: impl Into<String>) -> PyErr {
+    ProgrammingError::new_err(msg.into())
+}
+
+pub fn interface(msg: impl Into<String>) -> PyErr {
+    InterfaceError::new_err(msg.into())
+}
+
+pub fn data(msg: impl Into<String>) -> PyErr {
+    DataError::new_err(msg.into())
+}
+
+/// Extension to convert `crate::Result` into `PyResult` with the mapping above.
+pub trait IntoPyResult<T> {
+    fn py(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for crate::Result<T> {
+    #[inline]
+    fn py(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_pyerr(py, e))
+    }
+}
+
+pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("Warning", py.get_type::<Warning>())?;
+    m.add("Error", py.get_type::<Error>())?;
+    m.add("InterfaceError", py.get_type::<InterfaceError>())?;
+    m.add("DatabaseError", py.get_type::<DatabaseError>())?;
+    m.add("DataError", py.get_type::<DataError>())?;
+    m.add("OperationalError", py.get_type::<OperationalError>())?;
+    m.add("IntegrityError", py.get_type::<IntegrityError>())?;
+    m.add("InternalError", py.get_type::<InternalError>())?;
+    m.add("ProgrammingError", py.get_type::<ProgrammingError>())?;
+    m.add("NotSupportedError", py.get_type::<NotSupportedError>())?;
+    Ok(())
+}

@@ -1,0 +1,36 @@
+//! The Python binding: the only module that uses PyO3. `ferrodbc._native`.
+
+mod cache;
+mod connection;
+mod convert;
+mod cursor;
+pub mod errors;
+mod params;
+mod row;
+mod text;
+
+use pyo3::prelude::*;
+
+/// The engine's path counters: driver fetch calls, SQLGetData calls, plans built, column binds,
+/// buffer allocations, executes.
+#[pyfunction]
+fn counters() -> std::collections::HashMap<&'static str, u64> {
+    crate::counters::snapshot().into_iter().collect()
+}
+
+#[pyfunction]
+fn reset_counters() {
+    crate::counters::reset();
+}
+
+#[pymodule(gil_used = true)]
+fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<connection::Connection>()?;
+    m.add_class::<cursor::Cursor>()?;
+    m.add_class::<row::Row>()?;
+    m.add_function(wrap_pyfunction!(counters, m)?)?;
+    m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
+    errors::register(py, m)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,202 @@
+//! Python parameter values → engine [`ParamValue`]s.
+
+use super::cache;
+use super::errors::{data, programming};
+use crate::decode::{Date, Time, Timestamp, TimestampOffset};
+use crate::params::{InputSize, ParamValue};
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,
+    PyFloat, PyInt, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
+};
+
+pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
+    let py = value.py();
+    if value.is_none() {
+        return Ok(ParamValue::Null);
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(ParamValue::Bool(b.is_true()));
+    }
+    if let Ok(i) = value.cast::<PyInt>() {
+        return match i.extract::<i64>() {
+            Ok(v) => Ok(ParamValue::Int(v)),
+            // Beyond 64 bits: exact, as DECIMAL(38, 0) text.
+            Err(_) => {
+                let text = i.str()?.to_string();
+                let digits = text.trim_start_matches('-').len();
+                if digits > 38 {
+                    return Err(data(format!(
+                        "parameter {index}: integer {text} has more than 38 digits"
+                    )));
+                }
+                Ok(ParamValue::Decimal {
+                    text,
+                    precision: digits as u8,
+                    scale: 0,
+                })
+            }
+        };
+    }
+    if let Ok(f) = value.cast::<PyFloat>() {
+        return Ok(ParamValue::Float(f.value()));
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        let text = s.to_str().map_err(|_| {
+            data(format!("parameter {index}: the string contains lone surrogates and cannot be sent as UTF-16"))
+        })?;
+        return Ok(ParamValue::Text(text.encode_utf16().collect()));
+    }
+    if let Ok(b) = value.cast::<PyBytes>() {
+        return Ok(ParamValue::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = value.cast::<PyByteArray>() {
+        return Ok(ParamValue::Bytes(b.to_vec()));
+    }
+    if value.cast::<PyMemoryView>().is_ok() {
+        let bytes = py.import("builtins")?.getattr("bytes")?.call1((value,))?;
+        return Ok(ParamValue::Bytes(
+            bytes.cast::<PyBytes>()?.as_bytes().to_vec(),
+        ));
+    }
+    // datetime before date: datetime is a subclass of date.
+    if let Ok(dt) = value.cast::<PyDateTime>() {
+        let ts = Timestamp {
+            date: Date {
+                year: dt.get_year() as i16,
+                month: dt.get_month() as u16,
+                day: dt.get_day() as u16,
+            },
+            time: Time {
+                hour: dt.get_hour() as u16,
+                minute: dt.get_minute() as u16,
+                second: dt.get_second() as u16,
+                nanosecond: dt.get_microsecond() * 1000,
+            },
+        };
+        let offset = value.call_method0("utcoffset")?;
+        if offset.is_none() {
+            return Ok(ParamValue::Timestamp(ts));
+        }
+        let delta = offset.cast::<PyDelta>()?;
+        let seconds = delta.get_days() as i64 * 86400 + delta.get_seconds() as i64;
+        if seconds % 60 != 0 || delta.get_microseconds() != 0 {
+            return Err(data(format!(
+                "parameter {index}: UTC offsets must be whole minutes"
+            )));
+        }
+        return Ok(ParamValue::TimestampOffset(TimestampOffset {
+            timestamp: ts,
+            offset_minutes: (seconds / 60) as i16,
+        }));
+    }
+    if let Ok(d) = value.cast::<PyDate>() {
+        return Ok(ParamValue::Date(Date {
+            year: d.get_year() as i16,
+            month: d.get_month() as u16,
+            day: d.get_day() as u16,
+        }));
+    }
+    if let Ok(t) = value.cast::<PyTime>() {
+        return Ok(ParamValue::Time(Time {
+            hour: t.get_hour() as u16,
+            minute: t.get_minute() as u16,
+            second: t.get_second() as u16,
+            nanosecond: t.get_microsecond() * 1000,
+        }));
+    }
+    if value.is_instance(cache::decimal_type(py)?)? {
+        return decimal_param(value, index);
+    }
+    if value.is_instance(cache::uuid_type(py)?)? {
+        return Ok(ParamValue::Guid(value.getattr("int")?.extract()?));
+    }
+    Err(programming(format!(
+        "parameter {index}: unsupported type {} (supported: None, bool, int, float, str, bytes, bytearray, \
+         memoryview, Decimal, date, time, datetime, UUID)",
+        value.get_type().name()?
+    )))
+}
+
+/// A `Decimal` as plain text (no exponent) with its precision and scale.
+fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
+    let t = value.call_method0("as_tuple")?;
+    let t = t.cast::<PyTuple>()?;
+    let sign: i64 = t.get_item(0)?.extract()?;
+    let digits: Vec<u8> = t.get_item(1)?.extract()?;
+    let exponent = t.get_item(2)?;
+    let Ok(exponent) = exponent.extract::<i64>() else {
+        return Err(data(format!(
+            "parameter {index}: Decimal {} (NaN or infinity) cannot be sent",
+            value.str()?
+        )));
+    };
+    let mut text = String::with_capacity(digits.len() + 4);
+    if sign == 1 {
+        text.push('-');
+    }
+    let digit_chars: String = digits.iter().map(|d| (b'0' + d) as char).collect();
+    let (precision, scale);
+    if exponent >= 0 {
+        text.push_str(&digit_chars);
+        text.extend(std::iter::repeat_n('0', exponent as usize));
+        precision = digits.len() + exponent as usize;
+        scale = 0;
+    } else {
+        let s = (-exponent) as usize;
+        if digits.len() > s {
+            let (int_part, frac) = digit_chars.split_at(digits.len() - s);
+            text.push_str(int_part);
+            text.push('.');
+            text.push_str(frac);
+            precision = digits.len();
+        } else {
+            text.push_str("0.");
+            text.extend(std::iter::repeat_n('0', s - digits.len()));
+            text.push_str(&digit_chars);
+            precision = s + 1;
+        }
+        scale = s;
+    }
+    if precision > 38 || scale > 38 {
+        return Err(data(format!(
+            "parameter {index}: Decimal {} needs precision {precision}, more than 38",
+            value.str()?
+        )));
+    }
+    Ok(ParamValue::Decimal {
+        text,
+        precision: precision.max(1) as u8,
+        scale: scale as u8,
+    })
+}
+
+/// One `setinputsizes` entry: `None`, an int SQL type, a `(sql_type, size[, digits])` tuple, or a
+/// Python type (`str`, `bytes`, ... → the SQL type ferrodbc would pick anyway: ignored).
+pub fn to_input_size(item: &Bound<'_, PyAny>) -> PyResult<InputSize> {
+    if item.is_none() {
+        return Ok(InputSize::default());
+    }
+    if let Ok(t) = item.extract::<i16>() {
+        return Ok(InputSize {
+            sql_type: Some(t),
+            ..Default::default()
+        });
+    }
+    if let Ok(t) = item.cast::<PyTuple>() {
+        let sql_type = t.get_item(0).ok().and_then(|v| v.extract::<i16>().ok());
+        let column_size = t.get_item(1).ok().and_then(|v| v.extract::<usize>().ok());
+        let decimal_digits = t.get_item(2).ok().and_then(|v| v.extract::<i16>().ok());
+        return Ok(InputSize {
+            sql_type,
+            column_size,
+            decimal_digits,
+        });
+    }
+    if item.is_instance_of::<pyo3::types::PyType>() {
+        return Ok(InputSize::default());
+    }
+    Err(programming(
+        "setinputsizes entries must be None, an SQL type code or a (type, size[, digits]) tuple",
+    ))
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test, on a fresh machine: set-up, lint, Rust tests, then the Python suites against every
+# peer (SQLite3 ODBC, PostgreSQL + psqlODBC, the TDS peer through Driver 18 and FreeTDS).
+# In CI (CI=true) a missing peer fails the run; it never skips.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash eng/setup.sh
+
+echo "== lint"
+cargo fmt --all -- --check
+cargo clippy -q --workspace --all-targets --features ferrodbc/python -- -D warnings
+
+echo "== cargo test"
+cargo test -q --workspace 2>&1 | tail -n 30
+
+echo "== peers"
+FERRODBC_PG_CONNSTR=$(bash eng/peers/postgres.sh)
+export FERRODBC_PG_CONNSTR
+
+echo "== pytest"
+suites=(tests/python)
+[ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
+set +e
+.venv/bin/python -m pytest -q -p no:cacheprovider "${suites[@]}"
+rc=$?
+set -e
+# pytest exit 5 = no tests collected: a broken suite, not a pass.
+if [ "$rc" -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi
+exit "$rc"

@@ -415,9 +415,8 @@ impl Batch {
     pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Result<usize> {
         debug_assert!(self.bound);
         *self.rows_fetched = 0;
-        match stmt.fetch()? {
-            Outcome::NoData => return Ok(0),
-            _ => {}
+        if stmt.fetch()? == Outcome::NoData {
+            return Ok(0);
         }
         let rows = (*self.rows_fetched).min(self.capacity);
         if plan.has_streamed() && rows > 0 {

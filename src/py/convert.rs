@@ -116,19 +116,6 @@ pub struct CellFail {
     pub err: PyErr,
 }
 
-#[inline(always)]
-fn new_ref(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: called only with the immortal/static singletons None/True/False.
-    unsafe { ffi::Py_IncRef(obj) };
-    obj
-}
-
-#[inline(always)]
-fn none() -> *mut ffi::PyObject {
-    // SAFETY: Py_None() is always a valid object.
-    new_ref(unsafe { ffi::Py_None() })
-}
-
 /// Fill column `col` of `tuples[i]` from batch row `rows.start + i`, one monomorphised loop per
 /// decoder. On failure, tuples before the failing row are filled, the rest untouched.
 ///
@@ -143,40 +130,17 @@ pub unsafe fn fill_column(
     rows: Range<usize>,
     tuples: &[*mut ffi::PyObject],
 ) -> Result<(), CellFail> {
-    let start = rows.start;
-    let n = rows.len().min(tuples.len());
     let errors = plan.errors;
     let core = &plan.core;
-    let row_fail = |r: usize, err: PyErr| CellFail { row: r, err };
-
-    // The loop every decoder shares: NULL → None, else `make(row)`.
-    macro_rules! fill {
-        (|$r:ident| $make:expr) => {{
-            for i in 0..n {
-                let $r = start + i;
-                let obj: *mut ffi::PyObject = if buf.is_null($r) {
-                    none()
-                } else {
-                    match (|| -> Result<*mut ffi::PyObject, PyErr> { $make })() {
-                        Ok(o) => o,
-                        Err(e) => return Err(row_fail($r, e)),
-                    }
-                };
-                // SAFETY: caller contract: fresh tuple, empty slot; `obj` is an owned reference.
-                unsafe { ffi::PyTuple_SET_ITEM(tuples[i], col as ffi::Py_ssize_t, obj) };
-            }
-            Ok(())
-        }};
-    }
-    let checked = |obj: *mut ffi::PyObject| -> Result<*mut ffi::PyObject, PyErr> {
-        if obj.is_null() {
-            Err(PyErr::fetch(py))
-        } else {
-            Ok(obj)
-        }
-    };
     let cell_err =
         |e, r: usize| -> PyErr { super::errors::to_pyerr(py, cell_error(e, core, col, r as u64)) };
+    // One generic loop per decoder arm: the closure is inlined into its own copy of the loop.
+    macro_rules! fill {
+        ($make:expr) => {
+            // SAFETY: forwarded caller contract on `tuples`.
+            unsafe { fill_loop(buf, col, rows.clone(), tuples, $make) }
+        };
+    }
 
     match &plan.decoders[col] {
         ColumnDecoder::Converted(kind, func) => {
@@ -187,21 +151,17 @@ pub unsafe fn fill_column(
             })
         }
         ColumnDecoder::Plain(kind) => match *kind {
-            // SAFETY (all arms): plain constructors returning new references or NULL on error.
-            CellKind::Bit => fill!(|r| Ok(new_ref(if buf.bit(r) {
-                unsafe { ffi::Py_True() }
-            } else {
-                unsafe { ffi::Py_False() }
-            }))),
-            CellKind::I16 => fill!(|r| checked(unsafe { ffi::PyLong_FromLong(buf.i16(r) as _) })),
-            CellKind::I32 => fill!(|r| checked(unsafe { ffi::PyLong_FromLong(buf.i32(r) as _) })),
-            CellKind::I64 => fill!(|r| checked(unsafe { ffi::PyLong_FromLongLong(buf.i64(r)) })),
-            CellKind::F32 => {
-                fill!(|r| checked(unsafe { ffi::PyFloat_FromDouble(buf.f32(r) as f64) }))
-            }
-            CellKind::F64 => fill!(|r| checked(unsafe { ffi::PyFloat_FromDouble(buf.f64(r)) })),
+            CellKind::Bit => fill!(|r| Ok(py_bool(buf.bit(r)))),
+            CellKind::I16 => fill!(|r| py_int(py, buf.i16(r) as i64)),
+            CellKind::I32 => fill!(|r| py_int(py, buf.i32(r) as i64)),
+            CellKind::I64 => fill!(|r| py_int(py, buf.i64(r))),
+            CellKind::F32 => fill!(|r| py_float(py, buf.f32(r) as f64)),
+            CellKind::F64 => fill!(|r| py_float(py, buf.f64(r))),
             CellKind::Decimal { .. } => {
-                let decimal = cache::decimal_type(py).map_err(|e| row_fail(start, e))?;
+                let decimal = cache::decimal_type(py).map_err(|err| CellFail {
+                    row: rows.start,
+                    err,
+                })?;
                 fill!(|r| {
                     let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
                     let text = decode::decimal_text(bytes).ok_or_else(|| {
@@ -246,7 +206,10 @@ pub unsafe fn fill_column(
                 })
             }
             CellKind::Guid => {
-                let uuid = cache::uuid_type(py).map_err(|e| row_fail(start, e))?;
+                let uuid = cache::uuid_type(py).map_err(|err| CellFail {
+                    row: rows.start,
+                    err,
+                })?;
                 fill!(|r| {
                     let int = decode::guid_to_u128(buf.guid(r));
                     Ok(uuid
@@ -268,15 +231,83 @@ pub unsafe fn fill_column(
             }),
             CellKind::Binary { .. } | CellKind::LongBinary => fill!(|r| {
                 let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
-                checked(unsafe {
-                    ffi::PyBytes_FromStringAndSize(
-                        bytes.as_ptr().cast(),
-                        bytes.len() as ffi::Py_ssize_t,
-                    )
-                })
+                py_bytes(py, bytes)
             }),
         },
     }
+}
+
+/// The loop every decoder shares: NULL → None, else `make(row)`, written into slot `col`.
+///
+/// # Safety
+/// As [`fill_column`]: fresh tuples with slot `col` empty.
+#[inline(always)]
+unsafe fn fill_loop(
+    buf: &ColumnBuffer,
+    col: usize,
+    rows: Range<usize>,
+    tuples: &[*mut ffi::PyObject],
+    mut make: impl FnMut(usize) -> PyResult<*mut ffi::PyObject>,
+) -> Result<(), CellFail> {
+    for (i, r) in rows.enumerate().take(tuples.len()) {
+        let obj = if buf.is_null(r) {
+            py_none()
+        } else {
+            make(r).map_err(|err| CellFail { row: r, err })?
+        };
+        // SAFETY: caller contract: fresh tuple, empty slot; `obj` is an owned reference.
+        unsafe { ffi::PyTuple_SET_ITEM(tuples[i], col as ffi::Py_ssize_t, obj) };
+    }
+    Ok(())
+}
+
+#[inline(always)]
+fn py_none() -> *mut ffi::PyObject {
+    // SAFETY: None is a valid static object; we return a new (counted) reference to it.
+    unsafe {
+        let none = ffi::Py_None();
+        ffi::Py_IncRef(none);
+        none
+    }
+}
+
+#[inline(always)]
+fn py_bool(v: bool) -> *mut ffi::PyObject {
+    // SAFETY: True/False are valid static objects; we return a new reference.
+    unsafe {
+        let obj = if v { ffi::Py_True() } else { ffi::Py_False() };
+        ffi::Py_IncRef(obj);
+        obj
+    }
+}
+
+#[inline(always)]
+fn owned(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<*mut ffi::PyObject> {
+    if obj.is_null() {
+        Err(PyErr::fetch(py))
+    } else {
+        Ok(obj)
+    }
+}
+
+#[inline(always)]
+fn py_int(py: Python<'_>, v: i64) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: plain constructor; returns a new reference or NULL with an exception set.
+    owned(py, unsafe { ffi::PyLong_FromLongLong(v) })
+}
+
+#[inline(always)]
+fn py_float(py: Python<'_>, v: f64) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: plain constructor; returns a new reference or NULL with an exception set.
+    owned(py, unsafe { ffi::PyFloat_FromDouble(v) })
+}
+
+#[inline(always)]
+fn py_bytes(py: Python<'_>, v: &[u8]) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: copies `v.len()` bytes from a valid slice into a new bytes object.
+    owned(py, unsafe {
+        ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), v.len() as ffi::Py_ssize_t)
+    })
 }
 
 fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {

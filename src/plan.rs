@@ -245,15 +245,10 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
         SqlDataType::EXT_BIG_INT => CellKind::I64,
         SqlDataType(SQLITE_BIGINT) => CellKind::I64,
         SqlDataType::REAL => CellKind::F32,
-        // FLOAT(p) with p <= 24 is single precision; precision 0 (PostgreSQL float8) is double.
-        SqlDataType::FLOAT => {
-            if (1..=24).contains(&size) {
-                CellKind::F32
-            } else {
-                CellKind::F64
-            }
-        }
-        SqlDataType::DOUBLE => CellKind::F64,
+        // SQL_FLOAT is double precision whatever the reported precision: drivers disagree on
+        // its unit (psqlODBC reports float8 as FLOAT(17) in decimal digits, others 0 or 53), and
+        // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
+        SqlDataType::FLOAT | SqlDataType::DOUBLE => CellKind::F64,
         SqlDataType::NUMERIC | SqlDataType::DECIMAL => {
             let precision = size.min(255) as u8;
             // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
@@ -338,7 +333,8 @@ mod tests {
         // silently in arrow-odbc.
         assert_eq!(choose_kind(&col(6, 0, 0), Dbms::PostgreSql), CellKind::F64);
         assert_eq!(choose_kind(&col(6, 53, 0), Dbms::SqlServer), CellKind::F64);
-        assert_eq!(choose_kind(&col(6, 24, 0), Dbms::Other), CellKind::F32);
+        assert_eq!(choose_kind(&col(6, 17, 0), Dbms::PostgreSql), CellKind::F64);
+        assert_eq!(choose_kind(&col(7, 24, 0), Dbms::Other), CellKind::F32);
     }
 
     #[test]

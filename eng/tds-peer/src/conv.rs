@@ -29,16 +29,28 @@ pub fn parse_decimal(s: &str) -> Option<Dec> {
         let d = c.to_digit(10)? as u128;
         mag = mag.checked_mul(10)?.checked_add(d)?;
     }
-    Some(Dec { neg: neg && mag != 0, mag, scale: frac.len().min(255) as u8 })
+    Some(Dec {
+        neg: neg && mag != 0,
+        mag,
+        scale: frac.len().min(255) as u8,
+    })
 }
 
 impl Dec {
     pub fn from_i64(v: i64) -> Dec {
-        Dec { neg: v < 0, mag: v.unsigned_abs() as u128, scale: 0 }
+        Dec {
+            neg: v < 0,
+            mag: v.unsigned_abs() as u128,
+            scale: 0,
+        }
     }
 
     pub fn from_f64(v: f64) -> Dec {
-        parse_decimal(&format!("{v:.10}")).unwrap_or(Dec { neg: false, mag: 0, scale: 0 })
+        parse_decimal(&format!("{v:.10}")).unwrap_or(Dec {
+            neg: false,
+            mag: 0,
+            scale: 0,
+        })
     }
 
     /// Rescales with round-half-away-from-zero (as SQL Server does on conversion).
@@ -54,7 +66,11 @@ impl Dec {
             let r = mag % div;
             mag = if r * 2 >= div { q + 1 } else { q };
         }
-        Dec { neg: self.neg && mag != 0, mag, scale: to }
+        Dec {
+            neg: self.neg && mag != 0,
+            mag,
+            scale: to,
+        }
     }
 
     pub fn to_string_fixed(self) -> String {
@@ -63,7 +79,11 @@ impl Dec {
         let body = if s == 0 {
             digits
         } else if digits.len() > s {
-            format!("{}.{}", &digits[..digits.len() - s], &digits[digits.len() - s..])
+            format!(
+                "{}.{}",
+                &digits[..digits.len() - s],
+                &digits[digits.len() - s..]
+            )
         } else {
             format!("0.{}{}", "0".repeat(s - digits.len()), digits)
         };
@@ -194,7 +214,12 @@ pub fn parse_datetime(s: &str) -> Option<DateTime> {
         Some(t) if !t.is_empty() => parse_time(t)?,
         _ => 0,
     };
-    Some(DateTime { days, ticks, offset, has_date: date.is_some() })
+    Some(DateTime {
+        days,
+        ticks,
+        offset,
+        has_date: date.is_some(),
+    })
 }
 
 pub fn fmt_date(days: i64) -> String {
@@ -217,20 +242,34 @@ pub fn fmt_time(ticks: u64, scale: u8) -> String {
 
 pub fn fmt_offset(off: i16) -> String {
     let a = off.unsigned_abs();
-    format!("{}{:02}:{:02}", if off < 0 { '-' } else { '+' }, a / 60, a % 60)
+    format!(
+        "{}{:02}:{:02}",
+        if off < 0 { '-' } else { '+' },
+        a / 60,
+        a % 60
+    )
 }
 
 /// Rounds ticks to `scale` fractional digits (half up); may carry into the next day.
 pub fn round_ticks(days: i64, ticks: u64, scale: u8) -> (i64, u64) {
     let unit = 10u64.pow(7 - scale as u32);
     let t = (ticks + unit / 2) / unit * unit;
-    if t >= TICKS_PER_DAY { (days + 1, t - TICKS_PER_DAY) } else { (days, t) }
+    if t >= TICKS_PER_DAY {
+        (days + 1, t - TICKS_PER_DAY)
+    } else {
+        (days, t)
+    }
 }
 
 // ---- GUID
 
 pub fn parse_guid(s: &str) -> Option<[u8; 16]> {
-    let h: String = s.trim().trim_matches(|c| c == '{' || c == '}').chars().filter(|c| *c != '-').collect();
+    let h: String = s
+        .trim()
+        .trim_matches(|c| c == '{' || c == '}')
+        .chars()
+        .filter(|c| *c != '-')
+        .collect();
     if h.len() != 32 {
         return None;
     }
@@ -243,7 +282,14 @@ pub fn parse_guid(s: &str) -> Option<[u8; 16]> {
 
 pub fn fmt_guid(b: &[u8; 16]) -> String {
     let h: Vec<String> = b.iter().map(|x| format!("{x:02X}")).collect();
-    format!("{}-{}-{}-{}-{}", h[0..4].concat(), h[4..6].concat(), h[6..8].concat(), h[8..10].concat(), h[10..16].concat())
+    format!(
+        "{}-{}-{}-{}-{}",
+        h[0..4].concat(),
+        h[4..6].concat(),
+        h[6..8].concat(),
+        h[8..10].concat(),
+        h[10..16].concat()
+    )
 }
 
 /// Wire order of a GUID: the first three groups little-endian (as SQL Server stores them).
@@ -258,7 +304,9 @@ pub fn guid_wire(b: &[u8; 16]) -> [u8; 16] {
 // ---- CP1252
 
 const CP1252_80: [u16; 32] = [
-    0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
+    0x20AC, 0x81, 0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160, 0x2039,
+    0x0152, 0x8D, 0x017D, 0x8F, 0x90, 0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+    0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0x9D, 0x017E, 0x0178,
 ];
 
 pub fn to_cp1252(s: &str) -> Vec<u8> {
@@ -277,7 +325,15 @@ pub fn to_cp1252(s: &str) -> Vec<u8> {
 }
 
 pub fn from_cp1252(b: &[u8]) -> String {
-    b.iter().map(|&x| if (0x80..0xA0).contains(&x) { char::from_u32(CP1252_80[(x - 0x80) as usize] as u32).unwrap_or('?') } else { x as char }).collect()
+    b.iter()
+        .map(|&x| {
+            if (0x80..0xA0).contains(&x) {
+                char::from_u32(CP1252_80[(x - 0x80) as usize] as u32).unwrap_or('?')
+            } else {
+                x as char
+            }
+        })
+        .collect()
 }
 
 pub fn utf16(s: &str) -> Vec<u8> {
@@ -289,7 +345,10 @@ pub fn utf16(s: &str) -> Vec<u8> {
 }
 
 pub fn from_utf16(b: &[u8]) -> String {
-    let u: Vec<u16> = b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+    let u: Vec<u16> = b
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
     String::from_utf16_lossy(&u)
 }
 
@@ -300,10 +359,20 @@ mod tests {
     #[test]
     fn decimal_parse_rescale() {
         let d = parse_decimal("-12.345").unwrap();
-        assert_eq!(d, Dec { neg: true, mag: 12345, scale: 3 });
+        assert_eq!(
+            d,
+            Dec {
+                neg: true,
+                mag: 12345,
+                scale: 3
+            }
+        );
         assert_eq!(d.rescale(2).to_string_fixed(), "-12.35");
         assert_eq!(d.rescale(5).to_string_fixed(), "-12.34500");
-        assert_eq!(parse_decimal("0.5").unwrap().rescale(0).to_string_fixed(), "1");
+        assert_eq!(
+            parse_decimal("0.5").unwrap().rescale(0).to_string_fixed(),
+            "1"
+        );
         assert_eq!(parse_decimal(".05").unwrap().to_string_fixed(), "0.05");
     }
 

@@ -95,7 +95,10 @@ pub struct Io {
 impl Io {
     pub fn new(tcp: TcpStream, spid: u16) -> Io {
         Io {
-            stream: Stream::Plain(Prefixed { pre: Vec::new(), tcp }),
+            stream: Stream::Plain(Prefixed {
+                pre: Vec::new(),
+                tcp,
+            }),
             rbuf: Vec::with_capacity(65536),
             rpos: 0,
             psize: 4096,
@@ -201,7 +204,8 @@ impl Io {
             self.rbuf.extend_from_slice(&tmp[..n]);
         }
         if self.avail() >= HEADER_LEN && self.rbuf[self.rpos] == P_ATTN {
-            let len = u16::from_be_bytes([self.rbuf[self.rpos + 2], self.rbuf[self.rpos + 3]]) as usize;
+            let len =
+                u16::from_be_bytes([self.rbuf[self.rpos + 2], self.rbuf[self.rpos + 3]]) as usize;
             if self.avail() >= len {
                 self.rpos += len;
                 self.attention = true;

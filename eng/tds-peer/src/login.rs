@@ -29,7 +29,9 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
     let u16le = |o: usize| u16::from_le_bytes([data[o], data[o + 1]]) as usize;
     let field = |k: usize| -> Vec<u8> {
         let (o, l) = (u16le(36 + 4 * k), u16le(38 + 4 * k));
-        data.get(o..o + 2 * l).map(|s| s.to_vec()).unwrap_or_default()
+        data.get(o..o + 2 * l)
+            .map(|s| s.to_vec())
+            .unwrap_or_default()
     };
     let of3 = data[27];
     let mut l = Login {
@@ -66,10 +68,22 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
 /// LOGINACK, [FEATUREEXTACK], packet size, DONE).
 pub fn response(db: &str, packet_size: usize, utf8_ack: bool) -> Vec<u8> {
     let mut v = token::envchange_str(1, db, "master");
-    v.extend(token::message(5701, &format!("Changed database context to '{db}'."), 0, 2, 1));
+    v.extend(token::message(
+        5701,
+        &format!("Changed database context to '{db}'."),
+        0,
+        2,
+        1,
+    ));
     v.extend(token::envchange_bytes(7, &crate::types::COLL_CP1252, &[]));
     v.extend(token::envchange_str(2, "us_english", ""));
-    v.extend(token::message(5703, "Changed language setting to us_english.", 0, 1, 1));
+    v.extend(token::message(
+        5703,
+        "Changed language setting to us_english.",
+        0,
+        1,
+        1,
+    ));
     v.extend(token::loginack());
     if utf8_ack {
         v.extend(token::featureextack_utf8());
@@ -81,7 +95,11 @@ pub fn response(db: &str, packet_size: usize, utf8_ack: bool) -> Vec<u8> {
 
 /// Packet size we agree to: 0 means "server decides" (msodbcsql) -> 4096.
 pub fn negotiate_packet_size(requested: u32) -> usize {
-    if requested == 0 { 4096 } else { requested.clamp(512, 32767) as usize }
+    if requested == 0 {
+        4096
+    } else {
+        requested.clamp(512, 32767) as usize
+    }
 }
 
 #[cfg(test)]

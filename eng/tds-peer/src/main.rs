@@ -1,1 +1,135 @@
-fn main() {}
+//! tds-peer: a SQL-Server-compatible TDS 7.4 server backed by SQLite, for testing real ODBC
+//! drivers (msodbcsql18, FreeTDS) without a SQL Server. See README.md.
+
+mod conv;
+mod io;
+mod login;
+mod packet;
+mod prelogin;
+mod resp;
+mod rpc;
+mod session;
+mod sql;
+mod synthetic;
+mod tls;
+mod token;
+mod types;
+
+use session::{Config, Encrypt};
+use sql::engine::Shared;
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU16, Ordering};
+
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--verbose]";
+
+struct Args {
+    port: u16,
+    encrypt: Encrypt,
+    db: Option<String>,
+    password: Option<String>,
+    cert_dir: Option<PathBuf>,
+    verbose: bool,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        port: 0,
+        encrypt: Encrypt::NotSup,
+        db: None,
+        password: None,
+        cert_dir: None,
+        verbose: false,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut val = || {
+            it.next()
+                .ok_or_else(|| format!("{k} needs a value\n{USAGE}"))
+        };
+        match k.as_str() {
+            "--port" => a.port = val()?.parse().map_err(|e| format!("--port: {e}"))?,
+            "--encrypt" => {
+                a.encrypt = match val()?.as_str() {
+                    "notsup" => Encrypt::NotSup,
+                    "off" => Encrypt::Off,
+                    "on" => Encrypt::On,
+                    "strict" => Encrypt::Strict,
+                    o => return Err(format!("--encrypt: unknown mode {o}\n{USAGE}")),
+                }
+            }
+            "--db" => a.db = Some(val()?),
+            "--password" => a.password = Some(val()?),
+            "--cert-dir" => a.cert_dir = Some(PathBuf::from(val()?)),
+            "--verbose" | "-v" => a.verbose = true,
+            "--help" | "-h" => return Err(USAGE.to_string()),
+            o => return Err(format!("unknown argument {o}\n{USAGE}")),
+        }
+    }
+    Ok(a)
+}
+
+fn main() {
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let verbose = args.verbose || std::env::var_os("TDS_PEER_VERBOSE").is_some();
+    // Work dir: certificate (and the default database) live here.
+    let work = args
+        .cert_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join(format!("tds-peer-{}", std::process::id())));
+    let certs = tls::generate(&work).unwrap_or_else(|e| {
+        eprintln!(
+            "tds-peer: cannot write certificate under {}: {e}",
+            work.display()
+        );
+        std::process::exit(1);
+    });
+    eprintln!("tds-peer: certificate {}", certs.pem_path.display());
+    let db_path = match &args.db {
+        Some(p) => p.clone(),
+        None => {
+            let p = work.join("tds-peer.sqlite3");
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", p.display()));
+            }
+            p.display().to_string()
+        }
+    };
+    eprintln!("tds-peer: database {db_path}");
+    let listener = TcpListener::bind(("127.0.0.1", args.port)).unwrap_or_else(|e| {
+        eprintln!("tds-peer: bind 127.0.0.1:{}: {e}", args.port);
+        std::process::exit(1);
+    });
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let cfg = Arc::new(Config {
+        encrypt: args.encrypt,
+        password: args.password,
+        tls: tls::configs(&certs),
+        shared: Arc::new(Shared {
+            db_path,
+            synth: Default::default(),
+        }),
+        verbose,
+    });
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "tds-peer listening on 127.0.0.1:{port}");
+        let _ = out.flush();
+    }
+    eprintln!("tds-peer: encrypt={:?}", args.encrypt);
+    let spids = AtomicU16::new(51);
+    for conn in listener.incoming() {
+        let Ok(tcp) = conn else { continue };
+        let spid = spids.fetch_add(1, Ordering::Relaxed);
+        let cfg = cfg.clone();
+        std::thread::spawn(move || session::serve(tcp, cfg, spid));
+    }
+}

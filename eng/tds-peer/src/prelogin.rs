@@ -20,7 +20,9 @@ pub fn parse(data: &[u8]) -> io::Result<HashMap<u8, Vec<u8>>> {
         let tok = data[i];
         let off = u16::from_be_bytes([data[i + 1], data[i + 2]]) as usize;
         let len = u16::from_be_bytes([data[i + 3], data[i + 4]]) as usize;
-        let v = data.get(off..off + len).ok_or_else(|| proto_err("PRELOGIN option out of range"))?;
+        let v = data
+            .get(off..off + len)
+            .ok_or_else(|| proto_err("PRELOGIN option out of range"))?;
         opts.insert(tok, v.to_vec());
         i += 5;
     }
@@ -30,7 +32,13 @@ pub fn parse(data: &[u8]) -> io::Result<HashMap<u8, Vec<u8>>> {
 /// Reply: VERSION 16.0.4096, ENCRYPTION, INSTOPT, THREADID (empty), MARS=0 and FEDAUTHREQUIRED=0
 /// only when the client sent it (msodbcsql drops the connection on an unasked FEDAUTHREQUIRED).
 pub fn reply(encrypt: u8, client_sent_fedauth: bool) -> Vec<u8> {
-    let mut items: Vec<(u8, Vec<u8>)> = vec![(0, vec![16, 0, 0x10, 0x00, 0, 0]), (1, vec![encrypt]), (2, vec![0]), (3, vec![]), (4, vec![0])];
+    let mut items: Vec<(u8, Vec<u8>)> = vec![
+        (0, vec![16, 0, 0x10, 0x00, 0, 0]),
+        (1, vec![encrypt]),
+        (2, vec![0]),
+        (3, vec![]),
+        (4, vec![0]),
+    ];
     if client_sent_fedauth {
         items.push((6, vec![0]));
     }

@@ -18,12 +18,22 @@ pub struct Resp<'a> {
     out: Vec<u8>,
     pid: u8,
     since_poll: usize,
+    /// A DONE(ATTN) was written: nothing else may follow in this message.
+    pub attn_acked: bool,
 }
 
 impl<'a> Resp<'a> {
     pub fn new(io: &'a mut Io) -> Resp<'a> {
         let psize = io.psize;
-        Resp { io, psize, body: Vec::with_capacity(psize), out: Vec::with_capacity(FLUSH_AT + psize), pid: 1, since_poll: 0 }
+        Resp {
+            io,
+            psize,
+            body: Vec::with_capacity(psize),
+            out: Vec::with_capacity(FLUSH_AT + psize),
+            pid: 1,
+            since_poll: 0,
+            attn_acked: false,
+        }
     }
 
     /// Appends token bytes. A full packet is emitted only once more bytes exist beyond it, so
@@ -33,7 +43,14 @@ impl<'a> Resp<'a> {
         self.since_poll += b.len();
         while !b.is_empty() {
             if self.body.len() == max {
-                push_packet(&mut self.out, P_REPLY, false, self.io.spid, self.pid, &self.body);
+                push_packet(
+                    &mut self.out,
+                    P_REPLY,
+                    false,
+                    self.io.spid,
+                    self.pid,
+                    &self.body,
+                );
                 self.pid = self.pid.wrapping_add(1);
                 self.body.clear();
                 if self.out.len() >= FLUSH_AT {
@@ -61,7 +78,14 @@ impl<'a> Resp<'a> {
     pub fn flush_partial(&mut self) -> io::Result<()> {
         let max = self.psize - HEADER_LEN;
         if self.body.len() == max {
-            push_packet(&mut self.out, P_REPLY, false, self.io.spid, self.pid, &self.body);
+            push_packet(
+                &mut self.out,
+                P_REPLY,
+                false,
+                self.io.spid,
+                self.pid,
+                &self.body,
+            );
             self.pid = self.pid.wrapping_add(1);
             self.body.clear();
         }
@@ -72,7 +96,14 @@ impl<'a> Resp<'a> {
 
     /// Ends the message: last packet with EOM, flush.
     pub fn finish(mut self) -> io::Result<()> {
-        push_packet(&mut self.out, P_REPLY, true, self.io.spid, self.pid, &self.body);
+        push_packet(
+            &mut self.out,
+            P_REPLY,
+            true,
+            self.io.spid,
+            self.pid,
+            &self.body,
+        );
         self.io.write_raw(&self.out)?;
         self.io.flush()
     }

@@ -41,7 +41,11 @@ impl Shape {
             "wide32" => Shape::Wide32,
             "dto_dec_guid" => Shape::DtoDecGuid,
             _ => {
-                let kib = |p: &str| name.strip_prefix(p).and_then(|r| r.strip_suffix('k')).and_then(|n| n.parse::<u64>().ok());
+                let kib = |p: &str| {
+                    name.strip_prefix(p)
+                        .and_then(|r| r.strip_suffix('k'))
+                        .and_then(|n| n.parse::<u64>().ok())
+                };
                 if let Some(k) = kib("lob_nvarcharmax_") {
                     Shape::LobNvarcharMax(k)
                 } else if let Some(k) = kib("lob_varbinarymax_") {
@@ -85,7 +89,10 @@ pub const TYPES_ALL: &[(&str, &str)] = &[
     ("c_dto7", "datetimeoffset(7)"),
     ("c_char", "char(10)"),
     ("c_varchar", "varchar(50)"),
-    ("c_varchar_utf8", "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8"),
+    (
+        "c_varchar_utf8",
+        "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8",
+    ),
     ("c_nchar", "nchar(10)"),
     ("c_nvarchar", "nvarchar(50)"),
     ("c_varchar_max", "varchar(max)"),
@@ -102,27 +109,62 @@ pub fn columns(shape: &Shape) -> Vec<Column> {
     let c = |n: &str, t: &str| Column::new(n, Ty::parse(t).expect("shape type"));
     let mut cols = match shape {
         Shape::TypesAll => TYPES_ALL.iter().map(|(n, t)| c(n, t)).collect(),
-        Shape::Mixed => vec![c("id", "int"), c("big", "bigint"), c("f", "float"), c("name", "nvarchar(50)"), c("ts", "datetime2(7)"), c("amount", "decimal(18,4)"), c("flag", "bit"), c("note", "nvarchar(100)")],
+        Shape::Mixed => vec![
+            c("id", "int"),
+            c("big", "bigint"),
+            c("f", "float"),
+            c("name", "nvarchar(50)"),
+            c("ts", "datetime2(7)"),
+            c("amount", "decimal(18,4)"),
+            c("flag", "bit"),
+            c("note", "nvarchar(100)"),
+        ],
         Shape::IntNvarchar => vec![c("id", "int"), c("name", "nvarchar(50)")],
-        Shape::IntNvarcharFloat => vec![c("id", "int"), c("name", "nvarchar(50)"), c("val", "float")],
+        Shape::IntNvarcharFloat => {
+            vec![c("id", "int"), c("name", "nvarchar(50)"), c("val", "float")]
+        }
         Shape::Wide32 => (0..32)
             .map(|k| {
-                let t = ["int", "nvarchar(30)", "float", "datetime2(3)", "decimal(12,2)"][k % 5];
+                let t = [
+                    "int",
+                    "nvarchar(30)",
+                    "float",
+                    "datetime2(3)",
+                    "decimal(12,2)",
+                ][k % 5];
                 c(&format!("c{k}"), t)
             })
             .collect(),
-        Shape::DtoDecGuid => (0..3).flat_map(|j| [c(&format!("dto_{j}"), "datetimeoffset(7)"), c(&format!("dec_{j}"), "decimal(38,10)"), c(&format!("guid_{j}"), "uniqueidentifier")]).collect(),
+        Shape::DtoDecGuid => (0..3)
+            .flat_map(|j| {
+                [
+                    c(&format!("dto_{j}"), "datetimeoffset(7)"),
+                    c(&format!("dec_{j}"), "decimal(38,10)"),
+                    c(&format!("guid_{j}"), "uniqueidentifier"),
+                ]
+            })
+            .collect(),
         Shape::LobNvarcharMax(_) => vec![c("id", "int"), c("body", "nvarchar(max)")],
         Shape::LobVarbinaryMax(_) => vec![c("id", "int"), c("body", "varbinary(max)")],
     };
-    cols[0].nullable = !matches!(shape, Shape::TypesAll | Shape::Mixed | Shape::IntNvarchar | Shape::IntNvarcharFloat | Shape::LobNvarcharMax(_) | Shape::LobVarbinaryMax(_));
+    cols[0].nullable = !matches!(
+        shape,
+        Shape::TypesAll
+            | Shape::Mixed
+            | Shape::IntNvarchar
+            | Shape::IntNvarcharFloat
+            | Shape::LobNvarcharMax(_)
+            | Shape::LobVarbinaryMax(_)
+    );
     cols
 }
 
 // ---- generator formulas (keep in sync with eng/peers/synthetic.py and README.md) ----------
 
 pub fn mix(i: u64, k: u64) -> u64 {
-    i.wrapping_mul(2_654_435_761).wrapping_add(k.wrapping_mul(40_503)).wrapping_mul(11_400_714_819_323_198_485)
+    i.wrapping_mul(2_654_435_761)
+        .wrapping_add(k.wrapping_mul(40_503))
+        .wrapping_mul(11_400_714_819_323_198_485)
 }
 
 fn mix128(i: u64, k: u64) -> u128 {
@@ -130,7 +172,14 @@ fn mix128(i: u64, k: u64) -> u128 {
 }
 
 fn dec_text(unscaled: i128, scale: u8) -> Value {
-    Value::Text(conv::Dec { neg: unscaled < 0, mag: unscaled.unsigned_abs(), scale }.to_string_fixed())
+    Value::Text(
+        conv::Dec {
+            neg: unscaled < 0,
+            mag: unscaled.unsigned_abs(),
+            scale,
+        }
+        .to_string_fixed(),
+    )
 }
 
 /// Decimal of precision p, scale s: m128 % (2*10^p - 1) - (10^p - 1).
@@ -141,7 +190,11 @@ fn gen_dec(i: u64, k: u64, p: u32, s: u8) -> Value {
 }
 
 fn dt_text(days: u64, ticks: u64) -> String {
-    format!("{} {}", conv::fmt_date(days as i64), conv::fmt_time(ticks, 7))
+    format!(
+        "{} {}",
+        conv::fmt_date(days as i64),
+        conv::fmt_time(ticks, 7)
+    )
 }
 
 fn ticks_for(i: u64, k: u64, scale: u8) -> u64 {
@@ -183,14 +236,21 @@ fn types_all_value(i: u64, k: u64, name: &str) -> Value {
             let t300 = (mix(i, k + 1000) % 8_640_000) * 3;
             Value::Text(dt_text(days, t300 / 3 * 100_000))
         }
-        "c_smalldatetime" => Value::Text(dt_text(conv::DAY_1900 as u64 + m1 % 60_000, (mix(i, k + 1000) % 1440) * 600_000_000)),
+        "c_smalldatetime" => Value::Text(dt_text(
+            conv::DAY_1900 as u64 + m1 % 60_000,
+            (mix(i, k + 1000) % 1440) * 600_000_000,
+        )),
         "c_dt2_0" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 0))),
         "c_dt2_3" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 3))),
         "c_dt2_7" => Value::Text(dt_text(m1 % 3_652_059, ticks_for(i, k, 7))),
         "c_dto0" | "c_dto7" => {
             let off = (mix(i, k + 2000) % 57) as i16 * 30 - 840;
             let scale = if name == "c_dto0" { 0 } else { 7 };
-            Value::Text(format!("{} {}", dt_text(1 + m1 % 3_652_057, ticks_for(i, k, scale)), conv::fmt_offset(off)))
+            Value::Text(format!(
+                "{} {}",
+                dt_text(1 + m1 % 3_652_057, ticks_for(i, k, scale)),
+                conv::fmt_offset(off)
+            ))
         }
         "c_char" => Value::Text(format!("c{}é€", i % 1000)),
         "c_varchar" => Value::Text(format!("v{i} café €Š")),
@@ -199,7 +259,9 @@ fn types_all_value(i: u64, k: u64, name: &str) -> Value {
         "c_nvarchar" => Value::Text(format!("nv{i} 中文 ß 😀")),
         "c_varchar_max" => Value::Text(format!("x{i};").repeat((i % 5 * 700) as usize)),
         "c_nvarchar_max" => Value::Text(format!("ñ{i};").repeat((i % 4 * 1500) as usize)),
-        "c_varbinary_max" => Value::Blob((0..(i % 6) * 3000).map(|j| ((i + j) % 256) as u8).collect()),
+        "c_varbinary_max" => {
+            Value::Blob((0..(i % 6) * 3000).map(|j| ((i + j) % 256) as u8).collect())
+        }
         "c_binary8" => Value::Blob(i.to_be_bytes().to_vec()),
         "c_varbinary50" => Value::Blob((0..i % 51).map(|j| ((i * j) % 256) as u8).collect()),
         "c_guid" => Value::Text(conv::fmt_guid(&mix128(i, k).to_be_bytes())),
@@ -218,7 +280,11 @@ pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
                 v[0] = Value::Integer(i as i64);
                 v
             } else {
-                TYPES_ALL.iter().enumerate().map(|(k, (n, _))| types_all_value(i, k as u64, n)).collect()
+                TYPES_ALL
+                    .iter()
+                    .enumerate()
+                    .map(|(k, (n, _))| types_all_value(i, k as u64, n))
+                    .collect()
             }
         }
         Shape::Mixed => vec![
@@ -226,13 +292,31 @@ pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
             Value::Integer(i as i64 * 1_000_003),
             Value::Real(i as f64 * 0.25),
             Value::Text(format!("name {i}")),
-            Value::Text(dt_text(conv::days_from_civil(2020, 1, 1) as u64 + i / 86_400, (i % 86_400) * 10_000_000 + (i % 1000) * 10_000)),
+            Value::Text(dt_text(
+                conv::days_from_civil(2020, 1, 1) as u64 + i / 86_400,
+                (i % 86_400) * 10_000_000 + (i % 1000) * 10_000,
+            )),
             dec_text((i as i128 * 12_345) % 10_000_000_000 - 5_000_000_000, 4),
             Value::Integer((i % 3 == 0) as i64),
-            if i % 5 == 0 { Value::Null } else { Value::Text(format!("note {i} é")) },
+            if i % 5 == 0 {
+                Value::Null
+            } else {
+                Value::Text(format!("note {i} é"))
+            },
         ],
-        Shape::IntNvarchar => vec![Value::Integer(i as i64), Value::Text(format!("row {i} é中"))],
-        Shape::IntNvarcharFloat => vec![Value::Integer(i as i64), if i % 10 == 3 { Value::Null } else { Value::Text(format!("row {i} é中")) }, Value::Real(i as f64 * 1.5)],
+        Shape::IntNvarchar => vec![
+            Value::Integer(i as i64),
+            Value::Text(format!("row {i} é中")),
+        ],
+        Shape::IntNvarcharFloat => vec![
+            Value::Integer(i as i64),
+            if i % 10 == 3 {
+                Value::Null
+            } else {
+                Value::Text(format!("row {i} é中"))
+            },
+            Value::Real(i as f64 * 1.5),
+        ],
         Shape::Wide32 => (0..32u64)
             .map(|k| match k % 5 {
                 0 => Value::Integer((i + k) as i64),
@@ -240,7 +324,10 @@ pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
                 2 => Value::Real(i as f64 * 0.5 + k as f64),
                 3 => {
                     let mins = i + k;
-                    Value::Text(dt_text(conv::days_from_civil(2021, 1, 1) as u64 + mins / 1440, (mins % 1440) * 600_000_000))
+                    Value::Text(dt_text(
+                        conv::days_from_civil(2021, 1, 1) as u64 + mins / 1440,
+                        (mins % 1440) * 600_000_000,
+                    ))
                 }
                 _ => dec_text(i as i128 * 100 + k as i128, 2),
             })
@@ -248,16 +335,27 @@ pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
         Shape::DtoDecGuid => (0..3u64)
             .flat_map(|j| {
                 let k = 100 + j * 3;
-                [types_all_value(i, k, "c_dto7"), gen_dec(i, k + 1, 38, 10), types_all_value(i, k + 2, "c_guid")]
+                [
+                    types_all_value(i, k, "c_dto7"),
+                    gen_dec(i, k + 1, 38, 10),
+                    types_all_value(i, k + 2, "c_guid"),
+                ]
             })
             .collect(),
         Shape::LobNvarcharMax(kib) => {
             let n = (kib * 512) as usize;
-            let s: String = (0..26u64).map(|j| char::from(b'A' + ((i + j) % 26) as u8)).collect();
-            Value::Text(s.repeat(n / 26 + 1)[..n].to_string());
-            vec![Value::Integer(i as i64), Value::Text(s.repeat(n / 26 + 1)[..n].to_string())]
+            let s: String = (0..26u64)
+                .map(|j| char::from(b'A' + ((i + j) % 26) as u8))
+                .collect();
+            vec![
+                Value::Integer(i as i64),
+                Value::Text(s.repeat(n / 26 + 1)[..n].to_string()),
+            ]
         }
-        Shape::LobVarbinaryMax(kib) => vec![Value::Integer(i as i64), Value::Blob((0..kib * 1024).map(|j| ((i + j) % 256) as u8).collect())],
+        Shape::LobVarbinaryMax(kib) => vec![
+            Value::Integer(i as i64),
+            Value::Blob((0..kib * 1024).map(|j| ((i + j) % 256) as u8).collect()),
+        ],
     }
 }
 
@@ -284,8 +382,12 @@ impl Faults {
         let mut f = Faults::default();
         for (p, _) in text.match_indices("fault:") {
             let rest = &text[p + 6..];
-            let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '=' || c == '.')).unwrap_or(rest.len());
-            let Some((k, v)) = rest[..end].split_once('=') else { continue };
+            let end = rest
+                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '=' || c == '.'))
+                .unwrap_or(rest.len());
+            let Some((k, v)) = rest[..end].split_once('=') else {
+                continue;
+            };
             match k {
                 "drop_after" => f.drop_after = v.parse().ok(),
                 "stall" => f.stall = v.parse().ok(),
@@ -298,7 +400,10 @@ impl Faults {
     }
 
     fn any(&self) -> bool {
-        self.drop_after.is_some() || self.stall.is_some() || self.error_after.is_some() || self.malformed_after.is_some()
+        self.drop_after.is_some()
+            || self.stall.is_some()
+            || self.error_after.is_some()
+            || self.malformed_after.is_some()
     }
 }
 
@@ -320,7 +425,10 @@ impl Query {
             Tok::Quoted(q) => Some(q.to_ascii_lowercase()),
             _ => None,
         };
-        if sg.len() < from + 4 || name_of(sg[from + 1]).as_deref() != Some("peer") || !sg[from + 2].is_punct('.') {
+        if sg.len() < from + 4
+            || name_of(sg[from + 1]).as_deref() != Some("peer")
+            || !sg[from + 2].is_punct('.')
+        {
             return None;
         }
         let table = name_of(sg[from + 3])?;
@@ -335,7 +443,9 @@ impl Query {
         let mut top = None;
         if sg.get(i).is_some_and(|t| t.is_word("TOP")) {
             let paren = sg.get(i + 1).is_some_and(|t| t.is_punct('('));
-            let n = sg.get(if paren { i + 2 } else { i + 1 }).and_then(|t| t.text().parse::<u64>().ok());
+            let n = sg
+                .get(if paren { i + 2 } else { i + 1 })
+                .and_then(|t| t.text().parse::<u64>().ok());
             top = n;
             i += if paren { 4 } else { 2 };
         }
@@ -349,14 +459,23 @@ impl Query {
                 cols.extend(0..all.len());
                 continue;
             }
-            let Some(n) = name_of(t) else { return Some(Err("tds-peer: unsupported select list on a peer table".into())) };
+            let Some(n) = name_of(t) else {
+                return Some(Err(
+                    "tds-peer: unsupported select list on a peer table".into()
+                ));
+            };
             match all.iter().position(|c| c.name.eq_ignore_ascii_case(&n)) {
                 Some(p) => cols.push(p),
                 None => return Some(Err(format!("Invalid column name '{n}'."))),
             }
         }
         let rows = top.map(|t| t.min(rows)).unwrap_or(rows);
-        Some(Ok(Query { shape, rows, cols, faults: Faults::parse(text) }))
+        Some(Ok(Query {
+            shape,
+            rows,
+            cols,
+            faults: Faults::parse(text),
+        }))
     }
 }
 
@@ -436,7 +555,10 @@ pub fn stream(cache: &Cache, q: &Query, r: &mut Resp) -> io::Result<Streamed> {
                 blocks.clear();
             }
             if keep {
-                blocks.push(Arc::new(std::mem::replace(&mut buf, Vec::with_capacity(BLOCK + 4096))));
+                blocks.push(Arc::new(std::mem::replace(
+                    &mut buf,
+                    Vec::with_capacity(BLOCK + 4096),
+                )));
             } else {
                 buf.clear();
             }
@@ -472,12 +594,21 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
         if f.drop_after == Some(i) {
             r.put(&buf)?;
             r.flush_partial()?;
-            log::warn!("fault: dropping connection after {i} rows");
-            return Err(io::Error::new(io::ErrorKind::ConnectionAborted, "fault:drop_after"));
+            eprintln!("tds-peer: fault: dropping connection after {i} rows");
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "fault:drop_after",
+            ));
         }
         if f.error_after == Some(i) {
             r.put(&buf)?;
-            r.put(&token::message(50000, &format!("tds-peer fault: error after {i} rows"), 16, 1, 1))?;
+            r.put(&token::message(
+                50000,
+                &format!("tds-peer fault: error after {i} rows"),
+                16,
+                1,
+                1,
+            ))?;
             return Ok(Streamed::Error);
         }
         if f.malformed_after == Some(i) {
@@ -512,10 +643,20 @@ mod tests {
 
     #[test]
     fn parse_queries() {
-        let x = q("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */").unwrap().unwrap();
-        assert_eq!((x.shape, x.rows, x.cols.len(), x.faults.drop_after), (Shape::Mixed, 100_000, 8, Some(500)));
-        let x = q("select top 5 id, name from [peer].[lob_nvarcharmax_256k_20]").unwrap().unwrap();
-        assert_eq!((x.shape, x.rows, x.cols.clone()), (Shape::LobNvarcharMax(256), 5, vec![0, 1]));
+        let x = q("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (x.shape, x.rows, x.cols.len(), x.faults.drop_after),
+            (Shape::Mixed, 100_000, 8, Some(500))
+        );
+        let x = q("select top 5 id, body from [peer].[lob_nvarcharmax_256k_20]")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (x.shape, x.rows, x.cols.clone()),
+            (Shape::LobNvarcharMax(256), 5, vec![0, 1])
+        );
         assert!(q("select * from t").is_none());
         assert!(q("select * from peer.nosuch_10").unwrap().is_err());
     }
@@ -524,6 +665,9 @@ mod tests {
     fn mix_is_stable() {
         // Mirrored in eng/peers/synthetic.py; this pins the formula.
         assert_eq!(mix(0, 0), 0);
-        assert_eq!(mix(1, 0), 2_654_435_761u64.wrapping_mul(11_400_714_819_323_198_485));
+        assert_eq!(
+            mix(1, 0),
+            2_654_435_761u64.wrapping_mul(11_400_714_819_323_198_485)
+        );
     }
 }

@@ -19,21 +19,34 @@ pub struct Certs {
 /// Generates the certificate (SAN DNS:localhost, IP:127.0.0.1) and writes it as PEM to
 /// `<dir>/tds-peer-cert.pem` (key beside it as `tds-peer-key.pem`).
 pub fn generate(dir: &Path) -> io::Result<Certs> {
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()]).map_err(|e| io::Error::other(e.to_string()))?;
+    let ck =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .map_err(|e| io::Error::other(e.to_string()))?;
     std::fs::create_dir_all(dir)?;
     let pem_path = dir.join("tds-peer-cert.pem");
     std::fs::write(&pem_path, ck.cert.pem())?;
     std::fs::write(dir.join("tds-peer-key.pem"), ck.signing_key.serialize_pem())?;
-    Ok(Certs { cert_der: ck.cert.der().to_vec(), key_der: ck.signing_key.serialize_der(), pem_path })
+    Ok(Certs {
+        cert_der: ck.cert.der().to_vec(),
+        key_der: ck.signing_key.serialize_der(),
+        pem_path,
+    })
 }
 
-fn config(certs: &Certs, versions: &[&'static rustls::SupportedProtocolVersion], alpn: Option<&[u8]>) -> Arc<ServerConfig> {
+fn config(
+    certs: &Certs,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    alpn: Option<&[u8]>,
+) -> Arc<ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(versions)
         .expect("protocol versions")
         .with_no_client_auth()
-        .with_single_cert(vec![CertificateDer::from(certs.cert_der.clone())], PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certs.key_der.clone())))
+        .with_single_cert(
+            vec![CertificateDer::from(certs.cert_der.clone())],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(certs.key_der.clone())),
+        )
         .expect("certificate");
     if let Some(a) = alpn {
         cfg.alpn_protocols = vec![a.to_vec()];
@@ -47,7 +60,14 @@ pub struct Configs {
 }
 
 pub fn configs(certs: &Certs) -> Configs {
-    Configs { tds7: config(certs, &[&rustls::version::TLS12], None), strict: config(certs, &[&rustls::version::TLS13, &rustls::version::TLS12], Some(b"tds/8.0")) }
+    Configs {
+        tds7: config(certs, &[&rustls::version::TLS12], None),
+        strict: config(
+            certs,
+            &[&rustls::version::TLS13, &rustls::version::TLS12],
+            Some(b"tds/8.0"),
+        ),
+    }
 }
 
 fn tls_err(e: rustls::Error) -> io::Error {
@@ -71,7 +91,9 @@ pub fn tds7_handshake(io: &mut Io, cfg: Arc<ServerConfig>) -> io::Result<()> {
         }
         let (typ, data) = io.read_message()?;
         if typ != P_PRELOGIN {
-            return Err(proto_err(format!("expected PRELOGIN-wrapped TLS, got packet type {typ:#x}")));
+            return Err(proto_err(format!(
+                "expected PRELOGIN-wrapped TLS, got packet type {typ:#x}"
+            )));
         }
         let mut rd = &data[..];
         while !rd.is_empty() {
@@ -85,7 +107,13 @@ pub fn tds7_handshake(io: &mut Io, cfg: Arc<ServerConfig>) -> io::Result<()> {
     };
     let mut prefix = p.pre;
     prefix.extend_from_slice(&pre);
-    io.stream = Stream::Tls(Box::new(StreamOwned::new(conn, Prefixed { pre: prefix, tcp: p.tcp })));
+    io.stream = Stream::Tls(Box::new(StreamOwned::new(
+        conn,
+        Prefixed {
+            pre: prefix,
+            tcp: p.tcp,
+        },
+    )));
     Ok(())
 }
 

@@ -40,12 +40,20 @@ fn len_arg(args: &[String], default: u16) -> Option<u16> {
     match args.first() {
         None => Some(default),
         Some(a) if a.eq_ignore_ascii_case("max") => None,
-        Some(a) => Some(a.trim().parse::<u32>().ok().map(|v| v.clamp(1, 8000) as u16).unwrap_or(default)),
+        Some(a) => Some(
+            a.trim()
+                .parse::<u32>()
+                .ok()
+                .map(|v| v.clamp(1, 8000) as u16)
+                .unwrap_or(default),
+        ),
     }
 }
 
 fn num_arg(args: &[String], i: usize, default: u8) -> u8 {
-    args.get(i).and_then(|a| a.trim().parse::<u8>().ok()).unwrap_or(default)
+    args.get(i)
+        .and_then(|a| a.trim().parse::<u8>().ok())
+        .unwrap_or(default)
 }
 
 impl Ty {
@@ -57,12 +65,17 @@ impl Ty {
         let (name, args) = match t.find('(') {
             Some(p) => {
                 let close = t[p..].find(')').map(|c| p + c).unwrap_or(t.len());
-                let args: Vec<String> = t[p + 1..close].split(',').map(|s| s.trim().to_string()).collect();
+                let args: Vec<String> = t[p + 1..close]
+                    .split(',')
+                    .map(|s| s.trim().to_string())
+                    .collect();
                 (t[..p].trim(), args)
             }
             None => (t.split_whitespace().next().unwrap_or(""), Vec::new()),
         };
-        let name = name.trim_matches(|c| c == '[' || c == ']').to_ascii_lowercase();
+        let name = name
+            .trim_matches(|c| c == '[' || c == ']')
+            .to_ascii_lowercase();
         let name = name.split_whitespace().next().unwrap_or("").to_string();
         Some(match name.as_str() {
             "bit" => Ty::Bit,
@@ -76,7 +89,9 @@ impl Ty {
                 _ => Ty::Float,
             },
             "double" => Ty::Float,
-            "decimal" | "dec" => Ty::Decimal(num_arg(&args, 0, 18).clamp(1, 38), num_arg(&args, 1, 0)),
+            "decimal" | "dec" => {
+                Ty::Decimal(num_arg(&args, 0, 18).clamp(1, 38), num_arg(&args, 1, 0))
+            }
             "numeric" => Ty::Numeric(num_arg(&args, 0, 18).clamp(1, 38), num_arg(&args, 1, 0)),
             "money" => Ty::Money,
             "smallmoney" => Ty::SmallMoney,
@@ -108,7 +123,13 @@ impl Ty {
         fn l(n: Option<u16>) -> String {
             n.map(|v| v.to_string()).unwrap_or_else(|| "max".into())
         }
-        let u = |b: bool| if b { " collate Latin1_General_100_CI_AS_SC_UTF8" } else { "" };
+        let u = |b: bool| {
+            if b {
+                " collate Latin1_General_100_CI_AS_SC_UTF8"
+            } else {
+                ""
+            }
+        };
         match *self {
             Ty::Bit => "bit".into(),
             Ty::TinyInt => "tinyint".into(),
@@ -159,29 +180,55 @@ impl Ty {
         if let Some(p) = n.find(" COLLATE") {
             n.truncate(p);
         }
-        let body: String = n.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+        let body: String = n
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
         let body = body.trim_end_matches('_').replace("__", "_");
         // Obfuscate names that would otherwise trip SQLite's affinity substring rules.
-        let body = body.replace("CHAR", "CHR").replace("INT", "IN_T").replace("TEXT", "TXT");
-        format!("MS{}_{}{}", self.affinity(), body, if utf8 { "_UTF8" } else { "" })
+        let body = body
+            .replace("CHAR", "CHR")
+            .replace("INT", "IN_T")
+            .replace("TEXT", "TXT");
+        format!(
+            "MS{}_{}{}",
+            self.affinity(),
+            body,
+            if utf8 { "_UTF8" } else { "" }
+        )
     }
 
     /// Inverse of `sqlite_decl`.
     pub fn from_sqlite_decl(decl: &str) -> Option<Ty> {
         let d = decl.to_ascii_uppercase();
-        let rest = d.strip_prefix("MSINT_").or_else(|| d.strip_prefix("MSREAL_")).or_else(|| d.strip_prefix("MSBLOB_")).or_else(|| d.strip_prefix("MSTEXT_"))?;
+        let rest = d
+            .strip_prefix("MSINT_")
+            .or_else(|| d.strip_prefix("MSREAL_"))
+            .or_else(|| d.strip_prefix("MSBLOB_"))
+            .or_else(|| d.strip_prefix("MSTEXT_"))?;
         let utf8 = rest.ends_with("_UTF8");
-        let rest = rest.trim_end_matches("_UTF8").replace("CHR", "CHAR").replace("IN_T", "INT").replace("TXT", "TEXT");
+        let rest = rest
+            .trim_end_matches("_UTF8")
+            .replace("CHR", "CHAR")
+            .replace("IN_T", "INT")
+            .replace("TXT", "TEXT");
         let mut parts = rest.split('_');
         let name = parts.next()?;
         let args: Vec<&str> = parts.collect();
-        let text = if args.is_empty() { name.to_string() } else { format!("{name}({})", args.join(",")) };
+        let text = if args.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}({})", args.join(","))
+        };
         let text = if utf8 { format!("{text} UTF8") } else { text };
         Ty::parse(&text)
     }
 
     pub fn is_plp(&self) -> bool {
-        matches!(self, Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::VarBinary(None) | Ty::Xml)
+        matches!(
+            self,
+            Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::VarBinary(None) | Ty::Xml
+        )
     }
 
     pub fn nullable_fixed_len(&self) -> u8 {
@@ -198,10 +245,14 @@ impl Ty {
         let coll = |b: bool| if b { COLL_UTF8 } else { COLL_CP1252 };
         match *self {
             Ty::Bit => out.extend_from_slice(&[0x68, 1]),
-            Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => out.extend_from_slice(&[0x26, self.nullable_fixed_len()]),
+            Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => {
+                out.extend_from_slice(&[0x26, self.nullable_fixed_len()])
+            }
             Ty::Real | Ty::Float => out.extend_from_slice(&[0x6D, self.nullable_fixed_len()]),
             Ty::Money | Ty::SmallMoney => out.extend_from_slice(&[0x6E, self.nullable_fixed_len()]),
-            Ty::DateTime | Ty::SmallDateTime => out.extend_from_slice(&[0x6F, self.nullable_fixed_len()]),
+            Ty::DateTime | Ty::SmallDateTime => {
+                out.extend_from_slice(&[0x6F, self.nullable_fixed_len()])
+            }
             Ty::Decimal(p, s) => out.extend_from_slice(&[0x6A, decimal_len(p), p, s]),
             Ty::Numeric(p, s) => out.extend_from_slice(&[0x6C, decimal_len(p), p, s]),
             Ty::Date => out.push(0x28),
@@ -262,10 +313,28 @@ mod tests {
 
     #[test]
     fn parse_and_name_roundtrip() {
-        for t in ["NVARCHAR(50)", "DATETIMEOFFSET(7)", "DECIMAL(38,10)", "VARBINARY(MAX)", "TIME(7)", "UNIQUEIDENTIFIER", "MONEY", "BIT", "TINYINT", "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8", "nvarchar(max)", "char(10)"] {
+        for t in [
+            "NVARCHAR(50)",
+            "DATETIMEOFFSET(7)",
+            "DECIMAL(38,10)",
+            "VARBINARY(MAX)",
+            "TIME(7)",
+            "UNIQUEIDENTIFIER",
+            "MONEY",
+            "BIT",
+            "TINYINT",
+            "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8",
+            "nvarchar(max)",
+            "char(10)",
+        ] {
             let ty = Ty::parse(t).unwrap();
             assert_eq!(Ty::parse(&ty.name()), Some(ty), "{t}");
-            assert_eq!(Ty::from_sqlite_decl(&ty.sqlite_decl()), Some(ty), "{t} {}", ty.sqlite_decl());
+            assert_eq!(
+                Ty::from_sqlite_decl(&ty.sqlite_decl()),
+                Some(ty),
+                "{t} {}",
+                ty.sqlite_decl()
+            );
         }
     }
 
@@ -279,9 +348,15 @@ mod tests {
         let d = Ty::parse("smallint").unwrap().sqlite_decl();
         assert!(d.contains("INT"), "{d}");
         let d = Ty::parse("varbinary(max)").unwrap().sqlite_decl();
-        assert!(d.contains("BLOB") && !d.contains("INT") && !d.contains("CHAR"), "{d}");
+        assert!(
+            d.contains("BLOB") && !d.contains("INT") && !d.contains("CHAR"),
+            "{d}"
+        );
         let d = Ty::parse("float").unwrap().sqlite_decl();
-        assert!(d.contains("REAL") && !d.contains("INT") && !d.contains("CHAR"), "{d}");
+        assert!(
+            d.contains("REAL") && !d.contains("INT") && !d.contains("CHAR"),
+            "{d}"
+        );
     }
 
     #[test]

@@ -53,12 +53,20 @@ pub struct Out {
 
 impl Out {
     pub fn new(in_proc: bool) -> Out {
-        Out { in_proc, pending: None, error: false }
+        Out {
+            in_proc,
+            pending: None,
+            error: false,
+        }
     }
 
     fn flush(&mut self, r: &mut Resp) -> io::Result<()> {
         if let Some((st, cmd, n)) = self.pending.take() {
-            let tok = if self.in_proc { token::TOK_DONEINPROC } else { token::TOK_DONE };
+            let tok = if self.in_proc {
+                token::TOK_DONEINPROC
+            } else {
+                token::TOK_DONE
+            };
             r.put(&token::done(tok, st | token::DONE_MORE, cmd, n))?;
         }
         Ok(())
@@ -80,7 +88,10 @@ impl Out {
     }
 
     pub fn error(&mut self, r: &mut Resp, e: &SqlError) -> io::Result<()> {
-        self.emit(r, &token::message(e.number, &e.msg, e.class.max(11), e.state, 1))?;
+        self.emit(
+            r,
+            &token::message(e.number, &e.msg, e.class.max(11), e.state, 1),
+        )?;
         self.done(r, token::DONE_ERROR, 0, 0)
     }
 
@@ -99,12 +110,16 @@ impl Out {
         self.pending = None;
         r.put(&token::done(token::TOK_DONE, token::DONE_ATTN, 0, 0))?;
         r.io.attention = false;
+        r.attn_acked = true;
         Ok(())
     }
 }
 
 fn is_write(first: &str) -> bool {
-    matches!(first, "INSERT" | "UPDATE" | "DELETE" | "CREATE" | "DROP" | "ALTER" | "TRUNCATE" | "REPLACE")
+    matches!(
+        first,
+        "INSERT" | "UPDATE" | "DELETE" | "CREATE" | "DROP" | "ALTER" | "TRUNCATE" | "REPLACE"
+    )
 }
 
 fn sig(toks: &[Tok]) -> Vec<&Tok> {
@@ -118,13 +133,28 @@ enum Flow {
 
 impl Engine {
     pub fn open(shared: Arc<Shared>, spid: u16) -> rusqlite::Result<Engine> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let db = Connection::open_with_flags(&shared.db_path, flags)?;
         db.busy_timeout(std::time::Duration::from_secs(3))?;
         db.pragma_update(None, "journal_mode", "WAL")?;
         db.pragma_update(None, "synchronous", "OFF")?;
         functions::register(&db)?;
-        Ok(Engine { db, shared, spid, nocount: false, rowcount: 0, identity: None, txn_open: false, sqlite_txn: false, txn_id: 0, handles: Default::default(), next_handle: 1 })
+        Ok(Engine {
+            db,
+            shared,
+            spid,
+            nocount: false,
+            rowcount: 0,
+            identity: None,
+            txn_open: false,
+            sqlite_txn: false,
+            txn_id: 0,
+            handles: Default::default(),
+            next_handle: 1,
+        })
     }
 
     // ---- transactions -------------------------------------------------------------------
@@ -136,13 +166,23 @@ impl Engine {
     }
 
     fn end_txn(&mut self, commit: bool) -> Result<Vec<u8>, SqlError> {
-        let old = if self.txn_open { self.txn_id.to_le_bytes().to_vec() } else { Vec::new() };
+        let old = if self.txn_open {
+            self.txn_id.to_le_bytes().to_vec()
+        } else {
+            Vec::new()
+        };
         if self.sqlite_txn {
             self.sqlite_txn = false;
-            self.db.execute_batch(if commit { "COMMIT" } else { "ROLLBACK" }).map_err(|e| from_sqlite(&e))?;
+            self.db
+                .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })
+                .map_err(|e| from_sqlite(&e))?;
         }
         self.txn_open = false;
-        Ok(token::envchange_bytes(if commit { 9 } else { 10 }, &[], &old))
+        Ok(token::envchange_bytes(
+            if commit { 9 } else { 10 },
+            &[],
+            &old,
+        ))
     }
 
     pub fn commit(&mut self) -> Result<Vec<u8>, SqlError> {
@@ -155,7 +195,9 @@ impl Engine {
 
     fn before_write(&mut self) -> Result<(), SqlError> {
         if self.txn_open && !self.sqlite_txn {
-            self.db.execute_batch("BEGIN IMMEDIATE").map_err(|e| from_sqlite(&e))?;
+            self.db
+                .execute_batch("BEGIN IMMEDIATE")
+                .map_err(|e| from_sqlite(&e))?;
             self.sqlite_txn = true;
         }
         Ok(())
@@ -164,7 +206,13 @@ impl Engine {
     // ---- batches ------------------------------------------------------------------------
 
     /// Runs a batch (SQL batch or the statement of an RPC). Returns whether an error occurred.
-    pub fn run(&mut self, sql: &str, params: &[Param], in_proc: bool, r: &mut Resp) -> io::Result<bool> {
+    pub fn run(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+        in_proc: bool,
+        r: &mut Resp,
+    ) -> io::Result<bool> {
         let mut out = Out::new(in_proc);
         match lexer::tokenize(sql) {
             Err(e) => out.error(r, &SqlError::new(105, 15, e))?,
@@ -185,26 +233,51 @@ impl Engine {
     }
 
     fn ctx<'a>(&self, decl: &'a [(String, Option<Ty>)]) -> Ctx<'a> {
-        Ctx { params: decl, rowcount: self.rowcount, identity: self.identity, trancount: self.txn_open as i64, spid: self.spid }
+        Ctx {
+            params: decl,
+            rowcount: self.rowcount,
+            identity: self.identity,
+            trancount: self.txn_open as i64,
+            spid: self.spid,
+        }
     }
 
-    fn statement(&mut self, toks: &[Tok], params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<Flow> {
+    fn statement(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> io::Result<Flow> {
         match self.statement_inner(toks, params, out, r) {
             Ok(f) => Ok(f),
             Err(StmtErr::Io(e)) => Err(e),
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 // Compile-type errors abort the batch like SQL Server; runtime errors continue.
-                Ok(if matches!(e.number, 102 | 105 | 156 | 207 | 208 | 2812) { Flow::Stop } else { Flow::Continue })
+                Ok(if matches!(e.number, 102 | 105 | 156 | 207 | 208 | 2812) {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                })
             }
         }
     }
 
-    fn statement_inner(&mut self, toks: &[Tok], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    fn statement_inner(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let sg = sig(toks);
-        let Some(first_tok) = sg.first() else { return Ok(Flow::Continue) };
+        let Some(first_tok) = sg.first() else {
+            return Ok(Flow::Continue);
+        };
         let first = first_tok.word().unwrap_or_default();
-        let decl: Vec<(String, Option<Ty>)> = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
+        let decl: Vec<(String, Option<Ty>)> =
+            params.iter().map(|p| (p.name.clone(), p.ty)).collect();
         match first.as_str() {
             "SELECT" => {
                 let text: String = toks.iter().map(|t| t.text()).collect();
@@ -233,7 +306,9 @@ impl Engine {
             "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" => {
                 let ctx = self.ctx(&decl);
-                let sql = ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+                let sql = ctx
+                    .rw(toks)
+                    .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
                 self.before_write()?;
                 let n = self.exec(&sql, params)?;
                 self.rowcount = n as i64;
@@ -253,16 +328,36 @@ impl Engine {
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);
                 let sql = if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
-                    rewrite::create_table(&ctx, toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?.sql
-                } else if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("PROCEDURE") || t.is_word("PROC") || t.is_word("FUNCTION") || t.is_word("TRIGGER")) {
+                    rewrite::create_table(&ctx, toks)
+                        .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+                        .sql
+                } else if first == "CREATE"
+                    && sg.get(1).is_some_and(|t| {
+                        t.is_word("PROCEDURE")
+                            || t.is_word("PROC")
+                            || t.is_word("FUNCTION")
+                            || t.is_word("TRIGGER")
+                    })
+                {
                     return Err(StmtErr::Sql(SqlError::unsupported("CREATE PROCEDURE")));
                 } else if first == "TRUNCATE" {
-                    format!("DELETE FROM {}", ctx.rw(&toks[toks.iter().position(|t| t.is_word("TABLE")).map(|p| p + 1).unwrap_or(1)..]).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?)
+                    format!(
+                        "DELETE FROM {}",
+                        ctx.rw(&toks[toks
+                            .iter()
+                            .position(|t| t.is_word("TABLE"))
+                            .map(|p| p + 1)
+                            .unwrap_or(1)..])
+                            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+                    )
                 } else {
-                    ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+                    ctx.rw(toks)
+                        .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
                 };
                 self.before_write()?;
-                self.db.execute_batch(&sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                self.db
+                    .execute_batch(&sql)
+                    .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
                 self.rowcount = 0;
                 Ok(Flow::Continue)
             }
@@ -273,47 +368,93 @@ impl Engine {
                 Ok(Flow::Continue)
             }
             "PRINT" => {
-                let msg = self.eval_text(&toks[toks.iter().position(|t| t.is_word("PRINT")).unwrap() + 1..], &decl, params)?;
+                let msg = self.eval_text(
+                    &toks[toks.iter().position(|t| t.is_word("PRINT")).unwrap() + 1..],
+                    &decl,
+                    params,
+                )?;
                 out.emit(r, &token::message(0, &msg, 0, 1, 1))?;
                 Ok(Flow::Continue)
             }
             "RAISERROR" => self.raiserror(toks, &decl, params, out, r),
             "THROW" => {
-                let args: Vec<&Tok> = sg[1..].iter().copied().filter(|t| !t.is_punct(',')).collect();
-                let num = args.first().map(|t| t.text().parse::<i32>().unwrap_or(50000)).unwrap_or(50000);
+                let args: Vec<&Tok> = sg[1..]
+                    .iter()
+                    .copied()
+                    .filter(|t| !t.is_punct(','))
+                    .collect();
+                let num = args
+                    .first()
+                    .map(|t| t.text().parse::<i32>().unwrap_or(50000))
+                    .unwrap_or(50000);
                 let msg = match args.get(1) {
                     Some(Tok::Str { s, .. }) => s.clone(),
                     _ => String::new(),
                 };
-                let state = args.get(2).and_then(|t| t.text().parse::<u8>().ok()).unwrap_or(1);
-                out.error(r, &SqlError { number: num, class: 16, state, msg })?;
+                let state = args
+                    .get(2)
+                    .and_then(|t| t.text().parse::<u8>().ok())
+                    .unwrap_or(1);
+                out.error(
+                    r,
+                    &SqlError {
+                        number: num,
+                        class: 16,
+                        state,
+                        msg,
+                    },
+                )?;
                 Ok(Flow::Stop)
             }
-            "BEGIN" if sg.get(1).is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION")) => {
+            "BEGIN"
+                if sg
+                    .get(1)
+                    .is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION")) =>
+            {
                 let env = self.begin();
                 out.emit(r, &env)?;
                 Ok(Flow::Continue)
             }
             "COMMIT" | "ROLLBACK" => {
                 if !self.txn_open && first == "COMMIT" {
-                    return Err(StmtErr::Sql(SqlError::new(3902, 16, "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.")));
+                    return Err(StmtErr::Sql(SqlError::new(
+                        3902,
+                        16,
+                        "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.",
+                    )));
                 }
-                let env = if first == "COMMIT" { self.commit()? } else { self.rollback()? };
+                let env = if first == "COMMIT" {
+                    self.commit()?
+                } else {
+                    self.rollback()?
+                };
                 out.emit(r, &env)?;
                 Ok(Flow::Continue)
             }
             "SAVE" => Ok(Flow::Continue),
             "USE" => {
-                let db = sg.get(1).map(|t| t.text().trim_matches('"').to_string()).unwrap_or_default();
+                let db = sg
+                    .get(1)
+                    .map(|t| t.text().trim_matches('"').to_string())
+                    .unwrap_or_default();
                 let mut b = token::envchange_str(1, &db, "master");
-                b.extend(token::message(5701, &format!("Changed database context to '{db}'."), 0, 1, 1));
+                b.extend(token::message(
+                    5701,
+                    &format!("Changed database context to '{db}'."),
+                    0,
+                    1,
+                    1,
+                ));
                 out.emit(r, &b)?;
                 Ok(Flow::Continue)
             }
             "WAITFOR" => {
                 if let Some(Tok::Str { s, .. }) = sg.iter().find(|t| matches!(t, Tok::Str { .. })) {
-                    let secs = crate::conv::parse_datetime(s).map(|d| d.ticks as f64 / 1e7).unwrap_or(0.0);
-                    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs.min(600.0));
+                    let secs = crate::conv::parse_datetime(s)
+                        .map(|d| d.ticks as f64 / 1e7)
+                        .unwrap_or(0.0);
+                    let until = std::time::Instant::now()
+                        + std::time::Duration::from_secs_f64(secs.min(600.0));
                     while std::time::Instant::now() < until {
                         std::thread::sleep(std::time::Duration::from_millis(20));
                         if r.io.poll_attention() {
@@ -323,13 +464,23 @@ impl Engine {
                 }
                 Ok(Flow::Continue)
             }
-            "IF" if sg.iter().any(|t| t.is_word("OBJECT_ID")) && sg.iter().any(|t| t.is_word("DROP")) => {
+            "IF" if sg.iter().any(|t| t.is_word("OBJECT_ID"))
+                && sg.iter().any(|t| t.is_word("DROP")) =>
+            {
                 let p = toks.iter().position(|t| t.is_word("DROP")).unwrap();
                 let ctx = self.ctx(&decl);
-                let rest = ctx.rw(&toks[p..]).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-                let sql = rest.replacen("TABLE", "TABLE IF EXISTS", 1).replacen("table", "TABLE IF EXISTS", 1);
+                let rest = ctx
+                    .rw(&toks[p..])
+                    .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+                let sql = rest.replacen("TABLE", "TABLE IF EXISTS", 1).replacen(
+                    "table",
+                    "TABLE IF EXISTS",
+                    1,
+                );
                 self.before_write()?;
-                self.db.execute_batch(&sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                self.db
+                    .execute_batch(&sql)
+                    .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
                 Ok(Flow::Continue)
             }
             "EXEC" | "EXECUTE" => self.exec_proc(&sg[1..], out, r),
@@ -339,15 +490,26 @@ impl Engine {
     }
 
     fn exec_proc(&mut self, sg: &[&Tok], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
-        let name = sg.first().map(|t| t.text()).unwrap_or_default().to_ascii_lowercase();
-        let args: Vec<i64> = sg[1..].iter().filter_map(|t| t.text().parse::<i64>().ok()).collect();
+        let name = sg
+            .first()
+            .map(|t| t.text())
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        let args: Vec<i64> = sg[1..]
+            .iter()
+            .filter_map(|t| t.text().parse::<i64>().ok())
+            .collect();
         if name.contains("sp_datatype_info") {
             let cols = typeinfo::columns();
             let rows = typeinfo::rows(args.first().copied().unwrap_or(0));
             self.send_rows(&cols, &rows, out, r)?;
             return Ok(Flow::Continue);
         }
-        Err(StmtErr::Sql(SqlError::new(2812, 16, format!("Could not find stored procedure '{name}'."))))
+        Err(StmtErr::Sql(SqlError::new(
+            2812,
+            16,
+            format!("Could not find stored procedure '{name}'."),
+        )))
     }
 
     /// Answers sp_datatype_info_100 called as an RPC.
@@ -360,16 +522,40 @@ impl Engine {
         }
     }
 
-    fn eval_text(&mut self, expr: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param]) -> Result<String, StmtErr> {
+    fn eval_text(
+        &mut self,
+        expr: &[Tok],
+        decl: &[(String, Option<Ty>)],
+        params: &[Param],
+    ) -> Result<String, StmtErr> {
         let ctx = self.ctx(decl);
-        let e = ctx.rw(expr).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let e = ctx
+            .rw(expr)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let (_, rows) = self.fetch(&format!("SELECT {e}"), params)?;
-        Ok(rows.first().and_then(|r| r.first()).map(value::as_text).unwrap_or_default())
+        Ok(rows
+            .first()
+            .and_then(|r| r.first())
+            .map(value::as_text)
+            .unwrap_or_default())
     }
 
-    fn raiserror(&mut self, toks: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
-        let open = toks.iter().position(|t| t.is_punct('(')).ok_or_else(|| StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'RAISERROR'.")))?;
-        let close = toks.iter().rposition(|t| t.is_punct(')')).unwrap_or(toks.len());
+    fn raiserror(
+        &mut self,
+        toks: &[Tok],
+        decl: &[(String, Option<Ty>)],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let open = toks
+            .iter()
+            .position(|t| t.is_punct('('))
+            .ok_or_else(|| StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'RAISERROR'.")))?;
+        let close = toks
+            .iter()
+            .rposition(|t| t.is_punct(')'))
+            .unwrap_or(toks.len());
         let mut args: Vec<Vec<Tok>> = vec![Vec::new()];
         let mut d = 0;
         for t in &toks[open + 1..close] {
@@ -385,11 +571,18 @@ impl Engine {
             args.last_mut().unwrap().push(t.clone());
         }
         if args.len() < 3 {
-            return Err(StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'RAISERROR'.")));
+            return Err(StmtErr::Sql(SqlError::syntax(
+                "Incorrect syntax near 'RAISERROR'.",
+            )));
         }
-        let vals: Vec<String> = args.iter().map(|a| self.eval_text(a, decl, params)).collect::<Result<_, _>>()?;
+        let vals: Vec<String> = args
+            .iter()
+            .map(|a| self.eval_text(a, decl, params))
+            .collect::<Result<_, _>>()?;
         let (number, fmt) = match vals[0].parse::<i32>() {
-            Ok(n) if !matches!(sig(&args[0]).first(), Some(Tok::Str { .. })) => (n, format!("Message {n}")),
+            Ok(n) if !matches!(sig(&args[0]).first(), Some(Tok::Str { .. })) => {
+                (n, format!("Message {n}"))
+            }
             _ => (50000, vals[0].clone()),
         };
         let class = vals[1].trim().parse::<i64>().unwrap_or(16).clamp(0, 25) as u8;
@@ -406,27 +599,46 @@ impl Engine {
 
     fn bind(stmt: &mut rusqlite::Statement, params: &[Param]) -> rusqlite::Result<()> {
         for i in 1..=stmt.parameter_count() {
-            let ix = stmt.parameter_name(i).and_then(|n| n.trim_start_matches('?').parse::<usize>().ok()).unwrap_or(i);
-            let v = params.get(ix.wrapping_sub(1)).map(|p| p.value.clone()).unwrap_or(Value::Null);
+            let ix = stmt
+                .parameter_name(i)
+                .and_then(|n| n.trim_start_matches('?').parse::<usize>().ok())
+                .unwrap_or(i);
+            let v = params
+                .get(ix.wrapping_sub(1))
+                .map(|p| p.value.clone())
+                .unwrap_or(Value::Null);
             stmt.raw_bind_parameter(i, v)?;
         }
         Ok(())
     }
 
     fn exec(&mut self, sql: &str, params: &[Param]) -> Result<usize, StmtErr> {
-        let mut stmt = self.db.prepare(sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        let mut stmt = self
+            .db
+            .prepare(sql)
+            .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         Self::bind(&mut stmt, params).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
-        stmt.raw_execute().map_err(|e| StmtErr::Sql(from_sqlite(&e)))
+        stmt.raw_execute()
+            .map_err(|e| StmtErr::Sql(from_sqlite(&e)))
     }
 
     /// Runs a query: (columns with names and declared types, rows).
-    fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<(Vec<(String, Option<Ty>)>, Vec<Vec<Value>>), StmtErr> {
-        let mut stmt = self.db.prepare(sql).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+    fn fetch(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<(Vec<(String, Option<Ty>)>, Vec<Vec<Value>>), StmtErr> {
+        let mut stmt = self
+            .db
+            .prepare(sql)
+            .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         let cols: Vec<(String, Option<Ty>)> = stmt
             .columns()
             .iter()
             .map(|c| {
-                let ty = c.decl_type().and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
+                let ty = c
+                    .decl_type()
+                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
                 (c.name().to_string(), ty)
             })
             .collect();
@@ -437,16 +649,28 @@ impl Engine {
         while let Some(row) = q.next().map_err(|e| StmtErr::Sql(from_sqlite(&e)))? {
             let mut v = Vec::with_capacity(n);
             for i in 0..n {
-                v.push(row.get::<_, Value>(i).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?);
+                v.push(
+                    row.get::<_, Value>(i)
+                        .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?,
+                );
             }
             rows.push(v);
         }
         Ok((cols, rows))
     }
 
-    fn query(&mut self, toks: &[Tok], decl: &[(String, Option<Ty>)], params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    fn query(
+        &mut self,
+        toks: &[Tok],
+        decl: &[(String, Option<Ty>)],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let ctx = self.ctx(decl);
-        let sql = ctx.rw(toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = ctx
+            .rw(toks)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let forced = ctx.select_types(toks);
         let (cols, rows) = self.fetch(&sql, params)?;
         if cols.is_empty() {
@@ -456,8 +680,21 @@ impl Engine {
             .iter()
             .enumerate()
             .map(|(i, (name, decl_ty))| {
-                let ty = forced.get(i).copied().flatten().or(*decl_ty).unwrap_or_else(|| infer(&rows, i));
-                let ident = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '#' || c == '@' || c == '$' || c == ' ');
+                let ty = forced
+                    .get(i)
+                    .copied()
+                    .flatten()
+                    .or(*decl_ty)
+                    .unwrap_or_else(|| infer(&rows, i));
+                let ident = !name.is_empty()
+                    && name.chars().all(|c| {
+                        c.is_alphanumeric()
+                            || c == '_'
+                            || c == '#'
+                            || c == '@'
+                            || c == '$'
+                            || c == ' '
+                    });
                 let is_expr = name.contains('(') || !ident;
                 Column::new(if is_expr { "" } else { name }, ty)
             })
@@ -465,7 +702,13 @@ impl Engine {
         self.send_rows(&columns, &rows, out, r)
     }
 
-    fn send_rows(&mut self, cols: &[Column], rows: &[Vec<Value>], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    fn send_rows(
+        &mut self,
+        cols: &[Column],
+        rows: &[Vec<Value>],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         out.emit(r, &token::colmetadata(cols))?;
         let tys: Vec<Ty> = cols.iter().map(|c| c.ty).collect();
         let mut buf = Vec::with_capacity(64 * 1024);
@@ -544,14 +787,18 @@ fn printf(fmt: &str, args: &[String]) -> String {
             out.push('%');
             continue;
         }
-        while it.peek().is_some_and(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | ' ' | '#' | '.' | 'l' | 'h' | 'I')) {
+        while it.peek().is_some_and(|c| {
+            c.is_ascii_digit() || matches!(c, '-' | '+' | ' ' | '#' | '.' | 'l' | 'h' | 'I')
+        }) {
             it.next();
         }
         let spec = it.next();
         let a = args.get(ai).cloned().unwrap_or_else(|| "(null)".into());
         ai += 1;
         match spec {
-            Some('x') | Some('X') => out.push_str(&format!("{:x}", a.trim().parse::<i64>().unwrap_or(0))),
+            Some('x') | Some('X') => {
+                out.push_str(&format!("{:x}", a.trim().parse::<i64>().unwrap_or(0)))
+            }
             Some(_) => out.push_str(&a),
             None => {}
         }
@@ -580,6 +827,9 @@ impl From<SqlError> for StmtErr {
 mod tests {
     #[test]
     fn printf_subset() {
-        assert_eq!(super::printf("row %d of %s: 100%%", &["3".into(), "t".into()]), "row 3 of t: 100%");
+        assert_eq!(
+            super::printf("row %d of %s: 100%%", &["3".into(), "t".into()]),
+            "row 3 of t: 100%"
+        );
     }
 }

@@ -10,7 +10,12 @@ pub struct SqlError {
 
 impl SqlError {
     pub fn new(number: i32, class: u8, msg: impl Into<String>) -> SqlError {
-        SqlError { number, class, state: 1, msg: msg.into() }
+        SqlError {
+            number,
+            class,
+            state: 1,
+            msg: msg.into(),
+        }
     }
 
     pub fn syntax(msg: impl Into<String>) -> SqlError {
@@ -18,19 +23,34 @@ impl SqlError {
     }
 
     pub fn unsupported(what: &str) -> SqlError {
-        SqlError::new(102, 15, format!("Incorrect syntax near '{what}'. (tds-peer does not support this T-SQL)"))
+        SqlError::new(
+            102,
+            15,
+            format!("Incorrect syntax near '{what}'. (tds-peer does not support this T-SQL)"),
+        )
     }
 }
 
 fn quoted_tail(msg: &str, prefix: &str) -> Option<String> {
-    msg.find(prefix).map(|p| msg[p + prefix.len()..].trim().trim_matches('"').to_string())
+    msg.find(prefix)
+        .map(|p| msg[p + prefix.len()..].trim().trim_matches('"').to_string())
 }
 
 /// Maps a SQLite error message to the SQL Server error a real server would raise.
 pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
     let msg = match e {
         rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
-        rusqlite::Error::UserFunctionError(u) => return SqlError::new(if u.to_string().contains("date") { 241 } else { 8114 }, 16, u.to_string()),
+        rusqlite::Error::UserFunctionError(u) => {
+            return SqlError::new(
+                if u.to_string().contains("date") {
+                    241
+                } else {
+                    8114
+                },
+                16,
+                u.to_string(),
+            );
+        }
         other => other.to_string(),
     };
     if let Some(t) = quoted_tail(&msg, "no such table:") {
@@ -45,20 +65,40 @@ pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
         return SqlError::new(102, 15, format!("Incorrect syntax near '{tok}'."));
     }
     if msg.contains("UNIQUE constraint failed") || msg.contains("PRIMARY KEY") {
-        return SqlError::new(2627, 14, format!("Violation of PRIMARY KEY or UNIQUE constraint. Cannot insert duplicate key. ({msg})"));
+        return SqlError::new(
+            2627,
+            14,
+            format!(
+                "Violation of PRIMARY KEY or UNIQUE constraint. Cannot insert duplicate key. ({msg})"
+            ),
+        );
     }
     if let Some(c) = quoted_tail(&msg, "NOT NULL constraint failed:") {
-        return SqlError::new(515, 16, format!("Cannot insert the value NULL into column '{c}'; column does not allow nulls. INSERT fails."));
+        return SqlError::new(
+            515,
+            16,
+            format!(
+                "Cannot insert the value NULL into column '{c}'; column does not allow nulls. INSERT fails."
+            ),
+        );
     }
     if msg.contains("already exists") {
         let name = msg.split_whitespace().nth(1).unwrap_or("").to_string();
-        return SqlError::new(2714, 16, format!("There is already an object named '{name}' in the database."));
+        return SqlError::new(
+            2714,
+            16,
+            format!("There is already an object named '{name}' in the database."),
+        );
     }
     if msg.contains("locked") || msg.contains("busy") {
         return SqlError::new(1222, 16, "Lock request time out period exceeded.");
     }
     if msg.contains("syntax error") || msg.contains("incomplete input") {
-        return SqlError::new(102, 15, format!("Incorrect syntax near the end of the statement. ({msg})"));
+        return SqlError::new(
+            102,
+            15,
+            format!("Incorrect syntax near the end of the statement. ({msg})"),
+        );
     }
     SqlError::new(8180, 16, msg)
 }

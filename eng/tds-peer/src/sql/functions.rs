@@ -15,17 +15,30 @@ fn user_err(msg: String) -> Error {
     Error::UserFunctionError(msg.into())
 }
 
-pub const DATE_CONV_ERR: &str = "Conversion failed when converting date and/or time from character string.";
+pub const DATE_CONV_ERR: &str =
+    "Conversion failed when converting date and/or time from character string.";
 
 fn dt_of(v: &Value) -> Result<conv::DateTime, Error> {
     match v {
         Value::Text(s) => conv::parse_datetime(s).ok_or_else(|| user_err(DATE_CONV_ERR.into())),
-        Value::Integer(i) => Ok(conv::DateTime { days: conv::DAY_1900 + i, ticks: 0, offset: None, has_date: true }),
+        Value::Integer(i) => Ok(conv::DateTime {
+            days: conv::DAY_1900 + i,
+            ticks: 0,
+            offset: None,
+            has_date: true,
+        }),
         Value::Real(f) => {
             let d = f.floor();
-            Ok(conv::DateTime { days: conv::DAY_1900 + d as i64, ticks: ((f - d) * conv::TICKS_PER_DAY as f64) as u64, offset: None, has_date: true })
+            Ok(conv::DateTime {
+                days: conv::DAY_1900 + d as i64,
+                ticks: ((f - d) * conv::TICKS_PER_DAY as f64) as u64,
+                offset: None,
+                has_date: true,
+            })
         }
-        _ => Err(user_err("Explicit conversion from data type varbinary to datetime is not allowed.".into())),
+        _ => Err(user_err(
+            "Explicit conversion from data type varbinary to datetime is not allowed.".into(),
+        )),
     }
 }
 
@@ -82,7 +95,7 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
             let (_, t) = conv::round_ticks(0, d.ticks, s);
             Value::Text(conv::fmt_time(t % conv::TICKS_PER_DAY, 7))
         }
-        Ty::DateTime2(s) | Ty::DateTime | Ty::SmallDateTime => {
+        Ty::DateTime2(_) | Ty::DateTime | Ty::SmallDateTime => {
             let d = dt_of(&v)?;
             let days = if d.has_date { d.days } else { conv::DAY_1900 };
             let s = match ty {
@@ -140,7 +153,9 @@ fn arg(ctx: &Context, i: usize) -> Value {
 
 /// Current time as (days since 0001-01-01, 100 ns ticks) in UTC (the peer reports UTC as local).
 pub fn now() -> (i64, u64) {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     let ticks = d.as_secs() as u128 * 10_000_000 + d.subsec_nanos() as u128 / 100;
     let days = (ticks / conv::TICKS_PER_DAY as u128) as i64 + 719_162;
     (days, (ticks % conv::TICKS_PER_DAY as u128) as u64)
@@ -151,7 +166,8 @@ static SEED: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
 /// A random-ish version-4 GUID (xorshift over time and a counter; no crypto needed).
 pub fn newid() -> String {
     let (d, t) = now();
-    let mut x = SEED.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ (d as u64).wrapping_mul(31) ^ t;
+    let mut x =
+        SEED.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ (d as u64).wrapping_mul(31) ^ t;
     let mut b = [0u8; 16];
     for chunk in b.chunks_mut(8) {
         x ^= x << 13;
@@ -168,14 +184,19 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     db.create_scalar_function("__cast", 2, det, |ctx| {
         let target: String = ctx.get(1)?;
-        let ty = Ty::parse(&target).ok_or_else(|| user_err(format!("Type {target} is not a defined system type.")))?;
+        let ty = Ty::parse(&target)
+            .ok_or_else(|| user_err(format!("Type {target} is not a defined system type.")))?;
         cast_value(arg(ctx, 0), ty)
     })?;
     db.create_scalar_function("__now", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let mode: i64 = ctx.get(0)?;
         let (d, t) = now();
         let base = format!("{} {}", conv::fmt_date(d), conv::fmt_time(t, 7));
-        Ok(if mode == 2 { format!("{base} +00:00") } else { base })
+        Ok(if mode == 2 {
+            format!("{base} +00:00")
+        } else {
+            base
+        })
     })?;
     db.create_scalar_function("__newid", 0, FunctionFlags::SQLITE_UTF8, |_| Ok(newid()))?;
     db.create_scalar_function("__len", 1, det, |ctx| {
@@ -196,10 +217,17 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_scalar_function("__charindex", -1, det, |ctx| {
         let needle = as_text(&arg(ctx, 0)).to_lowercase();
         let hay = as_text(&arg(ctx, 1)).to_lowercase();
-        let start = if ctx.len() > 2 { ctx.get::<i64>(2).unwrap_or(1).max(1) as usize } else { 1 };
+        let start = if ctx.len() > 2 {
+            ctx.get::<i64>(2).unwrap_or(1).max(1) as usize
+        } else {
+            1
+        };
         let chars: Vec<char> = hay.chars().collect();
         let skip: String = chars.iter().skip(start - 1).collect();
-        Ok(skip.find(&needle).map(|p| (skip[..p].chars().count() + start) as i64).unwrap_or(0))
+        Ok(skip
+            .find(&needle)
+            .map(|p| (skip[..p].chars().count() + start) as i64)
+            .unwrap_or(0))
     })?;
     Ok(())
 }

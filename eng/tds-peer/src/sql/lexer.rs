@@ -7,7 +7,10 @@ pub enum Tok {
     /// `[name]` or `"name"`.
     Quoted(String),
     /// `'text'`; `n` marks `N'text'`.
-    Str { n: bool, s: String },
+    Str {
+        n: bool,
+        s: String,
+    },
     Num(String),
     /// `@name` or `@@name`.
     Var(String),
@@ -39,7 +42,9 @@ impl Tok {
         match self {
             Tok::Word(w) | Tok::Num(w) | Tok::Var(w) | Tok::Space(w) | Tok::Hex(w) => w.clone(),
             Tok::Quoted(q) => format!("\"{}\"", q.replace('"', "\"\"")),
-            Tok::Str { n, s } => format!("{}'{}'", if *n { "N" } else { "" }, s.replace('\'', "''")),
+            Tok::Str { n, s } => {
+                format!("{}'{}'", if *n { "N" } else { "" }, s.replace('\'', "''"))
+            }
             Tok::Punct(c) => c.to_string(),
         }
     }
@@ -120,12 +125,18 @@ pub fn tokenize(sql: &str) -> Result<Vec<Tok>, String> {
                 i += 1;
             }
             out.push(Tok::Hex(c[s..i].iter().collect()));
-        } else if ch.is_ascii_digit() || (ch == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit())) {
+        } else if ch.is_ascii_digit()
+            || (ch == '.' && c.get(i + 1).is_some_and(|d| d.is_ascii_digit()))
+        {
             let s = i;
             while i < c.len() && (c[i].is_ascii_digit() || c[i] == '.') {
                 i += 1;
             }
-            if i < c.len() && (c[i] == 'e' || c[i] == 'E') && c.get(i + 1).is_some_and(|d| d.is_ascii_digit() || *d == '-' || *d == '+') {
+            if i < c.len()
+                && (c[i] == 'e' || c[i] == 'E')
+                && c.get(i + 1)
+                    .is_some_and(|d| d.is_ascii_digit() || *d == '-' || *d == '+')
+            {
                 i += 2;
                 while i < c.len() && c[i].is_ascii_digit() {
                     i += 1;
@@ -135,13 +146,21 @@ pub fn tokenize(sql: &str) -> Result<Vec<Tok>, String> {
         } else if ch == '@' {
             let s = i;
             i += 1;
-            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_' || c[i] == '@' || c[i] == '$' || c[i] == '#') {
+            while i < c.len()
+                && (c[i].is_alphanumeric()
+                    || c[i] == '_'
+                    || c[i] == '@'
+                    || c[i] == '$'
+                    || c[i] == '#')
+            {
                 i += 1;
             }
             out.push(Tok::Var(c[s..i].iter().collect()));
         } else if ch.is_alphabetic() || ch == '_' || ch == '#' {
             let s = i;
-            while i < c.len() && (c[i].is_alphanumeric() || c[i] == '_' || c[i] == '#' || c[i] == '$') {
+            while i < c.len()
+                && (c[i].is_alphanumeric() || c[i] == '_' || c[i] == '#' || c[i] == '$')
+            {
                 i += 1;
             }
             out.push(Tok::Word(c[s..i].iter().collect()));
@@ -154,7 +173,31 @@ pub fn tokenize(sql: &str) -> Result<Vec<Tok>, String> {
 }
 
 /// Statement starters used to split batches that separate statements by newlines only.
-const STARTERS: &[&str] = &["SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "PRINT", "RAISERROR", "THROW", "SET", "BEGIN", "COMMIT", "ROLLBACK", "EXEC", "EXECUTE", "TRUNCATE", "USE", "DECLARE", "WITH", "IF", "WAITFOR", "SAVE"];
+const STARTERS: &[&str] = &[
+    "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "CREATE",
+    "DROP",
+    "ALTER",
+    "PRINT",
+    "RAISERROR",
+    "THROW",
+    "SET",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "EXEC",
+    "EXECUTE",
+    "TRUNCATE",
+    "USE",
+    "DECLARE",
+    "WITH",
+    "IF",
+    "WAITFOR",
+    "SAVE",
+];
 
 /// Splits a batch into statements at top-level `;` and at line starts that begin a new
 /// statement (T-SQL needs no separators). `INSERT … SELECT`, `UNION SELECT`, CTE bodies and
@@ -178,7 +221,12 @@ pub fn split(toks: Vec<Tok>) -> Vec<Vec<Tok>> {
                 cur.push(t);
                 continue;
             }
-            Tok::Word(w) if depth == 0 && after_newline && STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k)) && starts_new(&cur, w) => {
+            Tok::Word(w)
+                if depth == 0
+                    && after_newline
+                    && STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k))
+                    && starts_new(&cur, w) =>
+            {
                 push_stmt(&mut stmts, &mut cur);
             }
             _ => {}
@@ -194,10 +242,23 @@ pub fn split(toks: Vec<Tok>) -> Vec<Vec<Tok>> {
 
 fn starts_new(cur: &[Tok], w: &str) -> bool {
     let sig: Vec<&Tok> = cur.iter().filter(|t| !t.is_space()).collect();
-    let Some(first) = sig.first().and_then(|t| t.word()) else { return false };
+    let Some(first) = sig.first().and_then(|t| t.word()) else {
+        return false;
+    };
     let last = sig.last().and_then(|t| t.word()).unwrap_or_default();
     let w = w.to_ascii_uppercase();
-    if ["UNION", "ALL", "EXCEPT", "INTERSECT", "AS", "THEN", "ELSE", "BEGIN"].contains(&last.as_str()) {
+    if [
+        "UNION",
+        "ALL",
+        "EXCEPT",
+        "INTERSECT",
+        "AS",
+        "THEN",
+        "ELSE",
+        "BEGIN",
+    ]
+    .contains(&last.as_str())
+    {
         return false;
     }
     if first == "WITH" && sig.last().is_some_and(|t| t.is_punct(')')) {
@@ -206,7 +267,9 @@ fn starts_new(cur: &[Tok], w: &str) -> bool {
     }
     if w == "SELECT" && first == "INSERT" {
         // INSERT … SELECT, unless the INSERT already has its rows.
-        return sig.iter().any(|t| t.is_word("SELECT") || t.is_word("VALUES"));
+        return sig
+            .iter()
+            .any(|t| t.is_word("SELECT") || t.is_word("VALUES"));
     }
     if w == "SET" && first == "UPDATE" {
         return false;
@@ -227,13 +290,25 @@ mod tests {
     use super::*;
 
     fn words(sql: &str) -> Vec<String> {
-        split(tokenize(sql).unwrap()).iter().map(|s| s.iter().map(|t| t.text()).collect::<String>().trim().to_string()).collect()
+        split(tokenize(sql).unwrap())
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|t| t.text())
+                    .collect::<String>()
+                    .trim()
+                    .to_string()
+            })
+            .collect()
     }
 
     #[test]
     fn tokens() {
         let t = tokenize("select N'a''b', [x y], @P1, 0x0A, 1.5e3 -- c\n").unwrap();
-        assert!(t.contains(&Tok::Str { n: true, s: "a'b".into() }));
+        assert!(t.contains(&Tok::Str {
+            n: true,
+            s: "a'b".into()
+        }));
         assert!(t.contains(&Tok::Quoted("x y".into())));
         assert!(t.contains(&Tok::Var("@P1".into())));
         assert!(t.contains(&Tok::Hex("0x0A".into())));
@@ -244,10 +319,26 @@ mod tests {
     fn splitting() {
         assert_eq!(words("select 1; select 2"), vec!["select 1", "select 2"]);
         assert_eq!(words("select 1\nselect 2\n"), vec!["select 1", "select 2"]);
-        assert_eq!(words("insert into t (a)\nselect 1"), vec!["insert into t (a)\nselect 1"]);
-        assert_eq!(words("select 1\nunion all\nselect 2"), vec!["select 1\nunion all\nselect 2"]);
-        assert_eq!(words("with c as (select 1 a)\nselect * from c"), vec!["with c as (select 1 a)\nselect * from c"]);
+        assert_eq!(
+            words("insert into t (a)\nselect 1"),
+            vec!["insert into t (a)\nselect 1"]
+        );
+        assert_eq!(
+            words("select 1\nunion all\nselect 2"),
+            vec!["select 1\nunion all\nselect 2"]
+        );
+        assert_eq!(
+            words("with c as (select 1 a)\nselect * from c"),
+            vec!["with c as (select 1 a)\nselect * from c"]
+        );
         assert_eq!(words("update t\nset a = 1"), vec!["update t\nset a = 1"]);
-        assert_eq!(words("create table t (a int)\ninsert into t values (1)\nselect * from t"), vec!["create table t (a int)", "insert into t values (1)", "select * from t"]);
+        assert_eq!(
+            words("create table t (a int)\ninsert into t values (1)\nselect * from t"),
+            vec![
+                "create table t (a int)",
+                "insert into t values (1)",
+                "select * from t"
+            ]
+        );
     }
 }

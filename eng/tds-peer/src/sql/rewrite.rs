@@ -21,7 +21,8 @@ pub struct Rewritten {
     pub types: Vec<Option<Ty>>,
 }
 
-pub const VERSION: &str = "Microsoft SQL Server 2022 (RTM) - 16.0.4096.0 (X64) (tds-peer emulation: SQLite engine)";
+pub const VERSION: &str =
+    "Microsoft SQL Server 2022 (RTM) - 16.0.4096.0 (X64) (tds-peer emulation: SQLite engine)";
 
 fn sig(toks: &[Tok]) -> Vec<&Tok> {
     toks.iter().filter(|t| !t.is_space()).collect()
@@ -68,7 +69,11 @@ fn split_commas(toks: &[Tok]) -> Vec<&[Tok]> {
 }
 
 fn text_of(toks: &[Tok]) -> String {
-    toks.iter().map(|t| t.text()).collect::<String>().trim().to_string()
+    toks.iter()
+        .map(|t| t.text())
+        .collect::<String>()
+        .trim()
+        .to_string()
 }
 
 fn parse_type(toks: &[Tok]) -> Result<Ty, String> {
@@ -83,13 +88,18 @@ fn quote_ident(s: &str) -> String {
 
 impl Ctx<'_> {
     fn param_index(&self, name: &str) -> Option<usize> {
-        self.params.iter().position(|(n, _)| n.eq_ignore_ascii_case(name))
+        self.params
+            .iter()
+            .position(|(n, _)| n.eq_ignore_ascii_case(name))
     }
 
     fn global(&self, name: &str) -> Option<String> {
         Some(match name.to_ascii_uppercase().as_str() {
             "@@ROWCOUNT" => self.rowcount.to_string(),
-            "@@IDENTITY" => self.identity.map(|v| v.to_string()).unwrap_or_else(|| "NULL".into()),
+            "@@IDENTITY" => self
+                .identity
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "NULL".into()),
             "@@VERSION" => format!("'{VERSION}'"),
             "@@SPID" => self.spid.to_string(),
             "@@TRANCOUNT" => self.trancount.to_string(),
@@ -123,7 +133,14 @@ impl Ctx<'_> {
                 }
                 Tok::Quoted(q) => out.push_str(&quote_ident(q)),
                 Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
-                Tok::Hex(h) => out.push_str(&format!("X'{}'", if h.len() % 2 == 1 { format!("0{}", &h[2..]) } else { h[2..].to_string() })),
+                Tok::Hex(h) => out.push_str(&format!(
+                    "X'{}'",
+                    if h.len() % 2 == 1 {
+                        format!("0{}", &h[2..])
+                    } else {
+                        h[2..].to_string()
+                    }
+                )),
                 Tok::Var(v) => {
                     if let Some(g) = self.global(v) {
                         out.push_str(&g);
@@ -137,7 +154,9 @@ impl Ctx<'_> {
                     // T-SQL string concatenation.
                     let prev = toks[..i].iter().rev().find(|t| !t.is_space());
                     let next = next_sig(toks, i + 1).map(|j| &toks[j]);
-                    if matches!(prev, Some(Tok::Str { .. })) || matches!(next, Some(Tok::Str { .. })) {
+                    if matches!(prev, Some(Tok::Str { .. }))
+                        || matches!(next, Some(Tok::Str { .. }))
+                    {
                         out.push_str("||");
                     } else {
                         out.push('+');
@@ -154,7 +173,10 @@ impl Ctx<'_> {
                             let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
                             let inner = &toks[open + 1..close];
                             let (expr, ty) = if up.ends_with("CAST") {
-                                let asp = inner.iter().rposition(|t| t.is_word("AS")).ok_or("Incorrect syntax near 'CAST', expected 'AS'.")?;
+                                let asp = inner
+                                    .iter()
+                                    .rposition(|t| t.is_word("AS"))
+                                    .ok_or("Incorrect syntax near 'CAST', expected 'AS'.")?;
                                 (&inner[..asp], parse_type(&inner[asp + 1..])?)
                             } else {
                                 let parts = split_commas(inner);
@@ -163,18 +185,30 @@ impl Ctx<'_> {
                                 }
                                 (parts[1], parse_type(parts[0])?)
                             };
-                            out.push_str(&format!("__cast({}, '{}')", self.rw(expr)?, ty.name()));
+                            out.push_str(&format!("__cast({}, '{}')", self.rw(expr)?.trim(), ty.name()));
                             i = close + 1;
                             continue;
                         }
-                        "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" | "GETUTCDATE" | "SYSUTCDATETIME" | "SYSDATETIMEOFFSET" | "NEWID" | "SCOPE_IDENTITY" if call || up == "CURRENT_TIMESTAMP" => {
-                            let end = if call { matching(toks, next.unwrap()).ok_or("Incorrect syntax near '('.")? } else { i };
+                        "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" | "GETUTCDATE"
+                        | "SYSUTCDATETIME" | "SYSDATETIMEOFFSET" | "NEWID" | "SCOPE_IDENTITY"
+                            if call || up == "CURRENT_TIMESTAMP" =>
+                        {
+                            let end = if call {
+                                matching(toks, next.unwrap()).ok_or("Incorrect syntax near '('.")?
+                            } else {
+                                i
+                            };
                             let fun = match up.as_str() {
-                                "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" => "__now(0)".to_string(),
+                                "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" => {
+                                    "__now(0)".to_string()
+                                }
                                 "GETUTCDATE" | "SYSUTCDATETIME" => "__now(1)".to_string(),
                                 "SYSDATETIMEOFFSET" => "__now(2)".to_string(),
                                 "NEWID" => "__newid()".to_string(),
-                                _ => self.identity.map(|v| v.to_string()).unwrap_or_else(|| "NULL".into()),
+                                _ => self
+                                    .identity
+                                    .map(|v| v.to_string())
+                                    .unwrap_or_else(|| "NULL".into()),
                             };
                             out.push_str(&fun);
                             i = end + 1;
@@ -186,7 +220,9 @@ impl Ctx<'_> {
                         "CHARINDEX" if call => out.push_str("__charindex"),
                         "SUBSTRING" if call => out.push_str("SUBSTR"),
                         "TOP" => {
-                            let Some(j) = next else { return Err("Incorrect syntax near 'TOP'.".into()) };
+                            let Some(j) = next else {
+                                return Err("Incorrect syntax near 'TOP'.".into());
+                            };
                             let (n, end) = if toks[j].is_punct('(') {
                                 let c = matching(toks, j).ok_or("Incorrect syntax near 'TOP'.")?;
                                 (self.rw(&toks[j + 1..c])?, c)
@@ -204,17 +240,29 @@ impl Ctx<'_> {
                         }
                         "OFFSET" => {
                             // OFFSET x ROWS [FETCH NEXT|FIRST y ROWS ONLY] -> LIMIT y OFFSET x
-                            let rows = (i + 1..toks.len()).find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW")).ok_or("Incorrect syntax near 'OFFSET'.")?;
+                            let rows = (i + 1..toks.len())
+                                .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
+                                .ok_or("Incorrect syntax near 'OFFSET'.")?;
                             let off = self.rw(&toks[i + 1..rows])?;
                             let mut lim = "-1".to_string();
                             let mut end = rows;
                             if let Some(f) = next_sig(toks, rows + 1)
                                 && toks[f].is_word("FETCH")
                             {
-                                let r2 = (f + 1..toks.len()).find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW")).ok_or("Incorrect syntax near 'FETCH'.")?;
-                                let n = toks[f + 1..r2].iter().filter(|t| !t.is_space() && !t.is_word("NEXT") && !t.is_word("FIRST")).cloned().collect::<Vec<_>>();
+                                let r2 = (f + 1..toks.len())
+                                    .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
+                                    .ok_or("Incorrect syntax near 'FETCH'.")?;
+                                let n = toks[f + 1..r2]
+                                    .iter()
+                                    .filter(|t| {
+                                        !t.is_space() && !t.is_word("NEXT") && !t.is_word("FIRST")
+                                    })
+                                    .cloned()
+                                    .collect::<Vec<_>>();
                                 lim = self.rw(&n)?;
-                                end = next_sig(toks, r2 + 1).filter(|&k| toks[k].is_word("ONLY")).unwrap_or(r2);
+                                end = next_sig(toks, r2 + 1)
+                                    .filter(|&k| toks[k].is_word("ONLY"))
+                                    .unwrap_or(r2);
                             }
                             out.push_str(&format!("LIMIT {lim} OFFSET {off}"));
                             i = end + 1;
@@ -226,7 +274,16 @@ impl Ctx<'_> {
                             i = next.unwrap() + 1;
                             continue;
                         }
-                        "WITH" if call && next.is_some_and(|j| toks.get(j + 1..).is_some_and(|r| r.iter().find(|t| !t.is_space()).is_some_and(|t| t.is_word("NOLOCK")))) => {
+                        "WITH"
+                            if call
+                                && next.is_some_and(|j| {
+                                    toks.get(j + 1..).is_some_and(|r| {
+                                        r.iter()
+                                            .find(|t| !t.is_space())
+                                            .is_some_and(|t| t.is_word("NOLOCK"))
+                                    })
+                                }) =>
+                        {
                             // table hint WITH (NOLOCK)
                             i = matching(toks, next.unwrap()).unwrap_or(i) + 1;
                             continue;
@@ -259,15 +316,25 @@ impl Ctx<'_> {
                 break;
             }
         }
-        let Some(mut s) = start else { return Vec::new() };
+        let Some(mut s) = start else {
+            return Vec::new();
+        };
         // Skip DISTINCT/ALL/TOP n.
         loop {
-            let Some(j) = next_sig(toks, s) else { return Vec::new() };
+            let Some(j) = next_sig(toks, s) else {
+                return Vec::new();
+            };
             if toks[j].is_word("DISTINCT") || toks[j].is_word("ALL") {
                 s = j + 1;
             } else if toks[j].is_word("TOP") {
-                let Some(k) = next_sig(toks, j + 1) else { return Vec::new() };
-                s = if toks[k].is_punct('(') { matching(toks, k).map(|c| c + 1).unwrap_or(k + 1) } else { k + 1 };
+                let Some(k) = next_sig(toks, j + 1) else {
+                    return Vec::new();
+                };
+                s = if toks[k].is_punct('(') {
+                    matching(toks, k).map(|c| c + 1).unwrap_or(k + 1)
+                } else {
+                    k + 1
+                };
             } else {
                 break;
             }
@@ -279,7 +346,21 @@ impl Ctx<'_> {
                 d += 1;
             } else if t.is_punct(')') {
                 d -= 1;
-            } else if d == 0 && ["FROM", "WHERE", "GROUP", "ORDER", "UNION", "EXCEPT", "INTERSECT", "INTO", "HAVING"].iter().any(|k| t.is_word(k)) {
+            } else if d == 0
+                && [
+                    "FROM",
+                    "WHERE",
+                    "GROUP",
+                    "ORDER",
+                    "UNION",
+                    "EXCEPT",
+                    "INTERSECT",
+                    "INTO",
+                    "HAVING",
+                ]
+                .iter()
+                .any(|k| t.is_word(k))
+            {
                 end = i;
                 break;
             }
@@ -309,12 +390,21 @@ impl Ctx<'_> {
         let only = |end: usize| -> bool {
             // Remaining tokens after the expression: nothing, `AS alias` or `alias`.
             let rest = sig(&item[end + 1..]);
-            rest.is_empty() || (rest.len() <= 2 && (rest[0].is_word("AS") || rest.len() == 1) && rest.iter().all(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_) | Tok::Str { .. })))
+            rest.is_empty()
+                || (rest.len() <= 2
+                    && (rest[0].is_word("AS") || rest.len() == 1)
+                    && rest
+                        .iter()
+                        .all(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_) | Tok::Str { .. })))
         };
         match first {
             Tok::Word(w) => {
                 let up = w.to_ascii_uppercase();
-                let end = if up == "CURRENT_TIMESTAMP" { pos } else { call_end(pos)? };
+                let end = if up == "CURRENT_TIMESTAMP" {
+                    pos
+                } else {
+                    call_end(pos)?
+                };
                 if !only(end) {
                     return None;
                 }
@@ -344,7 +434,9 @@ impl Ctx<'_> {
             Tok::Var(v) => match v.to_ascii_uppercase().as_str() {
                 "@@ROWCOUNT" | "@@SPID" | "@@TRANCOUNT" | "@@ERROR" => Some(Ty::Int),
                 "@@IDENTITY" => Some(Ty::Numeric(38, 0)),
-                "@@VERSION" | "@@SERVERNAME" | "@@SERVICENAME" | "@@LANGUAGE" => Some(Ty::NVarChar(Some(300))),
+                "@@VERSION" | "@@SERVERNAME" | "@@SERVICENAME" | "@@LANGUAGE" => {
+                    Some(Ty::NVarChar(Some(300)))
+                }
                 _ => self.param_index(v).and_then(|ix| self.params[ix].1),
             },
             Tok::Num(n) if n.contains('.') && !n.contains(['e', 'E']) => {
@@ -353,9 +445,16 @@ impl Ctx<'_> {
                 Some(Ty::Numeric(digits.max(d.scale).max(1), d.scale))
             }
             Tok::Num(n) if n.contains(['e', 'E']) => Some(Ty::Float),
-            Tok::Str { n: true, s } => Some(Ty::NVarChar(Some(s.encode_utf16().count().clamp(1, 4000) as u16))),
-            Tok::Str { n: false, s } => Some(Ty::VarChar(Some(s.chars().count().clamp(1, 8000) as u16), false)),
-            Tok::Hex(h) => Some(Ty::VarBinary(Some(((h.len() - 2).div_ceil(2)).clamp(1, 8000) as u16))),
+            Tok::Str { n: true, s } => Some(Ty::NVarChar(Some(
+                s.encode_utf16().count().clamp(1, 4000) as u16,
+            ))),
+            Tok::Str { n: false, s } => Some(Ty::VarChar(
+                Some(s.chars().count().clamp(1, 8000) as u16),
+                false,
+            )),
+            Tok::Hex(h) => Some(Ty::VarBinary(Some(
+                ((h.len() - 2).div_ceil(2)).clamp(1, 8000) as u16,
+            ))),
             _ => None,
         }
     }
@@ -370,23 +469,48 @@ pub struct CreateTable {
 /// `Ty::sqlite_decl`), IDENTITY becomes INTEGER PRIMARY KEY AUTOINCREMENT, `#t` becomes a TEMP
 /// table, COLLATE/CLUSTERED are dropped.
 pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
-    let open = toks.iter().position(|t| t.is_punct('(')).ok_or("Incorrect syntax near 'TABLE'.")?;
+    let open = toks
+        .iter()
+        .position(|t| t.is_punct('('))
+        .ok_or("Incorrect syntax near 'TABLE'.")?;
     let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
     let head = sig(&toks[..open]);
     let name_tok = head.last().ok_or("Incorrect syntax near 'TABLE'.")?;
-    let temp = matches!(name_tok, Tok::Word(w) if w.starts_with('#')) || matches!(name_tok, Tok::Quoted(q) if q.starts_with('#'));
-    let name = ctx.rw(&toks[head.iter().position(|t| t.is_word("TABLE")).map(|_| 0).unwrap_or(0)..open])?;
+    let temp = matches!(name_tok, Tok::Word(w) if w.starts_with('#'))
+        || matches!(name_tok, Tok::Quoted(q) if q.starts_with('#'));
+    let name = ctx.rw(&toks[head
+        .iter()
+        .position(|t| t.is_word("TABLE"))
+        .map(|_| 0)
+        .unwrap_or(0)..open])?;
     let name = name.trim().to_string();
     // name currently holds "CREATE TABLE x"; rebuild with TEMP if needed.
-    let after_table = name.to_ascii_uppercase().find("TABLE").map(|p| name[p + 5..].trim().to_string()).unwrap_or_default();
+    let after_table = name
+        .to_ascii_uppercase()
+        .find("TABLE")
+        .map(|p| name[p + 5..].trim().to_string())
+        .unwrap_or_default();
     let mut defs_out = Vec::new();
     let defs = split_commas(&toks[open + 1..close]);
     let has_identity = defs.iter().any(|d| d.iter().any(|t| t.is_word("IDENTITY")));
     for def in defs {
         let sg = sig(def);
         let Some(first) = sg.first() else { continue };
-        if ["CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN", "INDEX"].iter().any(|k| first.is_word(k)) {
-            if has_identity && (first.is_word("PRIMARY") || (first.is_word("CONSTRAINT") && sg.iter().any(|t| t.is_word("PRIMARY")))) {
+        if [
+            "CONSTRAINT",
+            "PRIMARY",
+            "UNIQUE",
+            "CHECK",
+            "FOREIGN",
+            "INDEX",
+        ]
+        .iter()
+        .any(|k| first.is_word(k))
+        {
+            if has_identity
+                && (first.is_word("PRIMARY")
+                    || (first.is_word("CONSTRAINT") && sg.iter().any(|t| t.is_word("PRIMARY"))))
+            {
                 continue;
             }
             defs_out.push(ctx.rw(def)?.trim().to_string());
@@ -440,12 +564,30 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
             }
             k += 1;
         }
-        let ty = Ty::parse(&ty_text).ok_or_else(|| format!("Column, parameter, or variable #1: Cannot find data type {ty_text}."))?;
-        let decl = if identity { "INTEGER PRIMARY KEY AUTOINCREMENT".to_string() } else { ty.sqlite_decl() };
-        defs_out.push(format!("{col} {decl} {}", ctx.rw(&rest)?.trim()).trim().to_string());
+        let ty = Ty::parse(&ty_text).ok_or_else(|| {
+            format!("Column, parameter, or variable #1: Cannot find data type {ty_text}.")
+        })?;
+        let decl = if identity {
+            "INTEGER PRIMARY KEY AUTOINCREMENT".to_string()
+        } else {
+            ty.sqlite_decl()
+        };
+        defs_out.push(
+            format!("{col} {decl} {}", ctx.rw(&rest)?.trim())
+                .trim()
+                .to_string(),
+        );
     }
     let tail = ctx.rw(&toks[close + 1..])?;
-    Ok(CreateTable { sql: format!("CREATE {}TABLE {} ({}){}", if temp { "TEMP " } else { "" }, after_table, defs_out.join(", "), tail.trim_end()) })
+    Ok(CreateTable {
+        sql: format!(
+            "CREATE {}TABLE {} ({}){}",
+            if temp { "TEMP " } else { "" },
+            after_table,
+            defs_out.join(", "),
+            tail.trim_end()
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -454,7 +596,13 @@ mod tests {
     use crate::sql::lexer::tokenize;
 
     fn ctx() -> Ctx<'static> {
-        Ctx { params: &[], rowcount: 3, identity: Some(7), trancount: 0, spid: 51 }
+        Ctx {
+            params: &[],
+            rowcount: 3,
+            identity: Some(7),
+            trancount: 0,
+            spid: 51,
+        }
     }
 
     fn rw(s: &str) -> String {
@@ -463,25 +611,58 @@ mod tests {
 
     #[test]
     fn basic_rewrites() {
-        assert_eq!(rw("SELECT TOP 5 [a b] FROM #t"), "SELECT  \"a b\" FROM \"#t\" LIMIT 5");
-        assert_eq!(rw("select N'x' + 'y', @@ROWCOUNT, SCOPE_IDENTITY()"), "select 'x' || 'y', 3, 7");
-        assert_eq!(rw("select CAST(1.5 AS DECIMAL(10,2))"), "select __cast(1.5, 'decimal(10,2)')");
-        assert_eq!(rw("select convert(varchar(10), x, 120)"), "select __cast( x, 'varchar(10)')");
-        assert_eq!(rw("select a from t order by a offset 2 rows fetch next 3 rows only"), "select a from t order by a LIMIT 3 OFFSET  2 ");
-        assert_eq!(rw("select * from (select top (2) a from t) x"), "select * from (select  a from t LIMIT 2) x");
+        assert_eq!(
+            rw("SELECT TOP 5 [a b] FROM #t"),
+            "SELECT  \"a b\" FROM \"#t\" LIMIT 5"
+        );
+        assert_eq!(
+            rw("select N'x' + 'y', @@ROWCOUNT, SCOPE_IDENTITY()"),
+            "select 'x' || 'y', 3, 7"
+        );
+        assert_eq!(
+            rw("select CAST(1.5 AS DECIMAL(10,2))"),
+            "select __cast(1.5, 'decimal(10,2)')"
+        );
+        assert_eq!(
+            rw("select convert(varchar(10), x, 120)"),
+            "select __cast(x, 'varchar(10)')"
+        );
+        assert_eq!(
+            rw("select a from t order by a offset 2 rows fetch next 3 rows only"),
+            "select a from t order by a LIMIT 3 OFFSET  2 "
+        );
+        assert_eq!(
+            rw("select * from (select top (2) a from t) x"),
+            "select * from (select  a from t LIMIT 2) x"
+        );
     }
 
     #[test]
     fn select_types() {
         let c = ctx();
-        let t = c.select_types(&tokenize("SELECT CAST(1.5 AS DECIMAL(10,2)) AS d, x, N'ab', GETDATE(), 1.25 FROM t").unwrap());
-        assert_eq!(t, vec![Some(Ty::Decimal(10, 2)), None, Some(Ty::NVarChar(Some(2))), Some(Ty::DateTime), Some(Ty::Numeric(3, 2))]);
+        let t = c.select_types(
+            &tokenize("SELECT CAST(1.5 AS DECIMAL(10,2)) AS d, x, N'ab', GETDATE(), 1.25 FROM t")
+                .unwrap(),
+        );
+        assert_eq!(
+            t,
+            vec![
+                Some(Ty::Decimal(10, 2)),
+                None,
+                Some(Ty::NVarChar(Some(2))),
+                Some(Ty::DateTime),
+                Some(Ty::Numeric(3, 2))
+            ]
+        );
     }
 
     #[test]
     fn create_table() {
         let c = ctx();
         let ct = super::create_table(&c, &tokenize("CREATE TABLE #t (id INT IDENTITY(1,1) PRIMARY KEY, [n] NVARCHAR(50) NOT NULL, v varchar(20) COLLATE Latin1_General_100_CI_AS_SC_UTF8, d DECIMAL(38, 10))").unwrap()).unwrap();
-        assert_eq!(ct.sql, "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \"n\" MSTEXT_NVARCHR_50 NOT NULL, \"v\" MSTEXT_VARCHR_20_UTF8, \"d\" MSTEXT_DECIMAL_38_10)");
+        assert_eq!(
+            ct.sql,
+            "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \"n\" MSTEXT_NVARCHR_50 NOT NULL, \"v\" MSTEXT_VARCHR_20_UTF8, \"d\" MSTEXT_DECIMAL_38_10)"
+        );
     }
 }

@@ -126,7 +126,11 @@ pub struct Column {
 
 impl Column {
     pub fn new(name: &str, ty: Ty) -> Column {
-        Column { name: name.to_string(), ty, nullable: true }
+        Column {
+            name: name.to_string(),
+            ty,
+            nullable: true,
+        }
     }
 }
 
@@ -149,7 +153,10 @@ mod tests {
 
     #[test]
     fn done_layout() {
-        assert_eq!(done(TOK_DONE, DONE_COUNT, CMD_SELECT, 3), vec![0xFD, 0x10, 0, 0xC1, 0, 3, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            done(TOK_DONE, DONE_COUNT, CMD_SELECT, 3),
+            vec![0xFD, 0x10, 0, 0xC1, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+        );
     }
 
     #[test]

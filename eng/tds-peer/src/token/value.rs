@@ -12,8 +12,17 @@ pub fn as_i64(v: &Value) -> i64 {
     match v {
         Value::Integer(i) => *i,
         Value::Real(f) => *f as i64,
-        Value::Text(s) => s.trim().parse::<i64>().ok().or_else(|| s.trim().parse::<f64>().ok().map(|f| f as i64)).unwrap_or(0),
-        Value::Blob(b) => b.iter().take(8).rev().fold(0i64, |a, &x| (a << 8) | x as i64),
+        Value::Text(s) => s
+            .trim()
+            .parse::<i64>()
+            .ok()
+            .or_else(|| s.trim().parse::<f64>().ok().map(|f| f as i64))
+            .unwrap_or(0),
+        Value::Blob(b) => b
+            .iter()
+            .take(8)
+            .rev()
+            .fold(0i64, |a, &x| (a << 8) | x as i64),
         Value::Null => 0,
     }
 }
@@ -39,15 +48,27 @@ pub fn as_text(v: &Value) -> String {
 
 /// Float to text the way SQL Server's CONVERT(varchar, float) roughly does (shortest repr).
 pub fn fmt_float(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
 }
 
 pub fn as_dec(v: &Value) -> Dec {
     match v {
         Value::Integer(i) => Dec::from_i64(*i),
         Value::Real(f) => Dec::from_f64(*f),
-        Value::Text(s) => conv::parse_decimal(s).unwrap_or(Dec { neg: false, mag: 0, scale: 0 }),
-        _ => Dec { neg: false, mag: 0, scale: 0 },
+        Value::Text(s) => conv::parse_decimal(s).unwrap_or(Dec {
+            neg: false,
+            mag: 0,
+            scale: 0,
+        }),
+        _ => Dec {
+            neg: false,
+            mag: 0,
+            scale: 0,
+        },
     }
 }
 
@@ -63,14 +84,34 @@ pub fn as_blob(v: &Value) -> Vec<u8> {
 
 fn as_dt(v: &Value) -> conv::DateTime {
     match v {
-        Value::Text(s) => conv::parse_datetime(s).unwrap_or(conv::DateTime { days: conv::DAY_1900, ticks: 0, offset: None, has_date: true }),
+        Value::Text(s) => conv::parse_datetime(s).unwrap_or(conv::DateTime {
+            days: conv::DAY_1900,
+            ticks: 0,
+            offset: None,
+            has_date: true,
+        }),
         // Numbers are DATETIME-style days since 1900 (SQL Server's CAST(int AS datetime)).
-        Value::Integer(i) => conv::DateTime { days: conv::DAY_1900 + i, ticks: 0, offset: None, has_date: true },
+        Value::Integer(i) => conv::DateTime {
+            days: conv::DAY_1900 + i,
+            ticks: 0,
+            offset: None,
+            has_date: true,
+        },
         Value::Real(f) => {
             let d = f.floor();
-            conv::DateTime { days: conv::DAY_1900 + d as i64, ticks: ((f - d) * conv::TICKS_PER_DAY as f64) as u64, offset: None, has_date: true }
+            conv::DateTime {
+                days: conv::DAY_1900 + d as i64,
+                ticks: ((f - d) * conv::TICKS_PER_DAY as f64) as u64,
+                offset: None,
+                has_date: true,
+            }
         }
-        _ => conv::DateTime { days: conv::DAY_1900, ticks: 0, offset: None, has_date: true },
+        _ => conv::DateTime {
+            days: conv::DAY_1900,
+            ticks: 0,
+            offset: None,
+            has_date: true,
+        },
     }
 }
 
@@ -117,7 +158,12 @@ fn pad_to(mut b: Vec<u8>, n: usize, pad: &[u8]) -> Vec<u8> {
 pub fn put_null(out: &mut Vec<u8>, ty: Ty) {
     match ty {
         _ if ty.is_plp() => out.extend_from_slice(&u64::MAX.to_le_bytes()),
-        Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_) | Ty::Binary(_) | Ty::VarBinary(_) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
+        Ty::Char(..)
+        | Ty::VarChar(..)
+        | Ty::NChar(_)
+        | Ty::NVarChar(_)
+        | Ty::Binary(_)
+        | Ty::VarBinary(_) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
         Ty::Variant => out.extend_from_slice(&0u32.to_le_bytes()),
         _ => out.push(0),
     }
@@ -126,11 +172,19 @@ pub fn put_null(out: &mut Vec<u8>, ty: Ty) {
 fn text_bytes(ty: Ty, s: &str) -> Vec<u8> {
     match ty {
         Ty::Char(n, u) => {
-            let b = if u { s.as_bytes().to_vec() } else { conv::to_cp1252(s) };
+            let b = if u {
+                s.as_bytes().to_vec()
+            } else {
+                conv::to_cp1252(s)
+            };
             pad_to(b, n as usize, b" ")
         }
         Ty::VarChar(n, u) => {
-            let mut b = if u { s.as_bytes().to_vec() } else { conv::to_cp1252(s) };
+            let mut b = if u {
+                s.as_bytes().to_vec()
+            } else {
+                conv::to_cp1252(s)
+            };
             if let Some(n) = n {
                 b.truncate(n as usize);
             }
@@ -224,7 +278,11 @@ pub fn put_value(out: &mut Vec<u8>, ty: Ty, v: &Value) {
             // Wire carries UTC date/time plus the offset.
             let local = days as i128 * conv::TICKS_PER_DAY as i128 + dt.ticks as i128;
             let utc = local - off as i128 * 600_000_000;
-            let (d, t) = conv::round_ticks(utc.div_euclid(conv::TICKS_PER_DAY as i128) as i64, utc.rem_euclid(conv::TICKS_PER_DAY as i128) as u64, s);
+            let (d, t) = conv::round_ticks(
+                utc.div_euclid(conv::TICKS_PER_DAY as i128) as i64,
+                utc.rem_euclid(conv::TICKS_PER_DAY as i128) as u64,
+                s,
+            );
             out.push(time_len(s) as u8 + 5);
             put_time(out, t, s);
             put_date(out, d);
@@ -274,7 +332,9 @@ pub fn put_value(out: &mut Vec<u8>, ty: Ty, v: &Value) {
             out.extend_from_slice(&(b.len() as u16).to_le_bytes());
             out.extend_from_slice(&b);
         }
-        Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::Xml => put_plp(out, &text_bytes(ty, &as_text(v))),
+        Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::Xml => {
+            put_plp(out, &text_bytes(ty, &as_text(v)))
+        }
         Ty::Binary(n) => {
             let b = pad_to(as_blob(v), n as usize, &[0]);
             out.extend_from_slice(&(b.len() as u16).to_le_bytes());
@@ -362,20 +422,41 @@ mod tests {
     #[test]
     fn decimal_encoding() {
         // 1.50 as DECIMAL(10,2): len 9, positive, 150 LE in 8 bytes.
-        assert_eq!(enc(Ty::Decimal(10, 2), Value::Text("1.5".into())), vec![9, 1, 150, 0, 0, 0, 0, 0, 0, 0]);
-        assert_eq!(enc(Ty::Decimal(1, 0), Value::Text("-7".into())), vec![5, 0, 7, 0, 0, 0]);
+        assert_eq!(
+            enc(Ty::Decimal(10, 2), Value::Text("1.5".into())),
+            vec![9, 1, 150, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            enc(Ty::Decimal(1, 0), Value::Text("-7".into())),
+            vec![5, 0, 7, 0, 0, 0]
+        );
     }
 
     #[test]
     fn date_time_encoding() {
         // 0001-01-01 is day 0; 1900-01-01 is 693595 = 0x0A955B.
-        assert_eq!(enc(Ty::Date, Value::Text("1900-01-01".into())), vec![3, 0x5B, 0x95, 0x0A]);
+        assert_eq!(
+            enc(Ty::Date, Value::Text("1900-01-01".into())),
+            vec![3, 0x5B, 0x95, 0x0A]
+        );
         // TIME(0) 00:00:01 -> 3 bytes of 1.
-        assert_eq!(enc(Ty::Time(0), Value::Text("00:00:01".into())), vec![3, 1, 0, 0]);
+        assert_eq!(
+            enc(Ty::Time(0), Value::Text("00:00:01".into())),
+            vec![3, 1, 0, 0]
+        );
         // DATETIME 1900-01-01 00:00:01 -> days 0, 300 ticks.
-        assert_eq!(enc(Ty::DateTime, Value::Text("1900-01-01 00:00:01".into())), vec![8, 0, 0, 0, 0, 44, 1, 0, 0]);
+        assert_eq!(
+            enc(Ty::DateTime, Value::Text("1900-01-01 00:00:01".into())),
+            vec![8, 0, 0, 0, 0, 44, 1, 0, 0]
+        );
         // DATETIMEOFFSET(0) 1900-01-01 01:00:00 +01:00 -> UTC midnight, offset 60.
-        assert_eq!(enc(Ty::DateTimeOffset(0), Value::Text("1900-01-01 01:00:00 +01:00".into())), vec![8, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]);
+        assert_eq!(
+            enc(
+                Ty::DateTimeOffset(0),
+                Value::Text("1900-01-01 01:00:00 +01:00".into())
+            ),
+            vec![8, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]
+        );
     }
 
     #[test]
@@ -393,15 +474,26 @@ mod tests {
     #[test]
     fn money_and_guid() {
         // 1.0000 money = 10000 = 0x2710: hi 0, lo 0x2710.
-        assert_eq!(enc(Ty::Money, Value::Text("1".into())), vec![8, 0, 0, 0, 0, 0x10, 0x27, 0, 0]);
-        let g = enc(Ty::Guid, Value::Text("01020304-0506-0708-090A-0B0C0D0E0F10".into()));
+        assert_eq!(
+            enc(Ty::Money, Value::Text("1".into())),
+            vec![8, 0, 0, 0, 0, 0x10, 0x27, 0, 0]
+        );
+        let g = enc(
+            Ty::Guid,
+            Value::Text("01020304-0506-0708-090A-0B0C0D0E0F10".into()),
+        );
         assert_eq!(&g[..5], &[16, 4, 3, 2, 1]);
     }
 
     #[test]
     fn nbcrow_bitmap() {
         let mut o = Vec::new();
-        put_row(&mut o, &[Ty::Int, Ty::NVarChar(Some(5))], &[Value::Integer(1), Value::Null], true);
+        put_row(
+            &mut o,
+            &[Ty::Int, Ty::NVarChar(Some(5))],
+            &[Value::Integer(1), Value::Null],
+            true,
+        );
         assert_eq!(o, vec![0xD2, 0b10, 4, 1, 0, 0, 0]);
     }
 }

@@ -1,0 +1,627 @@
+//! RPC requests (MS-TDS 2.2.6.6): parameter decoding for every TYPE_INFO the drivers send,
+//! and the sp_prepexec / sp_execute / sp_executesql / sp_prepare / sp_unprepare contract.
+
+use crate::conv;
+use crate::io::proto_err;
+use crate::resp::Resp;
+use crate::sql::engine::{Engine, Out, Param};
+use crate::sql::errors::SqlError;
+use crate::token;
+use crate::types::Ty;
+use rusqlite::types::Value;
+use std::io;
+
+struct Cur<'a> {
+    d: &'a [u8],
+    p: usize,
+}
+
+impl<'a> Cur<'a> {
+    fn take(&mut self, n: usize) -> io::Result<&'a [u8]> {
+        let s = self
+            .d
+            .get(self.p..self.p + n)
+            .ok_or_else(|| proto_err("truncated RPC request"))?;
+        self.p += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> io::Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> io::Result<u16> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+    fn u32(&mut self) -> io::Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self) -> io::Result<u64> {
+        let b = self.take(8)?;
+        Ok(u64::from_le_bytes(b.try_into().unwrap()))
+    }
+    fn done(&self) -> bool {
+        self.p >= self.d.len()
+    }
+    fn plp(&mut self) -> io::Result<Option<Vec<u8>>> {
+        let total = self.u64()?;
+        if total == u64::MAX {
+            return Ok(None);
+        }
+        let mut v = Vec::new();
+        loop {
+            let n = self.u32()? as usize;
+            if n == 0 {
+                break;
+            }
+            v.extend_from_slice(self.take(n)?);
+        }
+        Ok(Some(v))
+    }
+}
+
+fn le_int(b: &[u8]) -> i64 {
+    match b.len() {
+        1 => b[0] as i64,
+        2 => i16::from_le_bytes([b[0], b[1]]) as i64,
+        4 => i32::from_le_bytes(b.try_into().unwrap()) as i64,
+        8 => i64::from_le_bytes(b.try_into().unwrap()),
+        _ => 0,
+    }
+}
+
+fn uint_le(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0u64, |a, &x| (a << 8) | x as u64)
+}
+
+fn time_text(b: &[u8], scale: u8) -> u64 {
+    uint_le(b) * 10u64.pow(7 - scale as u32)
+}
+
+fn money(b: &[u8]) -> Value {
+    let v = if b.len() == 4 {
+        i32::from_le_bytes(b.try_into().unwrap()) as i64
+    } else {
+        let hi = i32::from_le_bytes(b[0..4].try_into().unwrap()) as i64;
+        let lo = u32::from_le_bytes(b[4..8].try_into().unwrap()) as i64;
+        (hi << 32) | lo
+    };
+    Value::Text(
+        conv::Dec {
+            neg: v < 0,
+            mag: v.unsigned_abs() as u128,
+            scale: 4,
+        }
+        .to_string_fixed(),
+    )
+}
+
+fn datetime(b: &[u8]) -> Value {
+    let (days, ticks) = if b.len() == 4 {
+        (
+            u16::from_le_bytes([b[0], b[1]]) as i64,
+            u16::from_le_bytes([b[2], b[3]]) as u64 * 600_000_000,
+        )
+    } else {
+        let d = i32::from_le_bytes(b[0..4].try_into().unwrap()) as i64;
+        let t = u32::from_le_bytes(b[4..8].try_into().unwrap()) as u64;
+        // 1/300 s -> 100 ns, rounded to whole milliseconds like SQL Server's conversion.
+        let ms = (t * 10 + 1) / 3;
+        (d, ms * 10_000)
+    };
+    Value::Text(format!(
+        "{} {}",
+        conv::fmt_date(conv::DAY_1900 + days),
+        conv::fmt_time(ticks, 7)
+    ))
+}
+
+fn text_value(b: &[u8], wide: bool, coll: &[u8]) -> Value {
+    if wide {
+        Value::Text(conv::from_utf16(b))
+    } else if coll.len() == 5 && coll[3] & 0x04 != 0 {
+        Value::Text(String::from_utf8_lossy(b).into_owned())
+    } else {
+        Value::Text(conv::from_cp1252(b))
+    }
+}
+
+/// Reads TYPE_INFO + value of one parameter.
+fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
+    let t = c.u8()?;
+    let fixed = |c: &mut Cur, n: usize| c.take(n).map(|b| b.to_vec());
+    Ok(match t {
+        0x1F => (None, Value::Null),
+        0x30 | 0x34 | 0x38 | 0x7F => {
+            let n = match t {
+                0x30 => 1,
+                0x34 => 2,
+                0x38 => 4,
+                _ => 8,
+            };
+            let ty = [Ty::TinyInt, Ty::SmallInt, Ty::Int, Ty::BigInt]
+                [[1, 2, 4, 8].iter().position(|&x| x == n).unwrap()];
+            (Some(ty), Value::Integer(le_int(&fixed(c, n)?)))
+        }
+        0x32 => (Some(Ty::Bit), Value::Integer((c.u8()? != 0) as i64)),
+        0x3B => (
+            Some(Ty::Real),
+            Value::Real(f32::from_le_bytes(fixed(c, 4)?.try_into().unwrap()) as f64),
+        ),
+        0x3E => (
+            Some(Ty::Float),
+            Value::Real(f64::from_le_bytes(fixed(c, 8)?.try_into().unwrap())),
+        ),
+        0x3C => (Some(Ty::Money), money(&fixed(c, 8)?)),
+        0x7A => (Some(Ty::SmallMoney), money(&fixed(c, 4)?)),
+        0x3D => (Some(Ty::DateTime), datetime(&fixed(c, 8)?)),
+        0x3A => (Some(Ty::SmallDateTime), datetime(&fixed(c, 4)?)),
+        0x26 | 0x68 | 0x6D | 0x6E | 0x6F | 0x24 => {
+            let max = c.u8()?;
+            let len = c.u8()? as usize;
+            let b = c.take(len)?;
+            let ty = match (t, max) {
+                (0x26, 1) => Ty::TinyInt,
+                (0x26, 2) => Ty::SmallInt,
+                (0x26, 4) => Ty::Int,
+                (0x26, _) => Ty::BigInt,
+                (0x68, _) => Ty::Bit,
+                (0x6D, 4) => Ty::Real,
+                (0x6D, _) => Ty::Float,
+                (0x6E, 4) => Ty::SmallMoney,
+                (0x6E, _) => Ty::Money,
+                (0x6F, 4) => Ty::SmallDateTime,
+                (0x6F, _) => Ty::DateTime,
+                _ => Ty::Guid,
+            };
+            let v = if len == 0 {
+                Value::Null
+            } else {
+                match t {
+                    0x26 => Value::Integer(le_int(b)),
+                    0x68 => Value::Integer((b[0] != 0) as i64),
+                    0x6D if len == 4 => {
+                        Value::Real(f32::from_le_bytes(b.try_into().unwrap()) as f64)
+                    }
+                    0x6D => Value::Real(f64::from_le_bytes(b.try_into().unwrap())),
+                    0x6E => money(b),
+                    0x6F => datetime(b),
+                    _ => {
+                        let mut a = [0u8; 16];
+                        a.copy_from_slice(&b[..16]);
+                        Value::Text(conv::fmt_guid(&conv::guid_wire(&a)))
+                    }
+                }
+            };
+            (Some(ty), v)
+        }
+        0x6A | 0x6C | 0x37 | 0x3F => {
+            let _max = c.u8()?;
+            let p = c.u8()?;
+            let s = c.u8()?;
+            let len = c.u8()? as usize;
+            let b = c.take(len)?;
+            let ty = if t == 0x6C {
+                Ty::Numeric(p, s)
+            } else {
+                Ty::Decimal(p, s)
+            };
+            if len == 0 {
+                (Some(ty), Value::Null)
+            } else {
+                let mut m = [0u8; 16];
+                m[..len - 1].copy_from_slice(&b[1..]);
+                let d = conv::Dec {
+                    neg: b[0] == 0,
+                    mag: u128::from_le_bytes(m),
+                    scale: s,
+                };
+                (Some(ty), Value::Text(d.to_string_fixed()))
+            }
+        }
+        0x28 => {
+            let len = c.u8()? as usize;
+            let b = c.take(len)?;
+            (
+                Some(Ty::Date),
+                if len == 0 {
+                    Value::Null
+                } else {
+                    Value::Text(conv::fmt_date(uint_le(b) as i64))
+                },
+            )
+        }
+        0x29 | 0x2A | 0x2B => {
+            let scale = c.u8()?.min(7);
+            let len = c.u8()? as usize;
+            let b = c.take(len)?;
+            let tl = match scale {
+                0..=2 => 3,
+                3..=4 => 4,
+                _ => 5,
+            };
+            let ty = match t {
+                0x29 => Ty::Time(scale),
+                0x2A => Ty::DateTime2(scale),
+                _ => Ty::DateTimeOffset(scale),
+            };
+            if len == 0 {
+                return Ok((Some(ty), Value::Null));
+            }
+            let ticks = time_text(&b[..tl], scale);
+            let v = match t {
+                0x29 => conv::fmt_time(ticks, 7),
+                0x2A => format!(
+                    "{} {}",
+                    conv::fmt_date(uint_le(&b[tl..tl + 3]) as i64),
+                    conv::fmt_time(ticks, 7)
+                ),
+                _ => {
+                    let days = uint_le(&b[tl..tl + 3]) as i64;
+                    let off = i16::from_le_bytes([b[tl + 3], b[tl + 4]]);
+                    let local = days as i128 * conv::TICKS_PER_DAY as i128
+                        + ticks as i128
+                        + off as i128 * 600_000_000;
+                    let ld = local.div_euclid(conv::TICKS_PER_DAY as i128) as i64;
+                    let lt = local.rem_euclid(conv::TICKS_PER_DAY as i128) as u64;
+                    format!(
+                        "{} {} {}",
+                        conv::fmt_date(ld),
+                        conv::fmt_time(lt, 7),
+                        conv::fmt_offset(off)
+                    )
+                }
+            };
+            (Some(ty), Value::Text(v))
+        }
+        0xA7 | 0xAF | 0xE7 | 0xEF | 0xA5 | 0xAD => {
+            let max = c.u16()?;
+            let coll = if matches!(t, 0xA5 | 0xAD) {
+                Vec::new()
+            } else {
+                c.take(5)?.to_vec()
+            };
+            let wide = matches!(t, 0xE7 | 0xEF);
+            let utf8 = coll.len() == 5 && coll[3] & 0x04 != 0;
+            let ty = match (t, max) {
+                (0xA7, 0xFFFF) => Ty::VarChar(None, utf8),
+                (0xA7, n) => Ty::VarChar(Some(n.max(1)), utf8),
+                (0xAF, n) => Ty::Char(n.max(1), utf8),
+                (0xE7, 0xFFFF) => Ty::NVarChar(None),
+                (0xE7, n) => Ty::NVarChar(Some((n / 2).max(1))),
+                (0xEF, n) => Ty::NChar((n / 2).max(1)),
+                (0xA5, 0xFFFF) => Ty::VarBinary(None),
+                (0xA5, n) => Ty::VarBinary(Some(n.max(1))),
+                (_, n) => Ty::Binary(n.max(1)),
+            };
+            let bytes = if max == 0xFFFF {
+                c.plp()?
+            } else {
+                let n = c.u16()?;
+                if n == 0xFFFF {
+                    None
+                } else {
+                    Some(c.take(n as usize)?.to_vec())
+                }
+            };
+            let v = match bytes {
+                None => Value::Null,
+                Some(b) if matches!(t, 0xA5 | 0xAD) => Value::Blob(b),
+                Some(b) => text_value(&b, wide, &coll),
+            };
+            (Some(ty), v)
+        }
+        0x23 | 0x63 | 0x22 => {
+            let _max = c.u32()?;
+            let coll = if t == 0x22 {
+                Vec::new()
+            } else {
+                c.take(5)?.to_vec()
+            };
+            let n = c.u32()?;
+            let ty = match t {
+                0x23 => Ty::VarChar(None, false),
+                0x63 => Ty::NVarChar(None),
+                _ => Ty::VarBinary(None),
+            };
+            if n == u32::MAX {
+                (Some(ty), Value::Null)
+            } else {
+                let b = c.take(n as usize)?;
+                (
+                    Some(ty),
+                    if t == 0x22 {
+                        Value::Blob(b.to_vec())
+                    } else {
+                        text_value(b, t == 0x63, &coll)
+                    },
+                )
+            }
+        }
+        0xF1 => {
+            if c.u8()? == 1 {
+                let n = c.u8()? as usize;
+                c.take(2 * n)?;
+                let n = c.u8()? as usize;
+                c.take(2 * n)?;
+                let n = c.u16()? as usize;
+                c.take(2 * n)?;
+            }
+            (
+                Some(Ty::Xml),
+                c.plp()?
+                    .map(|b| Value::Text(conv::from_utf16(&b)))
+                    .unwrap_or(Value::Null),
+            )
+        }
+        0x62 => {
+            let _max = c.u32()?;
+            let n = c.u32()? as usize;
+            if n == 0 {
+                return Ok((Some(Ty::Variant), Value::Null));
+            }
+            let b = c.take(n)?;
+            let base = b[0];
+            let props = b[1] as usize;
+            let data = &b[2 + props..];
+            let v = match base {
+                0x30 | 0x34 | 0x38 | 0x7F => Value::Integer(le_int(data)),
+                0x3E => Value::Real(f64::from_le_bytes(data.try_into().unwrap_or([0; 8]))),
+                0xE7 | 0xEF => Value::Text(conv::from_utf16(data)),
+                0xA7 | 0xAF => Value::Text(conv::from_cp1252(data)),
+                _ => Value::Blob(data.to_vec()),
+            };
+            (Some(Ty::Variant), v)
+        }
+        other => {
+            return Err(proto_err(format!(
+                "unsupported parameter type {other:#04x}"
+            )));
+        }
+    })
+}
+
+pub enum Proc {
+    Id(u16),
+    Name(String),
+}
+
+pub struct Rpc {
+    pub proc: Proc,
+    pub params: Vec<Param>,
+}
+
+pub fn parse(data: &[u8]) -> io::Result<Rpc> {
+    let mut c = Cur { d: data, p: 0 };
+    let hl = c.u32()? as usize;
+    c.p = hl.max(4).min(data.len());
+    let nl = c.u16()?;
+    let proc = if nl == 0xFFFF {
+        Proc::Id(c.u16()?)
+    } else {
+        Proc::Name(conv::from_utf16(c.take(2 * nl as usize)?))
+    };
+    let _flags = c.u16()?;
+    let mut params = Vec::new();
+    while !c.done() {
+        let b = c.d[c.p];
+        if b == 0xFF || b == 0x80 || b == 0xFE {
+            break; // batch separator: only the first RPC of a batch is served
+        }
+        let n = c.u8()? as usize;
+        let name = conv::from_utf16(c.take(2 * n)?);
+        let _status = c.u8()?;
+        let (ty, value) = read_value(&mut c)?;
+        params.push(Param { name, ty, value });
+    }
+    Ok(Rpc { proc, params })
+}
+
+/// `@P1 int,@P2 nvarchar(50)` -> [(name, type)].
+fn parse_decl(s: &str) -> Vec<(String, Option<Ty>)> {
+    let mut out = Vec::new();
+    let mut depth = 0;
+    let mut cur = String::new();
+    for ch in s.chars().chain(std::iter::once(',')) {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ',' if depth == 0 => {
+                let t = cur.trim();
+                if let Some((name, ty)) = t.split_once(char::is_whitespace) {
+                    let ty = ty
+                        .trim()
+                        .trim_end_matches("OUTPUT")
+                        .trim_end_matches("output")
+                        .trim_end_matches("OUT")
+                        .trim();
+                    out.push((name.to_string(), Ty::parse(ty)));
+                }
+                cur.clear();
+                continue;
+            }
+            _ => {}
+        }
+        cur.push(ch);
+    }
+    out
+}
+
+fn text_param(p: Option<&Param>) -> String {
+    p.map(|p| crate::token::value::as_text(&p.value))
+        .unwrap_or_default()
+}
+
+/// Binds values to names from the declaration (by position when names are absent).
+fn bind(decl: &[(String, Option<Ty>)], values: &[Param]) -> Vec<Param> {
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            let (name, dty) = if v.name.is_empty() {
+                decl.get(i).cloned().unwrap_or_default()
+            } else {
+                decl.iter()
+                    .find(|(n, _)| n.eq_ignore_ascii_case(&v.name))
+                    .cloned()
+                    .unwrap_or((v.name.clone(), None))
+            };
+            Param {
+                name,
+                ty: dty.or(v.ty),
+                value: v.value.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
+pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
+    let id = match &rpc.proc {
+        Proc::Id(i) => *i,
+        Proc::Name(n) => {
+            let n = n.to_ascii_lowercase().replace(['[', ']'], "");
+            let n = n.rsplit('.').next().unwrap_or("").to_string();
+            match n.as_str() {
+                "sp_executesql" => 10,
+                "sp_prepare" => 11,
+                "sp_execute" => 12,
+                "sp_prepexec" => 13,
+                "sp_unprepare" => 15,
+                _ if n.starts_with("sp_datatype_info") => {
+                    let dt = rpc
+                        .params
+                        .first()
+                        .map(|p| crate::token::value::as_i64(&p.value))
+                        .unwrap_or(0);
+                    let mut out = Out::new(true);
+                    engine.datatype_info(dt, &mut out, r)?;
+                    out.finish(r)?;
+                    return finish_proc(r, None, false);
+                }
+                _ => {
+                    let e =
+                        SqlError::new(2812, 16, format!("Could not find stored procedure '{n}'."));
+                    let mut out = Out::new(true);
+                    out.error(r, &e)?;
+                    out.finish(r)?;
+                    return finish_proc(r, None, true);
+                }
+            }
+        }
+    };
+    let p = &rpc.params;
+    let (stmt, decl, values, handle): (String, Vec<(String, Option<Ty>)>, &[Param], Option<i32>) =
+        match id {
+            10 => (
+                text_param(p.first()),
+                parse_decl(&text_param(p.get(1))),
+                p.get(2..).unwrap_or(&[]),
+                None,
+            ),
+            11 | 13 => {
+                let h = engine.next_handle;
+                engine.next_handle += 1;
+                let stmt = text_param(p.get(2));
+                let decl = parse_decl(&text_param(p.get(1)));
+                engine.handles.insert(h, (stmt.clone(), decl.clone()));
+                if id == 11 {
+                    return finish_proc(r, Some(h), false);
+                }
+                (stmt, decl, p.get(3..).unwrap_or(&[]), Some(h))
+            }
+            12 => {
+                let h = p
+                    .first()
+                    .map(|x| crate::token::value::as_i64(&x.value) as i32)
+                    .unwrap_or(0);
+                match engine.handles.get(&h).cloned() {
+                    Some((s, d)) => (s, d, p.get(1..).unwrap_or(&[]), None),
+                    None => {
+                        let mut out = Out::new(true);
+                        out.error(
+                            r,
+                            &SqlError::new(
+                                8179,
+                                16,
+                                format!("Could not find prepared statement with handle {h}."),
+                            ),
+                        )?;
+                        out.finish(r)?;
+                        return finish_proc(r, None, true);
+                    }
+                }
+            }
+            15 => {
+                if let Some(h) = p.first() {
+                    engine
+                        .handles
+                        .remove(&(crate::token::value::as_i64(&h.value) as i32));
+                }
+                return finish_proc(r, None, false);
+            }
+            other => {
+                let mut out = Out::new(true);
+                out.error(r, &SqlError::new(2812, 16, format!("tds-peer does not implement system procedure id {other} (server-side cursors are not supported).")))?;
+                out.finish(r)?;
+                return finish_proc(r, None, true);
+            }
+        };
+    let bound = bind(&decl, values);
+    let err = engine.run(&stmt, &bound, true, r)?;
+    if r.attn_acked {
+        return Ok(());
+    }
+    finish_proc(r, handle, err)
+}
+
+fn finish_proc(r: &mut Resp, handle: Option<i32>, err: bool) -> io::Result<()> {
+    r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
+    if let Some(h) = handle {
+        r.put(&token::returnvalue_int(0, "@handle", h))?;
+    }
+    r.put(&token::done(
+        token::TOK_DONEPROC,
+        if err { token::DONE_ERROR } else { 0 },
+        token::CMD_EXECUTE,
+        0,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decl_parsing() {
+        let d = parse_decl("@P1 int,@P2 nvarchar(50),@P3 decimal(10, 2) OUTPUT");
+        assert_eq!(
+            d,
+            vec![
+                ("@P1".into(), Some(Ty::Int)),
+                ("@P2".into(), Some(Ty::NVarChar(Some(50)))),
+                ("@P3".into(), Some(Ty::Decimal(10, 2)))
+            ]
+        );
+    }
+
+    #[test]
+    fn decode_params() {
+        // @P1 DECIMALN(10,2) = -1.50; @P2 DATETIMEOFFSETN(7) = 1900-01-01 00:00 UTC +01:00
+        let mut d = vec![0u8; 4];
+        d[0] = 4;
+        d.extend_from_slice(&[0xFF, 0xFF, 13, 0, 0, 0]);
+        d.extend_from_slice(&[
+            3, b'@', 0, b'P', 0, b'1', 0, 0, 0x6A, 9, 10, 2, 5, 0, 150, 0, 0, 0,
+        ]);
+        d.extend_from_slice(&[0, 0, 0x2B, 7, 10, 0, 0, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]);
+        let rpc = parse(&d).unwrap();
+        assert!(matches!(rpc.proc, Proc::Id(13)));
+        assert_eq!(rpc.params[0].value, Value::Text("-1.50".into()));
+        assert_eq!(rpc.params[0].ty, Some(Ty::Decimal(10, 2)));
+        assert_eq!(
+            rpc.params[1].value,
+            Value::Text("1900-01-01 01:00:00.0000000 +01:00".into())
+        );
+    }
+}

@@ -1,0 +1,233 @@
+//! One client connection: PRELOGIN, optional TLS, LOGIN7, then the request loop.
+
+use crate::conv::from_utf16;
+use crate::io::{Io, proto_err};
+use crate::packet::{P_ATTN, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
+use crate::prelogin::{self, ENCRYPT_NOT_SUP, ENCRYPT_OFF, ENCRYPT_ON};
+use crate::resp::Resp;
+use crate::sql::engine::{Engine, Shared};
+use crate::{login, rpc, tls, token};
+use std::io;
+use std::net::TcpStream;
+use std::sync::Arc;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Encrypt {
+    NotSup,
+    Off,
+    On,
+    Strict,
+}
+
+pub struct Config {
+    pub encrypt: Encrypt,
+    pub password: Option<String>,
+    pub tls: tls::Configs,
+    pub shared: Arc<Shared>,
+    pub verbose: bool,
+}
+
+pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
+    let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+    let _ = tcp.set_nodelay(true);
+    let mut io = Io::new(tcp, spid);
+    match run(&mut io, &cfg, spid) {
+        Ok(()) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                io::ErrorKind::UnexpectedEof
+                    | io::ErrorKind::ConnectionReset
+                    | io::ErrorKind::BrokenPipe
+            ) =>
+        {
+            if cfg.verbose {
+                eprintln!("tds-peer: [{spid}] {peer} closed");
+            }
+        }
+        Err(e) => eprintln!("tds-peer: [{spid}] {peer} closing after error: {e}"),
+    }
+    if let Some(tcp) = match &io.stream {
+        crate::io::Stream::Plain(p) => Some(&p.tcp),
+        crate::io::Stream::Tls(s) => Some(&s.sock.tcp),
+        crate::io::Stream::Gone => None,
+    } {
+        let _ = tcp.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
+    if cfg.encrypt == Encrypt::Strict {
+        tls::strict_start(io, cfg.tls.strict.clone())?;
+    }
+    let (typ, data) = io.read_message()?;
+    if typ != P_PRELOGIN {
+        return Err(proto_err(format!(
+            "expected PRELOGIN, got packet type {typ:#04x}"
+        )));
+    }
+    let opts = prelogin::parse(&data)?;
+    let client_enc = opts
+        .get(&1)
+        .and_then(|v| v.first().copied())
+        .unwrap_or(ENCRYPT_NOT_SUP);
+    let server_enc = match cfg.encrypt {
+        Encrypt::NotSup | Encrypt::Strict => ENCRYPT_NOT_SUP,
+        Encrypt::Off => ENCRYPT_OFF,
+        Encrypt::On => ENCRYPT_ON,
+    };
+    io.send_message(
+        P_REPLY,
+        &prelogin::reply(server_enc, opts.contains_key(&6)),
+        4096,
+    )?;
+    let tls_login = server_enc != ENCRYPT_NOT_SUP && client_enc != ENCRYPT_NOT_SUP;
+    if tls_login {
+        tls::tds7_handshake(io, cfg.tls.tds7.clone())?;
+    }
+    let (typ, data) = io.read_message()?;
+    if typ != P_LOGIN7 {
+        return Err(proto_err(format!(
+            "expected LOGIN7, got packet type {typ:#04x}"
+        )));
+    }
+    if tls_login && server_enc == ENCRYPT_OFF && client_enc == ENCRYPT_OFF {
+        // Login-only encryption: the rest of the session is plaintext.
+        tls::drop_tls(io);
+    }
+    let login = login::parse(&data)?;
+    if cfg.verbose {
+        eprintln!(
+            "tds-peer: [{spid}] login user={:?} app={:?} db={:?} tds={:#010x} packet={} enc(client={client_enc}, server={server_enc})",
+            login.user, login.app, login.database, login.tds_version, login.packet_size
+        );
+    }
+    let bad_user = !login.user.eq_ignore_ascii_case("sa")
+        || cfg.password.as_ref().is_some_and(|p| *p != login.password);
+    if bad_user {
+        let mut v = token::message(
+            18456,
+            &format!("Login failed for user '{}'.", login.user),
+            14,
+            1,
+            1,
+        );
+        v.extend(token::done(token::TOK_DONE, token::DONE_ERROR, 0, 0));
+        io.send_message(P_REPLY, &v, 4096)?;
+        return Ok(());
+    }
+    let psize = login::negotiate_packet_size(login.packet_size);
+    let db = if login.database.is_empty() {
+        "master".to_string()
+    } else {
+        login.database.clone()
+    };
+    io.send_message(
+        P_REPLY,
+        &login::response(&db, psize, login.utf8_support),
+        4096,
+    )?;
+    io.psize = psize;
+    let mut engine = Engine::open(cfg.shared.clone(), spid)
+        .map_err(|e| io::Error::other(format!("sqlite open: {e}")))?;
+    loop {
+        let (typ, data) = io.read_message()?;
+        io.attention = false;
+        match typ {
+            P_SQL => {
+                let hl = u32::from_le_bytes(
+                    data.get(..4)
+                        .ok_or_else(|| proto_err("short SQL batch"))?
+                        .try_into()
+                        .unwrap(),
+                ) as usize;
+                let sql = from_utf16(data.get(hl.min(data.len())..).unwrap_or(&[]));
+                if cfg.verbose {
+                    eprintln!(
+                        "tds-peer: [{spid}] batch {:?}",
+                        sql.chars().take(200).collect::<String>()
+                    );
+                }
+                let mut r = Resp::new(io);
+                engine.run(&sql, &[], false, &mut r)?;
+                r.finish()?;
+            }
+            P_RPC => {
+                let req = rpc::parse(&data)?;
+                if cfg.verbose {
+                    let name = match &req.proc {
+                        rpc::Proc::Id(i) => format!("#{i}"),
+                        rpc::Proc::Name(n) => n.clone(),
+                    };
+                    let stmt = req.params.iter().find_map(|p| match &p.value {
+                        rusqlite::types::Value::Text(t)
+                            if !t.starts_with('@') || t.contains(' ') && !t.starts_with("@P") =>
+                        {
+                            Some(t.chars().take(200).collect::<String>())
+                        }
+                        _ => None,
+                    });
+                    eprintln!(
+                        "tds-peer: [{spid}] rpc {name} params={} stmt={stmt:?}",
+                        req.params.len()
+                    );
+                }
+                let mut r = Resp::new(io);
+                rpc::handle(&mut engine, req, &mut r)?;
+                r.finish()?;
+            }
+            P_TM => {
+                let out = transaction(&mut engine, &data);
+                let mut r = Resp::new(io);
+                r.put(&out)?;
+                r.finish()?;
+            }
+            P_ATTN => {
+                let mut r = Resp::new(io);
+                r.put(&token::done(token::TOK_DONE, token::DONE_ATTN, 0, 0))?;
+                r.finish()?;
+            }
+            other => return Err(proto_err(format!("unsupported packet type {other:#04x}"))),
+        }
+    }
+}
+
+/// TransactionManager request: 5 = BEGIN, 7 = COMMIT, 8 = ROLLBACK (with optional fBeginXact).
+fn transaction(engine: &mut Engine, data: &[u8]) -> Vec<u8> {
+    let hl = data
+        .get(..4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
+        .unwrap_or(0);
+    let body = data.get(hl..).unwrap_or(&[]);
+    let rtype = body
+        .get(..2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    let mut status = 0;
+    let mut push_err = |out: &mut Vec<u8>, e: crate::sql::errors::SqlError| {
+        out.extend(token::message(e.number, &e.msg, e.class, 1, 1));
+        status = token::DONE_ERROR;
+    };
+    match rtype {
+        5 => out.extend(engine.begin()),
+        7 | 8 => {
+            let name_len = body.get(2).copied().unwrap_or(0) as usize;
+            let fbegin = body.get(3 + 2 * name_len).copied().unwrap_or(0) & 1 != 0;
+            match if rtype == 7 {
+                engine.commit()
+            } else {
+                engine.rollback()
+            } {
+                Ok(env) => out.extend(env),
+                Err(e) => push_err(&mut out, e),
+            }
+            if fbegin {
+                out.extend(engine.begin());
+            }
+        }
+        _ => {}
+    }
+    out.extend(token::done(token::TOK_DONE, status, 0, 0));
+    out
+}

@@ -93,7 +93,15 @@ impl Statement {
     }
 
     /// Leave the current result set (if any) and forget everything about it.
+    ///
+    /// Also puts the row array size back to 1: Microsoft's driver answers an execute with a
+    /// server cursor (`sp_cursoropen`, a round trip per fetch) when the row array size is above
+    /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
+    /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
+        if self.batch.as_ref().is_some_and(|b| b.is_bound() && b.capacity() > 1) {
+            self.stmt.set_row_array_size(1)?;
+        }
         self.epoch += 1;
         self.messages.clear();
         self.row_count = -1;
@@ -252,6 +260,8 @@ impl Statement {
     fn install_plan(&mut self, plan: &Arc<ResultPlan>) -> Result<()> {
         if let (Some(_), Some(old)) = (&self.batch, &self.batch_plan) {
             if old.same_buffers(plan) {
+                let capacity = self.batch.as_ref().map_or(1, Batch::capacity);
+                self.stmt.set_row_array_size(capacity)?;
                 self.grow_next = false;
                 return Ok(());
             }

@@ -38,9 +38,12 @@ impl CursorState {
 
 #[pyclass(frozen, subclass, module = "ferrodbc", name = "Cursor")]
 pub struct Cursor {
+    // Field order is drop order: the statement (in `state`) must be freed while the connection
+    // handle it belongs to is still alive (`shared` may hold the last reference to it). Freeing a
+    // statement after its connection crashed Driver 18 at interpreter exit.
+    state: Arc<Mutex<CursorState>>,
     connection: Py<Connection>,
     shared: Arc<ConnShared>,
-    state: Arc<Mutex<CursorState>>,
     /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
     cancel: Mutex<Option<CancelHandle>>,
     arraysize: AtomicUsize,

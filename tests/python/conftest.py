@@ -165,6 +165,13 @@ def peer(request, tmp_path) -> Peer:
 
 
 @pytest.fixture
+def sqlite(request, tmp_path) -> Peer:
+    """SQLite only, for behaviour specific to the SQLite ODBC driver."""
+    request.getfixturevalue("sqlite_available")
+    return Peer("sqlite", f"Driver={{SQLite3}};Database={tmp_path / 'test.sqlite'}", SQLITE_TYPES)
+
+
+@pytest.fixture
 def pg(request) -> Peer:
     """PostgreSQL only, for behaviour the SQLite driver does not have (cancel, server errors...)."""
     return Peer("postgres", request.getfixturevalue("pg_connstr"), PG_TYPES)
@@ -189,6 +196,11 @@ def conn(peer: Peer):
 @pytest.fixture
 def pg_conn(pg: Peer):
     yield from _open(pg)
+
+
+@pytest.fixture
+def sqlite_conn(sqlite: Peer):
+    yield from _open(sqlite)
 
 
 def _drop(p: Peer, name: str, conn: ferrodbc.Connection | None) -> None:

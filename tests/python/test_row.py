@@ -1,0 +1,135 @@
+"""Row: what every fetch returns. Indexable like a tuple, addressable by column name, and
+independent of the cursor that produced it."""
+
+from __future__ import annotations
+
+import copy
+import gc
+import pickle
+
+import pytest
+
+import ferrodbc
+
+
+@pytest.fixture
+def row(conn):
+    return conn.cursor().execute("SELECT 1 AS a, 'two' AS b, 3 AS c").fetchone()
+
+
+def test_rows_are_row_objects(row):
+    assert isinstance(row, ferrodbc.Row)
+    assert len(row) == 3
+
+
+def test_index_and_negative_index(row):
+    assert (row[0], row[1], row[2]) == (1, "two", 3)
+    assert (row[-1], row[-2], row[-3]) == (3, "two", 1)
+    with pytest.raises(IndexError):
+        row[3]
+    with pytest.raises(IndexError):
+        row[-4]
+
+
+def test_slices_return_tuples(row):
+    assert row[1:] == ("two", 3)
+    assert row[:2] == (1, "two")
+    assert row[::-1] == (3, "two", 1)
+    assert row[5:] == ()
+
+
+def test_attribute_and_column_name_access(row):
+    assert row.a == 1 and row.b == "two" and row.c == 3
+    assert row["a"] == 1 and row["b"] == "two"
+    with pytest.raises(AttributeError):
+        row.nope
+    with pytest.raises(KeyError):
+        row["nope"]
+    with pytest.raises(TypeError):
+        row[1.5]
+
+
+def test_mapping_gives_name_to_value_and_is_read_only(row):
+    mapping = row._mapping
+    assert dict(mapping) == {"a": 1, "b": "two", "c": 3}
+    assert list(mapping) == ["a", "b", "c"], "column order is kept"
+    with pytest.raises(TypeError):
+        mapping["a"] = 10  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del mapping["a"]  # type: ignore[attr-defined]
+    assert row.a == 1, "the row is unchanged"
+
+
+def test_rows_are_immutable(row):
+    with pytest.raises((TypeError, AttributeError)):
+        row[0] = 5  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        row.a = 5
+
+
+def test_fields_and_cursor_description(conn):
+    cur = conn.cursor()
+    row = cur.execute("SELECT 1 AS x, 2 AS y").fetchone()
+    assert row._fields == ("x", "y")
+    assert row.cursor_description == cur.description
+
+
+def test_rows_compare_equal_to_tuples_and_rows_with_the_same_values(row, conn):
+    assert row == (1, "two", 3)
+    assert (1, "two", 3) == row
+    assert row != (1, "two", 4)
+    assert row != (1, "two")
+    other = conn.cursor().execute("SELECT 1 AS p, 'two' AS q, 3 AS r").fetchone()
+    assert row == other, "equality is by value, like tuples"
+    assert row < (1, "two", 4)
+    assert hash(row) == hash((1, "two", 3))
+    assert (row == [1, "two", 3]) is False, "not equal to a list (tuples aren't either)"
+
+
+def test_repr_looks_like_the_tuple(row):
+    assert repr(row) == repr((1, "two", 3))
+
+
+def test_tuple_list_unpacking_and_membership(row):
+    assert tuple(row) == (1, "two", 3)
+    assert list(row) == [1, "two", 3]
+    a, b, c = row
+    assert (a, b, c) == (1, "two", 3)
+    assert "two" in row and 4 not in row
+    assert row._tuple() == (1, "two", 3)
+
+
+def test_rows_pickle_and_copy_as_plain_tuples(row):
+    assert pickle.loads(pickle.dumps(row)) == (1, "two", 3)
+    assert copy.copy(row) == (1, "two", 3)
+
+
+def test_duplicate_column_names_resolve_to_the_last_one(conn):
+    row = conn.cursor().execute("SELECT 1 AS v, 2 AS v").fetchone()
+    assert tuple(row) == (1, 2)
+    assert row.v == 2
+
+
+def test_rows_stay_valid_after_the_cursor_fetches_more_closes_and_is_collected(conn, table):
+    """Rows own their values: reusing the batch buffers, closing and freeing the cursor
+    (and the connection) never changes a row already handed out."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, name VARCHAR(20))")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} (id, name) VALUES (?, ?)", [(i, f"name-{i}") for i in range(3000)]
+    )
+    cur.execute(f"SELECT id, name FROM {table} ORDER BY id")
+    first = cur.fetchone()
+    early = cur.fetchmany(40)  # spans the first row array's refill
+    later = cur.fetchall()
+    cur.close()
+    del cur
+    gc.collect()
+    conn.close()
+    gc.collect()
+    assert first == (0, "name-0") and first.name == "name-0"
+    assert [tuple(r) for r in early] == [(i, f"name-{i}") for i in range(1, 41)]
+    assert len(later) == 3000 - 41
+    assert later[-1].id == 2999 and later[-1]["name"] == "name-2999"
+    assert dict(early[0]._mapping) == {"id": 1, "name": "name-1"}
+    assert early[0].cursor_description[0][0] == "id"

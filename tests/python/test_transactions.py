@@ -1,0 +1,119 @@
+"""commit, rollback and autocommit really end transactions, as seen from a second connection.
+
+SQLite runs on a database file (never ``:memory:``), so a second connection sees only what the
+first committed; PostgreSQL runs each test on its own table.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import ferrodbc
+
+
+@pytest.fixture
+def ids(peer, conn, table):
+    """`table` created and committed, empty."""
+    conn.cursor().execute(f"CREATE TABLE {table} (id INTEGER)")
+    conn.commit()
+    return table
+
+
+def count_from_another_connection(peer, table) -> int:
+    other = peer.connect()
+    try:
+        return other.cursor().execute(f"SELECT COUNT(*) FROM {table}").fetchval()
+    finally:
+        other.close()
+
+
+def test_connections_start_in_manual_commit_mode(conn):
+    """PEP 249: autocommit is off by default."""
+    assert conn.autocommit is False
+
+
+def test_uncommitted_insert_is_invisible_to_other_connections_until_commit(peer, conn, ids):
+    cur = conn.cursor()
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    assert cur.execute(f"SELECT COUNT(*) FROM {ids}").fetchval() == 1, "own changes are visible"
+    if peer.is_pg:
+        # SQLite's writer holds a lock that would make the reader wait: only PG reads concurrently.
+        assert count_from_another_connection(peer, ids) == 0
+    conn.commit()
+    assert count_from_another_connection(peer, ids) == 1
+
+
+def test_rollback_discards_the_transaction(peer, conn, ids):
+    cur = conn.cursor()
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (2)")
+    conn.rollback()
+    assert cur.execute(f"SELECT COUNT(*) FROM {ids}").fetchval() == 0
+    assert count_from_another_connection(peer, ids) == 0
+
+
+def test_rollback_keeps_what_was_committed_before(peer, conn, ids):
+    cur = conn.cursor()
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    conn.commit()
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (2)")
+    conn.rollback()
+    assert cur.execute(f"SELECT id FROM {ids}").fetchall() == [(1,)]
+    assert count_from_another_connection(peer, ids) == 1
+
+
+def test_autocommit_makes_each_statement_durable_immediately(peer, conn, ids):
+    conn.autocommit = True
+    assert conn.autocommit is True
+    conn.cursor().execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    assert count_from_another_connection(peer, ids) == 1
+    conn.rollback()  # nothing to roll back: the row stays
+    assert count_from_another_connection(peer, ids) == 1
+
+
+def test_switching_autocommit_back_off_restores_transactions(peer, conn, ids):
+    conn.autocommit = True
+    conn.autocommit = False
+    conn.cursor().execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    conn.rollback()
+    assert count_from_another_connection(peer, ids) == 0
+
+
+def test_connect_with_autocommit_true(peer, ids):
+    c = peer.connect(autocommit=True)
+    try:
+        c.cursor().execute(f"INSERT INTO {ids} (id) VALUES (7)")
+        assert count_from_another_connection(peer, ids) == 1
+    finally:
+        c.close()
+
+
+def test_closing_a_connection_rolls_back_its_open_transaction(peer, ids):
+    c = peer.connect()
+    c.cursor().execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    c.close()
+    assert c.closed
+    assert count_from_another_connection(peer, ids) == 0
+
+
+def test_pg_transaction_survives_a_failed_statement(pg, pg_conn, pg_table):
+    """psqlODBC rolls back only the failed statement: earlier work in the transaction commits."""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id integer PRIMARY KEY)")
+    cur.execute(f"INSERT INTO {pg_table} VALUES (1)")
+    with pytest.raises(ferrodbc.IntegrityError):
+        cur.execute(f"INSERT INTO {pg_table} VALUES (1)")
+    cur.execute(f"INSERT INTO {pg_table} VALUES (2)")
+    pg_conn.commit()
+    assert count_from_another_connection(pg, pg_table) == 2
+
+
+def test_commit_and_rollback_on_a_closed_connection_raise(conn):
+    conn.close()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        conn.commit()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        conn.rollback()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        conn.autocommit = True
+    conn.close()  # idempotent

@@ -113,7 +113,7 @@ def conn_str(peer: Peer, driver: str = "msodbcsql", encrypt: str | None = None, 
     encrypt: override of the driver's encryption keyword value; by default it matches the
     peer's mode (msodbcsql: notsup/off -> Encrypt=no, on -> Encrypt=yes +
     TrustServerCertificate=yes, strict -> Encrypt=strict + ServerCertificate=<pem>;
-    FreeTDS: notsup -> Encryption=off, off/on -> Encryption=require).
+    FreeTDS: notsup -> Encryption=off, off -> request (login-only TLS), on -> require).
     extra: more keywords, e.g. PacketSize=512 (msodbcsql) or `packet_size=512`.
     """
     mode = peer.encrypt
@@ -135,7 +135,9 @@ def conn_str(peer: Peer, driver: str = "msodbcsql", encrypt: str | None = None, 
             parts["Encryption"] = encrypt
         elif mode == "notsup":
             parts["Encryption"] = "off"
-        elif mode in ("off", "on"):
+        elif mode == "off":
+            parts["Encryption"] = "request"
+        elif mode == "on":
             parts["Encryption"] = "require"
         elif mode == "strict":
             parts["Encryption"] = "strict"

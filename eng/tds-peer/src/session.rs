@@ -73,6 +73,10 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
         .unwrap_or(ENCRYPT_NOT_SUP);
     let server_enc = match cfg.encrypt {
         Encrypt::NotSup | Encrypt::Strict => ENCRYPT_NOT_SUP,
+        // Like a real server without "force encryption": a client asking for encryption gets it.
+        Encrypt::Off if client_enc == ENCRYPT_ON || client_enc == prelogin::ENCRYPT_REQ => {
+            ENCRYPT_ON
+        }
         Encrypt::Off => ENCRYPT_OFF,
         Encrypt::On => ENCRYPT_ON,
     };

@@ -185,7 +185,11 @@ impl Ctx<'_> {
                                 }
                                 (parts[1], parse_type(parts[0])?)
                             };
-                            out.push_str(&format!("__cast({}, '{}')", self.rw(expr)?.trim(), ty.name()));
+                            out.push_str(&format!(
+                                "__cast({}, '{}')",
+                                self.rw(expr)?.trim(),
+                                ty.name()
+                            ));
                             i = close + 1;
                             continue;
                         }

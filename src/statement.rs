@@ -99,7 +99,11 @@ impl Statement {
     /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
-        if self.batch.as_ref().is_some_and(|b| b.is_bound() && b.capacity() > 1) {
+        if self
+            .batch
+            .as_ref()
+            .is_some_and(|b| b.is_bound() && b.capacity() > 1)
+        {
             self.stmt.set_row_array_size(1)?;
         }
         self.epoch += 1;

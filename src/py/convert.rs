@@ -382,8 +382,9 @@ struct GcPause {
 impl GcPause {
     fn new() -> GcPause {
         // SAFETY: called with the GIL held (we are building Python objects).
+        let previous = unsafe { ffi::PyGC_Disable() };
         GcPause {
-            was_enabled: unsafe { ffi::PyGC_Disable() } != 0,
+            was_enabled: previous != 0,
         }
     }
 }

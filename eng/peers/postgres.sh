@@ -11,11 +11,19 @@
 # ${FERRODBC_PG_DIR:-/tmp/ferrodbc-pg-$USER}. Diagnostics go to stderr; stdout is only the
 # connection string, so `CONNSTR=$(eng/peers/postgres.sh)` works.
 #
-# psqlODBC options in the connection string:
-#   TextAsLongVarchar=1    TEXT is described as SQL_WLONGVARCHAR (the default, stated explicitly),
-#                          which ferrodbc always streams whole with SQLGetData.
-#   MaxLongVarcharSize=0   psqlODBC's default (8190) is the column size it *reports* for TEXT;
-#                          0 reports an unknown size instead of a made-up bound.
+# psqlODBC options in the connection string (each checked against psqlODBC 13.02):
+#   MaxLongVarcharSize=0   TEXT (and unknown-typed literals) is described with an unknown size
+#                          instead of the default made-up 8190, so nothing mistakes 8190 for a bound.
+#   TextAsLongVarchar=1    TEXT is described as SQL_WLONGVARCHAR (the default, stated explicitly):
+#                          ferrodbc streams it whole with SQLGetData. With 0 it would be a
+#                          VARCHAR(MaxVarcharSize) and longer values could not be bound.
+#   MaxVarcharSize=10485760  the size reported for `varchar` without a length. The default 255 is
+#                          not a limit PostgreSQL enforces, so a longer value would not fit the
+#                          bound buffer (ferrodbc raises DataError rather than truncate). 10485760 is
+#                          PostgreSQL's real varchar maximum; above 8000 units ferrodbc streams.
+#                          (MaxVarcharSize=0 is worse: it turns every varchar(n) into LONGVARCHAR;
+#                          UnknownSizes=1 also reports unconstrained numeric with an unknown size.)
+#   BoolsAsChar=0          boolean is SQL_BIT (→ bool), not the default VARCHAR '1'/'0'.
 #   UseDeclareFetch=0      results are read in one go (no server-side cursor).
 set -euo pipefail
 
@@ -26,7 +34,7 @@ ROLE=odbcu
 PASSWORD=pw
 DATABASE=odbcdb
 BIN=/usr/lib/postgresql/$PG_VERSION/bin
-CONNSTR="Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$PORT;Database=$DATABASE;Uid=$ROLE;Pwd=$PASSWORD;MaxLongVarcharSize=0;MaxVarcharSize=0;TextAsLongVarchar=1;BoolsAsChar=0;UseDeclareFetch=0"
+CONNSTR="Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=$PORT;Database=$DATABASE;Uid=$ROLE;Pwd=$PASSWORD;MaxLongVarcharSize=0;TextAsLongVarchar=1;MaxVarcharSize=10485760;BoolsAsChar=0;UseDeclareFetch=0"
 
 log() { printf 'postgres peer: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }

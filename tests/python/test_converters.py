@@ -1,0 +1,168 @@
+"""Output converters (pyodbc's add_output_converter) and the text decoding policy."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+import ferrodbc
+
+N = 1000
+
+
+@pytest.fixture
+def ids(conn, table):
+    """`table` with ids 0..N-1 (and every 7th `v` NULL), committed."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, v INTEGER, label VARCHAR(20))")
+    cur.executemany(
+        f"INSERT INTO {table} (id, v, label) VALUES (?, ?, ?)",
+        [(i, None if i % 7 == 0 else i * 10, f"L{i}") for i in range(N)],
+    )
+    conn.commit()
+    return table
+
+
+def int_from_raw(raw: bytes) -> int:
+    """SQL_INTEGER cells reach converters as the native 32-bit C value."""
+    return struct.unpack("=i", raw)[0]
+
+
+def test_add_get_remove_and_clear_output_converters(conn):
+    def f(raw):
+        return raw
+
+    def g(raw):
+        return raw
+
+    assert conn.get_output_converter(ferrodbc.SQL_INTEGER) is None
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, f)
+    conn.add_output_converter(ferrodbc.SQL_BIGINT, g)
+    assert conn.get_output_converter(ferrodbc.SQL_INTEGER) is f
+    assert conn.get_output_converter(ferrodbc.SQL_BIGINT) is g
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, g)
+    assert conn.get_output_converter(ferrodbc.SQL_INTEGER) is g, "adding again replaces"
+    conn.remove_output_converter(ferrodbc.SQL_INTEGER)
+    assert conn.get_output_converter(ferrodbc.SQL_INTEGER) is None
+    assert conn.get_output_converter(ferrodbc.SQL_BIGINT) is g
+    conn.remove_output_converter(ferrodbc.SQL_INTEGER)  # removing a missing one is a no-op
+    conn.clear_output_converters()
+    assert conn.get_output_converter(ferrodbc.SQL_BIGINT) is None
+
+
+def test_converter_receives_the_raw_bytes_of_the_cell(conn, ids):
+    seen = []
+
+    def convert(raw):
+        seen.append(raw)
+        return ("converted", int_from_raw(raw))
+
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, convert)
+    row = conn.cursor().execute(f"SELECT id FROM {ids} WHERE id = 3").fetchone()
+    assert row[0] == ("converted", 3)
+    assert seen == [struct.pack("=i", 3)]
+    assert all(type(raw) is bytes for raw in seen)
+
+
+def test_text_converter_receives_utf16le(peer, conn, ids):
+    # The SQL type of VARCHAR(20) differs per driver: SQLite says SQL_VARCHAR, psqlODBC's
+    # Unicode driver SQL_WVARCHAR.
+    sqltype = ferrodbc.SQL_WVARCHAR if peer.is_pg else ferrodbc.SQL_VARCHAR
+    conn.add_output_converter(sqltype, lambda raw: raw)
+    row = conn.cursor().execute(f"SELECT label FROM {ids} WHERE id = 5").fetchone()
+    assert row[0] == "L5".encode("utf-16-le")
+
+
+def test_converter_added_between_fetches_applies_from_the_next_fetch_without_losing_rows(conn, ids):
+    """Switching converters mid-result never skips, repeats or reorders a row."""
+    cur = conn.cursor()
+    cur.execute(f"SELECT id FROM {ids} ORDER BY id")
+    plain = cur.fetchmany(100)
+    assert all(type(r[0]) is int for r in plain)
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda raw: ("c", int_from_raw(raw)))
+    converted = cur.fetchmany(300)
+    assert all(r[0][0] == "c" for r in converted), "the converter applies from the next fetch"
+    conn.remove_output_converter(ferrodbc.SQL_INTEGER)
+    reverted = cur.fetchmany(250)
+    assert all(type(r[0]) is int for r in reverted), "removing it reverts to plain values"
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda raw: -int_from_raw(raw))
+    negated = cur.fetchall()
+    ids_seen = (
+        [r[0] for r in plain]
+        + [r[0][1] for r in converted]
+        + [r[0] for r in reverted]
+        + [-r[0] for r in negated]
+    )
+    assert ids_seen == list(range(N))
+
+
+def test_converter_change_mid_result_with_fetchone(conn, ids):
+    cur = conn.cursor()
+    cur.execute(f"SELECT id FROM {ids} ORDER BY id")
+    got = [cur.fetchone()[0] for _ in range(50)]
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda raw: int_from_raw(raw) + 0.5)
+    got += [cur.fetchone()[0] - 0.5 for _ in range(50)]
+    conn.clear_output_converters()
+    got += [r[0] for r in cur]
+    assert got == list(range(N))
+
+
+def test_converters_are_not_called_for_null(conn, ids):
+    calls = []
+
+    def convert(raw):
+        calls.append(raw)
+        return int_from_raw(raw)
+
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, convert)
+    rows = conn.cursor().execute(f"SELECT v FROM {ids} WHERE id < 21 ORDER BY id").fetchall()
+    values = [r[0] for r in rows]
+    assert values == [None if i % 7 == 0 else i * 10 for i in range(21)]
+    assert len(calls) == 21 - 3, "three NULLs (ids 0, 7, 14) never reach the converter"
+
+
+def test_a_converter_exception_propagates(conn, ids):
+    def boom(raw):
+        raise ValueError("converter failed")
+
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, boom)
+    with pytest.raises(ValueError, match="converter failed"):
+        conn.cursor().execute(f"SELECT id FROM {ids}").fetchone()
+
+
+def test_converters_belong_to_their_connection(peer, conn, ids):
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda raw: "converted")
+    other = peer.connect()
+    try:
+        assert other.cursor().execute(f"SELECT id FROM {ids} WHERE id = 1").fetchval() == 1
+    finally:
+        other.close()
+    assert conn.cursor().execute(f"SELECT id FROM {ids} WHERE id = 1").fetchval() == "converted"
+
+
+# --- decode_errors -----------------------------------------------------------------------------
+
+
+def test_decode_errors_accepts_the_three_policies(conn):
+    assert conn.decode_errors == "strict"
+    for name in ("replace", "surrogatepass", "strict"):
+        conn.decode_errors = name
+        assert conn.decode_errors == name
+
+
+@pytest.mark.parametrize("bad", ["ignore", "STRICT", "", "backslashreplace"])
+def test_decode_errors_rejects_other_names(conn, bad):
+    with pytest.raises(ferrodbc.InterfaceError):
+        conn.decode_errors = bad
+    assert conn.decode_errors == "strict", "a rejected value changes nothing"
+
+
+def test_changing_decode_errors_mid_result_keeps_every_row(conn, ids):
+    """The policy change rebuilds the decoding plan; the position in the result is kept."""
+    cur = conn.cursor()
+    cur.execute(f"SELECT label FROM {ids} ORDER BY id")
+    got = [r[0] for r in cur.fetchmany(10)]
+    conn.decode_errors = "replace"
+    got += [r[0] for r in cur.fetchall()]
+    assert got == [f"L{i}" for i in range(N)]

@@ -1,0 +1,136 @@
+"""One adapter per Python driver: how to import it, connect, and where its APIs differ.
+
+Everything driver-specific the tasks need lives here, so a task body reads like user code.
+A driver that cannot do something raises ``NotApplicable`` with the reason; the report shows
+"n/a (reason)", never a time.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+import re
+import struct
+from typing import Any, Callable
+
+# ODBC SQL type codes (same numbers in every driver's constants).
+SQL_INTEGER = 4
+SQL_DOUBLE = 8
+SQL_WVARCHAR = -9
+SQL_SS_TIMESTAMPOFFSET = -155
+
+# setinputsizes for (INT, NVARCHAR(50), FLOAT) parameters, as (sql_type, column_size, digits).
+INPUT_SIZES = [(SQL_INTEGER, 0, 0), (SQL_WVARCHAR, 50, 0), (SQL_DOUBLE, 0, 0)]
+
+
+class NotApplicable(Exception):
+    """The driver has no way to do what the task measures."""
+
+
+class Driver:
+    name = ""
+    module_name = ""
+    #: Printed under the drivers table: how this driver was configured, so ratios can be read.
+    notes: tuple[str, ...] = ()
+
+    def __init__(self) -> None:
+        self.mod = importlib.import_module(self.module_name)
+
+    def version(self) -> str:
+        return str(getattr(self.mod, "__version__", getattr(self.mod, "version", "?")))
+
+    def module_file(self) -> str:
+        return str(getattr(self.mod, "__file__", "?"))
+
+    def connect(self, conn_str: str, autocommit: bool = False) -> Any:
+        return self.mod.connect(conn_str, autocommit=autocommit)
+
+    def counters(self) -> dict[str, int] | None:
+        """Engine path counters (ferrodbc only)."""
+        return None
+
+    def add_upper_converter(self, conn: Any) -> str | None:
+        """Register a converter that upper-cases NVARCHAR values. Returns a note if it differs."""
+        # pyodbc semantics (ferrodbc follows them): the converter receives the raw UTF-16LE bytes.
+        conn.add_output_converter(SQL_WVARCHAR, _upper_from_utf16)
+        return None
+
+    def prepare_datetimeoffset(self, conn: Any) -> str | None:
+        """Make DATETIMEOFFSET readable. Returns a note if that needed a workaround."""
+        return None
+
+    def mapping(self, row: Any) -> dict[str, Any]:
+        return dict(row._mapping)
+
+
+def _upper_from_utf16(raw: bytes | None) -> str | None:
+    return None if raw is None else raw.decode("utf-16-le").upper()
+
+
+class Ferrodbc(Driver):
+    name = "ferrodbc"
+    module_name = "ferrodbc"
+
+    def counters(self) -> dict[str, int]:
+        return dict(sorted(self.mod.counters().items()))
+
+
+class Pyodbc(Driver):
+    name = "pyodbc"
+    module_name = "pyodbc"
+    notes = (
+        "pyodbc: defaults (row-by-row SQLGetData, executemany without fast_executemany), "
+        "native_uuid=True so GUIDs compare as uuid.UUID",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.mod.native_uuid = True
+
+    def prepare_datetimeoffset(self, conn: Any) -> str:
+        # pyodbc raises "ODBC SQL type -155 is not yet supported"; this converter is the
+        # documented workaround users apply (pyodbc wiki, issue #134).
+        conn.add_output_converter(SQL_SS_TIMESTAMPOFFSET, _dto_from_struct)
+        return "datetimeoffset via the documented output converter"
+
+    def mapping(self, row: Any) -> dict[str, Any]:
+        raise NotApplicable("pyodbc.Row has no _mapping")
+
+
+def _dto_from_struct(raw: bytes | None) -> dt.datetime | None:
+    if raw is None:
+        return None
+    y, mo, d, h, mi, s, ns, oh, om = struct.unpack("<6hI2h", raw)
+    tz = dt.timezone(dt.timedelta(hours=oh, minutes=om))
+    return dt.datetime(y, mo, d, h, mi, s, ns // 1000, tzinfo=tz)
+
+
+class MssqlPython(Driver):
+    name = "mssql-python"
+    module_name = "mssql_python"
+    notes = (
+        "mssql-python: native_uuid=True; its own Driver (the Driver= keyword is removed); "
+        "output converters receive decoded str, not raw bytes",
+    )
+
+    def connect(self, conn_str: str, autocommit: bool = False) -> Any:
+        # mssql-python always loads its bundled driver and rejects a Driver= keyword.
+        cs = re.sub(r"(?i)(^|;)\s*driver\s*=\s*(\{[^}]*\}|[^;]*)", "", conn_str).strip(";")
+        return self.mod.connect(cs, autocommit=autocommit, native_uuid=True)
+
+    def add_upper_converter(self, conn: Any) -> str:
+        conn.add_output_converter(SQL_WVARCHAR, _upper_any)
+        return "converter receives decoded str (no raw-bytes converters)"
+
+
+def _upper_any(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray)):
+        value = bytes(value).decode("utf-16-le")
+    return None if value is None else value.upper()
+
+
+DRIVERS: dict[str, Callable[[], Driver]] = {
+    "ferrodbc": Ferrodbc,
+    "pyodbc": Pyodbc,
+    "mssql-python": MssqlPython,
+}

@@ -1,0 +1,123 @@
+"""`drivers`: the same tasks through ferrodbc, pyodbc and mssql-python (+ the native floor) on
+the same peer and data; a side-by-side table of medians and paired ratios other/ferrodbc."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+from functools import partial
+
+from . import floor, procs, report
+from .expectations import for_run
+from .drivers import DRIVERS
+from .rounds import Summary, rotating, run_rounds, summarize
+from .stats import median
+from .target import connection_string
+from .workloads import FLOOR_TASKS, REGISTRY, select
+
+BASELINE = "ferrodbc"
+FLOOR = "native floor"
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("--tasks", nargs="*", help="task names (default: all)")
+    ap.add_argument("--pairs", type=int, help="measured rounds (default 5; quick: 3)")
+    ap.add_argument("--quick", action="store_true", help="small sizes; 3 rounds allowed")
+    ap.add_argument("--connection-string", help="use this server instead of starting the TDS peer")
+    ap.add_argument("--drivers", nargs="*", default=list(DRIVERS), choices=list(DRIVERS))
+    ap.add_argument("--no-floor", action="store_true")
+
+
+def rounds_for(args: argparse.Namespace) -> int:
+    n = args.pairs or (3 if args.quick else 5)
+    floor_n = 3 if args.quick else 5
+    if n < floor_n:
+        raise SystemExit(f"at least {floor_n} measured rounds are needed ({'quick' if args.quick else 'full'} mode)")
+    return n
+
+
+def floor_round(exe, cs: str, names: list[str], quick: bool, expected: dict) -> dict:
+    tasks = {}
+    for n in names:
+        t = REGISTRY[n]
+        size = t.size.pick(quick)
+        exp_rows = expected[n][0] if isinstance(expected.get(n), list) else size
+        tasks[n] = floor.run(exe, cs, t.floor_query(size), exp_rows)
+    return {"driver": FLOOR, "tasks": tasks}
+
+
+def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
+    """Returns (markdown, data, ok) where ok is False if any measurement FAILED."""
+    tasks = select(args.tasks)
+    names = [t.name for t in tasks]
+    measured = rounds_for(args)
+    floor_names = [] if args.no_floor else [n for n in names if n in FLOOR_TASKS]
+    with connection_string(args.connection_string) as cs:
+        expect_file, sources = for_run(names, args.quick, cs)
+        expected = json.loads(expect_file.read_text())
+        runners = {d: partial(procs.worker, d, cs, names, args.quick, expect_file) for d in args.drivers}
+        if floor_names:
+            runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
+        samples = run_rounds(runners, measured, rotating)
+    return render(args, names, samples, sources, measured)
+
+
+def paired_ratio(samples: dict, other: str, task: str) -> str:
+    """Median over rounds of other_i / ferrodbc_i (same round, same machine state)."""
+    pairs = []
+    for a, b in zip(samples[other], samples[BASELINE]):
+        ra, rb = a["tasks"].get(task, {}), b["tasks"].get(task, {})
+        if ra.get("status") == "ok" and rb.get("status") == "ok":
+            pairs.append(ra["ms"] / rb["ms"])
+    return f"{median(pairs):.2f}" if pairs and len(pairs) == len(samples[BASELINE]) else "–"
+
+
+def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
+    labels = list(samples)
+    summaries: dict[str, dict[str, Summary]] = {
+        label: {n: summarize(samples[label], n) for n in names if label != FLOOR or n in samples[FLOOR][0]["tasks"]}
+        for label in labels
+    }
+    others = [label for label in labels if label != BASELINE]
+    headers = ["task", *labels, *(f"{o}/{BASELINE}" for o in others if BASELINE in labels), f"{BASELINE} counters"]
+    rows = []
+    for n in names:
+        row = [f"`{n}` {REGISTRY[n].title}"]
+        row += [report.cell(summaries[label][n]) if n in summaries[label] else "" for label in labels]
+        if BASELINE in labels:
+            row += [paired_ratio(samples, o, n) if n in summaries[o] else "" for o in others]
+        row.append(report.counters(summaries.get(BASELINE, {}).get(n, Summary("n/a")).counters))
+        rows.append(row)
+    failed = [(label, n, s.reason) for label in labels for n, s in summaries[label].items() if s.status == "FAILED"]
+    versions = {label: samples[label][0].get("version", "") for label in labels if label != FLOOR}
+    mode = "QUICK mode (small sizes" + (", 3 rounds)" if measured < 5 else ")") if args.quick else "full mode"
+    md = [
+        f"# Drivers side by side — {mode}",
+        "",
+        f"{measured} measured rounds after 1 discarded warm-up; each driver in a fresh process per round, "
+        f"order rotated per round. Cells: median ±half the range of the rounds (noise). "
+        f"Ratios: median over rounds of other/{BASELINE} in the same round (> 1: {BASELINE} faster).",
+        "",
+        report.table(headers, rows),
+        "",
+        "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + f"; Python {platform.python_version()}.",
+    ]
+    notes = sorted({note for label in labels for s in summaries[label].values() for note in s.notes})
+    driver_notes = [note for d in args.drivers for note in DRIVERS[d].notes]
+    for note in [*driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
+        md.append(f"- {note}")
+    if failed:
+        md += ["", "## FAILED", ""] + [f"- {label} `{n}`: {reason}" for label, n, reason in failed]
+    text = "\n".join(md) + "\n"
+    data = {"mode": "quick" if args.quick else "full", "rounds": measured, "samples": samples,
+            "summaries": {label: {n: vars(s) for n, s in d.items()} for label, d in summaries.items()}}
+    return text, data, not failed
+
+
+def main(args: argparse.Namespace) -> int:
+    text, data, _ = run(args)
+    md, js = report.write("drivers", text, data)
+    print(text)
+    print(f"(written to {md} and {js})")
+    return 0

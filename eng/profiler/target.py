@@ -1,0 +1,34 @@
+"""Where the tasks run: the project's TDS peer (started here) or a given connection string."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PEER_CANDIDATES = [ROOT / "target/release/tds-peer", Path("/work/target-peer/release/tds-peer")]
+
+
+def _prefer_newest_peer_binary() -> None:
+    """tdspeer.py takes the first existing candidate; a stale one from an old build can shadow a
+    fresh one, so unless TDS_PEER_BIN is set we point it at the most recently built binary."""
+    if os.environ.get("TDS_PEER_BIN"):
+        return
+    found = [p for p in PEER_CANDIDATES if p.is_file() and os.access(p, os.X_OK)]
+    if found:
+        os.environ["TDS_PEER_BIN"] = str(max(found, key=lambda p: p.stat().st_mtime))
+
+
+@contextmanager
+def connection_string(given: str | None) -> Iterator[str]:
+    """Yield the msodbcsql connection string every driver uses (mssql-python drops Driver=)."""
+    if given:
+        yield given
+        return
+    _prefer_newest_peer_binary()
+    from eng.peers import tdspeer
+
+    with tdspeer.start_peer(encrypt="notsup") as peer:
+        yield tdspeer.conn_str(peer, driver="msodbcsql")

@@ -1,0 +1,128 @@
+"""A worker: one driver, one fresh process, each selected task once. Prints one JSON line.
+
+    python -m eng.profiler.worker --driver ferrodbc --conn CS --tasks a,b [--quick] [--expect FILE]
+
+The orchestrators (drivers, compare) start one worker per driver (or revision) per round, so no
+state (warm caches, leaked handles, GC pressure) crosses from one sample to the next.
+A task that errors, or whose digest differs from the expectation, is FAILED, never a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+import traceback
+from typing import Any
+
+from .digest import require_fixed_hash_seed
+from .drivers import DRIVERS, Driver, NotApplicable
+from .workloads import Ctx, Task, select
+
+MARKER = "PROFILER-RESULT "
+
+
+def _counter_delta(before: dict | None, after: dict | None) -> dict | None:
+    if before is None or after is None:
+        return None
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+def _teardown(ctx: Ctx) -> None:
+    if ctx.conn is None:
+        return
+    try:
+        ctx.conn.rollback()
+        cur = ctx.conn.cursor()
+        for table in ctx.tables:
+            cur.execute(f"DROP TABLE {table}")
+        ctx.conn.commit()
+    except Exception:  # best effort: a failed task may have left the connection unusable
+        pass
+    try:
+        ctx.conn.close()
+    except Exception:
+        pass
+
+
+def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: Any) -> dict:
+    """Setup, time the body, validate. `expected` is [rows, checksum], or None to only report."""
+    ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick))
+    result: dict[str, Any] = {"status": "failed", "ms": None, "n": ctx.n}
+    try:
+        if task.name != "connect":
+            ctx.conn = ctx.connect()
+        task.setup(ctx)
+        gc.collect()
+        before = driver.counters()
+        t0 = time.perf_counter_ns()
+        out = task.body(ctx)
+        elapsed = time.perf_counter_ns() - t0
+        result["counters"] = _counter_delta(before, driver.counters())
+        got = task.check(ctx, out)
+        del out
+        result["digest"] = [got.rows, got.checksum]
+        if expected is not None and list(expected) != result["digest"]:
+            result["error"] = (
+                f"wrong result: got {got.rows} rows / {got.checksum}, "
+                f"expected {expected[0]} rows / {expected[1]}"
+            )
+        elif elapsed <= 0:
+            result["error"] = "zero elapsed time: the body did no work"
+        else:
+            result.update(status="ok", ms=elapsed / 1e6)
+    except NotApplicable as e:
+        result.update(status="n/a", error=str(e))
+    except Exception as e:
+        result["error"] = f"{type(e).__name__}: {e}".strip()[:500]
+        result["trace"] = traceback.format_exc(limit=4)[-1500:]
+    finally:
+        _teardown(ctx)
+    if ctx.notes:
+        result["notes"] = ctx.notes
+    return result
+
+
+def run(driver_name: str, conn_str: str, task_names: list[str], quick: bool, expectations: dict | None) -> dict:
+    """Run the tasks once each. `expectations` None: report digests without judging them."""
+    require_fixed_hash_seed()
+    driver = DRIVERS[driver_name]()
+    tasks = select(task_names)
+    report = {
+        "driver": driver_name,
+        "version": driver.version(),
+        "module_file": driver.module_file(),
+        "quick": quick,
+        "tasks": {},
+    }
+    for task in tasks:
+        exp = None if expectations is None else expectations.get(task.name, {"error": "no expectation"})
+        if isinstance(exp, dict):  # no expectation could be computed: say so, do not guess
+            report["tasks"][task.name] = {"status": "failed", "ms": None, "error": exp.get("error")}
+            continue
+        report["tasks"][task.name] = run_task(driver, task, conn_str, quick, exp)
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eng.profiler.worker")
+    ap.add_argument("--driver", required=True, choices=sorted(DRIVERS))
+    ap.add_argument("--conn", required=True)
+    ap.add_argument("--tasks", required=True, help="comma-separated task names")
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--expect", help="JSON file of expected digests; without it, digests are only reported")
+    args = ap.parse_args(argv)
+    expectations = None
+    if args.expect:
+        with open(args.expect) as f:
+            expectations = json.load(f)
+    names = [n for n in args.tasks.split(",") if n]
+    report = run(args.driver, args.conn, names, args.quick, expectations)
+    sys.stdout.write(MARKER + json.dumps(report) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,435 @@
+"""The task registry: what a user does, timed; set up and validated outside the timed window.
+
+A task is four small functions:
+  setup(ctx)          untimed: tables, converters
+  body(ctx) -> result TIMED: the user's code, nothing else
+  check(ctx, result)  untimed: the Digest (row count + checksum) of what the driver returned
+  expect(n)           the Digest it must equal, from eng/peers/synthetic.py or workdata.py
+
+Sizes are (full, quick); ``n`` is the picked one. Synthetic tables are the TDS peer's
+``peer.<shape>_<rows>`` (only ``SELECT [TOP n] cols FROM peer.x`` is served from them); joins,
+CTEs and writes use real tables the setup creates (the peer runs them in SQLite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from . import workdata as wd
+from .digest import Digest, of_rows, of_sets, of_values
+from .drivers import INPUT_SIZES, Driver
+
+
+@dataclass(frozen=True)
+class Size:
+    full: int
+    quick: int
+
+    def pick(self, quick: bool) -> int:
+        return self.quick if quick else self.full
+
+
+@dataclass
+class Ctx:
+    driver: Driver
+    conn_str: str
+    n: int
+    conn: Any = None
+    tables: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # Filled by setups, read by bodies and checks:
+    table: str = ""  # the write tasks' target table
+    items: list[tuple] = field(default_factory=list)  # rows to insert / parameters to send
+    shop: dict[str, str] = field(default_factory=dict)  # join tables: {"c": ..., "p": ..., "o": ...}
+
+    def connect(self, autocommit: bool = False) -> Any:
+        return self.driver.connect(self.conn_str, autocommit=autocommit)
+
+    def create_table(self, prefix: str, ddl: str, rows: list[tuple] | None = None) -> str:
+        """Create (and fill with literal VALUES) a table this worker owns; dropped afterwards."""
+        name = wd.table_name(prefix)
+        cur = self.conn.cursor()
+        cur.execute(f"CREATE TABLE {name} {ddl}")
+        self.tables.append(name)
+        for values in wd.values_batches(rows or []):
+            cur.execute(f"INSERT INTO {name} VALUES {values}")
+        self.conn.commit()
+        cur.close()
+        return name
+
+    def read_back(self, table: str, columns: str = "id, name, val") -> list:
+        cur = self.conn.cursor()
+        cur.execute(f"SELECT {columns} FROM {table} ORDER BY id")
+        rows = cur.fetchall()
+        cur.close()
+        return rows
+
+
+@dataclass(frozen=True)
+class Task:
+    name: str
+    title: str
+    size: Size
+    body: Callable[[Ctx], Any]
+    check: Callable[[Ctx, Any], Digest]
+    expect: Callable[[int], Digest]
+    setup: Callable[[Ctx], None] = lambda ctx: None
+    #: For fetch tasks: the query the native floor drains for comparison.
+    floor_query: Callable[[int], str] | None = None
+
+
+def synthetic(shape: str, n: int) -> list[tuple]:
+    from eng.peers import synthetic as syn  # the peer's generators, mirrored in Python
+
+    return [tuple(r) for r in syn.rows(shape, n)]
+
+
+def synthetic_columns(shape: str) -> list[str]:
+    from eng.peers import synthetic as syn
+
+    return [c[0] if isinstance(c, (tuple, list)) else getattr(c, "name", c) for c in syn.columns(shape)]
+
+
+def rows_digest(ctx: Ctx, rows: Any) -> Digest:
+    return of_rows(rows)
+
+
+def synthetic_digest(shape: str) -> Callable[[int], Digest]:
+    return lambda n: of_rows(synthetic(shape, n))
+
+
+def select_all(shape: str) -> Callable[[int], str]:
+    return lambda n: f"SELECT * FROM peer.{shape}_{n}"
+
+
+# ---- fetch shapes over one synthetic table -------------------------------------------------
+
+
+def query_body(shape: str, fetch: Callable[[Any], list]) -> Callable[[Ctx], list]:
+    sql = select_all(shape)
+
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        cur.execute(sql(ctx.n))
+        return fetch(cur)
+
+    return body
+
+
+def fetch_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[Any], list], floor: bool = False) -> Task:
+    body = query_body(shape, fetch)
+    return Task(name, title, size, body, rows_digest, synthetic_digest(shape),
+                floor_query=select_all(shape) if floor else None)
+
+
+def fetchall(cur: Any) -> list:
+    return cur.fetchall()
+
+
+def fetchmany_loop(k: int) -> Callable[[Any], list]:
+    def fetch(cur: Any) -> list:
+        out: list = []
+        while batch := cur.fetchmany(k):
+            out += batch
+        return out
+
+    return fetch
+
+
+def fetchone_loop(cur: Any) -> list:
+    out = []
+    while (row := cur.fetchone()) is not None:
+        out.append(row)
+    return out
+
+
+def iterate(cur: Any) -> list:
+    return [row for row in cur]
+
+
+# ---- per-statement overhead ----------------------------------------------------------------
+
+
+def connect_body(ctx: Ctx) -> int:
+    for _ in range(ctx.n):
+        ctx.connect().close()
+    return ctx.n
+
+
+def connect_check(ctx: Ctx, opened: int) -> Digest:
+    conn = ctx.connect()
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    (one,) = cur.fetchone()
+    conn.close()
+    return of_values([one] * opened)
+
+
+def select_one_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    out = []
+    for _ in range(ctx.n):
+        cur.execute("SELECT 1")
+        out.append(cur.fetchone()[0])
+    return out
+
+
+def values_check(ctx: Ctx, values: list) -> Digest:
+    return of_values(values)
+
+
+def fetchval_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    out = []
+    for i in range(ctx.n):
+        cur.execute("SELECT ?", i)
+        out.append(cur.fetchval())
+    return out
+
+
+def params_body(with_sizes: bool) -> Callable[[Ctx], list]:
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        out = []
+        for row in ctx.items:
+            if with_sizes:
+                cur.setinputsizes(INPUT_SIZES)
+            cur.execute("SELECT ?, ?, ?", *row)
+            out.append(cur.fetchone())
+        return out
+
+    return body
+
+
+def params_setup(ctx: Ctx) -> None:
+    ctx.items = wd.item_rows(ctx.n)
+
+
+# ---- writes --------------------------------------------------------------------------------
+
+INSERT_SQL = "INSERT INTO {t} (id, name, val) VALUES (?, ?, ?)"
+
+
+def items_setup(ctx: Ctx) -> None:
+    ctx.table = ctx.create_table("items", wd.ITEM_DDL)
+    ctx.items = wd.item_rows(ctx.n)
+
+
+def items_check(ctx: Ctx, _: Any) -> Digest:
+    return of_rows(ctx.read_back(ctx.table))
+
+
+def items_expect(n: int) -> Digest:
+    return of_rows(wd.item_rows(n))
+
+
+def insert_single_body(ctx: Ctx) -> None:
+    cur = ctx.conn.cursor()
+    sql = INSERT_SQL.format(t=ctx.table)
+    for row in ctx.items:
+        cur.execute(sql, *row)
+    ctx.conn.commit()
+
+
+def executemany_body(ctx: Ctx) -> None:
+    cur = ctx.conn.cursor()
+    cur.executemany(INSERT_SQL.format(t=ctx.table), ctx.items)
+    ctx.conn.commit()
+
+
+# SQL Server allows 2100 parameters per statement: 500 rows x 3 columns per INSERT.
+MULTI_ROWS = 500
+
+
+def insert_multi_values_body(ctx: Ctx) -> None:
+    """The insertmanyvalues pattern (SQLAlchemy): many rows per parameterised INSERT."""
+    cur = ctx.conn.cursor()
+    items = ctx.items
+    full_sql = None
+    for start in range(0, len(items), MULTI_ROWS):
+        chunk = items[start : start + MULTI_ROWS]
+        if len(chunk) == MULTI_ROWS and full_sql is not None:
+            sql = full_sql
+        else:
+            sql = INSERT_SQL.format(t=ctx.table) + ", (?, ?, ?)" * (len(chunk) - 1)
+            if len(chunk) == MULTI_ROWS:
+                full_sql = sql
+        cur.execute(sql, [v for row in chunk for v in row])
+    ctx.conn.commit()
+
+
+def transaction_body(commit: bool) -> Callable[[Ctx], None]:
+    def body(ctx: Ctx) -> None:
+        cur = ctx.conn.cursor()
+        sql = INSERT_SQL.format(t=ctx.table)
+        for row in ctx.items:
+            cur.execute(sql, *row)
+            ctx.conn.commit() if commit else ctx.conn.rollback()
+
+    return body
+
+
+# ---- joins, CTE ----------------------------------------------------------------------------
+
+
+def shop_setup(ctx: Ctx) -> None:
+    nc, np_ = wd.shop_sizes(ctx.n)
+    ctx.shop["c"] = ctx.create_table("customers", "(id INT NOT NULL, name NVARCHAR(50), region NVARCHAR(20))", wd.customers(nc))
+    ctx.shop["p"] = ctx.create_table("products", "(id INT NOT NULL, name NVARCHAR(50), price_cents INT)", wd.products(np_))
+    ctx.shop["o"] = ctx.create_table("orders", "(id INT NOT NULL, customer_id INT, product_id INT, qty INT)", wd.orders(ctx.n, nc, np_))
+
+
+def shop_query(template: str) -> Callable[[Ctx], list]:
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        cur.execute(template.format(**ctx.shop))
+        return cur.fetchall()
+
+    return body
+
+
+JOIN_AGGREGATION = (
+    "SELECT c.region, COUNT(*) AS orders, SUM(o.qty * p.price_cents) AS revenue "
+    "FROM {o} o JOIN {c} c ON c.id = o.customer_id JOIN {p} p ON p.id = o.product_id "
+    "GROUP BY c.region HAVING COUNT(*) > 10 ORDER BY c.region"
+)
+JOIN_LARGE = (
+    "SELECT o.id, c.name, p.name, o.qty, p.price_cents "
+    "FROM {o} o JOIN {c} c ON c.id = o.customer_id JOIN {p} p ON p.id = o.product_id ORDER BY o.id"
+)
+CTE_TOP3 = (
+    "WITH ranked AS (SELECT o.customer_id, o.id, o.qty, "
+    "ROW_NUMBER() OVER (PARTITION BY o.customer_id ORDER BY o.qty DESC, o.id) AS rn FROM {o} o) "
+    "SELECT customer_id, id, qty, rn FROM ranked WHERE rn <= 3 ORDER BY customer_id, rn"
+)
+
+
+# ---- converters, mappings, wide types, multiple result sets --------------------------------
+
+
+def converter_setup(ctx: Ctx) -> None:
+    note = ctx.driver.add_upper_converter(ctx.conn)
+    if note:
+        ctx.notes.append(note)
+
+
+def converted_expect(n: int) -> Digest:
+    return of_rows([(i, None if s is None else s.upper()) for i, s in synthetic("int_nvarchar", n)])
+
+
+def mapping_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    cur.execute(f"SELECT * FROM peer.wide32_{ctx.n}")
+    mapping = ctx.driver.mapping
+    return [mapping(row) for row in cur.fetchall()]
+
+
+def mapping_check(ctx: Ctx, dicts: list) -> Digest:
+    names = synthetic_columns("wide32")
+    bad = next((list(d) for d in dicts if list(d) != names), None)
+    if bad is not None:
+        raise AssertionError(f"row._mapping keys {bad[:4]}... differ from the columns {names[:4]}...")
+    return of_rows([tuple(d.values()) for d in dicts])
+
+
+def dto_setup(ctx: Ctx) -> None:
+    note = ctx.driver.prepare_datetimeoffset(ctx.conn)
+    if note:
+        ctx.notes.append(note)
+
+
+MULTI_SETS = ("int_nvarchar", "mixed", "int_nvarchar_float")
+
+
+def multiple_sets_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    cur.execute("; ".join(f"SELECT * FROM peer.{s}_{ctx.n}" for s in MULTI_SETS))
+    sets = [cur.fetchall()]
+    while cur.nextset():
+        sets.append(cur.fetchall())
+    return sets
+
+
+def sets_check(ctx: Ctx, sets: list) -> Digest:
+    return of_sets(sets)
+
+
+def sets_expect(n: int) -> Digest:
+    return of_sets([synthetic(s, n) for s in MULTI_SETS])
+
+
+# ---- the registry --------------------------------------------------------------------------
+
+_TASKS = [
+    Task("connect", "open a connection (x n)", Size(20, 5), connect_body, connect_check,
+         lambda n: of_values([1] * n)),
+    Task("select_one", "SELECT 1 round trip (x n)", Size(1000, 200), select_one_body, values_check,
+         lambda n: of_values([1] * n)),
+    Task("insert_single", "insert single rows, parameterised (x n)", Size(1000, 200), insert_single_body,
+         items_check, items_expect, items_setup),
+    Task("executemany", "executemany inserts (n rows)", Size(10_000, 1000), executemany_body, items_check,
+         items_expect, items_setup),
+    Task("insert_100k", "insert 100,000 rows, 500-row multi-VALUES", Size(100_000, 5000),
+         insert_multi_values_body, items_check, items_expect, items_setup),
+    fetch_task("fetchall_mixed", "fetchall of 100,000 mixed rows", "mixed", Size(100_000, 10_000), fetchall,
+               floor=True),
+    fetch_task("fetch_1_2m", "fetch 1.2 million rows, fetchmany(10000) loop", "int_nvarchar_float",
+               Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True),
+    fetch_task("fetchone_mixed", "fetchone over 100,000 mixed rows", "mixed", Size(100_000, 10_000),
+               fetchone_loop),
+    fetch_task("fetchmany1_int_nvarchar", "fetchmany(1) over 10,000 INT/NVARCHAR rows", "int_nvarchar",
+               Size(10_000, 2000), fetchmany_loop(1)),
+    fetch_task("fetchmany_100", "fetchmany(100) loop, mixed", "mixed", Size(100_000, 10_000), fetchmany_loop(100)),
+    fetch_task("fetchmany_1000", "fetchmany(1000) loop, mixed", "mixed", Size(100_000, 10_000),
+               fetchmany_loop(1000)),
+    fetch_task("fetchmany_10000", "fetchmany(10000) loop, mixed", "mixed", Size(100_000, 10_000),
+               fetchmany_loop(10_000)),
+    fetch_task("iterate_mixed", "iterate the cursor, mixed", "mixed", Size(100_000, 10_000), iterate),
+    Task("fetchval", "fetchval over scalar queries (x n)", Size(10_000, 1000), fetchval_body, values_check,
+         lambda n: of_values(list(range(n)))),
+    Task("commit", "insert + commit (x n)", Size(1000, 200), transaction_body(True), items_check, items_expect,
+         items_setup),
+    Task("rollback", "insert + rollback (x n)", Size(1000, 200), transaction_body(False), items_check,
+         lambda n: of_rows([]), items_setup),
+    Task("params_positional", "repeated queries with positional parameters (x n)", Size(1000, 200),
+         params_body(False), rows_digest, items_expect, params_setup),
+    Task("params_setinputsizes", "repeated queries with setinputsizes (x n)", Size(1000, 200),
+         params_body(True), rows_digest, items_expect, params_setup),
+    Task("join_aggregation", "joined aggregation (GROUP BY/HAVING over n orders)", Size(50_000, 5000),
+         shop_query(JOIN_AGGREGATION), rows_digest, lambda n: of_rows(wd.join_aggregation(n)), shop_setup),
+    Task("join_large", "large joined result (n rows)", Size(50_000, 5000), shop_query(JOIN_LARGE), rows_digest,
+         lambda n: of_rows(wd.join_large(n)), shop_setup),
+    Task("cte", "CTE with ROW_NUMBER, top 3 per customer", Size(50_000, 5000), shop_query(CTE_TOP3), rows_digest,
+         lambda n: of_rows(wd.cte_top3(n)), shop_setup),
+    fetch_task("lob_nvarcharmax", "20 x 256 KiB NVARCHAR(MAX) values", "lob_nvarcharmax_256k", Size(20, 20),
+               fetchall),
+    Task("converters_fetchall", "output-converted rows via fetchall", Size(10_000, 2000),
+         query_body("int_nvarchar", fetchall), rows_digest,
+         converted_expect, converter_setup),
+    Task("converters_fetchmany", "output-converted rows via fetchmany(1000)", Size(10_000, 2000),
+         query_body("int_nvarchar", fetchmany_loop(1000)), rows_digest,
+         converted_expect, converter_setup),
+    Task("wide32_mapping", "rows x 32 columns read as dict(row._mapping)", Size(10_000, 2000), mapping_body,
+         mapping_check, synthetic_digest("wide32")),
+    Task("dto_dec_guid", "datetimeoffset/decimal/uniqueidentifier table, fetchall", Size(10_000, 2000),
+         query_body("dto_dec_guid", fetchall), rows_digest,
+         synthetic_digest("dto_dec_guid"), dto_setup),
+    Task("multiple_result_sets", "three result sets via nextset", Size(1000, 500), multiple_sets_body, sets_check,
+         sets_expect),
+]
+
+REGISTRY: dict[str, Task] = {t.name: t for t in _TASKS}
+assert len(REGISTRY) == len(_TASKS), "duplicate task names"
+
+#: The tasks whose time is dominated by decoding rows (the native floor runs for these).
+FLOOR_TASKS = [t.name for t in _TASKS if t.floor_query is not None]
+
+
+def select(names: list[str] | None) -> list[Task]:
+    if not names:
+        return list(_TASKS)
+    unknown = [n for n in names if n not in REGISTRY]
+    if unknown:
+        raise SystemExit(f"unknown task(s): {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
+    return [REGISTRY[n] for n in names]

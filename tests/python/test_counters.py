@@ -1,0 +1,169 @@
+"""The engine's path counters prove which path ran: block fetches into bound buffers (few driver
+calls, growing row arrays 32 → 256 → 2048 → 8192), one plan per result set, buffers reused on
+re-execute, SQLGetData only for unbounded columns.
+
+SQLite streams every text column (it does not enforce declared lengths), so the bound-path checks
+use integer-only result sets there.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import ferrodbc
+
+ROWS = 10_000
+FIRST_BATCH_ROWS = 32
+
+
+def delta(before: dict[str, int]) -> dict[str, int]:
+    after = ferrodbc.counters()
+    return {k: after[k] - before.get(k, 0) for k in after}
+
+
+@pytest.fixture
+def ints(conn, table):
+    """`table` with ids 0..ROWS-1 and their doubles, integer columns only, committed."""
+    conn.cursor().execute(f"CREATE TABLE {table} (id INTEGER, twice BIGINT)")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} (id, twice) VALUES (?, ?)", [(i, 2 * i) for i in range(ROWS)]
+    )
+    conn.commit()
+    return table
+
+
+def test_counters_report_every_path_counter_and_reset_to_zero():
+    names = {"fetch_calls", "getdata_calls", "plans_built", "binds", "buffer_allocs", "executes"}
+    assert set(ferrodbc.counters()) == names
+    ferrodbc.reset_counters()
+    assert all(v == 0 for v in ferrodbc.counters().values())
+
+
+def test_fetchmany_1_over_10000_rows_builds_one_plan_and_few_block_fetches(conn, ints):
+    """fetchmany(1) is served from the row array: the driver is called per block, not per row."""
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    cur.execute(f"SELECT id, twice FROM {ints} ORDER BY id")
+    got = []
+    while rows := cur.fetchmany(1):
+        assert len(rows) == 1
+        got.append(rows[0][0])
+    c = ferrodbc.counters()
+    assert got == list(range(ROWS))
+    assert c["plans_built"] == 1
+    assert c["executes"] == 1
+    assert c["getdata_calls"] == 0
+    assert c["fetch_calls"] <= math.ceil(ROWS / FIRST_BATCH_ROWS) + 1
+    # 32 + 256 + 2048 + 8192 rows cover 10,000: four row arrays, the last one partial, which
+    # ends the result set without another SQLFetch.
+    assert c["fetch_calls"] <= 6, c
+
+
+def test_fetchall_of_10000_int_rows_uses_a_handful_of_fetches(conn, ints):
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute(f"SELECT id, twice FROM {ints} ORDER BY id").fetchall()
+    c = ferrodbc.counters()
+    assert len(rows) == ROWS
+    assert rows[0] == (0, 0) and rows[-1] == (ROWS - 1, 2 * (ROWS - 1))
+    assert c["plans_built"] == 1
+    assert c["getdata_calls"] == 0
+    assert c["fetch_calls"] <= 6, c
+    assert c["binds"] >= 2, "both columns are bound"
+
+
+def test_re_executing_the_same_select_reuses_the_bound_buffers(conn, ints):
+    """Second run: a new plan (the result set could differ), but no new binds or buffers."""
+    cur = conn.cursor()
+    sql = f"SELECT id, twice FROM {ints} ORDER BY id"
+    first = cur.execute(sql).fetchall()
+    before = ferrodbc.counters()
+    second = cur.execute(sql).fetchall()
+    d = delta(before)
+    assert second == first and len(second) == ROWS
+    assert d["plans_built"] == 1
+    assert d["binds"] == 0, d
+    assert d["buffer_allocs"] == 0, d
+    assert d["executes"] == 1
+
+
+def test_re_executing_with_parameters_reuses_the_bound_buffers(conn, ints):
+    cur = conn.cursor()
+    sql = f"SELECT id, twice FROM {ints} WHERE id >= ? ORDER BY id"
+    assert len(cur.execute(sql, 0).fetchall()) == ROWS
+    before = ferrodbc.counters()
+    rows = cur.execute(sql, ROWS - 5).fetchall()
+    d = delta(before)
+    assert [r[0] for r in rows] == list(range(ROWS - 5, ROWS))
+    assert (d["binds"], d["buffer_allocs"], d["plans_built"]) == (0, 0, 1), d
+
+
+def test_a_partial_first_row_array_ends_the_result_without_another_fetch(conn, ints):
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute(f"SELECT id FROM {ints} WHERE id < 10").fetchall()
+    assert len(rows) == 10
+    assert ferrodbc.counters()["fetch_calls"] == 1
+
+
+def test_a_full_row_array_needs_one_more_fetch_to_see_the_end(conn, ints):
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute(f"SELECT id FROM {ints} WHERE id < {FIRST_BATCH_ROWS}").fetchall()
+    assert len(rows) == FIRST_BATCH_ROWS
+    assert ferrodbc.counters()["fetch_calls"] == 2
+
+
+def test_an_empty_result_costs_one_fetch(conn, ints):
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    assert cur.execute(f"SELECT id FROM {ints} WHERE id < 0").fetchall() == []
+    assert cur.fetchall() == []
+    assert ferrodbc.counters()["fetch_calls"] == 1
+
+
+def test_bounded_columns_never_use_sqlgetdata_on_postgres(pg_conn):
+    """Every fixed-size and bounded type is bound in the row array."""
+    cur = pg_conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute(
+        "SELECT i, CAST(i AS bigint) * 3, CAST(i AS smallint), CAST(i AS float8) / 4, "
+        "CAST(i AS real), CAST(i AS numeric(12,2)), CAST(('v' || i) AS varchar(20)), "
+        "i % 2 = 0, DATE '2020-01-01' + i, TIMESTAMP '2020-01-01 00:00:00.5' + i * INTERVAL '1 second', "
+        "CAST(md5(CAST(i AS text)) AS uuid), CAST(NULL AS integer) "
+        "FROM generate_series(1, 3000) AS s(i)"
+    ).fetchall()
+    c = ferrodbc.counters()
+    assert len(rows) == 3000
+    assert rows[9][6] == "v10" and rows[9][3] == 2.5
+    assert c["getdata_calls"] == 0, c
+    assert c["fetch_calls"] <= 4, c
+
+
+def test_text_columns_are_streamed_with_sqlgetdata_and_come_back_whole(conn, table):
+    """TEXT is unbounded (LONGVARCHAR): one row per fetch, each value read whole by SQLGetData."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, body TEXT)")
+    sizes = [0, 1, 8190, 8191, 40_000, 70_001, 300_000]
+    values = [("é" * (n % 3) + "x" * n)[:n] for n in sizes]
+    for i, v in enumerate(values):
+        cur.execute(f"INSERT INTO {table} (id, body) VALUES (?, ?)", i, v)
+    conn.commit()
+    ferrodbc.reset_counters()
+    rows = conn.cursor().execute(f"SELECT id, body FROM {table} ORDER BY id").fetchall()
+    c = ferrodbc.counters()
+    assert [r[1] for r in rows] == values
+    assert [len(r[1]) for r in rows] == sizes
+    assert c["getdata_calls"] >= len(values), c
+    assert c["fetch_calls"] >= len(values), "the streamed path fetches one row at a time"
+
+
+def test_pg_unbounded_varchar_is_streamed_whole(pg_conn):
+    """`varchar` without a length has no bound PostgreSQL enforces: it must not be cut."""
+    cur = pg_conn.cursor()
+    ferrodbc.reset_counters()
+    value = cur.execute("SELECT CAST(repeat('ab', 50000) AS varchar)").fetchval()
+    assert value == "ab" * 50000
+    assert ferrodbc.counters()["getdata_calls"] > 0

@@ -460,7 +460,14 @@ mod tests {
     use crate::plan::Dbms;
 
     fn desc(sql_type: i16, size: usize) -> ColumnDescription {
-        ColumnDescription { name: "c".into(), sql_type, size, decimal_digits: 0, nullable: Some(true), unsigned: false }
+        ColumnDescription {
+            name: "c".into(),
+            sql_type,
+            size,
+            decimal_digits: 0,
+            nullable: Some(true),
+            unsigned: false,
+        }
     }
 
     /// Write one cell as a driver does: payload into the element, length into the indicator.
@@ -468,7 +475,9 @@ mod tests {
         let start = row * col.element_len;
         let n = payload.len().min(col.element_len);
         // SAFETY: test-only write inside the element of `row`.
-        unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), col.values.as_mut_ptr().add(start), n) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), col.values.as_mut_ptr().add(start), n)
+        };
         col.indicators[row] = indicator;
     }
 
@@ -486,11 +495,20 @@ mod tests {
         put(col, 2, &[], 0);
         put(col, 3, &wide("abcd"), 10); // driver says 5 units: truncated into a 4-unit buffer
         let col = &batch.columns[0];
-        assert_eq!(col.text(0).unwrap(), "abcd".encode_utf16().collect::<Vec<_>>().as_slice());
+        assert_eq!(
+            col.text(0).unwrap(),
+            "abcd".encode_utf16().collect::<Vec<_>>().as_slice()
+        );
         assert!(col.is_null(1));
         assert!(!col.is_null(2));
         assert_eq!(col.text(2).unwrap(), &[] as &[u16]);
-        assert_eq!(col.text(3), Err(CellError::Truncated { indicator: Some(10), capacity: 8 }));
+        assert_eq!(
+            col.text(3),
+            Err(CellError::Truncated {
+                indicator: Some(10),
+                capacity: 8
+            })
+        );
     }
 
     #[test]
@@ -501,18 +519,42 @@ mod tests {
         put(&mut batch.columns[0], 0, &[1, 2, 3, 4], NO_TOTAL);
         put(&mut batch.columns[0], 1, &[0, 0], 2);
         assert!(!batch.columns[0].is_null(0));
-        assert_eq!(batch.columns[0].bytes(0), Err(CellError::Truncated { indicator: None, capacity: 4 }));
+        assert_eq!(
+            batch.columns[0].bytes(0),
+            Err(CellError::Truncated {
+                indicator: None,
+                capacity: 4
+            })
+        );
         assert_eq!(batch.columns[0].bytes(1).unwrap(), &[0, 0]);
     }
 
     #[test]
     fn fixed_width_values_read_back() {
-        let plan = ResultPlan::build(vec![desc(4, 10), desc(-5, 19), desc(8, 15), desc(-7, 1)], Dbms::SqlServer);
+        let plan = ResultPlan::build(
+            vec![desc(4, 10), desc(-5, 19), desc(8, 15), desc(-7, 1)],
+            Dbms::SqlServer,
+        );
         let mut batch = Batch::new(&plan, 3);
         for r in 0..3 {
-            put(&mut batch.columns[0], r, &(-(r as i32) * 7).to_ne_bytes(), 4);
-            put(&mut batch.columns[1], r, &(i64::MAX - r as i64).to_ne_bytes(), 8);
-            put(&mut batch.columns[2], r, &(r as f64 + 0.25).to_ne_bytes(), 8);
+            put(
+                &mut batch.columns[0],
+                r,
+                &(-(r as i32) * 7).to_ne_bytes(),
+                4,
+            );
+            put(
+                &mut batch.columns[1],
+                r,
+                &(i64::MAX - r as i64).to_ne_bytes(),
+                8,
+            );
+            put(
+                &mut batch.columns[2],
+                r,
+                &(r as f64 + 0.25).to_ne_bytes(),
+                8,
+            );
             put(&mut batch.columns[3], r, &[(r % 2) as u8], 1);
         }
         assert_eq!(batch.columns[0].i32(2), -14);
@@ -537,7 +579,10 @@ mod tests {
         assert_eq!(Batch::new(&lob, 1024).capacity(), 1);
         let wide_rows = ResultPlan::build(vec![desc(-9, 4000); 4], Dbms::SqlServer);
         let max = Batch::max_rows(&wide_rows);
-        assert!(max * wide_rows.row_bytes <= BATCH_BYTE_BUDGET && max >= 1, "{max}");
+        assert!(
+            max * wide_rows.row_bytes <= BATCH_BYTE_BUDGET && max >= 1,
+            "{max}"
+        );
         let narrow = ResultPlan::build(vec![desc(4, 10)], Dbms::SqlServer);
         assert_eq!(Batch::max_rows(&narrow), MAX_BATCH_ROWS);
     }

@@ -49,6 +49,7 @@ class Connection:
     autocommit: bool
     timeout: int
     decode_errors: str
+    native_uuid: bool
     @property
     def closed(self) -> bool: ...
     @property

@@ -44,3 +44,42 @@ pub fn timezone(py: Python<'_>, offset_minutes: i16) -> PyResult<Bound<'_, PyAny
         .insert(offset_minutes, tz.clone().unbind());
     Ok(tz)
 }
+
+static SAFE_UUID_UNKNOWN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// A `uuid.UUID` built without running its Python `__init__` (about a microsecond of argument
+/// checks per cell): allocate the instance and set its two slots, exactly what `__init__` ends
+/// with (`object.__setattr__(self, 'int', int)` and `'is_safe'`).
+pub fn new_uuid(py: Python<'_>, value: u128) -> PyResult<*mut pyo3::ffi::PyObject> {
+    use pyo3::ffi;
+    let uuid = uuid_type(py)?;
+    let unknown = SAFE_UUID_UNKNOWN.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py
+            .import("uuid")?
+            .getattr("SafeUUID")?
+            .getattr("unknown")?
+            .unbind())
+    })?;
+    let int = value.into_pyobject(py)?;
+    let type_ptr = uuid.as_ptr().cast::<ffi::PyTypeObject>();
+    // SAFETY: `type_ptr` is the live `uuid.UUID` type. Its `tp_alloc` returns a new instance with
+    // zeroed slots (or NULL with an exception set); the generic setattr then fills the `int` and
+    // `is_safe` slots through their descriptors, as `object.__setattr__` does. On any failure the
+    // half-built object is released before returning.
+    unsafe {
+        let alloc = (*type_ptr).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+        let obj = alloc(type_ptr, 0);
+        if obj.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        let int_name = pyo3::intern!(py, "int");
+        let safe_name = pyo3::intern!(py, "is_safe");
+        if ffi::PyObject_GenericSetAttr(obj, int_name.as_ptr(), int.as_ptr()) != 0
+            || ffi::PyObject_GenericSetAttr(obj, safe_name.as_ptr(), unknown.as_ptr()) != 0
+        {
+            ffi::Py_DecRef(obj);
+            return Err(PyErr::fetch(py));
+        }
+        Ok(obj)
+    }
+}

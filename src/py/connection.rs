@@ -24,6 +24,8 @@ pub struct ConnShared {
     pub dbms: Dbms,
     /// Query timeout in seconds for executes (0 = none).
     pub timeout: AtomicUsize,
+    /// uniqueidentifier as `uuid.UUID` (default) or upper-case `str` (pyodbc's old default).
+    pub native_uuid: AtomicBool,
 }
 
 impl ConnShared {
@@ -83,6 +85,7 @@ impl Connection {
                 cursors: Mutex::new(Vec::new()),
                 dbms,
                 timeout: AtomicUsize::new(0),
+                native_uuid: AtomicBool::new(true),
             }),
         })
     }
@@ -194,6 +197,18 @@ impl Connection {
             .unwrap_or_else(|e| e.into_inner()) = policy;
         self.shared.bump();
         Ok(())
+    }
+
+    /// uniqueidentifier columns as `uuid.UUID` (True, the default) or as upper-case `str`.
+    #[getter]
+    fn get_native_uuid(&self) -> bool {
+        self.shared.native_uuid.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_native_uuid(&self, on: bool) {
+        self.shared.native_uuid.store(on, Ordering::Relaxed);
+        self.shared.bump();
     }
 
     /// Register `func(raw_bytes) -> value` for columns of ODBC SQL type `sqltype` (pyodbc).

@@ -33,10 +33,16 @@ pub struct PyPlan {
     pub schema: Arc<RowSchema>,
     pub errors: TextErrors,
     pub has_converters: bool,
+    /// uniqueidentifier as upper-case `str` instead of `uuid.UUID` (connection.native_uuid off).
+    pub uuid_as_str: bool,
 }
 
 /// The Python type a column's values have, used as `description` type code (pyodbc style).
-fn type_code<'py>(py: Python<'py>, kind: CellKind) -> PyResult<Bound<'py, PyAny>> {
+fn type_code<'py>(
+    py: Python<'py>,
+    kind: CellKind,
+    uuid_as_str: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let builtins = py.import("builtins")?;
     let datetime = py.import("datetime")?;
     Ok(match kind {
@@ -47,6 +53,7 @@ fn type_code<'py>(py: Python<'py>, kind: CellKind) -> PyResult<Bound<'py, PyAny>
         CellKind::Date => datetime.getattr("date")?,
         CellKind::TimeText | CellKind::SsTime2 => datetime.getattr("time")?,
         CellKind::Timestamp | CellKind::TimestampOffset => datetime.getattr("datetime")?,
+        CellKind::Guid if uuid_as_str => builtins.getattr("str")?,
         CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
         CellKind::WText { .. } | CellKind::LongWText => builtins.getattr("str")?,
         CellKind::Binary { .. } | CellKind::LongBinary => builtins.getattr("bytes")?,
@@ -61,6 +68,7 @@ impl PyPlan {
         generation: u64,
         converters: &HashMap<i16, Py<PyAny>>,
         errors: TextErrors,
+        uuid_as_str: bool,
     ) -> PyResult<PyPlan> {
         let mut names = Vec::with_capacity(core.columns.len());
         let mut description = Vec::with_capacity(core.columns.len());
@@ -76,7 +84,7 @@ impl PyPlan {
             };
             let d = (
                 name.clone(),
-                type_code(py, col.kind)?,
+                type_code(py, col.kind, uuid_as_str)?,
                 py.None(),
                 size,
                 size,
@@ -106,6 +114,7 @@ impl PyPlan {
             schema: Arc::new(schema),
             errors,
             has_converters,
+            uuid_as_str,
         })
     }
 }
@@ -205,18 +214,19 @@ pub unsafe fn fill_column(
                     datetime_obj(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
                 })
             }
-            CellKind::Guid => {
-                let uuid = cache::uuid_type(py).map_err(|err| CellFail {
-                    row: rows.start,
-                    err,
-                })?;
-                fill!(|r| {
-                    let int = decode::guid_to_u128(buf.guid(r));
-                    Ok(uuid
-                        .call1((py.None(), py.None(), py.None(), py.None(), int))?
-                        .into_ptr())
-                })
-            }
+            CellKind::Guid if plan.uuid_as_str => fill!(|r| {
+                let text = format!("{:032X}", decode::guid_to_u128(buf.guid(r)));
+                let dashed = format!(
+                    "{}-{}-{}-{}-{}",
+                    &text[0..8],
+                    &text[8..12],
+                    &text[12..16],
+                    &text[16..20],
+                    &text[20..]
+                );
+                Ok(PyString::new(py, &dashed).into_ptr())
+            }),
+            CellKind::Guid => fill!(|r| cache::new_uuid(py, decode::guid_to_u128(buf.guid(r)))),
             CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
                 let units = buf.text(r).map_err(|e| cell_err(e, r))?;
                 match utf16_to_str(py, units, errors) {

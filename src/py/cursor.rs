@@ -126,7 +126,16 @@ impl Cursor {
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let plan = PyPlan::build(py, core.clone(), epoch, generation, &converters, errors)?;
+        let uuid_as_str = !self.shared.native_uuid.load(Ordering::Relaxed);
+        let plan = PyPlan::build(
+            py,
+            core.clone(),
+            epoch,
+            generation,
+            &converters,
+            errors,
+            uuid_as_str,
+        )?;
         drop(converters);
         st.plan = Some(plan);
         Ok(true)

@@ -1,0 +1,301 @@
+"""Bad input gets the right PEP 249 exception, promptly: never a hang, a crash or a wrong answer.
+After each error the connection stays usable."""
+
+from __future__ import annotations
+
+import pytest
+
+import ferrodbc
+
+
+def still_works(conn) -> None:
+    conn.rollback()
+    assert conn.cursor().execute("SELECT 1").fetchval() == 1
+
+
+# --- connecting --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "connstr",
+    [
+        "Driver={SQLite3;Database=x",
+        "Driver={SQLite3}};Database={unclosed",
+        "Driver={PostgreSQL Unicode};Server={127.0.0.1",
+    ],
+)
+def test_malformed_connection_string_is_an_interface_error(connstr):
+    with pytest.raises(ferrodbc.InterfaceError):
+        ferrodbc.connect(connstr)
+
+
+def test_unknown_dsn_is_an_interface_error_with_im002():
+    with pytest.raises(ferrodbc.InterfaceError) as info:
+        ferrodbc.connect("DSN=ferrodbc_no_such_dsn;Uid=x")
+    assert info.value.sqlstate == "IM002"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: an unregistered driver name fails SQLDriverConnect with a single diagnostic record "
+    "01000 \"[unixODBC][Driver Manager]Can't open lib '...' : file not found\"; error.rs maps the "
+    "'01' class to DatabaseError, but a failed connect whose only records are 01xxx warnings means "
+    "the driver could not be loaded: it should be InterfaceError (like IM002/IM003)",
+)
+def test_unknown_driver_is_an_interface_error():
+    with pytest.raises(ferrodbc.InterfaceError):
+        ferrodbc.connect("Driver={No Such ODBC Driver ferrodbc};Database=x")
+
+
+def test_unknown_driver_fails_with_a_clear_message():
+    """Whatever its class, the error names the driver that could not be loaded."""
+    with pytest.raises(ferrodbc.Error, match="No Such ODBC Driver ferrodbc"):
+        ferrodbc.connect("Driver={No Such ODBC Driver ferrodbc};Database=x")
+
+
+def test_wrong_password_is_an_error_not_a_hang(pg):
+    with pytest.raises(ferrodbc.Error) as info:
+        ferrodbc.connect(pg.connstr.replace("Pwd=pw", "Pwd=wrong"), timeout=10)
+    assert isinstance(info.value, (ferrodbc.OperationalError, ferrodbc.InterfaceError,
+                                   ferrodbc.DatabaseError))
+    assert "password" in str(info.value).lower()
+
+
+def test_unreachable_server_is_an_operational_error(pg):
+    bad = pg.connstr.replace("Port=54329", "Port=1") if "Port=54329" in pg.connstr else None
+    if bad is None:
+        pytest.skip("FERRODBC_PG_CONNSTR does not use the default port")
+    with pytest.raises(ferrodbc.OperationalError):
+        ferrodbc.connect(bad, timeout=5)
+
+
+# --- parameters --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "sql,params",
+    [("SELECT ?", ()), ("SELECT ?", (1, 2)), ("SELECT ?, ?", (1,)), ("SELECT 1", (1,))],
+)
+def test_wrong_parameter_count_is_a_programming_error(conn, sql, params):
+    with pytest.raises(ferrodbc.ProgrammingError, match="parameter"):
+        conn.cursor().execute(sql, *params)
+    still_works(conn)
+
+
+def test_question_marks_inside_literals_are_not_parameters(conn):
+    assert conn.cursor().execute("SELECT '?', ?", 5).fetchone() == ("?", 5)
+
+
+def test_wrong_parameter_count_in_executemany_is_a_programming_error(conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (a INTEGER, b INTEGER)")
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.executemany(f"INSERT INTO {table} (a, b) VALUES (?, ?)", [(1, 2), (3,)])
+    assert conn.cursor().execute(f"SELECT COUNT(*) FROM {table}").fetchval() == 0
+
+
+@pytest.mark.parametrize(
+    "value", [object(), {"a": 1}, {1, 2}, 1 + 2j, [1, 2]], ids=["object", "dict", "set", "complex", "list"]
+)
+def test_unsupported_parameter_type_is_a_programming_error(conn, value):
+    with pytest.raises(ferrodbc.ProgrammingError, match="unsupported type"):
+        conn.cursor().execute("SELECT ?, ?", 1, value)
+    still_works(conn)
+
+
+def test_out_of_range_integer_parameter_is_a_data_error(conn):
+    with pytest.raises(ferrodbc.DataError):
+        conn.cursor().execute("SELECT ?", 10**40)
+
+
+def test_nan_decimal_parameter_is_a_data_error(conn):
+    import decimal
+
+    with pytest.raises(ferrodbc.DataError):
+        conn.cursor().execute("SELECT ?", decimal.Decimal("NaN"))
+
+
+def test_string_with_lone_surrogate_parameter_is_a_data_error(conn):
+    with pytest.raises(ferrodbc.DataError):
+        conn.cursor().execute("SELECT ?", "bad \ud800 surrogate")
+
+
+# --- fetching in the wrong state ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["fetchone", "fetchall", "fetchmany", "fetchval"])
+def test_fetch_before_execute_is_a_programming_error(conn, method):
+    with pytest.raises(ferrodbc.ProgrammingError, match="[Ee]xecute"):
+        getattr(conn.cursor(), method)()
+
+
+@pytest.mark.parametrize("method", ["fetchone", "fetchall", "fetchmany", "fetchval"])
+def test_fetch_after_a_statement_without_results_is_a_programming_error(conn, table, method):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER)")
+    with pytest.raises(ferrodbc.ProgrammingError, match="not a query"):
+        getattr(cur, method)()
+    cur.execute(f"INSERT INTO {table} (id) VALUES (1)")
+    with pytest.raises(ferrodbc.ProgrammingError):
+        getattr(cur, method)()
+
+
+def test_iterating_before_execute_is_a_programming_error(conn):
+    with pytest.raises(ferrodbc.ProgrammingError):
+        next(iter(conn.cursor()))
+
+
+def test_fetchmany_with_a_negative_size_is_a_programming_error(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.fetchmany(-1)
+    assert cur.fetchall() == [(1,)], "the failed call consumed nothing"
+
+
+# --- closed objects ----------------------------------------------------------------------------
+
+CURSOR_CALLS = {
+    "execute": lambda c: c.execute("SELECT 1"),
+    "executemany": lambda c: c.executemany("SELECT ?", [(1,)]),
+    "fetchone": lambda c: c.fetchone(),
+    "fetchmany": lambda c: c.fetchmany(2),
+    "fetchall": lambda c: c.fetchall(),
+    "fetchval": lambda c: c.fetchval(),
+    "next": lambda c: next(c),
+    "nextset": lambda c: c.nextset(),
+    "description": lambda c: c.description,
+    "rowcount": lambda c: c.rowcount,
+    "setinputsizes": lambda c: c.setinputsizes([None]),
+}
+
+
+@pytest.mark.parametrize("call", sorted(CURSOR_CALLS))
+def test_using_a_closed_cursor_is_a_programming_error(conn, call):
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    cur.close()
+    with pytest.raises(ferrodbc.ProgrammingError, match="closed"):
+        CURSOR_CALLS[call](cur)
+    assert cur.closed
+    still_works(conn)
+
+
+@pytest.mark.parametrize("call", sorted(CURSOR_CALLS))
+def test_using_a_cursor_of_a_closed_connection_is_a_programming_error(conn, call):
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    conn.close()
+    with pytest.raises(ferrodbc.ProgrammingError, match="closed"):
+        CURSOR_CALLS[call](cur)
+    assert cur.closed
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda c: c.cursor(),
+        lambda c: c.execute("SELECT 1"),
+        lambda c: c.commit(),
+        lambda c: c.rollback(),
+        lambda c: c.autocommit,
+        lambda c: c.dbms_name,
+    ],
+    ids=["cursor", "execute", "commit", "rollback", "autocommit", "dbms_name"],
+)
+def test_using_a_closed_connection_is_a_programming_error(conn, call):
+    conn.close()
+    with pytest.raises(ferrodbc.ProgrammingError, match="closed"):
+        call(conn)
+
+
+def test_cursor_close_after_connection_close_is_harmless(conn):
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    conn.close()
+    cur.close()
+    conn.close()
+    assert cur.closed and conn.closed
+
+
+# --- SQL errors from the database --------------------------------------------------------------
+
+
+def test_syntax_error_is_a_programming_error_with_a_sqlstate(peer, conn):
+    with pytest.raises(ferrodbc.DatabaseError) as info:
+        conn.cursor().execute("SELEC 1 FROM")
+    err = info.value
+    assert err.sqlstate and len(err.sqlstate) == 5
+    assert err.diagnostics
+    if peer.is_pg:
+        assert isinstance(err, ferrodbc.ProgrammingError)
+        assert err.sqlstate == "42601"
+    still_works(conn)
+
+
+def test_syntax_error_on_sqlite_keeps_the_drivers_sqlstate(sqlite_conn):
+    """The SQLite ODBC driver reports every SQLite error as SQLSTATE HY000 (pyodbc sees the same),
+    which ODBC defines as a general error: DatabaseError, with SQLite's message intact."""
+    with pytest.raises(ferrodbc.DatabaseError, match="syntax error") as info:
+        sqlite_conn.cursor().execute("SELEC 1 FROM")
+    assert info.value.sqlstate == "HY000"
+
+
+def test_unknown_table_is_a_programming_error_on_postgres(pg_conn):
+    with pytest.raises(ferrodbc.ProgrammingError) as info:
+        pg_conn.cursor().execute("SELECT * FROM ferrodbc_missing_table")
+    assert info.value.sqlstate == "42P01"
+
+
+def test_unique_violation_is_an_integrity_error(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id integer PRIMARY KEY)")
+    cur.execute(f"INSERT INTO {pg_table} (id) VALUES (1)")
+    with pytest.raises(ferrodbc.IntegrityError) as info:
+        cur.execute(f"INSERT INTO {pg_table} (id) VALUES (?)", 1)
+    assert info.value.sqlstate == "23505"
+    assert cur.execute(f"SELECT COUNT(*) FROM {pg_table}").fetchval() == 1
+
+
+def test_not_null_violation_is_an_integrity_error(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id integer NOT NULL)")
+    with pytest.raises(ferrodbc.IntegrityError) as info:
+        cur.execute(f"INSERT INTO {pg_table} (id) VALUES (?)", None)
+    assert info.value.sqlstate == "23502"
+
+
+def test_unique_violation_on_sqlite_is_reported(sqlite_conn):
+    cur = sqlite_conn.cursor()
+    cur.execute("CREATE TABLE u (id INTEGER PRIMARY KEY)")
+    cur.execute("INSERT INTO u (id) VALUES (1)")
+    with pytest.raises(ferrodbc.DatabaseError, match="UNIQUE"):
+        cur.execute("INSERT INTO u (id) VALUES (1)")
+
+
+def test_division_by_zero_is_a_data_error(pg_conn):
+    cur = pg_conn.cursor()
+    with pytest.raises(ferrodbc.DataError) as info:
+        cur.execute("SELECT 1 / 0").fetchall()
+    assert info.value.sqlstate == "22012"
+    still_works(pg_conn)
+
+
+def test_numeric_overflow_is_a_data_error(pg_conn):
+    with pytest.raises(ferrodbc.DataError) as info:
+        pg_conn.cursor().execute("SELECT CAST(100000 AS smallint)").fetchall()
+    assert info.value.sqlstate == "22003"
+
+
+def test_invalid_text_for_a_type_is_a_data_error(pg_conn):
+    with pytest.raises(ferrodbc.DataError):
+        pg_conn.cursor().execute("SELECT CAST(? AS integer)", "not a number").fetchall()
+
+
+def test_error_in_the_middle_of_a_result_set_is_raised_by_fetch(pg_conn):
+    """Rows before the failure are delivered; the error comes from the fetch that reaches it."""
+    cur = pg_conn.cursor()
+    with pytest.raises(ferrodbc.DataError):
+        cur.execute("SELECT 10 / (5 - i) FROM generate_series(1, 10) AS s(i)")
+        cur.fetchall()
+    still_works(pg_conn)

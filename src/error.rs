@@ -65,10 +65,14 @@ impl Error {
         Error::Odbc { function, records }
     }
 
-    /// The first error record (SQL Server puts the real error first).
+    /// The record that names the failure: the first one that is not a mere warning (class 01),
+    /// since drivers sometimes put warnings first; SQL Server puts the real error first.
     pub fn primary(&self) -> Option<&Diagnostic> {
         match self {
-            Error::Odbc { records, .. } => records.first(),
+            Error::Odbc { records, .. } => records
+                .iter()
+                .find(|r| !r.sqlstate.starts_with("01"))
+                .or_else(|| records.first()),
             _ => None,
         }
     }
@@ -80,6 +84,12 @@ impl Error {
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Odbc { function, .. } => match self.sqlstate() {
+                // A connect that failed with nothing but warnings: unixODBC reports a driver
+                // library it cannot load as 01000 "Can't open lib". The interface is broken,
+                // not the database.
+                Some(state) if *function == "SQLDriverConnect" && state.starts_with("01") => {
+                    ErrorClass::Interface
+                }
                 Some(state) => class_for_sqlstate(state),
                 // No diagnostics at all: the driver is confused; the connection may be dead.
                 None if *function == "SQLDriverConnect" => ErrorClass::Interface,
@@ -152,6 +162,36 @@ mod tests {
         assert_eq!(class_for_sqlstate("07002"), ErrorClass::Programming);
         assert_eq!(class_for_sqlstate("HY000"), ErrorClass::Database);
         assert_eq!(class_for_sqlstate("XX000"), ErrorClass::Database);
+    }
+
+    #[test]
+    fn connect_failing_with_only_warnings_is_an_interface_error() {
+        let e = Error::odbc(
+            "SQLDriverConnect",
+            vec![Diagnostic {
+                sqlstate: "01000".into(),
+                native_error: 0,
+                message: "Can't open lib 'x'".into(),
+            }],
+        );
+        assert_eq!(e.class(), ErrorClass::Interface);
+        let e = Error::odbc(
+            "SQLExecDirect",
+            vec![
+                Diagnostic {
+                    sqlstate: "01003".into(),
+                    native_error: 0,
+                    message: "NULL eliminated".into(),
+                },
+                Diagnostic {
+                    sqlstate: "23000".into(),
+                    native_error: 2627,
+                    message: "duplicate key".into(),
+                },
+            ],
+        );
+        assert_eq!(e.sqlstate(), Some("23000"));
+        assert_eq!(e.class(), ErrorClass::Integrity);
     }
 
     #[test]

@@ -141,14 +141,19 @@ impl Statement {
     }
 
     fn unbind_params(&mut self) -> Result<()> {
-        if self.params.take().is_some() {
+        if let Some(old) = self.params.take() {
             self.stmt.reset_params()?;
+            // SQL_RESET_PARAMS leaves SQL_ATTR_PARAMSET_SIZE alone: after a 50-row
+            // executemany the next parameterless execute would run 50 times.
+            if old.rows() > 1 {
+                self.stmt.set_paramset_size(1)?;
+            }
         }
         Ok(())
     }
 
     fn exec_bound(&mut self, sql: &str, mut bound: BoundParams) -> Result<Outcome> {
-        self.stmt.reset_params()?;
+        self.unbind_params()?;
         // SAFETY: `bound` is stored in `self.params` right after binding and lives until the
         // next execute resets the bindings, or the statement handle (dropped first) is freed.
         unsafe { bound.bind(&mut self.stmt)? };

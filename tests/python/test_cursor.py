@@ -206,14 +206,6 @@ def test_executemany_with_mixed_parameter_types_per_column(conn, table):
     assert cur.execute(f"SELECT v FROM {table} ORDER BY id").fetchall() == [(None,), (5,), (None,)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: executemany(N rows) leaves SQL_ATTR_PARAMSET_SIZE=N on the statement "
-    "(Statement::unbind_params only calls SQLFreeStmt(SQL_RESET_PARAMS), which does not reset it), "
-    "so a later execute() without parameters on the same cursor runs the statement N times: "
-    "an INSERT without parameters inserts N rows, and a SELECT after a 3000-row executemany "
-    "takes seconds",
-)
 def test_execute_without_parameters_after_executemany_runs_once(conn, table):
     """Reusing a cursor after executemany must not replay the next statement per parameter row."""
     cur = conn.cursor()

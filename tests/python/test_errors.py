@@ -35,13 +35,6 @@ def test_unknown_dsn_is_an_interface_error_with_im002():
     assert info.value.sqlstate == "IM002"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an unregistered driver name fails SQLDriverConnect with a single diagnostic record "
-    "01000 \"[unixODBC][Driver Manager]Can't open lib '...' : file not found\"; error.rs maps the "
-    "'01' class to DatabaseError, but a failed connect whose only records are 01xxx warnings means "
-    "the driver could not be loaded: it should be InterfaceError (like IM002/IM003)",
-)
 def test_unknown_driver_is_an_interface_error():
     with pytest.raises(ferrodbc.InterfaceError):
         ferrodbc.connect("Driver={No Such ODBC Driver ferrodbc};Database=x")

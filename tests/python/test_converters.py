@@ -166,3 +166,34 @@ def test_changing_decode_errors_mid_result_keeps_every_row(conn, ids):
     conn.decode_errors = "replace"
     got += [r[0] for r in cur.fetchall()]
     assert got == [f"L{i}" for i in range(N)]
+
+
+# SQLite stores whatever bytes it is given as TEXT; the driver turns the UTF-8 encoding of a lone
+# surrogate (ED A0 80) into the UTF-16 code unit D800: malformed UTF-16 reaching the decoder.
+LONE_SURROGATE_SQL = "SELECT CAST(x'61eda08062' AS TEXT) AS t"
+
+
+def test_strict_decoding_rejects_a_lone_surrogate_with_data_error(sqlite_conn):
+    cur = sqlite_conn.cursor()
+    cur.execute(LONE_SURROGATE_SQL)
+    with pytest.raises(ferrodbc.DataError, match="decode_errors"):
+        cur.fetchone()
+
+
+def test_replace_decoding_turns_a_lone_surrogate_into_u_fffd(sqlite_conn):
+    sqlite_conn.decode_errors = "replace"
+    assert sqlite_conn.cursor().execute(LONE_SURROGATE_SQL).fetchval() == "a\ufffdb"
+
+
+def test_surrogatepass_decoding_keeps_the_lone_surrogate(sqlite_conn):
+    sqlite_conn.decode_errors = "surrogatepass"
+    value = sqlite_conn.cursor().execute(LONE_SURROGATE_SQL).fetchval()
+    assert value == "a\ud800b"
+    assert value.encode("utf-16-le", "surrogatepass") == b"a\x00\x00\xd8b\x00"
+
+
+def test_decode_errors_set_after_execute_applies_to_the_pending_rows(sqlite_conn):
+    cur = sqlite_conn.cursor()
+    cur.execute(LONE_SURROGATE_SQL)
+    sqlite_conn.decode_errors = "replace"
+    assert cur.fetchone() == ("a\ufffdb",)

@@ -344,6 +344,9 @@ pub struct Batch {
     capacity: usize,
     /// Heap-stable target of `SQL_ATTR_ROWS_FETCHED_PTR`.
     rows_fetched: Box<ULen>,
+    /// `SQL_ATTR_ROW_STATUS_PTR` target: which rows of the array the driver filled, and which one
+    /// failed when an error arrives in the middle of an array.
+    row_status: Vec<u16>,
     bound: bool,
 }
 
@@ -363,6 +366,7 @@ impl Batch {
             columns,
             capacity,
             rows_fetched: Box::new(0),
+            row_status: vec![ROW_NOROW; capacity],
             bound: false,
         }
     }
@@ -393,6 +397,8 @@ impl Batch {
         stmt.set_row_array_size(self.capacity)?;
         // SAFETY: `rows_fetched` is boxed, so its address is stable for the batch's life.
         unsafe { stmt.set_rows_fetched_ptr(&mut *self.rows_fetched)? };
+        // SAFETY: `row_status` holds `capacity` entries and is never resized after construction.
+        unsafe { stmt.set_row_status_ptr(self.row_status.as_mut_ptr())? };
         for (i, col) in self.columns.iter_mut().enumerate().take(plan.bound_prefix) {
             // SAFETY: forwarded contract.
             unsafe { col.bind(stmt, (i + 1) as u16)? };
@@ -409,23 +415,85 @@ impl Batch {
         Ok(())
     }
 
-    /// Fetch the next row array. Returns the number of rows now in the batch (0 at the end).
-    /// For plans with streamed columns the array holds one row and its streamed cells are read
-    /// here, in ascending column order, as SQL Server requires.
-    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Result<usize> {
+    /// Fetch the next row array.
+    ///
+    /// An error can arrive in the middle of an array (SQL Server sends rows, then an error token):
+    /// the driver then reports the rows before it as fetched and the failing one by its row
+    /// status. Those rows are delivered first: the result says how many, and the error.
+    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Fetched {
         debug_assert!(self.bound);
         *self.rows_fetched = 0;
-        if stmt.fetch()? == Outcome::NoData {
-            return Ok(0);
+        self.row_status.fill(ROW_NOROW);
+        let outcome = stmt.fetch_raw();
+        let reported = (*self.rows_fetched).min(self.capacity);
+        let error_records = match outcome {
+            Outcome::NoData => {
+                return Fetched {
+                    rows: 0,
+                    error: None,
+                    warnings: Vec::new(),
+                };
+            }
+            Outcome::Success => Vec::new(),
+            // Warnings (01xxx) are messages; anything else is an error that ends the result.
+            Outcome::SuccessWithInfo => stmt.diagnostics(),
+            _ => {
+                let records = stmt.diagnostics();
+                let good = self.leading_good_rows(reported);
+                return Fetched {
+                    rows: good,
+                    error: Some(Error::odbc("SQLFetch", records)),
+                    warnings: Vec::new(),
+                };
+            }
+        };
+        let (warnings, errors): (Vec<_>, Vec<_>) = error_records
+            .into_iter()
+            .partition(|d| d.sqlstate.starts_with("01"));
+        let mut fetched = Fetched {
+            rows: reported,
+            error: None,
+            warnings,
+        };
+        if !errors.is_empty() {
+            fetched.rows = self.leading_good_rows(reported);
+            fetched.error = Some(Error::odbc("SQLFetch", errors));
+            return fetched;
         }
-        let rows = (*self.rows_fetched).min(self.capacity);
-        if plan.has_streamed() && rows > 0 {
+        if plan.has_streamed() && reported > 0 {
             for i in plan.bound_prefix..self.columns.len() {
-                self.columns[i].read_streamed(stmt, (i + 1) as u16)?;
+                if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
+                    return Fetched {
+                        rows: 0,
+                        error: Some(e),
+                        warnings: fetched.warnings,
+                    };
+                }
             }
         }
-        Ok(rows)
+        fetched
     }
+
+    /// Rows at the start of the array whose status is success (with or without info).
+    fn leading_good_rows(&self, reported: usize) -> usize {
+        self.row_status[..reported]
+            .iter()
+            .take_while(|&&s| s == ROW_SUCCESS || s == ROW_SUCCESS_WITH_INFO)
+            .count()
+    }
+}
+
+/// `SQL_ROW_SUCCESS`, `SQL_ROW_SUCCESS_WITH_INFO`, `SQL_ROW_NOROW` (row status array values).
+const ROW_SUCCESS: u16 = 0;
+const ROW_SUCCESS_WITH_INFO: u16 = 6;
+const ROW_NOROW: u16 = 3;
+
+/// What one block fetch produced: `rows` usable rows, then possibly an error that ends the
+/// result set (raised after those rows are handed out), and warnings for `messages`.
+pub struct Fetched {
+    pub rows: usize,
+    pub error: Option<Error>,
+    pub warnings: Vec<crate::odbc::Diagnostic>,
 }
 
 /// An error for a cell that could not be read whole, naming column and row.

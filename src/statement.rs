@@ -23,6 +23,8 @@ pub struct Statement {
     exhausted: bool,
     /// A full row array came back: the next fetch uses a larger one.
     grow_next: bool,
+    /// An error that arrived after rows of the same row array: raised once those are served.
+    deferred: Option<crate::Error>,
     /// The plan the bound buffers were laid out for (may outlive `plan` across executes).
     batch_plan: Option<Arc<ResultPlan>>,
     /// Rows handed out from the current result set (for error messages and `rownumber`).
@@ -51,6 +53,7 @@ impl Statement {
             messages: Vec::new(),
             epoch: 0,
             batch_plan: None,
+            deferred: None,
         }
     }
 
@@ -99,6 +102,7 @@ impl Statement {
     /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
+        self.deferred = None;
         if self
             .batch
             .as_ref()
@@ -296,7 +300,7 @@ impl Statement {
     /// Whether serving another row needs a driver call (the caller releases the GIL for it).
     #[inline]
     pub fn needs_fetch(&self) -> bool {
-        self.pos == self.len && !self.exhausted
+        self.pos == self.len && (!self.exhausted || self.deferred.is_some())
     }
 
     /// Rows fetched and not yet handed out.
@@ -308,6 +312,9 @@ impl Statement {
     /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
     /// now available; 0 means the result set is over.
     pub fn fill(&mut self) -> Result<usize> {
+        if let Some(err) = self.deferred.take() {
+            return Err(err);
+        }
         let Some(plan) = self.plan.clone() else {
             self.exhausted = true;
             return Ok(0);
@@ -324,25 +331,25 @@ impl Statement {
             .batch
             .as_mut()
             .expect("a planned result set has a batch");
-        let rows = match batch.fetch(&mut self.stmt, &plan) {
-            Ok(rows) => rows,
-            Err(e) => {
-                self.exhausted = true;
-                self.pos = 0;
-                self.len = 0;
-                return Err(e);
-            }
-        };
+        let fetched = batch.fetch(&mut self.stmt, &plan);
         let capacity = batch.capacity();
+        self.messages.extend(fetched.warnings);
         self.pos = 0;
-        self.len = rows;
-        if rows == 0 {
+        self.len = fetched.rows;
+        if let Some(err) = fetched.error {
+            // The rows before the failure are served first; the error comes right after them.
             self.exhausted = true;
-        } else if rows < capacity {
-            // A partial row array is the end of the result set (ODBC forward-only semantics):
-            // no extra SQLFetch just to hear SQL_NO_DATA.
-            self.exhausted = !plan.has_streamed();
-        } else if capacity < Batch::max_rows(&plan) {
+            if self.len == 0 {
+                return Err(err);
+            }
+            self.deferred = Some(err);
+        } else if fetched.rows == 0 {
+            self.exhausted = true;
+        } else if fetched.rows == capacity && capacity < Batch::max_rows(&plan) {
+            // A partial row array is *not* taken as the end: Driver 18 returns the rows before
+            // a mid-stream error as a short, successful array and reports the error only on
+            // the next SQLFetch (seen against the TDS peer's error_after fault). Stopping early
+            // would silently drop the error and every row after it.
             self.grow_next = true;
         }
         Ok(self.len - self.pos)
@@ -370,6 +377,7 @@ impl Statement {
     /// Move to the next result set. `Ok(false)` when there is none.
     pub fn next_result(&mut self) -> Result<bool> {
         self.epoch += 1;
+        self.deferred = None;
         self.messages.clear();
         self.plan = None;
         self.pos = 0;

@@ -213,6 +213,21 @@ impl Stmt {
         self.set_attr(StatementAttribute::RowsFetchedPtr, target as Pointer)
     }
 
+    /// # Safety
+    /// `target` must point to one `u16` per row of the row array and stay valid and unmoved
+    /// until replaced or the statement is freed.
+    pub unsafe fn set_row_status_ptr(&mut self, target: *mut u16) -> Result<()> {
+        self.set_attr(StatementAttribute::RowStatusPtr, target as Pointer)
+    }
+
+    /// `SQLFetch` returning the raw outcome even for `SQL_ERROR`, so the caller can deliver the
+    /// rows of the array that precede the failing one (their status says which).
+    pub fn fetch_raw(&mut self) -> Outcome {
+        counters::bump(&counters::FETCH_CALLS);
+        // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
+        Outcome::from_ret(unsafe { sys::SQLFetch(self.handle) })
+    }
+
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
         self.set_attr(StatementAttribute::QueryTimeout, secs as Pointer)
     }

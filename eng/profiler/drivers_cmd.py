@@ -55,11 +55,14 @@ def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
     floor_names = [] if args.no_floor else [n for n in names if n in FLOOR_TASKS]
     with connection_string(args.connection_string) as cs:
         expect_file, sources = for_run(names, args.quick, cs)
-        expected = json.loads(expect_file.read_text())
-        runners = {d: partial(procs.worker, d, cs, names, args.quick, expect_file) for d in args.drivers}
-        if floor_names:
-            runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
-        samples = run_rounds(runners, measured, rotating)
+        try:
+            expected = json.loads(expect_file.read_text())
+            runners = {d: partial(procs.worker, d, cs, names, args.quick, expect_file) for d in args.drivers}
+            if floor_names:
+                runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
+            samples = run_rounds(runners, measured, rotating)
+        finally:
+            expect_file.unlink(missing_ok=True)
     return render(args, names, samples, sources, measured)
 
 
@@ -80,10 +83,10 @@ def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
         for label in labels
     }
     others = [label for label in labels if label != BASELINE]
-    headers = ["task", *labels, *(f"{o}/{BASELINE}" for o in others if BASELINE in labels), f"{BASELINE} counters"]
+    headers = ["task", "n", *labels, *(f"{o}/{BASELINE}" for o in others if BASELINE in labels), f"{BASELINE} counters"]
     rows = []
     for n in names:
-        row = [f"`{n}` {REGISTRY[n].title}"]
+        row = [f"`{n}` {REGISTRY[n].title}", f"{REGISTRY[n].size.pick(args.quick):,}"]
         row += [report.cell(summaries[label][n]) if n in summaries[label] else "" for label in labels]
         if BASELINE in labels:
             row += [paired_ratio(samples, o, n) if n in summaries[o] else "" for o in others]
@@ -103,7 +106,7 @@ def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + f"; Python {platform.python_version()}.",
     ]
-    notes = sorted({note for label in labels for s in summaries[label].values() for note in s.notes})
+    notes = sorted({f"{label} `{n}`: {note}" for label in labels for n, s in summaries[label].items() for note in s.notes})
     driver_notes = [note for d in args.drivers for note in DRIVERS[d].notes]
     for note in [*driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
         md.append(f"- {note}")

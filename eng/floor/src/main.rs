@@ -60,7 +60,9 @@ fn desc_for(dt: DataType) -> BufferDesc {
         DataType::Date => BufferDesc::Date { nullable },
         DataType::Timestamp { .. } => BufferDesc::Timestamp { nullable },
         DataType::Decimal { precision, .. } | DataType::Numeric { precision, .. } => {
-            BufferDesc::Text { max_str_len: precision + 2 }
+            BufferDesc::Text {
+                max_str_len: precision + 2,
+            }
         }
         DataType::Varbinary { length }
         | DataType::Binary { length }
@@ -92,7 +94,9 @@ fn fold_nullable<T: Copy>(
 where
     T: odbc_api::buffers::Item + odbc_api::Pod,
 {
-    let Some(slice) = col.as_nullable_slice::<T>() else { return false };
+    let Some(slice) = col.as_nullable_slice::<T>() else {
+        return false;
+    };
     let (values, indicators) = slice.raw_values();
     for (v, ind) in values.iter().zip(indicators) {
         *acc = fold(*acc, if *ind < 0 { 0x9e37 } else { f(*v) });
@@ -108,7 +112,9 @@ fn touch(batch: &ColumnarDynBuffer, columns: usize, mut acc: u64) -> u64 {
             for r in 0..text.len() {
                 acc = match text.get(r) {
                     None => fold(acc, 0x9e37),
-                    Some(units) => units.iter().fold(fold(acc, units.len() as u64), |a, &u| fold(a, u as u64)),
+                    Some(units) => units
+                        .iter()
+                        .fold(fold(acc, units.len() as u64), |a, &u| fold(a, u as u64)),
                 };
             }
             continue;
@@ -117,7 +123,9 @@ fn touch(batch: &ColumnarDynBuffer, columns: usize, mut acc: u64) -> u64 {
             for r in 0..text.len() {
                 acc = match text.get(r) {
                     None => fold(acc, 0x9e37),
-                    Some(b) => b.iter().fold(fold(acc, b.len() as u64), |a, &u| fold(a, u as u64)),
+                    Some(b) => b
+                        .iter()
+                        .fold(fold(acc, b.len() as u64), |a, &u| fold(a, u as u64)),
                 };
             }
             continue;
@@ -126,7 +134,9 @@ fn touch(batch: &ColumnarDynBuffer, columns: usize, mut acc: u64) -> u64 {
             for r in 0..bin.len() {
                 acc = match bin.get(r) {
                     None => fold(acc, 0x9e37),
-                    Some(b) => b.iter().fold(fold(acc, b.len() as u64), |a, &u| fold(a, u as u64)),
+                    Some(b) => b
+                        .iter()
+                        .fold(fold(acc, b.len() as u64), |a, &u| fold(a, u as u64)),
                 };
             }
             continue;
@@ -137,7 +147,9 @@ fn touch(batch: &ColumnarDynBuffer, columns: usize, mut acc: u64) -> u64 {
             || fold_nullable::<i8>(&mut acc, col, |v| v as u64)
             || fold_nullable::<odbc_api::Bit>(&mut acc, col, |v| v.0 as u64)
             || fold_nullable::<f64>(&mut acc, col, f64::to_bits)
-            || fold_nullable::<Date>(&mut acc, col, |d| (d.year as u64) << 16 | (d.month as u64) << 8 | d.day as u64)
+            || fold_nullable::<Date>(&mut acc, col, |d| {
+                (d.year as u64) << 16 | (d.month as u64) << 8 | d.day as u64
+            })
             || fold_nullable::<Timestamp>(&mut acc, col, |t| {
                 ((t.year as u64) << 40 | (t.month as u64) << 32 | (t.day as u64) << 24)
                     ^ ((t.hour as u64) << 16 | (t.minute as u64) << 8 | t.second as u64)
@@ -158,9 +170,11 @@ struct Run {
 
 fn run_once(conn: &odbc_api::Connection<'_>, args: &Args) -> Result<Run, odbc_api::Error> {
     let start = Instant::now();
-    let mut cursor = conn
-        .execute(&args.query, (), None)?
-        .ok_or_else(|| odbc_api::Error::NoDiagnostics { function: "execute: no result set" })?;
+    let mut cursor =
+        conn.execute(&args.query, (), None)?
+            .ok_or_else(|| odbc_api::Error::NoDiagnostics {
+                function: "execute: no result set",
+            })?;
     let n = cursor.num_result_cols()? as u16;
     let mut descs = Vec::with_capacity(n as usize);
     for i in 1..=n {
@@ -176,7 +190,13 @@ fn run_once(conn: &odbc_api::Connection<'_>, args: &Args) -> Result<Run, odbc_ap
         acc = touch(batch, n as usize, acc);
     }
     drop(block);
-    Ok(Run { rows, cells: rows * n as u64, batches, checksum: acc, ms: start.elapsed().as_secs_f64() * 1e3 })
+    Ok(Run {
+        rows,
+        cells: rows * n as u64,
+        batches,
+        checksum: acc,
+        ms: start.elapsed().as_secs_f64() * 1e3,
+    })
 }
 
 fn main() -> ExitCode {
@@ -189,7 +209,10 @@ fn main() -> ExitCode {
     };
     let result = (|| -> Result<(), odbc_api::Error> {
         let env = Environment::new()?;
-        let conn = env.connect_with_connection_string(&args.connection_string, ConnectionOptions::default())?;
+        let conn = env.connect_with_connection_string(
+            &args.connection_string,
+            ConnectionOptions::default(),
+        )?;
         for _ in 0..args.repeat {
             let r = run_once(&conn, &args)?;
             println!(

@@ -14,6 +14,7 @@ A peer that cannot be reached skips its tests with the reason and how to start i
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -28,6 +29,10 @@ import ferrodbc
 ROOT = Path(__file__).resolve().parents[2]
 PG_SCRIPT = ROOT / "eng" / "peers" / "postgres.sh"
 PEERS = ("sqlite", "postgres")
+
+
+def _redact(connstr: str) -> str:
+    return re.sub(r"(?i)(pwd|password)=(\{[^}]*\}|[^;]*)", r"\1=***", connstr)
 
 
 def _in_ci() -> bool:
@@ -60,6 +65,15 @@ class Peer:
 
     def connect(self, **kwargs) -> ferrodbc.Connection:
         return ferrodbc.connect(self.connstr, **kwargs)
+
+    def variant(self, **options: str | None) -> str:
+        """The connection string with `options` replaced (a None value removes the keyword)."""
+        connstr = self.connstr
+        for key, value in options.items():
+            connstr = re.sub(rf"(?i)(^|;)\s*{key}\s*=(\{{[^}}]*\}}|[^;]*)", "", connstr)
+            if value is not None:
+                connstr = f"{connstr.rstrip(';')};{key}={value}"
+        return connstr
 
     def __repr__(self) -> str:  # shows up in assertion messages
         return f"Peer({self.name})"
@@ -151,7 +165,7 @@ def pg_connstr() -> str:
     try:
         _check_connect(connstr)
     except ferrodbc.Error as e:
-        _unavailable("postgres", f"cannot connect with {connstr!r} ({e})", how)
+        _unavailable("postgres", f"cannot connect with {_redact(connstr)!r} ({e})", how)
     return connstr
 
 

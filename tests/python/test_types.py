@@ -171,7 +171,7 @@ def test_server_computed_decimals_are_exact(pg_conn):
     "SQLGetData like unknown-size text",
 )
 def test_unconstrained_numeric_of_unknown_size_is_read_whole(pg):
-    conn = ferrodbc.connect(pg.connstr + ";UnknownSizes=1")
+    conn = ferrodbc.connect(pg.variant(UnknownSizes="1"))
     try:
         value = conn.cursor().execute("SELECT CAST(repeat('7', 100) AS numeric)").fetchval()
         assert value == D("7" * 100)

@@ -67,7 +67,8 @@ def render(args, names, shas, samples, sources, pairs) -> tuple[str, dict]:
             # Partial results never give a verdict.
             label = "FAILED" if "FAILED" in (b.status, h.status) else "n/a"
             why = b.reason if b.status != "ok" else h.reason
-            rows.append([f"`{n}`", report.cell(b), report.cell(h), "–", "–", f"**{label}** ({report.short(why)})", ""])
+            rows.append([f"`{n}` {REGISTRY[n].title}", b.status, h.status, "–", "–",
+                         f"**{label}** ({report.short(why)})", ""])
             labels.append(label)
             data_tasks[n] = {"verdict": label, "reason": why}
             continue
@@ -96,6 +97,8 @@ def render(args, names, shas, samples, sources, pairs) -> tuple[str, dict]:
                       "counter changes (base→head)"], rows),
     ]
     md += [f"- `{k}`: {v}" for k, v in sources.items()]
+    md += sorted({f"- {side} `{n}`: {note}" for side in ("base", "head") for n in names
+                  for note in summarize(samples[side], n).notes})
     text = "\n".join(md) + "\n"
     return text, {"base": shas["base"], "head": shas["head"], "pairs": pairs, "quick": args.quick,
                   "headline": head_line, "tasks": data_tasks, "samples": samples}

@@ -241,12 +241,26 @@ impl ColumnBuffer {
 
     /// Read a streamed column of the current row with SQLGetData, chunk by chunk, whole.
     fn read_streamed(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
+        let cell = &mut self.streamed;
         match self.kind {
             CellKind::LongWText => {
-                read_long(stmt, column, CDataType::WChar, &mut self.streamed, true)
+                // Text chunks end in a NUL code unit that is not payload.
+                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.bytes, 2, 2)?;
+                cell.units.clear();
+                cell.units.extend(
+                    cell.bytes
+                        .chunks_exact(2)
+                        .map(|p| u16::from_ne_bytes([p[0], p[1]])),
+                );
+                Ok(())
             }
             CellKind::LongBinary => {
-                read_long(stmt, column, CDataType::Binary, &mut self.streamed, false)
+                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 1, 0)?;
+                Ok(())
+            }
+            CellKind::LongDecimal => {
+                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1, 1)?;
+                Ok(())
             }
             kind => {
                 // A fixed-size cell after a streamed one: one SQLGetData into element 0.
@@ -269,36 +283,32 @@ impl ColumnBuffer {
     }
 }
 
-/// Stream one long value into `cell`: any size, never truncated, never trimmed (a value ending in
-/// U+0000 keeps it: lengths come from indicators, not terminators). Chunks start at
-/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
+/// Stream one long value into `out`; returns whether it is NULL. Any size, never truncated,
+/// never trimmed (a value ending in U+0000 keeps it: lengths come from indicators, not
+/// terminators). `unit` is the code unit size, `terminator` the bytes of NUL the driver writes
+/// after each text chunk. Chunks start at `LOB_CHUNK_BYTES` and jump to the size the driver
+/// announces, so a 10 MiB value costs two calls.
 fn read_long(
     stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
-    cell: &mut StreamedCell,
-    wide: bool,
-) -> Result<()> {
-    let unit = if wide { 2 } else { 1 };
-    // The driver NUL-terminates text chunks: one unit of each chunk is not payload.
-    let terminator = if wide { 2 } else { 0 };
-    cell.units.clear();
-    cell.bytes.clear();
-    cell.is_null = false;
+    out: &mut Vec<u8>,
+    unit: usize,
+    terminator: usize,
+) -> Result<bool> {
+    out.clear();
     let mut filled = 0usize; // payload bytes so far
     let mut next_chunk = LOB_CHUNK_BYTES;
-    let mut scratch: Vec<u8> = Vec::new();
-    let buf: &mut Vec<u8> = if wide { &mut scratch } else { &mut cell.bytes };
     loop {
-        buf.resize(filled + next_chunk + terminator, 0);
-        let room = buf.len() - filled;
+        out.resize(filled + next_chunk + terminator, 0);
+        let room = out.len() - filled;
         let mut ind: Len = 0;
-        // SAFETY: the target is the `room` bytes after `filled`, inside `buf`.
+        // SAFETY: the target is the `room` bytes after `filled`, inside `out`.
         let outcome = unsafe {
             stmt.get_data(
                 column,
                 c_type,
-                buf.as_mut_ptr().add(filled) as Pointer,
+                out.as_mut_ptr().add(filled) as Pointer,
                 room as Len,
                 &mut ind,
             )?
@@ -306,10 +316,8 @@ fn read_long(
         match outcome {
             Outcome::NoData => break,
             _ if ind == NULL_DATA => {
-                cell.is_null = true;
-                buf.truncate(0);
-                filled = 0;
-                break;
+                out.clear();
+                return Ok(true);
             }
             _ => {
                 let payload_room = room - terminator;
@@ -327,15 +335,8 @@ fn read_long(
             }
         }
     }
-    buf.truncate(filled);
-    if wide {
-        cell.units.extend(
-            scratch
-                .chunks_exact(2)
-                .map(|p| u16::from_ne_bytes([p[0], p[1]])),
-        );
-    }
-    Ok(())
+    out.truncate(filled);
+    Ok(false)
 }
 
 /// Bound buffers for one plan, plus the row count the driver reports per fetch.

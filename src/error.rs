@@ -137,6 +137,8 @@ pub fn class_for_sqlstate(state: &str) -> ErrorClass {
             }
             "0A" => ErrorClass::NotSupported,
             "40" => ErrorClass::Operational,
+            // Operator intervention: query cancelled (57014), admin shutdown (57P01), ...
+            "57" => ErrorClass::Operational,
             "HY" => ErrorClass::Interface,
             "01" => ErrorClass::Database,
             _ => ErrorClass::Database,
@@ -162,6 +164,7 @@ mod tests {
         assert_eq!(class_for_sqlstate("07002"), ErrorClass::Programming);
         assert_eq!(class_for_sqlstate("HY000"), ErrorClass::Database);
         assert_eq!(class_for_sqlstate("XX000"), ErrorClass::Database);
+        assert_eq!(class_for_sqlstate("57014"), ErrorClass::Operational);
     }
 
     #[test]

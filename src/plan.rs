@@ -76,6 +76,9 @@ pub enum CellKind {
     LongWText,
     /// Unbounded binary streamed with SQLGetData in chunks → bytes.
     LongBinary,
+    /// DECIMAL/NUMERIC of unknown size (psqlODBC's unconstrained numeric): digits streamed
+    /// with SQLGetData so no length is ever too short → `Decimal`.
+    LongDecimal,
 }
 
 impl CellKind {
@@ -87,7 +90,7 @@ impl CellKind {
             CellKind::I64 => CDataType::SBigInt,
             CellKind::F32 => CDataType::Float,
             CellKind::F64 => CDataType::Double,
-            CellKind::Decimal { .. } => CDataType::Char,
+            CellKind::Decimal { .. } | CellKind::LongDecimal => CDataType::Char,
             CellKind::Date => CDataType::TypeDate,
             CellKind::TimeText | CellKind::WText { .. } | CellKind::LongWText => CDataType::WChar,
             CellKind::SsTime2 => CDataType::SsTime2,
@@ -114,12 +117,15 @@ impl CellKind {
             CellKind::Guid => 16,
             CellKind::WText { max_units } => (max_units as usize + 1) * 2,
             CellKind::Binary { max_bytes } => max_bytes as usize,
-            CellKind::LongWText | CellKind::LongBinary => 0,
+            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal => 0,
         }
     }
 
     pub fn is_long(self) -> bool {
-        matches!(self, CellKind::LongWText | CellKind::LongBinary)
+        matches!(
+            self,
+            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal
+        )
     }
 
     /// Variable-length kinds whose indicator must be checked for truncation.
@@ -249,6 +255,7 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
         // its unit (psqlODBC reports float8 as FLOAT(17) in decimal digits, others 0 or 53), and
         // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
         SqlDataType::FLOAT | SqlDataType::DOUBLE => CellKind::F64,
+        SqlDataType::NUMERIC | SqlDataType::DECIMAL if size == 0 => CellKind::LongDecimal,
         SqlDataType::NUMERIC | SqlDataType::DECIMAL => {
             let precision = size.min(255) as u8;
             // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server

@@ -23,6 +23,8 @@ pub struct Statement {
     exhausted: bool,
     /// A full row array came back: the next fetch uses a larger one.
     grow_next: bool,
+    /// Result-set index of batch row 0 (for error messages that name a row).
+    batch_base: u64,
     /// An error that arrived after rows of the same row array: raised once those are served.
     deferred: Option<crate::Error>,
     /// The plan the bound buffers were laid out for (may outlive `plan` across executes).
@@ -54,6 +56,7 @@ impl Statement {
             epoch: 0,
             batch_plan: None,
             deferred: None,
+            batch_base: 0,
         }
     }
 
@@ -75,6 +78,11 @@ impl Statement {
 
     pub fn row_count(&self) -> isize {
         self.row_count
+    }
+
+    /// Result-set index of the first row in the current batch.
+    pub fn batch_base(&self) -> u64 {
+        self.batch_base
     }
 
     pub fn rows_served(&self) -> u64 {
@@ -327,6 +335,7 @@ impl Statement {
                 * GROWTH;
             self.rebind(&plan, capacity)?;
         }
+        self.batch_base = self.rows_served;
         let batch = self
             .batch
             .as_mut()

@@ -156,7 +156,14 @@ impl Stmt {
             }
             name.resize(name_len as usize + 1, 0);
         }
-        let name = String::from_utf16_lossy(&name[..name_len.max(0) as usize]);
+        let name_len = (name_len.max(0) as usize).min(name.len());
+        // Identifiers cannot contain U+0000: sqlite3odbc reports the length of non-ASCII names
+        // in UTF-8 bytes, padding them with NULs ('naïve\0'); cut at the first NUL.
+        let end = name[..name_len]
+            .iter()
+            .position(|&u| u == 0)
+            .unwrap_or(name_len);
+        let name = String::from_utf16_lossy(&name[..end]);
         let unsigned = self
             .col_attr_int(col, sys::Desc::Unsigned)
             .map(|v| v != 0)

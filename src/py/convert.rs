@@ -49,7 +49,9 @@ fn type_code<'py>(
         CellKind::Bit => builtins.getattr("bool")?,
         CellKind::I16 | CellKind::I32 | CellKind::I64 => builtins.getattr("int")?,
         CellKind::F32 | CellKind::F64 => builtins.getattr("float")?,
-        CellKind::Decimal { .. } => cache::decimal_type(py)?.clone().into_any(),
+        CellKind::Decimal { .. } | CellKind::LongDecimal => {
+            cache::decimal_type(py)?.clone().into_any()
+        }
         CellKind::Date => datetime.getattr("date")?,
         CellKind::TimeText | CellKind::SsTime2 => datetime.getattr("time")?,
         CellKind::Timestamp | CellKind::TimestampOffset => datetime.getattr("datetime")?,
@@ -125,7 +127,8 @@ pub struct CellFail {
     pub err: PyErr,
 }
 
-/// Fill column `col` of `tuples[i]` from batch row `rows.start + i`, one monomorphised loop per
+/// Fill column `col` of `tuples[i]` from batch row `rows.start + i` (result-set row
+/// `row_base + rows.start + i`, for error messages), one monomorphised loop per
 /// decoder. On failure, tuples before the failing row are filled, the rest untouched.
 ///
 /// # Safety
@@ -137,12 +140,14 @@ pub unsafe fn fill_column(
     col: usize,
     buf: &ColumnBuffer,
     rows: Range<usize>,
+    row_base: u64,
     tuples: &[*mut ffi::PyObject],
 ) -> Result<(), CellFail> {
     let errors = plan.errors;
     let core = &plan.core;
-    let cell_err =
-        |e, r: usize| -> PyErr { super::errors::to_pyerr(py, cell_error(e, core, col, r as u64)) };
+    let cell_err = |e, r: usize| -> PyErr {
+        super::errors::to_pyerr(py, cell_error(e, core, col, row_base + r as u64))
+    };
     // One generic loop per decoder arm: the closure is inlined into its own copy of the loop.
     macro_rules! fill {
         ($make:expr) => {
@@ -166,7 +171,7 @@ pub unsafe fn fill_column(
             CellKind::I64 => fill!(|r| py_int(py, buf.i64(r))),
             CellKind::F32 => fill!(|r| py_float(py, buf.f32(r) as f64)),
             CellKind::F64 => fill!(|r| py_float(py, buf.f64(r))),
-            CellKind::Decimal { .. } => {
+            CellKind::Decimal { .. } | CellKind::LongDecimal => {
                 let decimal = cache::decimal_type(py).map_err(|err| CellFail {
                     row: rows.start,
                     err,
@@ -175,8 +180,9 @@ pub unsafe fn fill_column(
                     let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
                     let text = decode::decimal_text(bytes).ok_or_else(|| {
                         super::errors::data(format!(
-                            "column {:?} (index {col}), row {r}: the driver returned {:?}, not a decimal number",
+                            "column {:?} (index {col}), row {}: the driver returned {:?}, not a decimal number",
                             core.columns[col].desc.name,
+                            row_base + r as u64,
                             String::from_utf8_lossy(bytes)
                         ))
                     })?;
@@ -192,7 +198,8 @@ pub unsafe fn fill_column(
                 let units = buf.text(r).map_err(|e| cell_err(e, r))?;
                 let t = decode::parse_time_text(units).ok_or_else(|| {
                     super::errors::data(format!(
-                        "column index {col}, row {r}: not a time: {:?}",
+                        "column index {col}, row {}: not a time: {:?}",
+                        row_base + r as u64,
                         String::from_utf16_lossy(units)
                     ))
                 })?;
@@ -233,9 +240,11 @@ pub unsafe fn fill_column(
                     Ok(o) => Ok(o),
                     Err(TextFailure::Python(e)) => Err(e),
                     Err(TextFailure::LoneSurrogate(at)) => Err(super::errors::data(format!(
-                        "column {:?} (index {col}), row {r}: malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
+                        "column {:?} (index {col}), row {}: malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
                          set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
-                        core.columns[col].desc.name, units[at]
+                        core.columns[col].desc.name,
+                        row_base + r as u64,
+                        units[at]
                     ))),
                 }
             }),
@@ -368,9 +377,10 @@ fn raw_bytes<'py>(
             let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
             PyBytes::new(py, &bytes)
         }
-        CellKind::Binary { .. } | CellKind::LongBinary | CellKind::Decimal { .. } => {
-            PyBytes::new(py, buf.bytes(r)?)
-        }
+        CellKind::Binary { .. }
+        | CellKind::LongBinary
+        | CellKind::Decimal { .. }
+        | CellKind::LongDecimal => PyBytes::new(py, buf.bytes(r)?),
         _ => PyBytes::new(py, buf.element(r)),
     })
 }
@@ -415,6 +425,7 @@ pub fn build_rows(
     plan: &PyPlan,
     batch: &Batch,
     range: Range<usize>,
+    row_base: u64,
     out: &mut Vec<Py<PyAny>>,
 ) -> PyResult<Option<CellFail>> {
     let ncols = plan.decoders.len();
@@ -444,6 +455,7 @@ pub fn build_rows(
                 c,
                 buf,
                 range.start..range.start + good,
+                row_base,
                 &tuples[..good],
             )
         } {
@@ -495,6 +507,7 @@ pub fn build_first_value(
     plan: &PyPlan,
     batch: &Batch,
     row: usize,
+    row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
     // SAFETY: a fresh 1-slot tuple as the fill target; NULL is checked.
     let t = unsafe { ffi::PyTuple_New(1) };
@@ -507,7 +520,7 @@ pub fn build_first_value(
     // SAFETY: owned fresh tuple; the Bound frees it (an empty slot is tolerated by dealloc).
     let tuple: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
     // SAFETY: fresh tuple with an empty slot 0, which is the slot of column 0.
-    unsafe { fill_column(py, plan, 0, &batch.columns[0], row..row + 1, &[t])? };
+    unsafe { fill_column(py, plan, 0, &batch.columns[0], row..row + 1, row_base, &[t])? };
     tuple
         .get_item(0)
         .map(Bound::unbind)

@@ -188,7 +188,7 @@ impl Cursor {
             }
             let range = stmt.take(available.min(max - out.len()));
             let batch = stmt.batch().expect("a planned result set has a batch");
-            if let Some(fail) = build_rows(py, plan, batch, range, &mut out)? {
+            if let Some(fail) = build_rows(py, plan, batch, range, stmt.batch_base(), &mut out)? {
                 // Rows before the bad one are delivered; the bad row is consumed; rows after it
                 // are served by the next fetch.
                 stmt.rewind_to(fail.row + 1);
@@ -351,7 +351,7 @@ impl Cursor {
         }
         let range = stmt.take(1);
         let batch = stmt.batch().expect("planned");
-        build_first_value(py, plan, batch, range.start)
+        build_first_value(py, plan, batch, range.start, stmt.batch_base())
             .map(Some)
             .map_err(|f| f.err)
     }

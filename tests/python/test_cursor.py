@@ -259,6 +259,19 @@ def test_nextset_walks_every_result_of_a_batch(pg_conn):
     assert cur.nextset() is False
 
 
+def test_nextset_from_a_row_count_to_a_result_set(pg_conn, pg_table):
+    """A batch starting with DML: its first result is a row count, the next one the rows."""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id integer)")
+    cur.execute(f"INSERT INTO {pg_table} VALUES (1), (2); SELECT id FROM {pg_table} ORDER BY id")
+    assert cur.description is None
+    assert cur.rowcount == 2
+    assert cur.nextset() is True
+    assert cur.rowcount == -1
+    assert cur.fetchall() == [(1,), (2,)]
+    assert cur.nextset() is False
+
+
 def test_nextset_skips_unread_rows(pg_conn):
     cur = pg_conn.cursor()
     cur.execute("SELECT generate_series(1, 1000); SELECT 'second'")
@@ -367,6 +380,21 @@ def test_connection_context_manager_rolls_back_on_error(peer, conn, table):
             conn.cursor().execute(f"INSERT INTO {table} (id) VALUES (1)")
             1 / 0  # noqa: B018
     assert conn.cursor().execute(f"SELECT COUNT(*) FROM {table}").fetchval() == 0
+
+
+def test_cursor_constructor_and_connection_attribute(conn):
+    cur = ferrodbc.Cursor(conn)
+    assert cur.connection is conn
+    assert cur.execute("SELECT 11").fetchval() == 11
+    conn.close()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        ferrodbc.Cursor(conn)
+
+
+def test_connection_reports_the_dbms_and_driver(peer, conn):
+    expected = {"sqlite": ("sqlite", "sqlite"), "postgres": ("postgresql", "psqlodbc")}[peer.name]
+    assert expected[0] in conn.dbms_name.lower()
+    assert expected[1] in conn.driver_name.lower()
 
 
 def test_a_cursor_can_be_reused_for_many_statements(conn, numbers):

@@ -336,13 +336,6 @@ def test_a_row_that_cannot_be_decoded_is_reported_between_the_good_rows(bad_text
     assert cur.fetchall() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: decode errors name the row by its index inside the current row array, not in the "
-    "result set: convert.rs passes the batch row `r` to cell_error / the lone-surrogate message, so "
-    "the 5th row (index 4) of a streamed result (row arrays of 1) is reported as 'row 0'; "
-    "Statement::rows_served gives the result-set position",
-)
 def test_a_decode_error_names_the_row_by_its_position_in_the_result_set(bad_text_rows):
     cur = bad_text_rows.cursor()
     cur.execute("SELECT id, t FROM m ORDER BY id")

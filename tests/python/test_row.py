@@ -135,19 +135,8 @@ def test_rows_stay_valid_after_the_cursor_fetches_more_closes_and_is_collected(c
     assert early[0].cursor_description[0][0] == "id"
 
 
-def test_non_ascii_column_names(peer, conn, table, request):
+def test_non_ascii_column_names(peer, conn, table):
     """Column names in any script work for description, attribute and name access."""
-    if peer.is_sqlite:
-        request.node.add_marker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="BUG (driver quirk the engine must absorb): sqlite3odbc's SQLDescribeColW "
-                "returns the name length in UTF-8 bytes instead of characters, so non-ASCII "
-                "names come back padded with U+0000 ('naïve\\x00', '日本\\x00\\x00\\x00\\x00'; "
-                "pyodbc shows the same). Stmt::describe_col should cut the name at the first NUL "
-                "(identifiers cannot contain U+0000); today row.naïve raises AttributeError",
-            )
-        )
     cur = conn.cursor()
     cur.execute(f'CREATE TABLE {table} ("naïve" INTEGER, "日本" INTEGER, plain INTEGER)')
     cur.execute(f'INSERT INTO {table} VALUES (1, 2, 3)')

@@ -113,13 +113,6 @@ def test_cancel_from_another_thread_stops_a_running_query(pg):
         conn.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a query cancelled by cursor.cancel() raises DatabaseError, not OperationalError: "
-    "psqlODBC reports the server's SQLSTATE 57014 (query_canceled) rather than HY008, and "
-    "error.rs has no rule for class 57 (operator intervention: 57014, 57P01 admin shutdown...), "
-    "which should map to OperationalError like HY008",
-)
 def test_a_cancelled_query_raises_operational_error(pg):
     error, _, conn, _ = run_and_cancel(pg)
     conn.close()

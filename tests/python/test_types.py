@@ -162,14 +162,6 @@ def test_server_computed_decimals_are_exact(pg_conn):
     assert all(type(v) is D for v in row)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a NUMERIC/DECIMAL column whose size the driver reports as unknown (0; psqlODBC "
-    "with UnknownSizes=1 for unconstrained numeric) gets a fixed 64-byte SQL_C_CHAR buffer "
-    "(plan.rs: max(size + 4, 64)), so a numeric with more than 62 digits raises DataError "
-    "(truncation) instead of being read whole; unknown-size decimals should be streamed with "
-    "SQLGetData like unknown-size text",
-)
 def test_unconstrained_numeric_of_unknown_size_is_read_whole(pg):
     conn = ferrodbc.connect(pg.variant(UnknownSizes="1"))
     try:
@@ -416,3 +408,33 @@ def test_all_parameter_types_in_one_row(peer, conn, table):
     )
     row = conn.cursor().execute(f"SELECT {', '.join(f'c_{k}' for k in kinds)} FROM {table}").fetchone()
     assert dict(zip(kinds, row)) == values
+
+
+def test_every_type_after_a_streamed_column_is_read_correctly(peer, conn, table):
+    """Columns after an unbounded one are read with SQLGetData too (SQL Server's ordering rule):
+    values and NULLs of every type must come out the same as on the bound path."""
+    t = peer.types
+    kinds = ["int", "bigint", "float", "bool", "varchar", "bytes", "date", "time", "timestamp"]
+    if peer.is_pg:
+        kinds += ["decimal", "uuid"]
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, body {t['text']}, "
+                + ", ".join(f"c_{k} {t[k]}" for k in kinds) + ")")
+    sample = {
+        "int": -7, "bigint": 2**40, "float": 0.5, "bool": True, "varchar": "vé😀",
+        "bytes": b"\x00\xff", "date": datetime.date(2020, 2, 29),
+        "time": datetime.time(13, 14, 15, 161718),
+        "timestamp": datetime.datetime(2020, 2, 29, 13, 14, 15, 161000),
+        "decimal": D("-12.5000000000"), "uuid": uuid.UUID(int=7),
+    }
+    marks = ", ".join("?" for _ in kinds)
+    names = ", ".join(f"c_{k}" for k in kinds)
+    sql = f"INSERT INTO {table} (id, body, {names}) VALUES (?, ?, {marks})"
+    cur.execute(sql, 1, "x" * 70000, *[sample[k] for k in kinds])
+    cur.execute(sql, 2, None, *[None] * len(kinds))
+    cur.execute(sql, 3, "", *[sample[k] for k in kinds])
+    rows = conn.cursor().execute(f"SELECT body, {names} FROM {table} ORDER BY id").fetchall()
+    expected_values = [sample[k] for k in kinds]
+    assert tuple(rows[0]) == ("x" * 70000, *expected_values)
+    assert tuple(rows[1]) == (None,) * (len(kinds) + 1)
+    assert tuple(rows[2]) == ("", *expected_values)

@@ -19,6 +19,7 @@ export FERRODBC_PG_CONNSTR
 
 echo "== pytest"
 suites=(tests/python)
+[ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
 set +e
 .venv/bin/python -m pytest -q -p no:cacheprovider "${suites[@]}"

@@ -197,3 +197,21 @@ def test_decode_errors_set_after_execute_applies_to_the_pending_rows(sqlite_conn
     cur.execute(LONE_SURROGATE_SQL)
     sqlite_conn.decode_errors = "replace"
     assert cur.fetchone() == ("a\ufffdb",)
+
+
+def test_a_converter_failing_on_one_row_keeps_the_rows_around_it(conn, ids):
+    """Rows before the failing one are delivered, the failing row raises, later rows follow."""
+
+    def picky(raw):
+        value = int_from_raw(raw)
+        if value == 5:
+            raise ValueError("five")
+        return value
+
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, picky)
+    cur = conn.cursor()
+    cur.execute(f"SELECT id FROM {ids} WHERE id < 10 ORDER BY id")
+    assert [r[0] for r in cur.fetchall()] == [0, 1, 2, 3, 4]
+    with pytest.raises(ValueError, match="five"):
+        cur.fetchall()
+    assert [r[0] for r in cur.fetchall()] == [6, 7, 8, 9]

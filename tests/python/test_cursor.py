@@ -412,3 +412,23 @@ def test_two_cursors_on_one_connection_fetch_independently(conn, numbers):
     assert b.fetchone() == (99,)
     assert a.fetchone() == (1,)
     assert b.fetchone() == (98,)
+
+
+def test_one_cursor_alternating_result_shapes_returns_the_right_values(conn, table):
+    """Re-executing with a different column layout rebinds; going back rebinds again, and no
+    value from an earlier layout leaks into a later result."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (i INTEGER, s VARCHAR(5), w VARCHAR(50), f DOUBLE PRECISION)")
+    cur.execute(f"INSERT INTO {table} VALUES (1, 'ab', 'wide value', 2.5), (2, NULL, 'w2', NULL)")
+    for _ in range(3):
+        assert cur.execute(f"SELECT i, s FROM {table} ORDER BY i").fetchall() == [(1, "ab"), (2, None)]
+        assert cur.execute(f"SELECT w, i FROM {table} ORDER BY i").fetchall() == [("wide value", 1), ("w2", 2)]
+        assert cur.execute(f"SELECT f FROM {table} ORDER BY i").fetchall() == [(2.5,), (None,)]
+
+
+def test_re_executing_after_a_partial_read_starts_from_the_first_row(conn, numbers):
+    cur = conn.cursor()
+    sql = f"SELECT id FROM {numbers} ORDER BY id"
+    cur.execute(sql)
+    cur.fetchmany(40)
+    assert [r[0] for r in cur.execute(sql).fetchall()] == list(range(100))

@@ -438,3 +438,22 @@ def test_every_type_after_a_streamed_column_is_read_correctly(peer, conn, table)
     assert tuple(rows[0]) == ("x" * 70000, *expected_values)
     assert tuple(rows[1]) == (None,) * (len(kinds) + 1)
     assert tuple(rows[2]) == ("", *expected_values)
+
+
+def test_aware_datetime_parameters_keep_their_utc_offset(pg_conn, pg_table):
+    """An aware datetime is sent with its offset: PostgreSQL stores the right instant."""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (v timestamptz)")
+    plus_two = datetime.timezone(datetime.timedelta(hours=2))
+    cur.execute(f"INSERT INTO {pg_table} (v) VALUES (?)",
+                datetime.datetime(2020, 1, 1, 12, 0, 0, 123456, tzinfo=plus_two))
+    utc = cur.execute(f"SELECT v AT TIME ZONE 'UTC' FROM {pg_table}").fetchval()
+    assert utc == datetime.datetime(2020, 1, 1, 10, 0, 0, 123456)
+
+
+def test_non_ascii_and_astral_characters_in_the_sql_text(pg_conn):
+    """The statement itself travels as UTF-16: literals and aliases in any script survive."""
+    cur = pg_conn.cursor()
+    row = cur.execute("""SELECT 'é😀 中文' AS "ключ", ? AS "😀" """, "p😀").fetchone()
+    assert tuple(row) == ("é😀 中文", "p😀")
+    assert [d[0] for d in cur.description] == ["ключ", "😀"]

@@ -117,3 +117,32 @@ def test_commit_and_rollback_on_a_closed_connection_raise(conn):
     with pytest.raises(ferrodbc.ProgrammingError):
         conn.autocommit = True
     conn.close()  # idempotent
+
+
+def test_switching_autocommit_on_commits_the_open_transaction(peer, conn, ids):
+    """ODBC: turning autocommit on commits what the transaction did so far."""
+    conn.cursor().execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    conn.autocommit = True
+    assert count_from_another_connection(peer, ids) == 1
+
+
+def test_a_connection_dropped_without_close_rolls_back_and_releases_its_locks(peer, ids):
+    """Garbage-collecting an open connection (with cursors and an open transaction) must roll
+    back and free it: afterwards others can read and write the table."""
+    import gc
+
+    c = peer.connect()
+    cur = c.cursor()
+    cur.execute(f"INSERT INTO {ids} (id) VALUES (1)")
+    reader = c.cursor()
+    reader.execute(f"SELECT id FROM {ids}")
+    del c, cur, reader
+    gc.collect()
+    other = peer.connect()
+    try:
+        assert other.cursor().execute(f"SELECT COUNT(*) FROM {ids}").fetchval() == 0
+        other.cursor().execute(f"INSERT INTO {ids} (id) VALUES (2)")
+        other.commit()
+    finally:
+        other.close()
+    assert count_from_another_connection(peer, ids) == 1

@@ -472,3 +472,14 @@ def test_re_executing_after_a_partial_read_starts_from_the_first_row(conn, numbe
     cur.execute(sql)
     cur.fetchmany(40)
     assert [r[0] for r in cur.execute(sql).fetchall()] == list(range(100))
+
+
+def test_description_reports_sizes_and_nullability_on_postgres(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (a integer NOT NULL, b varchar(10), n numeric(12,3))")
+    cur.execute(f"SELECT a, b, n FROM {pg_table}")
+    assert [(d[0], d[3], d[5], d[6]) for d in cur.description] == [
+        ("a", 10, 0, False),
+        ("b", 10, 0, True),
+        ("n", 12, 3, True),
+    ]

@@ -457,3 +457,21 @@ def test_non_ascii_and_astral_characters_in_the_sql_text(pg_conn):
     row = cur.execute("""SELECT 'é😀 中文' AS "ключ", ? AS "😀" """, "p😀").fetchone()
     assert tuple(row) == ("é😀 中文", "p😀")
     assert [d[0] for d in cur.description] == ["ключ", "😀"]
+
+
+def test_sqlite_declared_lengths_are_not_limits(sqlite_conn):
+    """SQLite stores 100,000 characters in a VARCHAR(10): they must all come back."""
+    cur = sqlite_conn.cursor()
+    cur.execute("CREATE TABLE short_decl (v VARCHAR(10), b VARBINARY(4))")
+    cur.execute("INSERT INTO short_decl (v, b) VALUES (?, ?)", "é" * 100_000, b"\x01" * 50_000)
+    v, b = cur.execute("SELECT v, b FROM short_decl").fetchone()
+    assert v == "é" * 100_000
+    assert b == b"\x01" * 50_000
+
+
+def test_postgres_enforces_declared_lengths_with_a_data_error(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (v varchar(10))")
+    with pytest.raises(ferrodbc.DataError) as info:
+        cur.execute(f"INSERT INTO {pg_table} (v) VALUES (?)", "x" * 11)
+    assert info.value.sqlstate == "22001"

@@ -38,10 +38,15 @@ class DBAPITypeObject:
         self.codes = frozenset(codes)
 
     def __eq__(self, other: object) -> bool:
-        return other in self.codes
+        if isinstance(other, DBAPITypeObject):
+            return self.codes == other.codes
+        try:
+            return other in self.codes
+        except TypeError:  # unhashable: never one of our type codes
+            return False
 
     def __ne__(self, other: object) -> bool:
-        return other not in self.codes
+        return not self.__eq__(other)
 
     def __hash__(self) -> int:
         return hash(self.name)

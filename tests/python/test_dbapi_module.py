@@ -153,3 +153,13 @@ def test_connect_autocommit_and_timeout_arguments(peer):
 def test_connect_rejects_a_non_string_connection_string():
     with pytest.raises(ferrodbc.InterfaceError):
         ferrodbc.connect(b"Driver={SQLite3}")  # type: ignore[arg-type]
+
+
+def test_type_objects_compare_unequal_to_anything_else_without_raising():
+    """Comparing a type object with arbitrary values (even unhashable ones) is just False."""
+    for other in ([], {}, set(), "str", None, 0, object()):
+        assert (ferrodbc.STRING == other) is False
+        assert (ferrodbc.STRING != other) is True
+    assert ferrodbc.STRING == ferrodbc.STRING
+    assert ferrodbc.STRING != ferrodbc.NUMBER
+    assert str in [ferrodbc.STRING] and ferrodbc.NUMBER in (int,)

@@ -215,3 +215,29 @@ def test_a_converter_failing_on_one_row_keeps_the_rows_around_it(conn, ids):
     with pytest.raises(ValueError, match="five"):
         cur.fetchall()
     assert [r[0] for r in cur.fetchall()] == [6, 7, 8, 9]
+
+
+def test_raw_bytes_of_fixed_size_and_decimal_cells_follow_the_odbc_c_layout(pg_conn):
+    """Decimals arrive as ASCII digits, dates/timestamps as SQL_DATE/TIMESTAMP_STRUCT, GUIDs as
+    SQLGUID (uuid's bytes_le), so converters can decode them with struct/uuid alone."""
+    import datetime
+    import uuid
+
+    raw = {}
+    for code in (ferrodbc.SQL_NUMERIC, ferrodbc.SQL_TYPE_DATE, ferrodbc.SQL_TYPE_TIMESTAMP,
+                 ferrodbc.SQL_GUID, ferrodbc.SQL_BIGINT, ferrodbc.SQL_FLOAT, ferrodbc.SQL_BIT):
+        pg_conn.add_output_converter(code, (lambda c: lambda b: raw.setdefault(c, b))(code))
+    pg_conn.cursor().execute(
+        "SELECT CAST(-1.25 AS numeric(10,2)), DATE '2020-02-29', "
+        "TIMESTAMP '2020-02-29 01:02:03.5', "
+        "CAST('00112233-4455-6677-8899-aabbccddeeff' AS uuid), CAST(5 AS bigint), "
+        "CAST(0.5 AS float8), true"
+    ).fetchone()
+    assert raw[ferrodbc.SQL_NUMERIC] == b"-1.25"
+    assert datetime.date(*struct.unpack("=hHH", raw[ferrodbc.SQL_TYPE_DATE])) == datetime.date(2020, 2, 29)
+    y, mo, d, h, mi, s, frac_ns = struct.unpack("=hHHHHHI", raw[ferrodbc.SQL_TYPE_TIMESTAMP])
+    assert (y, mo, d, h, mi, s, frac_ns) == (2020, 2, 29, 1, 2, 3, 500_000_000)
+    assert uuid.UUID(bytes_le=raw[ferrodbc.SQL_GUID]) == uuid.UUID("00112233-4455-6677-8899-aabbccddeeff")
+    assert struct.unpack("=q", raw[ferrodbc.SQL_BIGINT]) == (5,)
+    assert struct.unpack("=d", raw[ferrodbc.SQL_FLOAT]) == (0.5,)
+    assert raw[ferrodbc.SQL_BIT] == b"\x01"

@@ -168,3 +168,71 @@ def test_connections_can_be_used_from_several_threads_at_once(peer, table, conn)
         t.join(30)
     assert not errors
     assert results == [sum(range(500))] * 20
+
+
+def test_a_cursor_shared_by_threads_never_crashes_or_mixes_rows(peer, conn, table):
+    """threadsafety 1 does not promise sharing cursors, but misuse must not crash: each call is
+    serialised, so every fetched row is a whole, valid row."""
+    conn.cursor().execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(20))")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} (id, label) VALUES (?, ?)", [(i, f"v{i}") for i in range(300)]
+    )
+    conn.commit()
+    cur = conn.cursor()
+    bad: list = []
+
+    def hammer():
+        for _ in range(40):
+            try:
+                cur.execute(f"SELECT id, label FROM {table}")
+                rows = cur.fetchmany(50) + cur.fetchall()
+            except ferrodbc.ProgrammingError:
+                continue  # e.g. fetch after another thread's execute of a statement: allowed
+            bad.extend(r for r in rows if r.label != f"v{r.id}")
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads), "a thread hung"
+    assert bad == []
+
+
+def test_closing_the_connection_while_another_thread_fetches(peer, conn, table):
+    """The fetching thread gets ProgrammingError (closed), never a crash or a hang."""
+    conn.cursor().execute(f"CREATE TABLE {table} (id INTEGER)")
+    conn.cursor().executemany(f"INSERT INTO {table} (id) VALUES (?)", [(i,) for i in range(5000)])
+    conn.commit()
+    other = peer.connect()
+    cur = other.cursor()
+    cur.execute(f"SELECT a.id FROM {table} a")
+    outcome: dict = {"rows": 0}
+    started = threading.Event()
+
+    def fetcher():
+        try:
+            while True:
+                rows = cur.fetchmany(5)
+                started.set()
+                if not rows:
+                    break
+                outcome["rows"] += len(rows)
+                time.sleep(0.001)
+        except ferrodbc.Error as e:
+            outcome["error"] = e
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=fetcher)
+    thread.start()
+    assert started.wait(10)
+    other.close()
+    thread.join(30)
+    assert not thread.is_alive()
+    assert other.closed and cur.closed
+    if "error" in outcome:
+        assert isinstance(outcome["error"], ferrodbc.ProgrammingError)
+        assert "closed" in str(outcome["error"])
+    else:
+        assert outcome["rows"] == 5000, "finished before the close: every row was read"

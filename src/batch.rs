@@ -51,6 +51,8 @@ pub struct StreamedCell {
     pub units: Vec<u16>,
     pub bytes: Vec<u8>,
     pub is_null: bool,
+    /// For `sql_variant` columns: the current cell, read as its underlying type.
+    pub variant: Option<Box<ColumnBuffer>>,
 }
 
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
@@ -262,6 +264,35 @@ impl ColumnBuffer {
                 cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1, 1)?;
                 Ok(())
             }
+            CellKind::Variant => {
+                // Microsoft's documented recipe: a zero-length SQLGetData makes the driver read
+                // the variant header, then SQL_CA_SS_VARIANT_TYPE names its C type.
+                let mut probe = [0u8; 1];
+                let mut ind: Len = 0;
+                // SAFETY: a zero-length read into a valid one-byte buffer.
+                unsafe {
+                    stmt.get_data(
+                        column,
+                        CDataType::Binary,
+                        probe.as_mut_ptr() as Pointer,
+                        0,
+                        &mut ind,
+                    )?
+                };
+                cell.is_null = ind == NULL_DATA;
+                if cell.is_null {
+                    return Ok(());
+                }
+                let c_type = stmt.col_attr_int(column, SS_VARIANT_TYPE)?;
+                let kind = variant_kind(c_type as i16);
+                let inner = cell
+                    .variant
+                    .get_or_insert_with(|| Box::new(ColumnBuffer::new(kind, 1)));
+                if inner.kind != kind {
+                    **inner = ColumnBuffer::new(kind, 1);
+                }
+                inner.read_streamed(stmt, column)
+            }
             kind => {
                 // A fixed-size cell after a streamed one: one SQLGetData into element 0.
                 let ptr = self.values.as_mut_ptr() as Pointer;
@@ -280,6 +311,29 @@ impl ColumnBuffer {
                 Ok(())
             }
         }
+    }
+}
+
+/// `SQL_CA_SS_VARIANT_TYPE` (msodbcsql.h: `SQL_CA_SS_BASE + 15`): the C type of the current
+/// sql_variant cell.
+const SS_VARIANT_TYPE: u16 = 1215;
+
+/// The decoder for a variant cell whose underlying C type the driver reported.
+fn variant_kind(c_type: i16) -> CellKind {
+    match c_type {
+        -7 => CellKind::Bit,
+        -26 | -28 | -15 | -17 | 5 => CellKind::I16,
+        -16 | -18 | 4 => CellKind::I32,
+        -25 | -27 => CellKind::I64,
+        7 => CellKind::F32,
+        8 => CellKind::F64,
+        // SQL_C_NUMERIC / SQL_C_CHAR: decimal, money (as digits); char text goes through WCHAR.
+        2 => CellKind::LongDecimal,
+        91 | 9 => CellKind::Date,
+        93 | 11 => CellKind::Timestamp,
+        -11 => CellKind::Guid,
+        -2 => CellKind::LongBinary,
+        _ => CellKind::LongWText,
     }
 }
 

@@ -76,6 +76,9 @@ pub enum CellKind {
     LongWText,
     /// Unbounded binary streamed with SQLGetData in chunks → bytes.
     LongBinary,
+    /// SQL Server `sql_variant`: streamed; each cell's underlying type is read from the driver
+    /// (`SQL_CA_SS_VARIANT_TYPE`) and decoded as that type.
+    Variant,
     /// DECIMAL/NUMERIC of unknown size (psqlODBC's unconstrained numeric): digits streamed
     /// with SQLGetData so no length is ever too short → `Decimal`.
     LongDecimal,
@@ -91,6 +94,7 @@ impl CellKind {
             CellKind::F32 => CDataType::Float,
             CellKind::F64 => CDataType::Double,
             CellKind::Decimal { .. } | CellKind::LongDecimal => CDataType::Char,
+            CellKind::Variant => CDataType::Binary,
             CellKind::Date => CDataType::TypeDate,
             CellKind::TimeText | CellKind::WText { .. } | CellKind::LongWText => CDataType::WChar,
             CellKind::SsTime2 => CDataType::SsTime2,
@@ -117,14 +121,17 @@ impl CellKind {
             CellKind::Guid => 16,
             CellKind::WText { max_units } => (max_units as usize + 1) * 2,
             CellKind::Binary { max_bytes } => max_bytes as usize,
-            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal => 0,
+            CellKind::LongWText
+            | CellKind::LongBinary
+            | CellKind::LongDecimal
+            | CellKind::Variant => 0,
         }
     }
 
     pub fn is_long(self) -> bool {
         matches!(
             self,
-            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal
+            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal | CellKind::Variant
         )
     }
 
@@ -290,7 +297,8 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
             }
         }
         SqlDataType::EXT_LONG_VAR_BINARY | SqlDataType(SS_UDT) => CellKind::LongBinary,
-        // sql_variant and anything unknown: its text rendering, streamed (never truncated).
+        SqlDataType(SS_VARIANT) if dbms == Dbms::SqlServer => CellKind::Variant,
+        // Anything unknown: its text rendering, streamed (never truncated).
         SqlDataType(SS_VARIANT) => CellKind::LongWText,
         _ => CellKind::LongWText,
     }

@@ -14,6 +14,21 @@ use crate::error::{Error, Result};
 use std::ptr::null_mut;
 use std::sync::{Arc, Mutex};
 
+// odbc-sys types the field identifier as its `Desc` enum, which cannot carry driver-specific
+// identifiers; this is the same unixODBC entry point with the C signature's plain integer.
+unsafe extern "system" {
+    #[link_name = "SQLColAttributeW"]
+    fn col_attribute_raw(
+        hstmt: HStmt,
+        column: u16,
+        field: u16,
+        character_attribute: Pointer,
+        buffer_length: i16,
+        string_length: *mut i16,
+        numeric_attribute: *mut Len,
+    ) -> sys::SqlReturn;
+}
+
 /// One column as `SQLDescribeCol` (plus a few attributes) reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ColumnDescription {
@@ -165,7 +180,7 @@ impl Stmt {
             .unwrap_or(name_len);
         let name = String::from_utf16_lossy(&name[..end]);
         let unsigned = self
-            .col_attr_int(col, sys::Desc::Unsigned)
+            .col_attr_int(col, sys::Desc::Unsigned as u16)
             .map(|v| v != 0)
             .unwrap_or(false);
         Ok(ColumnDescription {
@@ -182,12 +197,13 @@ impl Stmt {
         })
     }
 
-    /// A numeric column attribute (`SQLColAttributeW`).
-    pub fn col_attr_int(&mut self, col: u16, field: sys::Desc) -> Result<isize> {
+    /// A numeric column attribute (`SQLColAttributeW`), by field identifier: the standard
+    /// `SQL_DESC_*` ones and driver-specific ones such as SQL Server's `SQL_CA_SS_*`.
+    pub fn col_attr_int(&mut self, col: u16, field: u16) -> Result<isize> {
         let mut value: Len = 0;
         // SAFETY: numeric attribute out pointer valid; no character buffer requested.
         let ret = unsafe {
-            sys::SQLColAttributeW(
+            col_attribute_raw(
                 self.handle,
                 col,
                 field,

@@ -59,6 +59,7 @@ fn type_code<'py>(
         CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
         CellKind::WText { .. } | CellKind::LongWText => builtins.getattr("str")?,
         CellKind::Binary { .. } | CellKind::LongBinary => builtins.getattr("bytes")?,
+        CellKind::Variant => builtins.getattr("object")?,
     })
 }
 
@@ -143,6 +144,41 @@ pub unsafe fn fill_column(
     row_base: u64,
     tuples: &[*mut ffi::PyObject],
 ) -> Result<(), CellFail> {
+    let target = Target {
+        col,
+        slot: col,
+        rows,
+        row_base,
+    };
+    // SAFETY: forwarded contract; slot == col.
+    unsafe { fill_with(py, plan, &plan.decoders[col], buf, target, tuples) }
+}
+
+/// Where decoded cells go: column `col` of the plan (for messages) into tuple slot `slot`.
+#[derive(Clone)]
+struct Target {
+    col: usize,
+    slot: usize,
+    rows: Range<usize>,
+    row_base: u64,
+}
+
+/// # Safety
+/// As [`fill_column`], for slot `target.slot`.
+unsafe fn fill_with(
+    py: Python<'_>,
+    plan: &PyPlan,
+    decoder: &ColumnDecoder,
+    buf: &ColumnBuffer,
+    target: Target,
+    tuples: &[*mut ffi::PyObject],
+) -> Result<(), CellFail> {
+    let Target {
+        col,
+        slot,
+        rows,
+        row_base,
+    } = target;
     let errors = plan.errors;
     let core = &plan.core;
     let cell_err = |e, r: usize| -> PyErr {
@@ -152,11 +188,11 @@ pub unsafe fn fill_column(
     macro_rules! fill {
         ($make:expr) => {
             // SAFETY: forwarded caller contract on `tuples`.
-            unsafe { fill_loop(buf, col, rows.clone(), tuples, $make) }
+            unsafe { fill_loop(buf, slot, rows.clone(), tuples, $make) }
         };
     }
 
-    match &plan.decoders[col] {
+    match decoder {
         ColumnDecoder::Converted(kind, func) => {
             let kind = *kind;
             fill!(|r| {
@@ -165,6 +201,22 @@ pub unsafe fn fill_column(
             })
         }
         ColumnDecoder::Plain(kind) => match *kind {
+            CellKind::Variant => fill!(|r| {
+                let inner = buf.streamed.variant.as_deref().ok_or_else(|| {
+                    PyErr::new::<super::errors::InternalError, _>("sql_variant cell was not read")
+                })?;
+                variant_value(
+                    py,
+                    plan,
+                    inner,
+                    Target {
+                        col,
+                        slot: 0,
+                        rows: 0..1,
+                        row_base: row_base + r as u64,
+                    },
+                )
+            }),
             CellKind::Bit => fill!(|r| Ok(py_bool(buf.bit(r)))),
             CellKind::I16 => fill!(|r| py_int(py, buf.i16(r) as i64)),
             CellKind::I32 => fill!(|r| py_int(py, buf.i32(r) as i64)),
@@ -263,7 +315,7 @@ pub unsafe fn fill_column(
 #[inline(always)]
 unsafe fn fill_loop(
     buf: &ColumnBuffer,
-    col: usize,
+    slot: usize,
     rows: Range<usize>,
     tuples: &[*mut ffi::PyObject],
     mut make: impl FnMut(usize) -> PyResult<*mut ffi::PyObject>,
@@ -275,9 +327,29 @@ unsafe fn fill_loop(
             make(r).map_err(|err| CellFail { row: r, err })?
         };
         // SAFETY: caller contract: fresh tuple, empty slot; `obj` is an owned reference.
-        unsafe { ffi::PyTuple_SET_ITEM(tuples[i], col as ffi::Py_ssize_t, obj) };
+        unsafe { ffi::PyTuple_SET_ITEM(tuples[i], slot as ffi::Py_ssize_t, obj) };
     }
     Ok(())
+}
+
+/// One sql_variant cell, decoded as its underlying type (read into `inner` by the batch).
+fn variant_value(
+    py: Python<'_>,
+    plan: &PyPlan,
+    inner: &ColumnBuffer,
+    target: Target,
+) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: a fresh 1-slot tuple as the fill target; NULL is checked.
+    let t = unsafe { ffi::PyTuple_New(1) };
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: owned fresh tuple; the Bound frees it (an empty slot is tolerated by dealloc).
+    let tuple: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    let decoder = ColumnDecoder::Plain(inner.kind);
+    // SAFETY: fresh tuple, slot 0 empty.
+    unsafe { fill_with(py, plan, &decoder, inner, target, &[t]) }.map_err(|f| f.err)?;
+    Ok(tuple.get_item(0)?.into_ptr())
 }
 
 #[inline(always)]
@@ -381,6 +453,11 @@ fn raw_bytes<'py>(
         | CellKind::LongBinary
         | CellKind::Decimal { .. }
         | CellKind::LongDecimal => PyBytes::new(py, buf.bytes(r)?),
+        CellKind::Variant => match buf.streamed.variant.as_deref() {
+            Some(inner) if inner.kind.is_long() => PyBytes::new(py, &inner.streamed.bytes),
+            Some(inner) => PyBytes::new(py, inner.element(0)),
+            None => PyBytes::new(py, &[]),
+        },
         _ => PyBytes::new(py, buf.element(r)),
     })
 }

@@ -76,6 +76,15 @@ def paired_ratio(samples: dict, other: str, task: str) -> str:
     return f"{median(pairs):.2f}" if pairs and len(pairs) == len(samples[BASELINE]) else "–"
 
 
+def noise_line(summaries: dict[str, dict[str, Summary]]) -> str:
+    spreads = sorted(s.spread for d in summaries.values() for s in d.values() if s.status == "ok" and len(s.ms) > 1)
+    if not spreads:
+        return ""
+    p90 = spreads[min(len(spreads) - 1, int(0.9 * len(spreads)))]
+    return (f"Noise: spread (max − min) / median of a cell's rounds — median {median(spreads):.0%}, "
+            f"90th percentile {p90:.0%} over {len(spreads)} cells. Treat ratios within that band as ties.")
+
+
 def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
     labels = list(samples)
     summaries: dict[str, dict[str, Summary]] = {
@@ -103,6 +112,8 @@ def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
         f"Ratios: median over rounds of other/{BASELINE} in the same round (> 1: {BASELINE} faster).",
         "",
         report.table(headers, rows),
+        "",
+        noise_line(summaries),
         "",
         "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + f"; Python {platform.python_version()}.",
     ]

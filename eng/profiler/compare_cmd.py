@@ -21,6 +21,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--pairs", type=int, help="measured pairs (default 5; at least 5, quick mode 3)")
     ap.add_argument("--quick", action="store_true", help="small sizes; 3 pairs allowed")
     ap.add_argument("--connection-string", help="use this server instead of starting the TDS peer")
+    ap.add_argument("--pin", action="store_true", help="pin the peer to the last CPU and the clients to the others")
 
 
 def check_isolation(samples: dict, sites: dict) -> None:
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     shas = {"base": builds.resolve(args.base), "head": builds.resolve(args.head)}
     log = partial(print, file=sys.stderr, flush=True)
     sites = {label: builds.build(sha, log) for label, sha in shas.items()}
-    with connection_string(args.connection_string) as cs:
+    run_notes: list[str] = []
+    with connection_string(args.connection_string, args.pin, run_notes) as cs:
         expect_file, sources = for_run(names, args.quick, cs)
         try:
             runners = {label: partial(procs.worker, "ferrodbc", cs, names, args.quick, expect_file, [str(site)])
@@ -56,10 +58,10 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
         finally:
             expect_file.unlink(missing_ok=True)
     check_isolation(samples, sites)
-    return render(args, names, shas, samples, sources, pairs)
+    return render(args, names, shas, samples, sources, pairs, run_notes)
 
 
-def render(args, names, shas, samples, sources, pairs) -> tuple[str, dict]:
+def render(args, names, shas, samples, sources, pairs, run_notes) -> tuple[str, dict]:
     rows, labels, data_tasks = [], [], {}
     for n in names:
         b, h = summarize(samples["base"], n), summarize(samples["head"], n)
@@ -96,6 +98,7 @@ def render(args, names, shas, samples, sources, pairs) -> tuple[str, dict]:
         report.table(["task", "base median", "head median", "head/base", "pairs agreeing", "verdict",
                       "counter changes (base→head)"], rows),
     ]
+    md += [f"- {note}" for note in run_notes]
     md += [f"- `{k}`: {v}" for k, v in sources.items()]
     md += sorted({f"- {side} `{n}`: {note}" for side in ("base", "head") for n in names
                   for note in summarize(samples[side], n).notes})

@@ -71,7 +71,10 @@ class Ferrodbc(Driver):
     name = "ferrodbc"
     module_name = "ferrodbc"
 
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> dict[str, int] | None:
+        # Old revisions (compare --base) may predate the counters; then there is nothing to show.
+        if not hasattr(self.mod, "counters"):
+            return None
         return dict(sorted(self.mod.counters().items()))
 
 
@@ -110,6 +113,7 @@ class MssqlPython(Driver):
     module_name = "mssql_python"
     notes = (
         "mssql-python: native_uuid=True; its own Driver (the Driver= keyword is removed); "
+        "connection pooling on by default (it shows in `connect`); "
         "output converters receive decoded str, not raw bytes",
     )
 

@@ -25,6 +25,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--pairs", type=int, help="measured rounds (default 5; quick: 3)")
     ap.add_argument("--quick", action="store_true", help="small sizes; 3 rounds allowed")
     ap.add_argument("--connection-string", help="use this server instead of starting the TDS peer")
+    ap.add_argument("--pin", action="store_true", help="pin the peer to the last CPU and the clients to the others")
     ap.add_argument("--drivers", nargs="*", default=list(DRIVERS), choices=list(DRIVERS))
     ap.add_argument("--no-floor", action="store_true")
 
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
     names = [t.name for t in tasks]
     measured = rounds_for(args)
     floor_names = [] if args.no_floor else [n for n in names if n in FLOOR_TASKS]
-    with connection_string(args.connection_string) as cs:
+    run_notes: list[str] = []
+    with connection_string(args.connection_string, args.pin, run_notes) as cs:
         expect_file, sources = for_run(names, args.quick, cs)
         try:
             expected = json.loads(expect_file.read_text())
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
             samples = run_rounds(runners, measured, rotating)
         finally:
             expect_file.unlink(missing_ok=True)
-    return render(args, names, samples, sources, measured)
+    return render(args, names, samples, sources, measured, run_notes)
 
 
 def paired_ratio(samples: dict, other: str, task: str) -> str:
@@ -85,7 +87,7 @@ def noise_line(summaries: dict[str, dict[str, Summary]]) -> str:
             f"90th percentile {p90:.0%} over {len(spreads)} cells. Treat ratios within that band as ties.")
 
 
-def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
+def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dict, bool]:
     labels = list(samples)
     summaries: dict[str, dict[str, Summary]] = {
         label: {n: summarize(samples[label], n) for n in names if label != FLOOR or n in samples[FLOOR][0]["tasks"]}
@@ -119,7 +121,7 @@ def render(args, names, samples, sources, measured) -> tuple[str, dict, bool]:
     ]
     notes = sorted({f"{label} `{n}`: {note}" for label in labels for n, s in summaries[label].items() for note in s.notes})
     driver_notes = [note for d in args.drivers for note in DRIVERS[d].notes]
-    for note in [*driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
+    for note in [*run_notes, *driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
         md.append(f"- {note}")
     if failed:
         md += ["", "## FAILED", ""] + [f"- {label} `{n}`: {reason}" for label, n, reason in failed]

@@ -21,8 +21,19 @@ def _prefer_newest_peer_binary() -> None:
         os.environ["TDS_PEER_BIN"] = str(max(found, key=lambda p: p.stat().st_mtime))
 
 
+def _pin(peer_pid: int) -> str:
+    """Peer on the last CPU, this process (and so every worker it starts) on the others: the
+    client and the server stop trading one core. Returns a note for the report."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return "not pinned (one CPU)"
+    os.sched_setaffinity(peer_pid, {cpus[-1]})
+    os.sched_setaffinity(0, set(cpus[:-1]))
+    return f"peer pinned to CPU {cpus[-1]}, clients to CPU {','.join(map(str, cpus[:-1]))}"
+
+
 @contextmanager
-def connection_string(given: str | None) -> Iterator[str]:
+def connection_string(given: str | None, pin: bool = False, notes: list[str] | None = None) -> Iterator[str]:
     """Yield the msodbcsql connection string every driver uses (mssql-python drops Driver=)."""
     if given:
         yield given
@@ -31,4 +42,8 @@ def connection_string(given: str | None) -> Iterator[str]:
     from eng.peers import tdspeer
 
     with tdspeer.start_peer(encrypt="notsup") as peer:
+        if pin:
+            note = _pin(peer.proc.pid)
+            if notes is not None:
+                notes.append(note)
         yield tdspeer.conn_str(peer, driver="msodbcsql")

@@ -360,3 +360,43 @@ def test_a_value_longer_than_the_declared_size_is_an_error_never_silently_cut(pg
         assert short == "y" * 200, "values that fit are unaffected"
     finally:
         conn.close()
+
+
+def test_a_failed_execute_leaves_no_result_set_behind(conn):
+    """After execute raises, nothing of the previous query can be fetched by mistake."""
+    cur = conn.cursor()
+    cur.execute("SELECT 1 UNION ALL SELECT 2")
+    cur.fetchone()
+    with pytest.raises(ferrodbc.DatabaseError):
+        cur.execute("SELEC 1")
+    assert cur.description is None
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.fetchone()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: an execute() rejected before reaching the driver (wrong parameter count, "
+    "unsupported parameter type: convert_row/check_count run before the cursor state is reset in "
+    "cursor.rs) leaves the previous result set in place, so the next fetchone() silently returns "
+    "a stale row of the previous query and description still describes it; a failed execute "
+    "should discard the old result like one that failed in the driver",
+)
+@pytest.mark.parametrize(
+    "bad_call",
+    [
+        lambda cur: cur.execute("SELECT ?", 1, 2),
+        lambda cur: cur.execute("SELECT ?", object()),
+        lambda cur: cur.executemany("SELECT ?", [(1, 2)]),
+    ],
+    ids=["wrong-count", "unsupported-type", "executemany-wrong-count"],
+)
+def test_a_rejected_execute_leaves_no_stale_result_set(conn, bad_call):
+    cur = conn.cursor()
+    cur.execute("SELECT 1 UNION ALL SELECT 2")
+    cur.fetchone()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        bad_call(cur)
+    assert cur.description is None
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.fetchone()

@@ -400,3 +400,25 @@ def test_a_rejected_execute_leaves_no_stale_result_set(conn, bad_call):
     assert cur.description is None
     with pytest.raises(ferrodbc.ProgrammingError):
         cur.fetchone()
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a date/time value Python cannot represent escapes as a bare ValueError "
+    "('year -9999 is out of range', from PyDateTime::new in convert.rs datetime_obj) instead of "
+    "ferrodbc.DataError naming the column and row; psqlODBC hands TIMESTAMP '-infinity' over as "
+    "year -9999, so `except ferrodbc.Error` does not catch it (TIME '24:00:00' already gives "
+    "DataError)",
+)
+def test_a_timestamp_python_cannot_represent_is_a_data_error(pg_conn):
+    cur = pg_conn.cursor()
+    cur.execute("SELECT CAST('-infinity' AS timestamp) AS ts")
+    with pytest.raises(ferrodbc.DataError, match="ts"):
+        cur.fetchone()
+
+
+def test_a_time_python_cannot_represent_is_a_data_error(pg_conn):
+    cur = pg_conn.cursor()
+    cur.execute("SELECT CAST('24:00:00' AS time)")
+    with pytest.raises(ferrodbc.DataError, match="24:00:00"):
+        cur.fetchone()

@@ -163,3 +163,18 @@ def test_type_objects_compare_unequal_to_anything_else_without_raising():
     assert ferrodbc.STRING == ferrodbc.STRING
     assert ferrodbc.STRING != ferrodbc.NUMBER
     assert str in [ferrodbc.STRING] and ferrodbc.NUMBER in (int,)
+
+
+def test_brace_quoted_connection_string_values_are_unwrapped(pg):
+    """`Key={value}` is ODBC's quoting: the braces are not part of the value."""
+    import re
+
+    match = re.search(r"(?i)(?:^|;)\s*(?:pwd|password)=([^;{][^;]*)", pg.connstr)
+    if match is None:
+        pytest.skip("the PostgreSQL connection string has no plain Pwd=... to re-quote")
+    password = match.group(1)
+    conn = ferrodbc.connect(pg.variant(Pwd="{" + password.replace("}", "}}") + "}", PASSWORD=None))
+    try:
+        assert conn.cursor().execute("SELECT 1").fetchval() == 1
+    finally:
+        conn.close()

@@ -422,3 +422,43 @@ def test_a_time_python_cannot_represent_is_a_data_error(pg_conn):
     cur.execute("SELECT CAST('24:00:00' AS time)")
     with pytest.raises(ferrodbc.DataError, match="24:00:00"):
         cur.fetchone()
+
+
+@pytest.fixture
+def silent_server():
+    """A TCP port that accepts connections and never says a word (a hung server)."""
+    import socket
+    import threading
+
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    thread.join(5)
+    for s in held:
+        s.close()
+    srv.close()
+
+
+def test_login_timeout_bounds_a_connect_to_a_server_that_never_answers(pg, silent_server):
+    import time
+
+    start = time.monotonic()
+    with pytest.raises(ferrodbc.OperationalError) as info:
+        ferrodbc.connect(pg.variant(Server="127.0.0.1", Port=str(silent_server)), timeout=2)
+    assert time.monotonic() - start < 10
+    assert info.value.sqlstate.startswith("08")

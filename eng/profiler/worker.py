@@ -19,7 +19,8 @@ from typing import Any
 
 from .digest import require_fixed_hash_seed
 from .drivers import DRIVERS, Driver, NotApplicable
-from .workloads import Ctx, Task, select
+from .task import Ctx, Task
+from .workloads import select
 
 MARKER = "PROFILER-RESULT "
 

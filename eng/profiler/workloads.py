@@ -1,10 +1,5 @@
-"""The task registry: what a user does, timed; set up and validated outside the timed window.
-
-A task is four small functions:
-  setup(ctx)          untimed: tables, converters
-  body(ctx) -> result TIMED: the user's code, nothing else
-  check(ctx, result)  untimed: the Digest (row count + checksum) of what the driver returned
-  expect(n)           the Digest it must equal, from eng/peers/synthetic.py or workdata.py
+"""The task registry: what a user does, timed; set up and validated outside the timed window
+(the contract is in task.py).
 
 Sizes are (full, quick); ``n`` is the picked one. Synthetic tables are the TDS peer's
 ``peer.<shape>_<rows>`` (only ``SELECT [TOP n] cols FROM peer.x`` is served from them); joins,
@@ -13,70 +8,12 @@ CTEs and writes use real tables the setup creates (the peer runs them in SQLite)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import workdata as wd
 from .digest import Digest, of_rows, of_sets, of_values
-from .drivers import INPUT_SIZES, Driver
-
-
-@dataclass(frozen=True)
-class Size:
-    full: int
-    quick: int
-
-    def pick(self, quick: bool) -> int:
-        return self.quick if quick else self.full
-
-
-@dataclass
-class Ctx:
-    driver: Driver
-    conn_str: str
-    n: int
-    conn: Any = None
-    tables: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    # Filled by setups, read by bodies and checks:
-    table: str = ""  # the write tasks' target table
-    items: list[tuple] = field(default_factory=list)  # rows to insert / parameters to send
-    shop: dict[str, str] = field(default_factory=dict)  # join tables: {"c": ..., "p": ..., "o": ...}
-
-    def connect(self, autocommit: bool = False) -> Any:
-        return self.driver.connect(self.conn_str, autocommit=autocommit)
-
-    def create_table(self, prefix: str, ddl: str, rows: list[tuple] | None = None) -> str:
-        """Create (and fill with literal VALUES) a table this worker owns; dropped afterwards."""
-        name = wd.table_name(prefix)
-        cur = self.conn.cursor()
-        cur.execute(f"CREATE TABLE {name} {ddl}")
-        self.tables.append(name)
-        for values in wd.values_batches(rows or []):
-            cur.execute(f"INSERT INTO {name} VALUES {values}")
-        self.conn.commit()
-        cur.close()
-        return name
-
-    def read_back(self, table: str, columns: str = "id, name, val") -> list:
-        cur = self.conn.cursor()
-        cur.execute(f"SELECT {columns} FROM {table} ORDER BY id")
-        rows = cur.fetchall()
-        cur.close()
-        return rows
-
-
-@dataclass(frozen=True)
-class Task:
-    name: str
-    title: str
-    size: Size
-    body: Callable[[Ctx], Any]
-    check: Callable[[Ctx, Any], Digest]
-    expect: Callable[[int], Digest]
-    setup: Callable[[Ctx], None] = lambda ctx: None
-    #: For fetch tasks: the query the native floor drains for comparison.
-    floor_query: Callable[[int], str] | None = None
+from .drivers import INPUT_SIZES
+from .task import Ctx, Size, Task
 
 
 def synthetic(shape: str, n: int) -> list[tuple]:

@@ -23,8 +23,9 @@ def for_run(names: list[str], quick: bool, conn_str: str) -> tuple[Path, dict[st
         for n in list(missing):
             r = report["tasks"].get(n, {})
             if r.get("status") == "ok":
+                why = exp_error(exp, n)
                 exp[n] = r["digest"]
-                source[n] = f"expected digest from reference driver {ref} (generator unavailable: {exp_error(exp, n)})"
+                source[n] = f"expected digest from reference driver {ref} ({why})"
                 missing.remove(n)
     path = procs.OUT / f"expect-run-{os.getpid()}.json"
     procs.OUT.mkdir(parents=True, exist_ok=True)

@@ -81,6 +81,13 @@ start() {
   if [ "$MODE" = cluster ]; then
     command -v pg_createcluster >/dev/null || die "pg_createcluster missing (postgresql-common)"
     install -d -o postgres -g postgres -m 2775 "$SOCKDIR"
+    DATA=/var/lib/postgresql/$PG_VERSION/$CLUSTER
+    if pg_lsclusters -h 2>/dev/null | awk -v v="$PG_VERSION" -v c="$CLUSTER" '$1==v && $2==c' | grep -q . \
+        && [ ! -f "$DATA/PG_VERSION" ]; then
+      # Configuration without data (e.g. /var/lib wiped by a rebuilt container): start over.
+      log "cluster $PG_VERSION/$CLUSTER has no data directory; recreating it"
+      pg_dropcluster "$PG_VERSION" "$CLUSTER" --stop >/dev/null 2>&1 || rm -rf "/etc/postgresql/$PG_VERSION/$CLUSTER"
+    fi
     if ! pg_lsclusters -h 2>/dev/null | awk -v v="$PG_VERSION" -v c="$CLUSTER" '$1==v && $2==c' | grep -q .; then
       log "creating cluster $PG_VERSION/$CLUSTER on port $PORT"
       pg_createcluster "$PG_VERSION" "$CLUSTER" -p "$PORT" -- --auth-local=peer --auth-host=scram-sha-256 >/dev/null
@@ -95,7 +102,7 @@ start() {
     if ! ready; then
       log "starting cluster $PG_VERSION/$CLUSTER"
       # A stale pid file from a killed container would make pg_ctlcluster refuse to start.
-      PID_FILE=/var/lib/postgresql/$PG_VERSION/$CLUSTER/postmaster.pid
+      PID_FILE=$DATA/postmaster.pid
       if [ -f "$PID_FILE" ] && ! kill -0 "$(head -n1 "$PID_FILE")" 2>/dev/null; then
         rm -f "$PID_FILE"
       fi
@@ -118,7 +125,15 @@ start() {
     ready && break
     sleep 0.5
   done
-  ready || die "the server did not become ready on 127.0.0.1:$PORT"
+  if ! ready; then
+    if [ "$MODE" = cluster ]; then
+      LOGFILE=/var/log/postgresql/postgresql-$PG_VERSION-$CLUSTER.log
+    else
+      LOGFILE=$DATADIR/server.log
+    fi
+    [ -f "$LOGFILE" ] && tail -n 20 "$LOGFILE" >&2
+    die "the server did not become ready on 127.0.0.1:$PORT (log: $LOGFILE)"
+  fi
 
   # Role and database (idempotent). The password is (re)set every time so a stale role works.
   psql_admin <<SQL

@@ -403,6 +403,7 @@ def test_a_failed_execute_leaves_no_result_set_behind(conn):
     "cursor.rs) leaves the previous result set in place, so the next fetchone() silently returns "
     "a stale row of the previous query and description still describes it; a failed execute "
     "should discard the old result like one that failed in the driver",
+    raises=AssertionError,
 )
 @pytest.mark.parametrize(
     "bad_call",
@@ -431,6 +432,7 @@ def test_a_rejected_execute_leaves_no_stale_result_set(conn, bad_call):
     "ferrodbc.DataError naming the column and row; psqlODBC hands TIMESTAMP '-infinity' over as "
     "year -9999, so `except ferrodbc.Error` does not catch it (TIME '24:00:00' already gives "
     "DataError)",
+    raises=ValueError,
 )
 def test_a_timestamp_python_cannot_represent_is_a_data_error(pg_conn):
     cur = pg_conn.cursor()

@@ -10,7 +10,7 @@ from . import builds, procs, report
 from .expectations import for_run
 from .rounds import alternating, run_rounds, summarize
 from .stats import THRESHOLD, headline, verdict
-from .target import connection_string
+from .target import connection_string, describe, load_note
 from .workloads import REGISTRY, select
 
 
@@ -50,11 +50,13 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     sites = {label: builds.build(sha, log) for label, sha in shas.items()}
     run_notes: list[str] = []
     with connection_string(args.connection_string, args.pin, run_notes) as cs:
+        run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:
             runners = {label: partial(procs.worker, "ferrodbc", cs, names, args.quick, expect_file, [str(site)])
                        for label, site in sites.items()}
             samples = run_rounds(runners, pairs, alternating)
+            run_notes.append(f"at end: {load_note()}")
         finally:
             expect_file.unlink(missing_ok=True)
     check_isolation(samples, sites)
@@ -98,6 +100,9 @@ def render(args, names, shas, samples, sources, pairs, run_notes) -> tuple[str, 
         report.table(["task", "base median", "head median", "head/base", "pairs agreeing", "verdict",
                       "counter changes (base→head)"], rows),
     ]
+    if pairs < 5:
+        md.append(f"- Only {pairs} pairs (quick mode): a verdict needs {pairs}/{pairs} agreement and one "
+                  "noisy pair decides it; confirm any verdict with ≥ 5 pairs before acting on it.")
     md += [f"- {note}" for note in run_notes]
     md += [f"- `{k}`: {v}" for k, v in sources.items()]
     md += sorted({f"- {side} `{n}`: {note}" for side in ("base", "head") for n in names

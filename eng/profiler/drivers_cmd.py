@@ -13,7 +13,7 @@ from .expectations import for_run
 from .drivers import DRIVERS
 from .rounds import Summary, rotating, run_rounds, summarize
 from .stats import median
-from .target import connection_string
+from .target import connection_string, describe, load_note
 from .workloads import FLOOR_TASKS, REGISTRY, select
 
 BASELINE = "ferrodbc"
@@ -56,6 +56,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
     floor_names = [] if args.no_floor else [n for n in names if n in FLOOR_TASKS]
     run_notes: list[str] = []
     with connection_string(args.connection_string, args.pin, run_notes) as cs:
+        run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:
             expected = json.loads(expect_file.read_text())
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
             if floor_names:
                 runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
             samples = run_rounds(runners, measured, rotating)
+            run_notes.append(f"at end: {load_note()}")
         finally:
             expect_file.unlink(missing_ok=True)
     return render(args, names, samples, sources, measured, run_notes)

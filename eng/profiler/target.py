@@ -47,3 +47,15 @@ def connection_string(given: str | None, pin: bool = False, notes: list[str] | N
             if notes is not None:
                 notes.append(note)
         yield tdspeer.conn_str(peer, driver="msodbcsql")
+
+
+def describe(conn_str: str) -> str:
+    """The connection string without secrets, for reports."""
+    parts = [p for p in conn_str.split(";") if p and not p.strip().upper().startswith(("PWD=", "PASSWORD="))]
+    return ";".join(parts)
+
+
+def load_note() -> str:
+    """Machine load when a run starts or ends: the first thing to read when spreads are wide."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.1f} (1 min) / {five:.1f} (5 min) on {os.cpu_count()} CPUs"

@@ -486,3 +486,28 @@ def test_login_timeout_bounds_a_connect_to_a_server_that_never_answers(pg, silen
         ferrodbc.connect(pg.variant(Server="127.0.0.1", Port=str(silent_server)), timeout=2)
     assert time.monotonic() - start < 10
     assert info.value.sqlstate.startswith("08")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG (driver quirk the engine must absorb): psqlODBC cuts a text parameter at the first "
+    "U+0000, so INSERT of 'a\\x00b' silently stores 'a' (pyodbc does the same). PostgreSQL text "
+    "cannot hold U+0000; with Dbms::PostgreSql the engine should reject such a str parameter "
+    "with DataError before sending it (as psycopg does) instead of storing a truncated value",
+)
+def test_a_str_parameter_with_nul_is_rejected_by_postgres_not_truncated(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (t text)")
+    try:
+        cur.execute(f"INSERT INTO {pg_table} (t) VALUES (?)", "a\x00b")
+    except ferrodbc.DataError:
+        pass
+    stored = [r[0] for r in cur.execute(f"SELECT t FROM {pg_table}").fetchall()]
+    assert stored == [], f"the value was stored as {stored!r}"
+
+
+def test_executemany_with_rows_that_are_not_sequences_raises(conn):
+    for bad in ([1, 2], 5, None):
+        with pytest.raises((TypeError, ferrodbc.ProgrammingError)):
+            conn.cursor().executemany("SELECT ?", bad)
+    still_works(conn)

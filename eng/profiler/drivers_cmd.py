@@ -48,8 +48,8 @@ def floor_round(exe, cs: str, names: list[str], quick: bool, expected: dict) -> 
     return {"driver": FLOOR, "tasks": tasks}
 
 
-def run(args: argparse.Namespace) -> tuple[str, dict, bool]:
-    """Returns (markdown, data, ok) where ok is False if any measurement FAILED."""
+def run(args: argparse.Namespace) -> tuple[str, dict]:
+    """Returns (markdown, data)."""
     tasks = select(args.tasks)
     names = [t.name for t in tasks]
     measured = rounds_for(args)
@@ -89,7 +89,7 @@ def noise_line(summaries: dict[str, dict[str, Summary]]) -> str:
             f"90th percentile {p90:.0%} over {len(spreads)} cells. Treat ratios within that band as ties.")
 
 
-def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dict, bool]:
+def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dict]:
     labels = list(samples)
     summaries: dict[str, dict[str, Summary]] = {
         label: {n: summarize(samples[label], n) for n in names if label != FLOOR or n in samples[FLOOR][0]["tasks"]}
@@ -130,7 +130,7 @@ def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dic
     text = "\n".join(md) + "\n"
     data = {"mode": "quick" if args.quick else "full", "rounds": measured, "samples": samples,
             "summaries": {label: {n: vars(s) for n, s in d.items()} for label, d in summaries.items()}}
-    return text, data, not failed
+    return text, data
 
 
 #: Whose failures fail the command: ours. Other drivers' failures are findings about them.
@@ -149,7 +149,7 @@ def gated_failures(data: dict) -> list[str]:
 
 def main(args: argparse.Namespace, stem: str = "drivers") -> int:
     """Exit status 1 only if ferrodbc or the native floor errored or returned wrong data."""
-    text, data, _ = run(args)
+    text, data = run(args)
     md, js = report.write(stem, text, data)
     print(text)
     print(f"(written to {md} and {js})")

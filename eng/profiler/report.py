@@ -32,7 +32,7 @@ def cell(s: Summary) -> str:
         return f"{ms(s.median)} ±{s.spread * 50:.0f}%"
     if s.status == "n/a":
         return f"n/a ({s.reason})"
-    return f"**FAILED** ({short(s.reason)})"
+    return f"**FAILED** ({short(s.reason, 40)})"  # the full reason is listed under the table
 
 
 def short(text: str, n: int = 90) -> str:

@@ -1,0 +1,172 @@
+"""Fixtures for the SQL Server suite: ferrodbc against the project's TDS peer (eng/tds-peer)
+through the real drivers, Microsoft ODBC Driver 18 ("msodbcsql18") and FreeTDS ("freetds").
+
+One peer process serves the whole session (``peer``); ``driver`` parametrizes a test over both
+drivers. Outside CI a missing peer binary or driver skips with the reason; with CI=true it fails
+(CI never silently skips a peer).
+
+Expected values come from eng/peers/synthetic.py, the Python mirror of the peer's synthetic
+tables ``peer.<shape>_<n>``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import ferrodbc
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "eng" / "peers"))
+
+import synthetic  # noqa: E402,F401  (re-exported for the test modules)
+import tdspeer  # noqa: E402
+
+# (tdspeer driver key, readable test id)
+DRIVERS = [("msodbcsql", "msodbcsql18"), ("freetds", "freetds")]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def missing(message: str) -> None:
+    """Skip locally, fail in CI."""
+    if in_ci():
+        pytest.fail(f"CI=true and {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def require_driver(driver: str) -> None:
+    if not tdspeer.drivers_available().get(driver):
+        missing(f"ODBC driver {driver!r} is not registered with unixODBC (run eng/setup.sh)")
+
+
+def require_peer_binary() -> None:
+    if tdspeer.peer_binary() is None:
+        missing("the tds-peer binary is not built (cargo build --release -p tds-peer, or set TDS_PEER_BIN)")
+
+
+def tname(prefix: str = "t") -> str:
+    """A unique table name (the peer's database lives as long as the session's peer)."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def peer():
+    """One tds-peer (no TLS) for the whole session."""
+    require_peer_binary()
+    try:
+        p = tdspeer.start_peer()
+    except (OSError, RuntimeError) as e:
+        missing(f"tds-peer did not start: {e}")
+    with p:
+        yield p
+
+
+@pytest.fixture(params=[d for d, _ in DRIVERS], ids=[i for _, i in DRIVERS])
+def driver(request) -> str:
+    """The ODBC driver under test: 'msodbcsql' (Driver 18) or 'freetds'."""
+    require_driver(request.param)
+    return request.param
+
+
+@pytest.fixture
+def connstr(peer, driver) -> str:
+    return tdspeer.conn_str(peer, driver)
+
+
+@pytest.fixture
+def connect(peer, driver):
+    """connect(autocommit=True, **extra) -> a ferrodbc connection through `driver`; closed at teardown."""
+    opened: list[ferrodbc.Connection] = []
+
+    def _connect(autocommit: bool = True, target=None, **extra) -> ferrodbc.Connection:
+        cn = ferrodbc.connect(tdspeer.conn_str(target or peer, driver, **extra), autocommit=autocommit, timeout=10)
+        opened.append(cn)
+        return cn
+
+    yield _connect
+    for cn in opened:
+        if not cn.closed:
+            try:
+                if not cn.autocommit:
+                    cn.rollback()
+                cn.close()
+            except ferrodbc.Error:
+                pass
+
+
+@pytest.fixture
+def conn(connect) -> ferrodbc.Connection:
+    """A ferrodbc connection (autocommit on) to the session peer."""
+    return connect()
+
+
+@pytest.fixture
+def pyodbc_connect(peer, driver):
+    """pyodbc.connect through the same driver (for differential tests); closed at teardown."""
+    try:
+        import pyodbc
+    except ImportError:
+        missing("pyodbc is not installed in the venv")
+    opened = []
+
+    def _connect(**extra):
+        cn = pyodbc.connect(tdspeer.conn_str(peer, driver, **extra), autocommit=True, timeout=10)
+        opened.append(cn)
+        return cn
+
+    yield _connect
+    for cn in opened:
+        try:
+            cn.close()
+        except Exception:
+            pass
+
+
+def xfail_if(request, cond: bool, reason: str) -> None:
+    """A strict xfail decided at run time (e.g. only through one driver)."""
+    if cond:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+# --- bugs shared by several modules (one reason text each, so the report lists them once) ---
+
+FREETDS_TIME_BUG = (
+    "BUG: through FreeTDS 1.3, any result with a time(n) column fails with ProgrammingError HY003 "
+    "'Program type out of range' from SQLBindCol: the engine binds SQL_C_SS_TIME2, which FreeTDS "
+    "rejects; it should fall back to a C type FreeTDS accepts (SQL_C_BINARY holding "
+    "SQL_SS_TIME2_STRUCT, as pyodbc does, or text) and return datetime.time"
+)
+FREETDS_DTO_BUG = (
+    "BUG: through FreeTDS 1.3, any result with a datetimeoffset(n) column fails with ProgrammingError "
+    "HY003 'Program type out of range' from SQLBindCol: the engine binds SQL_C_SS_TIMESTAMPOFFSET, "
+    "which FreeTDS rejects; it should fall back (SQL_C_BINARY holding SQL_SS_TIMESTAMPOFFSET_STRUCT, "
+    "or text) and return an aware datetime"
+)
+FREETDS_VARIANT_BUG = (
+    "BUG: through FreeTDS, any result with a sql_variant column fails with InterfaceError HY091 "
+    "'Descriptor type out of range': the engine asks SQLColAttribute(SQL_CA_SS_VARIANT_TYPE=1215), "
+    "an msodbcsql-only field; it should fall back (e.g. read the cell as text/binary) instead of "
+    "failing the whole query"
+)
+FREETDS_TIME_PARAM_BUG = (
+    "BUG: through FreeTDS, a datetime.time parameter fails with ProgrammingError HY004 'Invalid data "
+    "type' from SQLBindParameter (the engine binds SQL_SS_TIME2 / SQL_C_SS_TIME2, unknown to FreeTDS); "
+    "it should bind SQL_TYPE_TIME/SQL_C_TYPE_TIME or text for FreeTDS"
+)
+FREETDS_DTO_PARAM_BUG = (
+    "BUG: through FreeTDS, an aware datetime parameter fails with ProgrammingError HY004 'Invalid data "
+    "type' from SQLBindParameter (the engine binds SQL_SS_TIMESTAMPOFFSET / SQL_C_SS_TIMESTAMPOFFSET, "
+    "unknown to FreeTDS); it should bind it as text ('YYYY-MM-DD hh:mm:ss.fffffff +hh:mm') for FreeTDS"
+)
+
+
+def pytest_report_header(config) -> list[str]:
+    exe = tdspeer.peer_binary()
+    return [f"sqlserver suite: tds-peer {exe or 'NOT BUILT'}; drivers {tdspeer.drivers_available()}; CI={'yes' if in_ci() else 'no'}"]

@@ -511,3 +511,22 @@ def test_executemany_with_rows_that_are_not_sequences_raises(conn):
         with pytest.raises((TypeError, ferrodbc.ProgrammingError)):
             conn.cursor().executemany("SELECT ?", bad)
     still_works(conn)
+
+
+def test_a_terminated_server_session_is_an_operational_error_and_close_still_works(pg):
+    """The server drops the connection (pg_terminate_backend): every later call says so with
+    OperationalError, none hangs, and close() cleans up."""
+    conn = pg.connect()
+    monitor = pg.connect(autocommit=True)
+    try:
+        cur = conn.cursor()
+        pid = cur.execute("SELECT pg_backend_pid()").fetchval()
+        assert monitor.cursor().execute("SELECT pg_terminate_backend(?)", pid).fetchval() is True
+        for _ in range(2):
+            with pytest.raises(ferrodbc.OperationalError) as info:
+                cur.execute("SELECT 1")
+            assert info.value.sqlstate[:2] in ("57", "08")
+    finally:
+        monitor.close()
+        conn.close()
+    assert conn.closed

@@ -3,6 +3,8 @@ After each error the connection stays usable."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import ferrodbc
@@ -479,8 +481,6 @@ def silent_server():
 
 
 def test_login_timeout_bounds_a_connect_to_a_server_that_never_answers(pg, silent_server):
-    import time
-
     start = time.monotonic()
     with pytest.raises(ferrodbc.OperationalError) as info:
         ferrodbc.connect(pg.variant(Server="127.0.0.1", Port=str(silent_server)), timeout=2)
@@ -521,7 +521,12 @@ def test_a_terminated_server_session_is_an_operational_error_and_close_still_wor
     try:
         cur = conn.cursor()
         pid = cur.execute("SELECT pg_backend_pid()").fetchval()
-        assert monitor.cursor().execute("SELECT pg_terminate_backend(?)", pid).fetchval() is True
+        watch = monitor.cursor()
+        assert watch.execute("SELECT pg_terminate_backend(?)", pid).fetchval() is True
+        for _ in range(100):  # the backend exits asynchronously
+            if not watch.execute("SELECT COUNT(*) FROM pg_stat_activity WHERE pid = ?", pid).fetchval():
+                break
+            time.sleep(0.05)
         for _ in range(2):
             with pytest.raises(ferrodbc.OperationalError) as info:
                 cur.execute("SELECT 1")

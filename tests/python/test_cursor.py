@@ -484,3 +484,19 @@ def test_description_reports_sizes_and_nullability_on_postgres(pg_conn, pg_table
         ("b", 10, 0, True),
         ("n", 12, 3, True),
     ]
+
+
+@pytest.mark.parametrize("columns", ["i, i * 2", "i, md5(CAST(i AS text))"], ids=["bound", "streamed"])
+def test_server_side_cursor_mode_returns_every_row_in_order(pg, columns):
+    """With psqlODBC's UseDeclareFetch=1 the driver refills from the server every 100 rows,
+    under ferrodbc's own growing row arrays; the two must not lose or repeat rows."""
+    conn = ferrodbc.connect(pg.variant(UseDeclareFetch="1", Fetch="100"))
+    try:
+        cur = conn.cursor()
+        cur.execute(f"SELECT {columns} FROM generate_series(0, 4999) AS s(i)")
+        got = []
+        while rows := cur.fetchmany(777):
+            got += [r[0] for r in rows]
+        assert got == list(range(5000))
+    finally:
+        conn.close()

@@ -1,0 +1,256 @@
+"""Parameters of every type round-tripped: `SELECT ?` and INSERT into a table of declared SQL
+Server types then SELECT; executemany; setinputsizes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+
+import pytest
+
+import ferrodbc
+from conftest import (
+    FREETDS_DTO_BUG,
+    FREETDS_DTO_PARAM_BUG,
+    FREETDS_TIME_BUG,
+    FREETDS_TIME_PARAM_BUG,
+    tname,
+    xfail_if,
+)
+
+TZ = lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))  # noqa: E731
+
+DECIMAL_1E38_BUG = (
+    "BUG: a Decimal parameter with 38 fractional digits, Decimal('1E-38') (= DECIMAL(38,38) "
+    "0.00000000000000000000000000000000000001), raises DataError 'needs precision 39, more than 38': "
+    "the engine counts the leading zero before the point as a digit; it fits numeric(38,38) and "
+    "must be sent"
+)
+
+SELECT_VALUES = [
+    ("none", None),
+    ("true", True),
+    ("false", False),
+    ("int_zero", 0),
+    ("int32_min", -(2**31)),
+    ("int32_max", 2**31 - 1),
+    ("int64_min", -(2**63)),
+    ("int64_max", 2**63 - 1),
+    ("float", 1.5),
+    ("float_neg_huge", -1e308),
+    ("float_denormal", 5e-324),
+    ("decimal38_10", Decimal("-1234567890123456789012345678.0123456789")),
+    ("decimal38_0", Decimal("99999999999999999999999999999999999999")),
+    ("decimal38_9", Decimal("12345678901234567890123456789.012345678")),
+    ("decimal_scale_kept", Decimal("1.500")),
+    ("decimal_1e-38", Decimal("1E-38")),
+    ("str_empty", ""),
+    ("str_1", "a"),
+    ("str_4000", "x" * 4000),
+    ("str_4001", "y" * 4001),
+    ("str_astral", "😀" * 3000),
+    ("str_mixed_astral", "a😀中é" * 1500),
+    ("str_1e6", "é" * 1_000_000),
+    ("bytes_empty", b""),
+    ("bytes_small", b"\x00\xff"),
+    ("bytes_8000", bytes(range(256)) * 31 + bytes(64)),
+    ("bytes_10240", bytes(range(256)) * 40),
+    ("date", dt.date(2023, 12, 31)),
+    ("date_max", dt.date(9999, 12, 31)),
+    ("date_1753", dt.date(1753, 1, 1)),
+    ("time", dt.time(13, 14, 15, 123456)),
+    ("time_max", dt.time(23, 59, 59, 999999)),
+    ("datetime", dt.datetime(2024, 2, 29, 23, 59, 58, 123456)),
+    ("datetime_max", dt.datetime(9999, 12, 31, 23, 59, 59, 999999)),
+    ("aware_plus14", dt.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=TZ(840))),
+    ("aware_minus14", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=TZ(-840))),
+    ("aware_utc", dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)),
+    ("uuid", uuid.UUID("6f9619ff-8b86-d011-b42d-00c04fc964ff")),
+]
+
+
+def exact(got, value) -> None:
+    assert type(got) is type(value), f"{type(got).__name__} for {type(value).__name__}"
+    assert got == value
+    if isinstance(value, Decimal):
+        assert str(got) == str(value)
+    if isinstance(value, dt.datetime) and value.tzinfo is not None:
+        assert got.utcoffset() == value.utcoffset()
+        assert got.replace(tzinfo=None) == value.replace(tzinfo=None)
+
+
+@pytest.mark.parametrize("value", [v for _, v in SELECT_VALUES], ids=[i for i, _ in SELECT_VALUES])
+def test_select_param(request, conn, driver, value):
+    """`SELECT ?` returns the value with its own Python type (tz-aware datetime → datetimeoffset)."""
+    xfail_if(request, isinstance(value, Decimal) and value == Decimal("1E-38"), DECIMAL_1E38_BUG)
+    xfail_if(request, driver == "freetds" and isinstance(value, dt.time), FREETDS_TIME_PARAM_BUG)
+    xfail_if(request, driver == "freetds" and isinstance(value, dt.datetime) and value.tzinfo is not None, FREETDS_DTO_PARAM_BUG)
+    got = conn.cursor().execute("SELECT ?", value).fetchval()
+    if value is None:
+        assert got is None
+    else:
+        exact(got, value)
+
+
+def test_early_dates_through_freetds_differ(conn, driver, pyodbc_connect):
+    """Driver difference, not an engine one: FreeTDS 1.3.17 shifts date/datetime parameters before
+    1600 (0001-01-01 arrives as 9999-12-31, 0001-01-02 as 0001-01-01); pyodbc through FreeTDS
+    gets the very same values. Driver 18 sends them exactly."""
+    early = [dt.date(1, 1, 1), dt.date(1, 1, 2), dt.date(1000, 1, 1), dt.datetime(1, 1, 1)]
+    got = [conn.cursor().execute("SELECT ?", v).fetchval() for v in early]
+    if driver == "msodbcsql":
+        assert got == early
+    else:
+        pc = pyodbc_connect()
+        assert got == [pc.cursor().execute("SELECT ?", v).fetchone()[0] for v in early]
+        assert got[0] == dt.date(9999, 12, 31)
+    # from 1753 on both drivers are exact
+    assert conn.cursor().execute("SELECT ?", dt.date(1753, 1, 1)).fetchval() == dt.date(1753, 1, 1)
+
+
+# (id, declared SQL Server type, parameter, expected value read back)
+COLUMN_VALUES = [
+    ("bit", "BIT", True, True),
+    ("tinyint", "TINYINT", 255, 255),
+    ("smallint", "SMALLINT", -32768, -32768),
+    ("int", "INT", -(2**31), -(2**31)),
+    ("bigint", "BIGINT", 2**63 - 1, 2**63 - 1),
+    ("real", "REAL", 1.5, 1.5),
+    ("float", "FLOAT", -2.75e300, -2.75e300),
+    ("decimal38_10", "DECIMAL(38,10)", Decimal("1234567890123456789012345678.0000000001"), Decimal("1234567890123456789012345678.0000000001")),
+    ("decimal_rescaled", "DECIMAL(18,4)", Decimal("-99.12"), Decimal("-99.1200")),
+    ("numeric_int", "NUMERIC(10,3)", 7, Decimal("7.000")),
+    ("money", "MONEY", Decimal("12.34"), Decimal("12.3400")),
+    ("smallmoney", "SMALLMONEY", Decimal("-214748.3648"), Decimal("-214748.3648")),
+    ("date", "DATE", dt.date(1999, 1, 2), dt.date(1999, 1, 2)),
+    ("time7", "TIME(7)", dt.time(1, 2, 3, 456789), dt.time(1, 2, 3, 456789)),
+    ("time0", "TIME(0)", dt.time(23, 59, 59), dt.time(23, 59, 59)),
+    ("datetime", "DATETIME", dt.datetime(2020, 5, 6, 7, 8, 9, 120000), dt.datetime(2020, 5, 6, 7, 8, 9, 120000)),
+    ("smalldatetime", "SMALLDATETIME", dt.datetime(2020, 5, 6, 7, 8), dt.datetime(2020, 5, 6, 7, 8)),
+    ("datetime2_7", "DATETIME2(7)", dt.datetime(2021, 1, 2, 3, 4, 5, 678901), dt.datetime(2021, 1, 2, 3, 4, 5, 678901)),
+    ("datetime2_0", "DATETIME2(0)", dt.datetime(2021, 1, 2, 3, 4, 5), dt.datetime(2021, 1, 2, 3, 4, 5)),
+    ("dto_from_aware", "DATETIMEOFFSET(7)", dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=TZ(-840)), dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=TZ(-840))),
+    ("dto_plus14", "DATETIMEOFFSET(0)", dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=TZ(840)), dt.datetime(2024, 5, 6, 7, 8, 9, tzinfo=TZ(840))),
+    ("char", "CHAR(5)", "ab", "ab   "),
+    ("varchar_cp1252", "VARCHAR(50)", "café €Š", "café €Š"),
+    ("varchar_utf8", "VARCHAR(50) COLLATE Latin1_General_100_CI_AS_SC_UTF8", "中文 ü😀", "中文 ü😀"),
+    ("nchar", "NCHAR(4)", "ж", "ж   "),
+    ("nvarchar_astral", "NVARCHAR(50)", "ñandú 中 😀", "ñandú 中 😀"),
+    ("nvarchar_max_4001", "NVARCHAR(MAX)", "é" * 4001, "é" * 4001),
+    ("nvarchar_max_astral", "NVARCHAR(MAX)", "😀" * 5000, "😀" * 5000),
+    ("varchar_max", "VARCHAR(MAX)", "v" * 9000, "v" * 9000),
+    ("binary", "BINARY(4)", b"\x01\x02", b"\x01\x02\x00\x00"),
+    ("varbinary", "VARBINARY(50)", b"\x10\x20", b"\x10\x20"),
+    ("varbinary_max_9000", "VARBINARY(MAX)", b"\xab" * 9000, b"\xab" * 9000),
+    ("uniqueidentifier", "UNIQUEIDENTIFIER", uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF"), uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+    ("uniqueidentifier_from_str", "UNIQUEIDENTIFIER", "6F9619FF-8B86-D011-B42D-00C04FC964FF", uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+    ("xml", "XML", "<a>1</a>", "<a>1</a>"),
+]
+
+
+@pytest.mark.parametrize("sqltype,param,expected", [c[1:] for c in COLUMN_VALUES], ids=[c[0] for c in COLUMN_VALUES])
+def test_insert_select_declared_type(request, conn, driver, sqltype, param, expected):
+    """INSERT the parameter into a column of the declared type, SELECT it back (and a NULL)."""
+    up = sqltype.upper()
+    xfail_if(request, driver == "freetds" and isinstance(param, dt.time), FREETDS_TIME_PARAM_BUG)
+    xfail_if(request, driver == "freetds" and isinstance(param, dt.datetime) and param.tzinfo is not None, FREETDS_DTO_PARAM_BUG)
+    xfail_if(request, driver == "freetds" and up.startswith("TIME"), FREETDS_TIME_BUG)
+    xfail_if(request, driver == "freetds" and up.startswith("DATETIMEOFFSET"), FREETDS_DTO_BUG)
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, v {sqltype})")
+    cur.execute(f"INSERT INTO {t} (id, v) VALUES (?, ?)", 1, param)
+    assert cur.rowcount == 1
+    cur.execute(f"INSERT INTO {t} (id, v) VALUES (?, ?)", 2, None)
+    rows = cur.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == [1, 2]
+    exact(rows[0][1], expected)
+    assert rows[1][1] is None
+
+
+EXECUTEMANY_PEER_BUG = (
+    "PEER BUG: executemany of 1,000 rows does not insert 1,000 rows. Driver 18 sends one parameter "
+    "array as a batch of RPCs and the peer serves only the first RPC of a batch (1 row inserted; "
+    "pyodbc fast_executemany shows the same); FreeTDS emulates the array with a multi-statement "
+    "batch the peer rejects ('Incorrect syntax near INSERT', 0 rows)"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=EXECUTEMANY_PEER_BUG)
+def test_executemany_1000_rows(conn, driver):
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, name NVARCHAR(20), amount DECIMAL(18,4), ts DATETIME2(3))")
+    rows = [(i, f"n{i} é", Decimal(i).scaleb(-2), dt.datetime(2024, 1, 1) + dt.timedelta(seconds=i)) for i in range(1000)]
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", rows)
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 1000
+    got = [tuple(r) for r in cur.execute(f"SELECT id, name, amount, ts FROM {t} ORDER BY id").fetchall()]
+    assert got == [(i, n, a.quantize(Decimal("0.0001")), ts) for i, n, a, ts in rows]
+
+
+def test_executemany_single_row_set(conn, driver):
+    """One parameter set (no array on the wire) goes through both drivers."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, name NVARCHAR(20))")
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?)", [(7, "seven 😀")])
+    assert [tuple(r) for r in cur.execute(f"SELECT * FROM {t}").fetchall()] == [(7, "seven 😀")]
+
+
+def test_executemany_error_is_raised(request, conn, driver):
+    """A server error on a parameter array raises; it must not end up as a mere message."""
+    xfail_if(request, driver == "freetds", (
+        "BUG: through FreeTDS, executemany with several rows whose batch the server rejects "
+        "(42000, native 102) returns normally: the error only lands in cursor.messages and rowcount "
+        "is -1, so the caller believes the rows were written; executemany must raise ProgrammingError"))
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT)")
+    try:
+        cur.executemany(f"INSERT INTO {t} VALUES (?)", [(1,), (2,), (3,)])
+    except ferrodbc.DatabaseError:
+        return  # raised: the caller knows
+    errors = [m for m in cur.messages if not m[0].startswith("[01")]
+    assert not errors, f"executemany returned normally with server errors in messages: {errors}"
+
+
+def test_executemany_into_missing_table_raises(conn, driver):
+    cur = conn.cursor()
+    with pytest.raises(ferrodbc.ProgrammingError) as ei:
+        cur.executemany("INSERT INTO no_such_table_zz VALUES (?)", [(1,)])
+    assert ei.value.native_error == 208
+
+
+def test_setinputsizes_is_honoured(conn, driver):
+    """A declared (SQL_DECIMAL, 20, 6) makes the server see decimal(20,6): the echo carries scale 6;
+    (SQL_DECIMAL, 10, 2) turns an int into Decimal('7.00'); SQL_VARCHAR turns an int into str."""
+    cur = conn.cursor()
+    cur.setinputsizes([(ferrodbc.SQL_DECIMAL, 20, 6)])
+    got = cur.execute("SELECT ?", Decimal("1.25")).fetchval()
+    assert str(got) == "1.250000"
+    assert cur.description[0][4:6] == (20, 6)
+    cur.setinputsizes([(ferrodbc.SQL_DECIMAL, 10, 2)])
+    assert str(cur.execute("SELECT ?", 7).fetchval()) == "7.00"
+    cur.setinputsizes([ferrodbc.SQL_VARCHAR])
+    assert cur.execute("SELECT ?", 5).fetchval() == "5"
+    cur.setinputsizes([(ferrodbc.SQL_WVARCHAR, 10)])
+    assert cur.execute("SELECT ?", "abc").fetchval() == "abc"
+    assert cur.description[0][3] == 10
+    # sizes apply to one execute only: the next one infers again
+    assert cur.execute("SELECT ?", Decimal("1.25")).fetchval().as_tuple().exponent == -2
+    assert cur.description[0][4:6] == (3, 2)
+
+
+def test_setinputsizes_into_declared_table(conn, driver):
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (d DECIMAL(10,2), s NVARCHAR(10))")
+    cur.setinputsizes([(ferrodbc.SQL_DECIMAL, 10, 2), (ferrodbc.SQL_WVARCHAR, 10)])
+    cur.execute(f"INSERT INTO {t} VALUES (?, ?)", Decimal("3.14"), "hi")
+    assert tuple(cur.execute(f"SELECT d, s FROM {t}").fetchone()) == (Decimal("3.14"), "hi")
+
+
+def test_param_count_mismatch_is_programming_error(conn, driver):
+    with pytest.raises(ferrodbc.ProgrammingError):
+        conn.cursor().execute("SELECT ?, ?", 1)

@@ -241,3 +241,29 @@ def test_raw_bytes_of_fixed_size_and_decimal_cells_follow_the_odbc_c_layout(pg_c
     assert struct.unpack("=q", raw[ferrodbc.SQL_BIGINT]) == (5,)
     assert struct.unpack("=d", raw[ferrodbc.SQL_FLOAT]) == (0.5,)
     assert raw[ferrodbc.SQL_BIT] == b"\x01"
+
+
+# UTF-16 code units the SQLite driver produces from these (CESU-8 style) UTF-8 byte strings.
+SURROGATE_CASES = {
+    "lone-low": ("edb080", "\ufffd", "\udc00"),
+    "high-at-end": ("61eda080", "a\ufffd", "a\ud800"),
+    "reversed-pair": ("edb080eda080", "\ufffd\ufffd", "\udc00\ud800"),
+    "valid-pair": ("eda0bdedb880", "😀", "😀"),
+    "high-then-pair": ("eda080eda0bdedb880", "\ufffd😀", "\ud800😀"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SURROGATE_CASES))
+def test_each_decoding_policy_on_surrogate_edge_cases(sqlite_conn, case):
+    hex_bytes, replaced, passed = SURROGATE_CASES[case]
+    sql = f"SELECT CAST(x'{hex_bytes}' AS TEXT)"
+    cur = sqlite_conn.cursor()
+    if case == "valid-pair":
+        assert cur.execute(sql).fetchval() == "😀", "a well-formed pair is fine under strict"
+    else:
+        with pytest.raises(ferrodbc.DataError, match="lone surrogate"):
+            cur.execute(sql).fetchval()
+    sqlite_conn.decode_errors = "replace"
+    assert cur.execute(sql).fetchval() == replaced
+    sqlite_conn.decode_errors = "surrogatepass"
+    assert cur.execute(sql).fetchval() == passed

@@ -89,6 +89,23 @@ impl ColumnBuffer {
         }
     }
 
+    /// Copy rows `0..rows` (values and indicators) from a buffer of the same kind.
+    fn copy_rows_from(&mut self, other: &ColumnBuffer, rows: usize) {
+        debug_assert_eq!(self.kind, other.kind);
+        let bytes = rows * self.element_len;
+        let len = self.values.len;
+        // SAFETY: both buffers hold at least `rows` elements of `element_len` bytes (callers
+        // size the destination from the source's capacity); the regions do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                other.values.as_bytes().as_ptr(),
+                self.values.as_mut_ptr(),
+                bytes.min(len),
+            )
+        };
+        self.indicators[..rows].copy_from_slice(&other.indicators[..rows]);
+    }
+
     #[inline]
     pub fn indicator(&self, row: usize) -> isize {
         self.indicators[row]
@@ -430,6 +447,15 @@ impl Batch {
         self.capacity
     }
 
+    /// An unbound copy of rows `0..rows` of `bound` (same plan), reusing `self`'s buffers.
+    /// This is what lets the driver fill the bound buffers with the next row array while the
+    /// copied rows are still being turned into Python objects.
+    pub fn copy_rows_from(&mut self, bound: &Batch, rows: usize) {
+        for (dst, src) in self.columns.iter_mut().zip(&bound.columns) {
+            dst.copy_rows_from(src, rows);
+        }
+    }
+
     pub fn is_bound(&self) -> bool {
         self.bound
     }
@@ -549,6 +575,16 @@ pub struct Fetched {
     pub rows: usize,
     pub error: Option<Error>,
     pub warnings: Vec<crate::odbc::Diagnostic>,
+}
+
+impl Fetched {
+    pub fn failed(error: Error) -> Fetched {
+        Fetched {
+            rows: 0,
+            error: Some(error),
+            warnings: Vec::new(),
+        }
+    }
 }
 
 /// An error for a cell that could not be read whole, naming column and row.

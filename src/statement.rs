@@ -8,6 +8,19 @@ use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::{Dbms, ResultPlan};
 use std::sync::Arc;
 
+/// A block fetch to run on another thread while the previous rows are decoded.
+pub struct PrefetchJob<'a> {
+    stmt: &'a mut Stmt,
+    batch: &'a mut Batch,
+    plan: &'a ResultPlan,
+}
+
+impl PrefetchJob<'_> {
+    pub fn run(self) -> crate::batch::Fetched {
+        self.batch.fetch(self.stmt, self.plan)
+    }
+}
+
 pub struct Statement {
     // Field order is drop order: the handle goes first, so the driver holds no pointer into
     // `batch` or `params` when they are freed.
@@ -23,6 +36,12 @@ pub struct Statement {
     exhausted: bool,
     /// A full row array came back: the next fetch uses a larger one.
     grow_next: bool,
+    /// An unbound copy of the bound batch's rows, served while the driver fills the bound
+    /// buffers with the next row array on another thread (see [`Statement::start_prefetch`]).
+    shadow: Option<Batch>,
+    serving_shadow: bool,
+    /// The row array the driver put in the bound buffers while the shadow was being served.
+    next: Option<crate::batch::Fetched>,
     /// Result-set index of batch row 0 (for error messages that name a row).
     batch_base: u64,
     /// An error that arrived after rows of the same row array: raised once those are served.
@@ -57,6 +76,9 @@ impl Statement {
             batch_plan: None,
             deferred: None,
             batch_base: 0,
+            shadow: None,
+            serving_shadow: false,
+            next: None,
         }
     }
 
@@ -72,8 +94,13 @@ impl Statement {
         self.plan.as_ref()
     }
 
+    /// The batch rows are currently served from (the shadow copy while a prefetch is pending).
     pub fn batch(&self) -> Option<&Batch> {
-        self.batch.as_ref()
+        if self.serving_shadow {
+            self.shadow.as_ref()
+        } else {
+            self.batch.as_ref()
+        }
     }
 
     pub fn row_count(&self) -> isize {
@@ -111,6 +138,8 @@ impl Statement {
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
         self.deferred = None;
+        self.serving_shadow = false;
+        self.next = None;
         if self
             .batch
             .as_ref()
@@ -308,7 +337,7 @@ impl Statement {
     /// Whether serving another row needs a driver call (the caller releases the GIL for it).
     #[inline]
     pub fn needs_fetch(&self) -> bool {
-        self.pos == self.len && (!self.exhausted || self.deferred.is_some())
+        self.pos == self.len && (!self.exhausted || self.deferred.is_some() || self.serving_shadow)
     }
 
     /// Rows fetched and not yet handed out.
@@ -327,6 +356,14 @@ impl Statement {
             self.exhausted = true;
             return Ok(0);
         };
+        self.batch_base = self.rows_served;
+        if self.serving_shadow {
+            // The next row array is already in the bound buffers: switch to it.
+            self.serving_shadow = false;
+            if let Some(fetched) = self.next.take() {
+                return self.accept(fetched, &plan);
+            }
+        }
         if self.grow_next {
             let capacity = self
                 .batch
@@ -335,13 +372,17 @@ impl Statement {
                 * GROWTH;
             self.rebind(&plan, capacity)?;
         }
-        self.batch_base = self.rows_served;
         let batch = self
             .batch
             .as_mut()
             .expect("a planned result set has a batch");
         let fetched = batch.fetch(&mut self.stmt, &plan);
-        let capacity = batch.capacity();
+        self.accept(fetched, &plan)
+    }
+
+    /// Take in a row array the driver produced: rows to serve, an error after them, warnings.
+    fn accept(&mut self, fetched: crate::batch::Fetched, plan: &ResultPlan) -> Result<usize> {
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
         self.messages.extend(fetched.warnings);
         self.pos = 0;
         self.len = fetched.rows;
@@ -354,7 +395,7 @@ impl Statement {
             self.deferred = Some(err);
         } else if fetched.rows == 0 {
             self.exhausted = true;
-        } else if fetched.rows == capacity && capacity < Batch::max_rows(&plan) {
+        } else if fetched.rows == capacity && capacity < Batch::max_rows(plan) {
             // A partial row array is *not* taken as the end: Driver 18 returns the rows before
             // a mid-stream error as a short, successful array and reports the error only on
             // the next SQLFetch (seen against the TDS peer's error_after fault). Stopping early
@@ -362,6 +403,68 @@ impl Statement {
             self.grow_next = true;
         }
         Ok(self.len - self.pos)
+    }
+
+    /// Whether the next row array can be fetched on another thread while the buffered rows are
+    /// decoded: only bound-only plans (streamed columns need SQLGetData per row), only when the
+    /// bound buffers hold the rows being served, and not past the end or a pending error.
+    pub fn can_prefetch(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| !p.has_streamed())
+            && !self.serving_shadow
+            && !self.exhausted
+            && self.deferred.is_none()
+            && self.pos < self.len
+    }
+
+    /// Move the buffered rows into the shadow copy and serve them from there, freeing the bound
+    /// buffers for the next row array (grown now if due). Call [`Self::prefetch_parts`] next.
+    pub fn start_prefetch(&mut self) -> Result<()> {
+        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+        let bound = self
+            .batch
+            .as_ref()
+            .expect("a planned result set has a batch");
+        // Reuse the shadow when its buffers have this plan's layout and room for the rows.
+        let fits = self.shadow.as_ref().is_some_and(|s| {
+            s.capacity() >= self.len
+                && s.columns
+                    .iter()
+                    .map(|c| c.kind)
+                    .eq(plan.columns.iter().map(|c| c.kind))
+        });
+        if !fits {
+            self.shadow = Some(Batch::new(&plan, bound.capacity()));
+        }
+        let shadow = self.shadow.as_mut().expect("just ensured");
+        shadow.copy_rows_from(bound, self.len);
+        self.serving_shadow = true;
+        if self.grow_next {
+            let capacity = bound.capacity() * GROWTH;
+            self.rebind(&plan, capacity)?;
+        }
+        Ok(())
+    }
+
+    /// The shadow batch to decode from, and the job that fetches the next row array into the
+    /// bound buffers (run it on another thread, then hand its result to [`Self::finish_prefetch`]).
+    pub fn prefetch_parts(&mut self) -> (&Batch, PrefetchJob<'_>) {
+        let shadow = self
+            .shadow
+            .as_ref()
+            .expect("start_prefetch made the shadow");
+        let job = PrefetchJob {
+            stmt: &mut self.stmt,
+            batch: self
+                .batch
+                .as_mut()
+                .expect("a planned result set has a batch"),
+            plan: self.plan.as_deref().expect("a planned result set"),
+        };
+        (shadow, job)
+    }
+
+    pub fn finish_prefetch(&mut self, fetched: crate::batch::Fetched) {
+        self.next = Some(fetched);
     }
 
     /// Hand out up to `n` buffered rows: returns the batch row range `start..end`.
@@ -387,6 +490,8 @@ impl Statement {
     pub fn next_result(&mut self) -> Result<bool> {
         self.epoch += 1;
         self.deferred = None;
+        self.serving_shadow = false;
+        self.next = None;
         self.messages.clear();
         self.plan = None;
         self.pos = 0;

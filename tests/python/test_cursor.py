@@ -500,3 +500,9 @@ def test_server_side_cursor_mode_returns_every_row_in_order(pg, columns):
         assert got == list(range(5000))
     finally:
         conn.close()
+
+
+def test_a_one_megabyte_statement_text(conn):
+    """The SQL text itself may be large and non-ASCII: it is passed with its length, whole."""
+    literal = "é" * (1 << 20)
+    assert conn.cursor().execute(f"SELECT '{literal}'").fetchval() == literal

@@ -23,6 +23,9 @@
 #                          PostgreSQL's real varchar maximum; above 8000 units ferrodbc streams.
 #                          (MaxVarcharSize=0 is worse: it turns every varchar(n) into LONGVARCHAR;
 #                          UnknownSizes=1 also reports unconstrained numeric with an unknown size.)
+#   UnknownsAsLongVarchar  (left at 0) only moves types psqlODBC does not know (json, xml, ...)
+#                          from VARCHAR(MaxVarcharSize) to LONGVARCHAR; with the MaxVarcharSize
+#                          above they are streamed whole either way.
 #   BoolsAsChar=0          boolean is SQL_BIT (→ bool), not the default VARCHAR '1'/'0'.
 #   UseDeclareFetch=0      results are read in one go (no server-side cursor).
 set -euo pipefail

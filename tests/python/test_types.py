@@ -492,3 +492,19 @@ def test_postgres_enforces_declared_lengths_with_a_data_error(pg_conn, pg_table)
     with pytest.raises(ferrodbc.DataError) as info:
         cur.execute(f"INSERT INTO {pg_table} (v) VALUES (?)", "x" * 11)
     assert info.value.sqlstate == "22001"
+
+
+def test_pg_types_without_a_python_equivalent_come_back_as_their_text(pg_conn):
+    """json, arrays, intervals, xml...: their text form, whole, however long."""
+    cur = pg_conn.cursor()
+    row = cur.execute(
+        "SELECT CAST(? AS json), ARRAY[1, 2, 3], INTERVAL '1 day 02:03:04', "
+        "CAST('<a>é</a>' AS xml), CAST(? AS jsonb)",
+        '{"k": "' + "v" * 5000 + '"}',
+        '{"x": [1, 2]}',
+    ).fetchone()
+    assert row[0] == '{"k": "' + "v" * 5000 + '"}'
+    assert row[1] == "{1,2,3}"
+    assert row[2] == "1 day 02:03:04"
+    assert row[3] == "<a>é</a>"
+    assert row[4] == '{"x": [1, 2]}'

@@ -236,3 +236,30 @@ def test_closing_the_connection_while_another_thread_fetches(peer, conn, table):
         assert "closed" in str(outcome["error"])
     else:
         assert outcome["rows"] == 5000, "finished before the close: every row was read"
+
+
+def test_queries_on_separate_connections_run_in_parallel(pg):
+    """No process-wide lock serialises driver calls: four 0.5 s queries on four connections
+    in four threads overlap (serialised they would take at least 2 s)."""
+    conns = [pg.connect() for _ in range(4)]
+    try:
+        errors: list = []
+
+        def run(c):
+            try:
+                c.cursor().execute("SELECT pg_sleep(0.5)").fetchall()
+            except Exception as e:  # noqa: BLE001
+                errors.append(e)
+
+        threads = [threading.Thread(target=run, args=(c,)) for c in conns]
+        start = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        elapsed = time.monotonic() - start
+        assert not errors
+        assert elapsed < 1.9, f"4 x 0.5 s took {elapsed:.2f} s: the queries ran one after another"
+    finally:
+        for c in conns:
+            c.close()

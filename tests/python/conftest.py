@@ -7,8 +7,13 @@ peer:
 * ``postgres``: psqlODBC ("PostgreSQL Unicode") against the server from ``FERRODBC_PG_CONNSTR``,
   or the private server ``eng/peers/postgres.sh`` starts (and prints the connection string of).
 
+Behaviour only one peer has uses ``pg`` / ``pg_conn`` / ``pg_table`` or ``sqlite`` /
+``sqlite_conn`` instead (nextset, cancel, server errors; SQLite driver specifics).
+
 A peer that cannot be reached skips its tests with the reason and how to start it, except in CI
 (``CI=true``), where it fails them: CI never silently skips a peer.
+
+Run: ``.venv/bin/python -m pytest tests/python -q`` (PostgreSQL is started on demand).
 """
 
 from __future__ import annotations

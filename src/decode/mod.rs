@@ -10,6 +10,10 @@ pub use text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
 /// Check that a decimal cell is plain ASCII decimal text (`-12.50`, `.5`, `1E+3` from odd
 /// drivers is refused) and return it as `&str`. Returns `None` for anything else.
 pub fn decimal_text(bytes: &[u8]) -> Option<&str> {
+    // PostgreSQL numerics also hold NaN and ±Infinity, which `Decimal` represents too.
+    if matches!(bytes, b"NaN" | b"Infinity" | b"-Infinity") {
+        return std::str::from_utf8(bytes).ok();
+    }
     let body = match bytes.first()? {
         b'-' | b'+' => &bytes[1..],
         _ => bytes,
@@ -67,7 +71,9 @@ mod tests {
         );
         assert_eq!(decimal_text(b""), None);
         assert_eq!(decimal_text(b"1.2.3"), None);
-        assert_eq!(decimal_text(b"NaN"), None);
+        assert_eq!(decimal_text(b"NaN"), Some("NaN"));
+        assert_eq!(decimal_text(b"-Infinity"), Some("-Infinity"));
+        assert_eq!(decimal_text(b"nan"), None);
         assert_eq!(decimal_text(b"1e5"), None);
     }
 

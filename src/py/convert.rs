@@ -184,6 +184,21 @@ unsafe fn fill_with(
     let cell_err = |e, r: usize| -> PyErr {
         super::errors::to_pyerr(py, cell_error(e, core, col, row_base + r as u64))
     };
+    // A value the driver produced but Python cannot hold (psqlODBC hands TIMESTAMP
+    // '-infinity' over as year -9999): a DataError naming the cell, not a bare ValueError.
+    let unrepresentable = |e: PyErr, r: usize| -> PyErr {
+        if e.is_instance_of::<pyo3::exceptions::PyValueError>(py)
+            || e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py)
+        {
+            super::errors::data(format!(
+                "column {:?} (index {col}), row {}: the value cannot be represented in Python: {e}",
+                core.columns[col].desc.name,
+                row_base + r as u64
+            ))
+        } else {
+            e
+        }
+    };
     // One generic loop per decoder arm: the closure is inlined into its own copy of the loop.
     macro_rules! fill {
         ($make:expr) => {
@@ -243,9 +258,12 @@ unsafe fn fill_with(
             }
             CellKind::Date => fill!(|r| {
                 let d = buf.date(r);
-                Ok(PyDate::new(py, d.year as i32, d.month as u8, d.day as u8)?.into_ptr())
+                let date = PyDate::new(py, d.year as i32, d.month as u8, d.day as u8);
+                Ok(date.map_err(|e| unrepresentable(e, r))?.into_ptr())
             }),
-            CellKind::SsTime2 => fill!(|r| time_obj(py, buf.ss_time2(r))),
+            CellKind::SsTime2 => {
+                fill!(|r| time_obj(py, buf.ss_time2(r)).map_err(|e| unrepresentable(e, r)))
+            }
             CellKind::TimeText => fill!(|r| {
                 let units = buf.text(r).map_err(|e| cell_err(e, r))?;
                 let t = decode::parse_time_text(units).ok_or_else(|| {
@@ -255,9 +273,13 @@ unsafe fn fill_with(
                         String::from_utf16_lossy(units)
                     ))
                 })?;
-                time_obj(py, t)
+                time_obj(py, t).map_err(|e| unrepresentable(e, r))
             }),
-            CellKind::Timestamp => fill!(|r| datetime_obj(py, buf.timestamp(r), None)),
+            CellKind::Timestamp => {
+                fill!(
+                    |r| datetime_obj(py, buf.timestamp(r), None).map_err(|e| unrepresentable(e, r))
+                )
+            }
             CellKind::TimestampOffset => {
                 let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
                 fill!(|r| {
@@ -271,6 +293,7 @@ unsafe fn fill_with(
                         }
                     };
                     datetime_obj(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
+                        .map_err(|e| unrepresentable(e, r))
                 })
             }
             CellKind::Guid if plan.uuid_as_str => fill!(|r| {

@@ -230,6 +230,18 @@ impl Cursor {
         Ok(out)
     }
 
+    /// Forget the current result set (an execute was rejected before reaching the driver).
+    fn discard_result(&self, py: Python<'_>) -> PyResult<()> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        st.pending = None;
+        st.plan = None;
+        if let Some(stmt) = st.stmt.as_mut() {
+            py.detach(|| stmt.close()).py(py)?;
+        }
+        Ok(())
+    }
+
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
         if timeout != st.applied_timeout {
@@ -262,8 +274,8 @@ fn convert_row(seq: &Bound<'_, PyAny>) -> PyResult<Vec<ParamValue>> {
     Ok(out)
 }
 
-fn check_count(sql: &str, supplied: usize) -> PyResult<()> {
-    let markers = count_markers(sql);
+fn check_count(sql: &str, supplied: usize, dbms: crate::plan::Dbms) -> PyResult<()> {
+    let markers = count_markers(sql, dbms);
     if markers != supplied {
         return Err(programming(format!(
             "The SQL contains {markers} parameter markers, but {supplied} parameters were supplied"
@@ -294,8 +306,16 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
         let this = slf.get();
-        let values = convert_row(&flatten_params(params)?)?;
-        check_count(sql, values.len())?;
+        let values = match convert_row(&flatten_params(params)?)
+            .and_then(|v| check_count(sql, v.len(), this.shared.dbms).map(|_| v))
+        {
+            Ok(v) => v,
+            Err(e) => {
+                // A rejected execute still ends the previous result: no stale row may follow.
+                this.discard_result(py)?;
+                return Err(e);
+            }
+        };
         let mut guard = this.lock(py)?;
         let st = &mut *guard;
         st.pending = None;
@@ -324,10 +344,17 @@ impl Cursor {
         let py = slf.py();
         let this = slf.get();
         let mut rows = Vec::new();
-        for row in seq_of_params.try_iter()? {
-            let row = convert_row(&row?)?;
-            check_count(sql, row.len())?;
-            rows.push(row);
+        let converted = (|| -> PyResult<()> {
+            for row in seq_of_params.try_iter()? {
+                let row = convert_row(&row?)?;
+                check_count(sql, row.len(), this.shared.dbms)?;
+                rows.push(row);
+            }
+            Ok(())
+        })();
+        if let Err(e) = converted {
+            this.discard_result(py)?;
+            return Err(e);
         }
         let mut guard = this.lock(py)?;
         let st = &mut *guard;

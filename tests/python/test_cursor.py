@@ -226,21 +226,8 @@ def test_execute_with_parameters_after_executemany_runs_once(conn, table):
     assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchval() == 51
 
 
-def test_executemany_keeps_each_rows_own_length_for_bytes_and_text(peer, conn, table, request):
+def test_executemany_keeps_each_rows_own_length_for_bytes_and_text(peer, conn, table):
     """Variable-length values in one parameter array: every row keeps its own length."""
-    if peer.is_sqlite:
-        request.node.add_marker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="BUG (driver quirk the engine must absorb): in a parameter array the SQLite "
-                "ODBC driver applies row 0's length indicator to every SQL_C_BINARY row, so "
-                "executemany([b'abc'], [b'd'], [b'\\x00\\x01']) stores b'abc', b'd\\x00\\x00', "
-                "b'\\x00\\x01\\x00' and a first b'' empties every row (silent corruption; "
-                "pyodbc's fast_executemany segfaults on the same driver). The engine should not "
-                "send binary parameter arrays to sqlite3odbc (execute row by row there)",
-                raises=AssertionError,
-            )
-        )
     cur = conn.cursor()
     cur.execute(f"CREATE TABLE {table} (id INTEGER, b {peer.types['bytes']}, s {peer.types['text']})")
     rows = [

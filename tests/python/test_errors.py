@@ -79,15 +79,6 @@ def test_question_marks_inside_literals_are_not_parameters(conn):
     assert conn.cursor().execute("SELECT '?', ?", 5).fetchone() == ("?", 5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: params::count_markers (the pre-check behind 'The SQL contains N parameter "
-    "markers') knows '...', \"...\", [...] and comments but not PostgreSQL dollar-quoted "
-    "strings ($$...$$, $tag$...$tag$) or E'...' strings with backslash escapes, so it counts a "
-    "'?' inside them and rejects valid SQL with ProgrammingError (psqlODBC itself, and so pyodbc, "
-    "run these statements fine; function bodies are usually dollar-quoted)",
-    raises=ferrodbc.ProgrammingError,
-)
 @pytest.mark.parametrize(
     "sql,params,expected",
     [
@@ -398,15 +389,6 @@ def test_a_failed_execute_leaves_no_result_set_behind(conn):
         cur.fetchone()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an execute() rejected before reaching the driver (wrong parameter count, "
-    "unsupported parameter type: convert_row/check_count run before the cursor state is reset in "
-    "cursor.rs) leaves the previous result set in place, so the next fetchone() silently returns "
-    "a stale row of the previous query and description still describes it; a failed execute "
-    "should discard the old result like one that failed in the driver",
-    raises=AssertionError,
-)
 @pytest.mark.parametrize(
     "bad_call",
     [
@@ -427,15 +409,6 @@ def test_a_rejected_execute_leaves_no_stale_result_set(conn, bad_call):
         cur.fetchone()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a date/time value Python cannot represent escapes as a bare ValueError "
-    "('year -9999 is out of range', from PyDateTime::new in convert.rs datetime_obj) instead of "
-    "ferrodbc.DataError naming the column and row; psqlODBC hands TIMESTAMP '-infinity' over as "
-    "year -9999, so `except ferrodbc.Error` does not catch it (TIME '24:00:00' already gives "
-    "DataError)",
-    raises=ValueError,
-)
 def test_a_timestamp_python_cannot_represent_is_a_data_error(pg_conn):
     cur = pg_conn.cursor()
     cur.execute("SELECT CAST('-infinity' AS timestamp) AS ts")
@@ -488,13 +461,6 @@ def test_login_timeout_bounds_a_connect_to_a_server_that_never_answers(pg, silen
     assert info.value.sqlstate.startswith("08")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (driver quirk the engine must absorb): psqlODBC cuts a text parameter at the first "
-    "U+0000, so INSERT of 'a\\x00b' silently stores 'a' (pyodbc does the same). PostgreSQL text "
-    "cannot hold U+0000; with Dbms::PostgreSql the engine should reject such a str parameter "
-    "with DataError before sending it (as psycopg does) instead of storing a truncated value",
-)
 def test_a_str_parameter_with_nul_is_rejected_by_postgres_not_truncated(pg_conn, pg_table):
     cur = pg_conn.cursor()
     cur.execute(f"CREATE TABLE {pg_table} (t text)")

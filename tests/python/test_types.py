@@ -171,14 +171,6 @@ def test_unconstrained_numeric_of_unknown_size_is_read_whole(pg):
         conn.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: PostgreSQL numeric holds 'NaN', 'Infinity' and '-Infinity' (infinities since "
-    "PG 14); the driver returns them as that text and decode::decimal_text accepts only digits, "
-    "so reading them raises DataError 'not a decimal number' (pyodbc returns Decimal('NaN') / "
-    "Decimal('Infinity')); expected the equivalent Decimal special values",
-    raises=ferrodbc.DataError,
-)
 def test_pg_numeric_special_values_come_back_as_decimal_specials(pg_conn):
     row = pg_conn.cursor().execute(
         "SELECT CAST('NaN' AS numeric), CAST('Infinity' AS numeric), CAST('-Infinity' AS numeric)"

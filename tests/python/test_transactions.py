@@ -146,3 +146,20 @@ def test_a_connection_dropped_without_close_rolls_back_and_releases_its_locks(pe
     finally:
         other.close()
     assert count_from_another_connection(peer, ids) == 1
+
+
+def test_leaving_a_with_block_after_closing_the_connection_is_harmless(peer):
+    with peer.connect() as c:
+        c.cursor().execute("SELECT 1").fetchall()
+        c.close()
+    assert c.closed
+
+
+def test_a_failed_statement_then_rollback_in_a_with_block(peer, conn, ids):
+    """The with block sees the database error, rolls back, and re-raises it unchanged."""
+    with pytest.raises(ferrodbc.DatabaseError):
+        with conn:
+            conn.cursor().execute(f"INSERT INTO {ids} (id) VALUES (1)")
+            conn.cursor().execute("SELECT * FROM ferrodbc_no_such_table")
+    assert count_from_another_connection(peer, ids) == 0
+    assert conn.cursor().execute(f"SELECT COUNT(*) FROM {ids}").fetchval() == 0

@@ -54,7 +54,10 @@ def build(sha: str, log=print) -> Path:
         subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index",
                         "--target", str(site), str(wheel)], check=True)
         (site / ".built").write_text(sha + "\n")
+    except (subprocess.CalledProcessError, ValueError) as e:
+        raise SystemExit(f"profiler: building {sha[:10]} failed ({e}); see the output above") from e
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(work)], cwd=ROOT, capture_output=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=ROOT, capture_output=True)
         shutil.rmtree(work.parent, ignore_errors=True)
     return site

@@ -21,7 +21,8 @@ from .workloads import select
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-SOURCES = [HERE / "workloads.py", HERE / "workdata.py", HERE / "digest.py", ROOT / "eng/peers/synthetic.py"]
+SOURCES = [HERE / "task.py", HERE / "workloads.py", HERE / "workdata.py", HERE / "digest.py",
+           ROOT / "eng/peers/synthetic.py"]
 
 
 def cache_key(quick: bool) -> str:

@@ -99,6 +99,7 @@ def render(args, names, shas, samples, sources, pairs, run_notes) -> tuple[str, 
         "",
         report.table(["task", "base median", "head median", "head/base", "pairs agreeing", "verdict",
                       "counter changes (base→head)"], rows),
+        "",
     ]
     if pairs < 5:
         md.append(f"- Only {pairs} pairs (quick mode): a verdict needs {pairs}/{pairs} agreement and one "

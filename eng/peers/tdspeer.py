@@ -50,6 +50,7 @@ class Peer:
     workdir: Path
     encrypt: str
     stderr_lines: list = field(default_factory=list)
+    threads: list = field(default_factory=list)
 
     def __enter__(self) -> "Peer":
         return self
@@ -64,6 +65,14 @@ class Peer:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
+        for t in self.threads:
+            t.join(timeout=2)
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                try:
+                    f.close()
+                except OSError:
+                    pass
         shutil.rmtree(self.workdir, ignore_errors=True)
 
     def log(self) -> str:
@@ -92,6 +101,9 @@ def start_peer(encrypt: str = "notsup", extra_args=(), timeout: float = 15.0) ->
     if not line.startswith(prefix):
         proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
         shutil.rmtree(workdir, ignore_errors=True)
         raise RuntimeError(f"tds-peer did not start (first line {line!r}): {err}")
     peer = Peer(proc=proc, port=int(line[len(prefix):].strip()), cert_path=workdir / "tds-peer-cert.pem", workdir=workdir, encrypt=encrypt)
@@ -101,8 +113,10 @@ def start_peer(encrypt: str = "notsup", extra_args=(), timeout: float = 15.0) ->
             if len(sink) < 20000:
                 sink.append(ln)
 
-    threading.Thread(target=drain, args=(proc.stderr, peer.stderr_lines), daemon=True).start()
-    threading.Thread(target=drain, args=(proc.stdout, []), daemon=True).start()
+    for stream, sink in ((proc.stderr, peer.stderr_lines), (proc.stdout, [])):
+        t = threading.Thread(target=drain, args=(stream, sink), daemon=True)
+        t.start()
+        peer.threads.append(t)
     return peer
 
 

@@ -94,6 +94,23 @@ impl<'a> Resp<'a> {
         self.io.flush()
     }
 
+    /// Sends everything buffered as a complete message (EOM) without closing the Resp;
+    /// used by the malformed-stream fault right before the connection is dropped.
+    pub fn end_message_now(&mut self) -> io::Result<()> {
+        push_packet(
+            &mut self.out,
+            P_REPLY,
+            true,
+            self.io.spid,
+            self.pid,
+            &self.body,
+        );
+        self.body.clear();
+        self.io.write_raw(&self.out)?;
+        self.out.clear();
+        self.io.flush()
+    }
+
     /// Ends the message: last packet with EOM, flush.
     pub fn finish(mut self) -> io::Result<()> {
         push_packet(

@@ -468,11 +468,28 @@ fn bind(decl: &[(String, Option<Ty>)], values: &[Param]) -> Vec<Param> {
             };
             Param {
                 name,
-                ty: dty.or(v.ty),
+                ty: widen(dty.or(v.ty), &v.value),
                 value: v.value.clone(),
             }
         })
         .collect()
+}
+
+/// Some drivers declare `nvarchar(4000)` but send a longer LOB value (FreeTDS): type the
+/// parameter as `(max)` then, instead of truncating it.
+fn widen(ty: Option<Ty>, v: &Value) -> Option<Ty> {
+    match (ty, v) {
+        (Some(Ty::NVarChar(Some(n))), Value::Text(s)) if s.encode_utf16().count() > n as usize => {
+            Some(Ty::NVarChar(None))
+        }
+        (Some(Ty::VarChar(Some(n), u)), Value::Text(s)) if s.len() > n as usize => {
+            Some(Ty::VarChar(None, u))
+        }
+        (Some(Ty::VarBinary(Some(n))), Value::Blob(b)) if b.len() > n as usize => {
+            Some(Ty::VarBinary(None))
+        }
+        _ => ty,
+    }
 }
 
 /// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
@@ -568,6 +585,15 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             }
         };
     let bound = bind(&decl, values);
+    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+        eprintln!(
+            "tds-peer: rpc decl={decl:?} params={:?}",
+            bound
+                .iter()
+                .map(|p| (&p.name, p.ty, crate::token::value::as_text(&p.value).len()))
+                .collect::<Vec<_>>()
+        );
+    }
     let err = engine.run(&stmt, &bound, true, r)?;
     if r.attn_acked {
         return Ok(());

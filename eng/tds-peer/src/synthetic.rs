@@ -615,7 +615,14 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
             r.put(&buf)?;
             // 0xEE is not a valid token type: the client must report a protocol error.
             r.put(&[0xEE, 0xFF, 0xFF, 0xFF, 0x13, 0x37])?;
-            return Ok(Streamed::Error);
+            r.end_message_now()?;
+            eprintln!(
+                "tds-peer: fault: malformed token stream after {i} rows, dropping connection"
+            );
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "fault:malformed_after",
+            ));
         }
         encode_row(q, tys, i, &mut buf);
         if buf.len() >= BLOCK {

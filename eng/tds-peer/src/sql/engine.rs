@@ -115,13 +115,6 @@ impl Out {
     }
 }
 
-fn is_write(first: &str) -> bool {
-    matches!(
-        first,
-        "INSERT" | "UPDATE" | "DELETE" | "CREATE" | "DROP" | "ALTER" | "TRUNCATE" | "REPLACE"
-    )
-}
-
 fn sig(toks: &[Tok]) -> Vec<&Tok> {
     toks.iter().filter(|t| !t.is_space()).collect()
 }
@@ -228,6 +221,10 @@ impl Engine {
                     }
                 }
             }
+        }
+        if r.attn_acked {
+            // The DONE(ATTN) already ended the response.
+            return Ok(true);
         }
         out.finish(r)
     }
@@ -495,9 +492,16 @@ impl Engine {
             .map(|t| t.text())
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let args: Vec<i64> = sg[1..]
+        // Arguments are numbers, possibly signed (`sp_datatype_info_100 -9,3`).
+        let joined: String = sg
+            .get(1..)
+            .unwrap_or(&[])
             .iter()
-            .filter_map(|t| t.text().parse::<i64>().ok())
+            .map(|t| t.text())
+            .collect();
+        let args: Vec<i64> = joined
+            .split(',')
+            .filter_map(|a| a.trim().parse::<i64>().ok())
             .collect();
         if name.contains("sp_datatype_info") {
             let cols = typeinfo::columns();

@@ -1,0 +1,192 @@
+"""SQL behind the peer: DDL/DML with row counts, declared types, CAST typing, messages,
+errors, multiple result sets, transactions, parameters."""
+
+import datetime as dt
+import uuid
+from decimal import Decimal
+
+import pyodbc
+import pytest
+import synthetic
+
+_n = [0]
+
+
+def tname(prefix="t"):
+    _n[0] += 1
+    return f"{prefix}_{uuid.uuid4().hex[:8]}_{_n[0]}"
+
+
+def test_select_literals_and_casts(connect):
+    cur = connect().cursor()
+    cur.execute("SELECT 1, N'héllo', CAST(1.5 AS DECIMAL(10,2)), CAST('2024-01-02' AS DATE), "
+                "CAST('2024-01-02 03:04:05.1234567' AS DATETIME2(7)), CAST('01020304-0506-0708-090a-0b0c0d0e0f10' AS UNIQUEIDENTIFIER), "
+                "CAST(3 AS BIGINT), CAST(1 AS BIT), CAST(2.5 AS FLOAT), CONVERT(NVARCHAR(10), 42), CAST('12:34:56' AS TIME(0))")
+    row = cur.fetchone()
+    assert tuple(row) == (1, "héllo", Decimal("1.50"), dt.date(2024, 1, 2), dt.datetime(2024, 1, 2, 3, 4, 5, 123456),
+                          "01020304-0506-0708-090A-0B0C0D0E0F10", 3, True, 2.5, "42", dt.time(12, 34, 56))
+    assert cur.description[2][4:6] == (10, 2)
+
+
+def test_cast_datetimeoffset(connect):
+    cn = connect()
+    synthetic.add_converters(cn)
+    cur = cn.cursor()
+    cur.execute("SELECT CAST(N'2024-05-06 07:08:09.1234567 +05:30' AS DATETIMEOFFSET(7))")
+    v = cur.fetchone()[0]
+    assert v == dt.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30)))
+    assert v.utcoffset() == dt.timedelta(hours=5, minutes=30)
+
+
+def test_ddl_dml_rowcounts_and_declared_types(connect):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1) PRIMARY KEY, name NVARCHAR(50), amount DECIMAL(38,10), "
+                "ts DATETIME2(3), flag BIT, small TINYINT, m MONEY, g UNIQUEIDENTIFIER, b VARBINARY(MAX))")
+    cur.execute(f"INSERT INTO {t} (name, amount, ts, flag, small, m, g, b) VALUES "
+                "(N'a', 1.25, '2024-01-01 10:00:00.123', 1, 7, 3.5, '01020304-0506-0708-090a-0b0c0d0e0f10', 0x0102), "
+                "(N'b', -2, '2024-01-02', 0, 255, 0, NULL, NULL)")
+    assert cur.rowcount == 2
+    cur.execute(f"UPDATE {t} SET name = N'z' WHERE amount < 0")
+    assert cur.rowcount == 1
+    cur.execute(f"SELECT id, name, amount, ts, flag, small, m, g, b FROM {t} ORDER BY id")
+    rows = [tuple(r) for r in cur.fetchall()]
+    assert rows == [
+        (1, "a", Decimal("1.25"), dt.datetime(2024, 1, 1, 10, 0, 0, 123000), True, 7, Decimal("3.5"), "01020304-0506-0708-090A-0B0C0D0E0F10", b"\x01\x02"),
+        (2, "z", Decimal("-2"), dt.datetime(2024, 1, 2), False, 255, Decimal("0"), None, None),
+    ]
+    assert cur.description[2][4:6] == (38, 10)
+    cur.execute(f"DELETE FROM {t}")
+    assert cur.rowcount == 2
+
+
+def test_identity_and_rowcount_functions(connect):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1), v INT)")
+    cur.execute(f"INSERT INTO {t} (v) VALUES (10); SELECT SCOPE_IDENTITY(), @@ROWCOUNT")
+    assert cur.rowcount == 1
+    assert cur.nextset()
+    assert tuple(cur.fetchone()) == (Decimal(1), 1)
+
+
+def test_multiple_result_sets(connect):
+    cur = connect().cursor()
+    cur.execute("SELECT 1 AS a; SELECT N'x' AS b, 2 AS c\nSELECT TOP 2 id FROM peer.int_nvarchar_10")
+    assert cur.fetchall()[0][0] == 1
+    assert cur.nextset()
+    # fetchall, not fetchone: FreeTDS's SQLMoreResults after a partial fetch loses the next set.
+    assert [tuple(r) for r in cur.fetchall()] == [("x", 2)]
+    assert cur.nextset()
+    assert [r[0] for r in cur.fetchall()] == [0, 1]
+    assert not cur.nextset()
+
+
+def test_print_messages(connect):
+    cur = connect().cursor()
+    cur.execute("PRINT 'hello from peer'; SELECT 1")
+    msgs = " ".join(m[1] for m in cur.messages)
+    assert "hello from peer" in msgs
+    assert cur.fetchone()[0] == 1
+
+
+def test_raiserror_info_is_a_message(connect):
+    cur = connect().cursor()
+    cur.execute("RAISERROR('just info %d', 10, 1, 42); SELECT 2")
+    assert "just info 42" in " ".join(m[1] for m in cur.messages)
+    assert cur.fetchone()[0] == 2
+
+
+def test_raiserror_error(connect):
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute("RAISERROR('boom %s', 16, 1, 'x')")
+    assert "boom x" in str(ei.value)
+    assert "50000" in str(ei.value)
+    assert isinstance(ei.value, (pyodbc.ProgrammingError, pyodbc.DatabaseError))
+
+
+def test_error_after_rows_mid_stream(connect):
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute("SELECT * FROM peer.mixed_1000 /* fault:error_after=100 */")
+        cur.fetchall()
+    assert "error after 100 rows" in str(ei.value)
+    cur = cur.connection.cursor()
+    cur.execute("SELECT 5")
+    assert cur.fetchone()[0] == 5
+
+
+def test_sql_errors_are_sql_server_errors(connect):
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.ProgrammingError) as ei:
+        cur.execute("SELECT * FROM no_such_table_xyz")
+    assert "Invalid object name" in str(ei.value) and "(208)" in str(ei.value)
+    with pytest.raises(pyodbc.Error):
+        cur.execute("FROBNICATE everything")
+    cur.execute("SELECT 1")
+    assert cur.fetchone()[0] == 1
+
+
+def test_version_and_nocount(connect):
+    cur = connect().cursor()
+    cur.execute("SELECT @@VERSION")
+    assert "Microsoft SQL Server" in cur.fetchone()[0]
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a INT)")
+    cur.execute(f"SET NOCOUNT ON; INSERT INTO {t} VALUES (1); SELECT COUNT(*) FROM {t}")
+    assert cur.fetchone()[0] == 1
+
+
+def test_temp_tables_are_per_connection(connect):
+    a, b = connect(), connect()
+    ca = a.cursor()
+    ca.execute("CREATE TABLE #tmp (x INT); INSERT INTO #tmp VALUES (1)")
+    ca.execute("SELECT x FROM #tmp")
+    assert ca.fetchone()[0] == 1
+    with pytest.raises(pyodbc.Error):
+        b.cursor().execute("SELECT x FROM #tmp")
+
+
+def test_tables_shared_between_connections(connect):
+    t = tname()
+    a, b = connect(), connect()
+    a.cursor().execute(f"CREATE TABLE {t} (x INT); INSERT INTO {t} VALUES (7)")
+    assert b.cursor().execute(f"SELECT x FROM {t}").fetchone()[0] == 7
+
+
+def test_transactions_commit_and_rollback(connect):
+    t = tname()
+    setup = connect()
+    setup.cursor().execute(f"CREATE TABLE {t} (x INT)")
+    w = connect(autocommit=False)
+    r = connect()
+    cw = w.cursor()
+    cw.execute(f"INSERT INTO {t} VALUES (1)")
+    assert r.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0
+    w.commit()
+    assert r.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+    cw.execute(f"INSERT INTO {t} VALUES (2)")
+    w.rollback()
+    assert r.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+    assert cw.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+    w.rollback()
+
+
+def test_batch_transaction_statements(connect):
+    t = tname()
+    cur = connect().cursor()
+    cur.execute(f"CREATE TABLE {t} (x INT)")
+    cur.execute(f"BEGIN TRANSACTION; INSERT INTO {t} VALUES (1); ROLLBACK")
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0
+    cur.execute(f"BEGIN TRAN; INSERT INTO {t} VALUES (1); COMMIT")
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+
+
+def test_type_info(connect):
+    cn = connect()
+    cur = cn.cursor()
+    rows = cur.getTypeInfo(pyodbc.SQL_WVARCHAR).fetchall()
+    assert rows and rows[0][0] == "nvarchar"
+    rows = cur.getTypeInfo(pyodbc.SQL_TYPE_TIMESTAMP).fetchall()
+    assert {r[0] for r in rows} >= {"datetime2", "datetime"}

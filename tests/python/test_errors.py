@@ -308,20 +308,38 @@ def test_error_in_the_middle_of_a_result_set_is_raised_by_fetch(pg_conn):
 
 
 def test_error_raised_by_a_later_block_fetch_keeps_the_rows_already_fetched(pg):
-    """With a server-side cursor (UseDeclareFetch=1) the failure surfaces in SQLFetch: fetchall
-    returns the rows fetched before it, the next fetch raises, and nothing is made up."""
+    """With a server-side cursor (UseDeclareFetch=1) the failure surfaces in SQLFetch. fetchall
+    promises every row, so it raises (a short list would be silently truncated data) and hands
+    the rows read before the failure over as `partial_rows`; nothing is made up."""
     conn = ferrodbc.connect(pg.variant(UseDeclareFetch="1", Fetch="10"))
     try:
         cur = conn.cursor()
         cur.execute("SELECT i, 100 / (50 - i) FROM generate_series(1, 100) AS s(i)")
-        first = cur.fetchall()
-        assert 0 < len(first) < 50
-        assert [tuple(r) for r in first] == [(i, 100 // (50 - i)) for i in range(1, len(first) + 1)]
         with pytest.raises(ferrodbc.DataError) as info:
             cur.fetchall()
         assert info.value.sqlstate == "22012"
+        first = info.value.partial_rows
+        assert 0 < len(first) < 50
+        assert [tuple(r) for r in first] == [(i, 100 // (50 - i)) for i in range(1, len(first) + 1)]
         assert cur.fetchall() == [], "the failed result set is over"
         still_works(conn)
+    finally:
+        conn.close()
+
+
+def test_fetchmany_delivers_the_rows_before_a_later_block_fetch_fails(pg):
+    """fetchmany hands out the rows it has, then raises on the next call."""
+    conn = ferrodbc.connect(pg.variant(UseDeclareFetch="1", Fetch="10"))
+    try:
+        cur = conn.cursor()
+        cur.execute("SELECT i, 100 / (50 - i) FROM generate_series(1, 100) AS s(i)")
+        got = []
+        with pytest.raises(ferrodbc.DataError) as info:
+            while batch := cur.fetchmany(7):
+                got += batch
+        assert info.value.sqlstate == "22012"
+        assert [tuple(r) for r in got] == [(i, 100 // (50 - i)) for i in range(1, len(got) + 1)]
+        assert 0 < len(got) < 50
     finally:
         conn.close()
 
@@ -341,14 +359,26 @@ def bad_text_rows(sqlite_conn):
 
 
 def test_a_row_that_cannot_be_decoded_is_reported_between_the_good_rows(bad_text_rows):
-    """Rows before the bad one are delivered, the bad row raises DataError, rows after it follow."""
+    """fetchmany/fetchone: rows before the bad one are delivered, the bad row raises DataError,
+    rows after it follow."""
     cur = bad_text_rows.cursor()
     cur.execute("SELECT id, t FROM m ORDER BY id")
-    assert [r[0] for r in cur.fetchall()] == [0, 1, 2, 3]
+    assert [r[0] for r in cur.fetchmany(100)] == [0, 1, 2, 3]
     with pytest.raises(ferrodbc.DataError, match="lone surrogate"):
-        cur.fetchall()
-    assert [r[0] for r in cur.fetchall()] == [5, 6, 7, 8, 9]
+        cur.fetchmany(100)
+    assert [r[0] for r in cur.fetchmany(100)] == [5, 6, 7, 8, 9]
     assert cur.fetchall() == []
+
+
+def test_fetchall_over_a_bad_row_raises_with_the_rows_before_it(bad_text_rows):
+    """fetchall cannot return every row, so it raises; the rows before the bad one ride along
+    as `partial_rows` and a later fetch continues after the bad row."""
+    cur = bad_text_rows.cursor()
+    cur.execute("SELECT id, t FROM m ORDER BY id")
+    with pytest.raises(ferrodbc.DataError, match="lone surrogate") as info:
+        cur.fetchall()
+    assert [r[0] for r in info.value.partial_rows] == [0, 1, 2, 3]
+    assert [r[0] for r in cur.fetchall()] == [5, 6, 7, 8, 9]
 
 
 def test_a_decode_error_names_the_row_by_its_position_in_the_result_set(bad_text_rows):
@@ -501,3 +531,16 @@ def test_a_terminated_server_session_is_an_operational_error_and_close_still_wor
         monitor.close()
         conn.close()
     assert conn.closed
+
+
+def test_a_parameter_out_of_range_for_its_column_is_a_data_error(pg_conn, pg_table):
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (s smallint, n numeric(5,2))")
+    with pytest.raises(ferrodbc.DataError) as info:
+        cur.execute(f"INSERT INTO {pg_table} (s) VALUES (?)", 40000)
+    assert info.value.sqlstate == "22003"
+    import decimal
+
+    with pytest.raises(ferrodbc.DataError):
+        cur.execute(f"INSERT INTO {pg_table} (n) VALUES (?)", decimal.Decimal("1234.5"))
+    assert cur.execute(f"SELECT COUNT(*) FROM {pg_table}").fetchval() == 0

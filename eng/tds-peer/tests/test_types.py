@@ -47,7 +47,9 @@ def test_types_all_1000_rows(connect):
 
 
 def test_types_all_descriptions(connect):
-    cur = connect().cursor()
+    cn = connect()
+    synthetic.add_converters(cn)
+    cur = cn.cursor()
     cur.execute("SELECT TOP 1 * FROM peer.types_all_10")
     d = {c[0]: c for c in cur.description}
     assert d["c_dec38"][4:6] == (38, 10)

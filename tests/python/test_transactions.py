@@ -163,3 +163,17 @@ def test_a_failed_statement_then_rollback_in_a_with_block(peer, conn, ids):
             conn.cursor().execute("SELECT * FROM ferrodbc_no_such_table")
     assert count_from_another_connection(peer, ids) == 0
     assert conn.cursor().execute(f"SELECT COUNT(*) FROM {ids}").fetchval() == 0
+
+
+@pytest.mark.parametrize("end", ["commit", "rollback"])
+def test_a_result_being_read_survives_the_end_of_the_transaction(peer, conn, ids, end):
+    """Both drivers preserve open cursors across commit/rollback: the rows keep coming, past
+    the first row array, in order."""
+    conn.cursor().executemany(f"INSERT INTO {ids} (id) VALUES (?)", [(i,) for i in range(100)])
+    conn.commit()
+    cur = conn.cursor()
+    cur.execute(f"SELECT id FROM {ids} ORDER BY id")
+    first = cur.fetchmany(10)
+    getattr(conn, end)()
+    rest = cur.fetchall()
+    assert [r[0] for r in first + rest] == list(range(100))

@@ -493,3 +493,15 @@ def test_a_one_megabyte_statement_text(conn):
     """The SQL text itself may be large and non-ASCII: it is passed with its length, whole."""
     literal = "é" * (1 << 20)
     assert conn.cursor().execute(f"SELECT '{literal}'").fetchval() == literal
+
+
+def test_empty_and_comment_only_statements(conn):
+    """An empty statement is a ProgrammingError; whitespace or a comment is a no-op without
+    results; the cursor works normally afterwards."""
+    cur = conn.cursor()
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.execute("")
+    for sql in ("   ", "-- only a comment"):
+        cur.execute(sql)
+        assert cur.description is None
+    assert cur.execute("SELECT 7").fetchval() == 7

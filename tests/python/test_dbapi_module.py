@@ -178,3 +178,25 @@ def test_brace_quoted_connection_string_values_are_unwrapped(pg):
         assert conn.cursor().execute("SELECT 1").fetchval() == 1
     finally:
         conn.close()
+
+
+def test_connection_and_cursor_can_be_subclassed(peer):
+    """Frameworks wrap the DB-API classes: subclasses keep working and execute returns self."""
+
+    class MyConnection(ferrodbc.Connection):
+        def ping(self) -> int:
+            return self.cursor().execute("SELECT 1").fetchval()
+
+    class MyCursor(ferrodbc.Cursor):
+        def value(self, sql):
+            return self.execute(sql).fetchval()
+
+    conn = MyConnection(peer.connstr)
+    try:
+        assert conn.ping() == 1
+        cur = MyCursor(conn)
+        assert cur.value("SELECT 5") == 5
+        assert type(cur.execute("SELECT 1")) is MyCursor
+        assert isinstance(conn, ferrodbc.Connection) and isinstance(cur, ferrodbc.Cursor)
+    finally:
+        conn.close()

@@ -180,6 +180,24 @@ def test_pg_numeric_special_values_come_back_as_decimal_specials(pg_conn):
     assert all(type(v) is D for v in row)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Decimal (and int) parameters wider than 38 digits are refused client-side "
+    "(py/params.rs decimal_param / to_param: 'needs precision 41, more than 38') whatever the "
+    "DBMS; PostgreSQL numeric holds up to 131,072 digits before the point and pyodbc sends "
+    "Decimal('1E+40') fine. The 38-digit cap belongs to SQL Server (Dbms::SqlServer) only",
+    raises=ferrodbc.DataError,
+)
+@pytest.mark.parametrize(
+    "value",
+    [D("1E+40"), D("1." + "1" * 45), D("-" + "9" * 50 + ".5"), 10**40],
+    ids=["1E+40", "45-decimals", "51-digits", "int-10**40"],
+)
+def test_pg_numeric_parameters_wider_than_38_digits(pg_conn, value):
+    got = pg_conn.cursor().execute("SELECT CAST(? AS numeric)", value).fetchval()
+    assert got == value
+
+
 def test_sqlite_decimal_parameters_are_accepted(sqlite_conn, tmp_path):
     """SQLite stores NUMERIC as a double; a Decimal parameter still lands as that number."""
     cur = sqlite_conn.cursor()

@@ -86,13 +86,9 @@ fn fold(acc: u64, v: u64) -> u64 {
     (acc ^ v).wrapping_mul(0x100_0000_01b3)
 }
 
-fn fold_nullable<T: Copy>(
-    acc: &mut u64,
-    col: AnyColumnBufferSlice<'_>,
-    f: impl Fn(T) -> u64,
-) -> bool
+fn fold_nullable<T>(acc: &mut u64, col: AnyColumnBufferSlice<'_>, f: impl Fn(T) -> u64) -> bool
 where
-    T: odbc_api::buffers::Item + odbc_api::Pod,
+    T: Copy + odbc_api::buffers::Item + odbc_api::Pod,
 {
     let Some(slice) = col.as_nullable_slice::<T>() else {
         return false;
@@ -172,7 +168,7 @@ fn run_once(conn: &odbc_api::Connection<'_>, args: &Args) -> Result<Run, odbc_ap
     let start = Instant::now();
     let mut cursor =
         conn.execute(&args.query, (), None)?
-            .ok_or_else(|| odbc_api::Error::NoDiagnostics {
+            .ok_or(odbc_api::Error::NoDiagnostics {
                 function: "execute: no result set",
             })?;
     let n = cursor.num_result_cols()? as u16;

@@ -116,6 +116,19 @@ def test_an_integer_sqlite_cannot_hold_exactly_is_a_data_error(sqlite_conn):
         sqlite_conn.cursor().execute("SELECT ?", 10**40)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: an int parameter with more than 4,300 digits escapes as a bare ValueError "
+    "('Exceeds the limit (4300 digits) for integer string conversion', from the int -> str "
+    "call in py/params.rs to_param) instead of ferrodbc.DataError, so `except ferrodbc.Error` "
+    "misses it",
+    raises=ValueError,
+)
+def test_a_huge_integer_parameter_is_a_data_error(conn):
+    with pytest.raises(ferrodbc.DataError):
+        conn.cursor().execute("SELECT ?", 10**5000)
+
+
 def test_nan_decimal_parameter_is_a_data_error(conn):
     import decimal
 

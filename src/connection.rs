@@ -3,11 +3,11 @@
 use crate::error::{Error, Result};
 use crate::odbc::sys::InfoType;
 use crate::odbc::{Dbc, Stmt};
-use crate::plan::Dbms;
+use crate::plan::{Backend, Dbms, Driver};
 
 pub struct Connection {
     dbc: Dbc,
-    dbms: Dbms,
+    backend: Backend,
     dbms_name: String,
     autocommit: bool,
 }
@@ -62,20 +62,26 @@ impl Connection {
         let mut dbc = Dbc::connect(connection_string, login_timeout_sec)?;
         let dbms_name = dbc.info_string(InfoType::DbmsName).unwrap_or_default();
         let dbms = Dbms::from_name(&dbms_name);
+        let driver =
+            Driver::from_file_name(&dbc.info_string(InfoType::DriverName).unwrap_or_default());
         // ODBC starts in autocommit; PEP 249 expects manual commit unless asked otherwise.
         if !autocommit {
             dbc.set_autocommit(false)?;
         }
         Ok(Connection {
             dbc,
-            dbms,
+            backend: Backend { dbms, driver },
             dbms_name,
             autocommit,
         })
     }
 
     pub fn dbms(&self) -> Dbms {
-        self.dbms
+        self.backend.dbms
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
     }
 
     pub fn dbms_name(&self) -> &str {
@@ -94,6 +100,11 @@ impl Connection {
 
     /// Switching autocommit on commits the open transaction (ODBC semantics).
     pub fn set_autocommit(&mut self, on: bool) -> Result<()> {
+        if on && !self.autocommit {
+            // ODBC says switching autocommit on commits the open transaction; FreeTDS 1.3 does
+            // not (the transaction stayed open against the TDS peer), so commit explicitly.
+            self.dbc.end_transaction(true)?;
+        }
         self.dbc.set_autocommit(on)?;
         self.autocommit = on;
         Ok(())

@@ -28,6 +28,10 @@ pub enum Error {
         function: &'static str,
         records: Vec<Diagnostic>,
     },
+    /// The statement was cancelled (`cursor.cancel()`); `records` are what the driver said about
+    /// the interrupted call.
+    #[error("the statement was cancelled (HY008){}", if records.is_empty() { String::new() } else { format!(": {}", format_odbc("", records)) })]
+    Cancelled { records: Vec<Diagnostic> },
     /// A cell could not be turned into a value (malformed UTF-16, bad decimal text, truncation).
     #[error("column {column:?} (index {column_index}), row {row}: {reason}")]
     Decode {
@@ -78,11 +82,27 @@ impl Error {
     }
 
     pub fn sqlstate(&self) -> Option<&str> {
-        self.primary().map(|d| d.sqlstate.as_str())
+        match self {
+            Error::Cancelled { .. } => Some("HY008"),
+            _ => self.primary().map(|d| d.sqlstate.as_str()),
+        }
+    }
+
+    pub fn native_error(&self) -> Option<i32> {
+        self.primary().map(|d| d.native_error)
+    }
+
+    /// Re-label an error that followed a cancel request as the cancellation it is.
+    pub fn into_cancelled(self) -> Error {
+        match self {
+            Error::Odbc { records, .. } => Error::Cancelled { records },
+            other => other,
+        }
     }
 
     pub fn class(&self) -> ErrorClass {
         match self {
+            Error::Cancelled { .. } => ErrorClass::Operational,
             Error::Odbc { function, .. } => match self.sqlstate() {
                 // A connect that failed with nothing but warnings: unixODBC reports a driver
                 // library it cannot load as 01000 "Can't open lib". The interface is broken,
@@ -90,6 +110,9 @@ impl Error {
                 Some(state) if *function == "SQLDriverConnect" && state.starts_with("01") => {
                     ErrorClass::Interface
                 }
+                // A failed call that left only warnings: FreeTDS reports a lost link this way
+                // (01000, native 20017 "Unexpected EOF from the server").
+                Some(state) if state.starts_with("01") => ErrorClass::Operational,
                 Some(state) => class_for_sqlstate(state),
                 // No diagnostics at all: the driver is confused; the connection may be dead.
                 None if *function == "SQLDriverConnect" => ErrorClass::Interface,
@@ -178,6 +201,21 @@ mod tests {
             }],
         );
         assert_eq!(e.class(), ErrorClass::Interface);
+        let lost = Error::odbc(
+            "SQLFetch",
+            vec![Diagnostic {
+                sqlstate: "01000".into(),
+                native_error: 20017,
+                message: "Unexpected EOF".into(),
+            }],
+        );
+        assert_eq!(lost.class(), ErrorClass::Operational);
+        assert!(lost.is_connection_loss());
+        let cancelled = Error::odbc("SQLFetch", vec![]).into_cancelled();
+        assert_eq!(
+            (cancelled.class(), cancelled.sqlstate()),
+            (ErrorClass::Operational, Some("HY008"))
+        );
         let e = Error::odbc(
             "SQLExecDirect",
             vec![

@@ -5,7 +5,7 @@ use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, Pointer};
-use crate::plan::Dbms;
+use crate::plan::{Backend, Dbms};
 
 /// One parameter value, already converted from the caller's language.
 #[derive(Debug, Clone, PartialEq)]
@@ -141,8 +141,9 @@ impl BoundParams {
     pub fn build(
         rows: &[Vec<ParamValue>],
         sizes: &[InputSize],
-        dbms: Dbms,
+        backend: impl Into<Backend>,
     ) -> Result<Option<BoundParams>> {
+        let backend = backend.into();
         let n_rows = rows.len();
         let n_cols = rows.first().map_or(0, |r| r.len());
         if let Some(bad) = rows.iter().position(|r| r.len() != n_cols) {
@@ -161,7 +162,7 @@ impl BoundParams {
                 }
             }
             let size = sizes.get(c).copied().unwrap_or_default();
-            columns.push(encode_column(rows, c, kind, size, dbms)?);
+            columns.push(encode_column(rows, c, kind, size, backend)?);
         }
         Ok(Some(BoundParams {
             columns,
@@ -245,7 +246,8 @@ fn text_of_guid(v: u128) -> String {
 }
 
 /// Encoded bytes of one cell for the chosen column kind (`None` for NULL).
-fn encode_cell(v: &ParamValue, kind: Kind, dbms: Dbms) -> Option<Vec<u8>> {
+fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend) -> Option<Vec<u8>> {
+    let dbms = backend.dbms;
     let wide = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_ne_bytes).collect() };
     Some(match (v, kind) {
         (ParamValue::Null, _) => return None,
@@ -266,7 +268,7 @@ fn encode_cell(v: &ParamValue, kind: Kind, dbms: Dbms) -> Option<Vec<u8>> {
             out.extend(d.day.to_ne_bytes());
             out
         }
-        (ParamValue::Time(t), _) if dbms == Dbms::SqlServer => {
+        (ParamValue::Time(t), _) if backend.ss_c_types() => {
             let mut out = Vec::with_capacity(12);
             out.extend(t.hour.to_ne_bytes());
             out.extend(t.minute.to_ne_bytes());
@@ -277,7 +279,7 @@ fn encode_cell(v: &ParamValue, kind: Kind, dbms: Dbms) -> Option<Vec<u8>> {
         }
         (ParamValue::Time(t), _) => wide(&text_of_time(t)),
         (ParamValue::Timestamp(ts), _) => ts.to_ne_bytes().to_vec(),
-        (ParamValue::TimestampOffset(v), _) if dbms == Dbms::SqlServer => v.to_ne_bytes().to_vec(),
+        (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => v.to_ne_bytes().to_vec(),
         (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v)),
         (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
             u128_to_guid(*g).to_vec()
@@ -293,8 +295,9 @@ fn encode_column(
     c: usize,
     kind: Kind,
     size: InputSize,
-    dbms: Dbms,
+    backend: Backend,
 ) -> Result<ParamColumn> {
+    let dbms = backend.dbms;
     if dbms == Dbms::PostgreSql {
         // PostgreSQL text cannot hold U+0000 and psqlODBC silently cuts the value there.
         if let Some(r) = rows
@@ -308,7 +311,7 @@ fn encode_column(
     }
     let cells: Vec<Option<Vec<u8>>> = rows
         .iter()
-        .map(|r| encode_cell(&r[c], kind, dbms))
+        .map(|r| encode_cell(&r[c], kind, backend))
         .collect();
     let max_len = cells.iter().flatten().map(Vec::len).max().unwrap_or(0);
     let sql_server = dbms == Dbms::SqlServer;
@@ -390,11 +393,11 @@ fn encode_column(
             )
         }
         Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0),
-        Kind::Time if sql_server => (CDataType::SsTime2, sql::SS_TIME2, 16, 7),
+        Kind::Time if backend.ss_c_types() => (CDataType::SsTime2, sql::SS_TIME2, 16, 7),
         Kind::Time => (CDataType::WChar, sql::TYPE_TIME, 15, 6),
         Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7),
         Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6),
-        Kind::TimestampOffset if sql_server => {
+        Kind::TimestampOffset if backend.ss_c_types() => {
             (CDataType::SsTimestampOffset, sql::SS_TIMESTAMPOFFSET, 34, 7)
         }
         Kind::TimestampOffset => (CDataType::WChar, sql::WVARCHAR, 40, 0),
@@ -591,7 +594,7 @@ fn dollar_tag(b: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod marker_tests {
     use super::count_markers;
-    use crate::plan::Dbms;
+    use crate::plan::{Backend, Dbms};
 
     #[test]
     fn postgres_dollar_quotes_and_escape_strings() {

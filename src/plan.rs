@@ -29,6 +29,54 @@ impl Dbms {
     }
 }
 
+/// Which ODBC driver speaks to the database: a few SQL Server C types are Microsoft-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// Microsoft ODBC Driver 17/18 (`libmsodbcsql`).
+    MsOdbc,
+    /// FreeTDS (`libtdsodbc`): rejects `SQL_C_SS_TIME2`, `SQL_C_SS_TIMESTAMPOFFSET` (HY003) and
+    /// `SQL_CA_SS_VARIANT_TYPE` (HY091), as seen against the TDS peer.
+    FreeTds,
+    Other,
+}
+
+impl Driver {
+    pub fn from_file_name(name: &str) -> Driver {
+        let lower = name.to_ascii_lowercase();
+        if lower.contains("msodbcsql") {
+            Driver::MsOdbc
+        } else if lower.contains("tdsodbc") {
+            Driver::FreeTds
+        } else {
+            Driver::Other
+        }
+    }
+}
+
+/// The database and the driver in front of it: everything type decisions depend on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Backend {
+    pub dbms: Dbms,
+    pub driver: Driver,
+}
+
+impl Backend {
+    /// Whether the SQL Server extension C types (`SQL_C_SS_TIME2`, `..._TIMESTAMPOFFSET`,
+    /// `SQL_CA_SS_VARIANT_TYPE`) may be used.
+    pub fn ss_c_types(self) -> bool {
+        self.dbms == Dbms::SqlServer && self.driver != Driver::FreeTds
+    }
+}
+
+impl From<Dbms> for Backend {
+    fn from(dbms: Dbms) -> Backend {
+        Backend {
+            dbms,
+            driver: Driver::Other,
+        }
+    }
+}
+
 /// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
 /// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
 pub const MAX_BOUND_TEXT_UNITS: usize = 8000;
@@ -66,6 +114,9 @@ pub enum CellKind {
     Timestamp,
     /// SQL Server DATETIMEOFFSET: `SQL_C_SS_TIMESTAMPOFFSET` → aware datetime.
     TimestampOffset,
+    /// DATETIMEOFFSET rendered as text (`YYYY-MM-DD hh:mm:ss.fffffff +hh:mm`) by drivers
+    /// without `SQL_C_SS_TIMESTAMPOFFSET` (FreeTDS) → aware datetime.
+    OffsetText,
     /// `SQL_C_GUID` → UUID.
     Guid,
     /// `SQL_C_WCHAR`, at most `max_units` code units → str.
@@ -96,7 +147,10 @@ impl CellKind {
             CellKind::Decimal { .. } | CellKind::LongDecimal => CDataType::Char,
             CellKind::Variant => CDataType::Binary,
             CellKind::Date => CDataType::TypeDate,
-            CellKind::TimeText | CellKind::WText { .. } | CellKind::LongWText => CDataType::WChar,
+            CellKind::TimeText
+            | CellKind::OffsetText
+            | CellKind::WText { .. }
+            | CellKind::LongWText => CDataType::WChar,
             CellKind::SsTime2 => CDataType::SsTime2,
             CellKind::Timestamp => CDataType::TypeTimestamp,
             CellKind::TimestampOffset => CDataType::SsTimestampOffset,
@@ -115,6 +169,7 @@ impl CellKind {
             CellKind::Decimal { buffer_len, .. } => buffer_len as usize,
             CellKind::Date => 6,
             CellKind::TimeText => TIME_TEXT_UNITS * 2,
+            CellKind::OffsetText => OFFSET_TEXT_UNITS * 2,
             CellKind::SsTime2 => 12,
             CellKind::Timestamp => 16,
             CellKind::TimestampOffset => 20,
@@ -143,6 +198,7 @@ impl CellKind {
                 | CellKind::Binary { .. }
                 | CellKind::Decimal { .. }
                 | CellKind::TimeText
+                | CellKind::OffsetText
         )
     }
 
@@ -159,6 +215,8 @@ impl CellKind {
 
 /// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
 pub const TIME_TEXT_UNITS: usize = 32;
+/// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).
+pub const OFFSET_TEXT_UNITS: usize = 48;
 
 /// How one result-set column is fetched and decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -177,16 +235,17 @@ pub struct ResultPlan {
     pub bound_prefix: usize,
     /// Bytes per row of the bound columns (values + indicators).
     pub row_bytes: usize,
-    pub dbms: Dbms,
+    pub backend: Backend,
 }
 
 impl ResultPlan {
-    pub fn build(descs: Vec<ColumnDescription>, dbms: Dbms) -> ResultPlan {
+    pub fn build(descs: Vec<ColumnDescription>, backend: impl Into<Backend>) -> ResultPlan {
+        let backend = backend.into();
         crate::counters::bump(&crate::counters::PLANS_BUILT);
         let mut columns: Vec<ColumnPlan> = Vec::with_capacity(descs.len());
         let mut streaming = false;
         for desc in descs {
-            let mut kind = choose_kind(&desc, dbms);
+            let mut kind = choose_kind(&desc, backend);
             if kind.is_long() {
                 streaming = true;
             }
@@ -208,7 +267,7 @@ impl ResultPlan {
             columns,
             bound_prefix,
             row_bytes,
-            dbms,
+            backend,
         }
     }
 
@@ -229,7 +288,9 @@ impl ResultPlan {
 }
 
 /// SQL type → bound C type and decoder. The one place where SQL types are inspected.
-pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
+pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> CellKind {
+    let backend = backend.into();
+    let dbms = backend.dbms;
     const SS_VARIANT: i16 = -150;
     const SS_UDT: i16 = -151;
     const SS_XML: i16 = -152;
@@ -276,9 +337,11 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
         }
         SqlDataType::DATE | SqlDataType::DATETIME => CellKind::Date,
         SqlDataType::TIME | SqlDataType::EXT_TIME_OR_INTERVAL => CellKind::TimeText,
-        SqlDataType(SS_TIME2) => CellKind::SsTime2,
+        SqlDataType(SS_TIME2) if backend.ss_c_types() => CellKind::SsTime2,
+        SqlDataType(SS_TIME2) => CellKind::TimeText,
         SqlDataType::TIMESTAMP | SqlDataType::EXT_TIMESTAMP => CellKind::Timestamp,
-        SqlDataType(SS_TIMESTAMPOFFSET) => CellKind::TimestampOffset,
+        SqlDataType(SS_TIMESTAMPOFFSET) if backend.ss_c_types() => CellKind::TimestampOffset,
+        SqlDataType(SS_TIMESTAMPOFFSET) => CellKind::OffsetText,
         SqlDataType::EXT_GUID => CellKind::Guid,
         SqlDataType::CHAR
         | SqlDataType::VARCHAR
@@ -297,7 +360,7 @@ pub fn choose_kind(desc: &ColumnDescription, dbms: Dbms) -> CellKind {
             }
         }
         SqlDataType::EXT_LONG_VAR_BINARY | SqlDataType(SS_UDT) => CellKind::LongBinary,
-        SqlDataType(SS_VARIANT) if dbms == Dbms::SqlServer => CellKind::Variant,
+        SqlDataType(SS_VARIANT) if backend.ss_c_types() => CellKind::Variant,
         // Anything unknown: its text rendering, streamed (never truncated).
         SqlDataType(SS_VARIANT) => CellKind::LongWText,
         _ => CellKind::LongWText,

@@ -5,7 +5,7 @@ use crate::batch::{Batch, FIRST_BATCH_ROWS, GROWTH};
 use crate::error::Result;
 use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
-use crate::plan::{Dbms, ResultPlan};
+use crate::plan::{Backend, Dbms, ResultPlan};
 use std::sync::Arc;
 
 /// A block fetch to run on another thread while the previous rows are decoded.
@@ -28,7 +28,7 @@ pub struct Statement {
     batch: Option<Batch>,
     params: Option<BoundParams>,
     plan: Option<Arc<ResultPlan>>,
-    dbms: Dbms,
+    backend: Backend,
     /// Rows `pos..len` of the batch are fetched but not yet handed out.
     pos: usize,
     len: usize,
@@ -58,13 +58,13 @@ pub struct Statement {
 }
 
 impl Statement {
-    pub fn new(stmt: Stmt, dbms: Dbms) -> Statement {
+    pub fn new(stmt: Stmt, backend: Backend) -> Statement {
         Statement {
             stmt,
             batch: None,
             params: None,
             plan: None,
-            dbms,
+            backend,
             pos: 0,
             len: 0,
             exhausted: true,
@@ -124,6 +124,15 @@ impl Statement {
         self.stmt.set_query_timeout(secs)
     }
 
+    /// An error that follows a `cancel()` is the cancellation, whatever the driver called it.
+    fn relabel(&self, e: crate::Error) -> crate::Error {
+        if self.stmt.take_cancel_requested() {
+            e.into_cancelled()
+        } else {
+            e
+        }
+    }
+
     fn note(&mut self, outcome: Outcome) {
         if outcome == Outcome::SuccessWithInfo {
             self.messages.extend(self.stmt.diagnostics());
@@ -137,6 +146,7 @@ impl Statement {
     /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
+        self.stmt.take_cancel_requested();
         self.deferred = None;
         self.serving_shadow = false;
         self.next = None;
@@ -165,13 +175,23 @@ impl Statement {
         params: Vec<ParamValue>,
         sizes: &[InputSize],
     ) -> Result<()> {
+        self.execute_inner(sql, params, sizes)
+            .map_err(|e| self.relabel(e))
+    }
+
+    fn execute_inner(
+        &mut self,
+        sql: &str,
+        params: Vec<ParamValue>,
+        sizes: &[InputSize],
+    ) -> Result<()> {
         self.reset()?;
         let outcome = if params.is_empty() {
             self.unbind_params()?;
             self.stmt.exec_direct(sql)?
         } else {
             let rows = [params];
-            let bound = match BoundParams::build(&rows, sizes, self.dbms)? {
+            let bound = match BoundParams::build(&rows, sizes, self.backend)? {
                 Some(b) => b,
                 None => unreachable!("a single row always unifies"),
             };
@@ -211,6 +231,16 @@ impl Statement {
         rows: Vec<Vec<ParamValue>>,
         sizes: &[InputSize],
     ) -> Result<()> {
+        self.execute_many_inner(sql, rows, sizes)
+            .map_err(|e| self.relabel(e))
+    }
+
+    fn execute_many_inner(
+        &mut self,
+        sql: &str,
+        rows: Vec<Vec<ParamValue>>,
+        sizes: &[InputSize],
+    ) -> Result<()> {
         self.reset()?;
         if rows.is_empty() {
             return Ok(());
@@ -225,9 +255,9 @@ impl Statement {
         // sqlite3odbc applies row 0's length indicator to every row of a SQL_C_BINARY array
         // (silent corruption, seen in the suite); SQLite is in-process, so rows one by one cost
         // little there.
-        let arrays_ok = self.dbms != Dbms::Sqlite;
+        let arrays_ok = self.backend.dbms != Dbms::Sqlite;
         let array = if arrays_ok {
-            BoundParams::build(&rows, sizes, self.dbms)?
+            BoundParams::build(&rows, sizes, self.backend)?
         } else {
             None
         };
@@ -241,7 +271,7 @@ impl Statement {
             None => {
                 for row in rows {
                     self.stmt.close_cursor()?;
-                    let bound = BoundParams::build(&[row], sizes, self.dbms)?
+                    let bound = BoundParams::build(&[row], sizes, self.backend)?
                         .expect("one row always unifies");
                     let outcome = self.exec_bound(sql, bound)?;
                     self.note(outcome);
@@ -306,7 +336,7 @@ impl Statement {
         for c in 1..=ncols {
             descs.push(self.stmt.describe_col(c)?);
         }
-        let plan = Arc::new(ResultPlan::build(descs, self.dbms));
+        let plan = Arc::new(ResultPlan::build(descs, self.backend));
         self.install_plan(&plan)?;
         self.plan = Some(plan);
         self.row_count = -1;
@@ -358,6 +388,10 @@ impl Statement {
     /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
     /// now available; 0 means the result set is over.
     pub fn fill(&mut self) -> Result<usize> {
+        self.fill_inner().map_err(|e| self.relabel(e))
+    }
+
+    fn fill_inner(&mut self) -> Result<usize> {
         if let Some(err) = self.deferred.take() {
             return Err(err);
         }
@@ -497,6 +531,10 @@ impl Statement {
 
     /// Move to the next result set. `Ok(false)` when there is none.
     pub fn next_result(&mut self) -> Result<bool> {
+        self.next_result_inner().map_err(|e| self.relabel(e))
+    }
+
+    fn next_result_inner(&mut self) -> Result<bool> {
         self.epoch += 1;
         self.deferred = None;
         self.serving_shadow = false;

@@ -4,7 +4,7 @@
 mod temporal;
 mod text;
 
-pub use temporal::{Date, Time, Timestamp, TimestampOffset, parse_time_text};
+pub use temporal::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 pub use text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
 
 /// Check that a decimal cell is plain ASCII decimal text (`-12.50`, `.5`, `1E+3` from odd

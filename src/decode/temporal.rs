@@ -156,12 +156,72 @@ pub fn parse_time_text(units: &[u16]) -> Option<Time> {
     })
 }
 
+/// Parse a DATETIMEOFFSET rendered as text, `YYYY-MM-DD hh:mm:ss[.fffffff] [+-]hh:mm` (what
+/// FreeTDS gives for SQL_C_WCHAR), into a [`TimestampOffset`].
+pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
+    let s: String = char::decode_utf16(units.iter().copied())
+        .collect::<Result<_, _>>()
+        .ok()?;
+    let s = s.trim();
+    let (date, rest) = s.split_once(' ')?;
+    let (time, offset) = rest.trim().rsplit_once(' ')?;
+    let mut d = date.split('-');
+    let year: i16 = d.next()?.parse().ok()?;
+    let month: u16 = d.next()?.parse().ok()?;
+    let day: u16 = d.next()?.parse().ok()?;
+    if d.next().is_some() {
+        return None;
+    }
+    let time_units: Vec<u16> = time.encode_utf16().collect();
+    let time = parse_time_text(&time_units)?;
+    let (sign, hm) = match offset.as_bytes().first()? {
+        b'+' => (1i16, &offset[1..]),
+        b'-' => (-1i16, &offset[1..]),
+        _ => return None,
+    };
+    let (h, m) = hm.split_once(':')?;
+    let h: i16 = h.parse().ok()?;
+    let m: i16 = m.parse().ok()?;
+    if h > 14 || m > 59 {
+        return None;
+    }
+    Some(TimestampOffset {
+        timestamp: Timestamp {
+            date: Date { year, month, day },
+            time,
+        },
+        offset_minutes: sign * (h * 60 + m),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn w(s: &str) -> Vec<u16> {
         s.encode_utf16().collect()
+    }
+
+    #[test]
+    fn offset_text() {
+        let v = parse_offset_text(&w("2024-02-29 23:59:58.1234567 -05:30")).unwrap();
+        assert_eq!(v.offset_minutes, -330);
+        assert_eq!(
+            v.timestamp.date,
+            Date {
+                year: 2024,
+                month: 2,
+                day: 29
+            }
+        );
+        assert_eq!(v.timestamp.time.nanosecond, 123_456_700);
+        assert_eq!(
+            parse_offset_text(&w("0001-01-01 00:00:00 +14:00"))
+                .unwrap()
+                .offset_minutes,
+            840
+        );
+        assert_eq!(parse_offset_text(&w("2024-01-01 00:00:00")), None);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::counters;
 use crate::error::{Error, Result};
 use std::ptr::null_mut;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 // odbc-sys types the field identifier as its `Desc` enum, which cannot carry driver-specific
@@ -48,7 +49,7 @@ pub struct ColumnDescription {
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
 /// can never reach a freed handle.
 #[derive(Clone, Default)]
-pub struct CancelHandle(Arc<Mutex<Option<RawStmt>>>);
+pub struct CancelHandle(Arc<Mutex<Option<RawStmt>>>, Arc<AtomicBool>);
 
 #[derive(Clone, Copy)]
 struct RawStmt(HStmt);
@@ -57,9 +58,17 @@ struct RawStmt(HStmt);
 unsafe impl Send for RawStmt {}
 
 impl CancelHandle {
+    /// Whether `cancel` was called since the last [`Self::clear_requested`]: drivers report the
+    /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
+    /// 24000), so the engine remembers that it asked.
+    pub fn take_requested(&self) -> bool {
+        self.1.swap(false, Ordering::SeqCst)
+    }
+
     /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed.
     pub fn cancel(&self) -> Result<()> {
         let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        self.1.store(true, Ordering::SeqCst);
         if let Some(RawStmt(h)) = *guard {
             // SAFETY: the handle is allocated while it is stored here (see type docs).
             let ret = unsafe { sys::SQLCancel(h) };
@@ -97,6 +106,11 @@ impl Stmt {
 
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
+    }
+
+    /// Whether a cancel was requested since the last call (see [`CancelHandle::take_requested`]).
+    pub fn take_cancel_requested(&self) -> bool {
+        self.cancel.take_requested()
     }
 
     pub fn diagnostics(&self) -> Vec<Diagnostic> {

@@ -54,7 +54,9 @@ fn type_code<'py>(
         }
         CellKind::Date => datetime.getattr("date")?,
         CellKind::TimeText | CellKind::SsTime2 => datetime.getattr("time")?,
-        CellKind::Timestamp | CellKind::TimestampOffset => datetime.getattr("datetime")?,
+        CellKind::Timestamp | CellKind::TimestampOffset | CellKind::OffsetText => {
+            datetime.getattr("datetime")?
+        }
         CellKind::Guid if uuid_as_str => builtins.getattr("str")?,
         CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
         CellKind::WText { .. } | CellKind::LongWText => builtins.getattr("str")?,
@@ -280,10 +282,22 @@ unsafe fn fill_with(
                     |r| datetime_obj(py, buf.timestamp(r), None).map_err(|e| unrepresentable(e, r))
                 )
             }
-            CellKind::TimestampOffset => {
+            CellKind::TimestampOffset | CellKind::OffsetText => {
+                let text = matches!(decoder, ColumnDecoder::Plain(CellKind::OffsetText));
                 let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
                 fill!(|r| {
-                    let v = buf.timestamp_offset(r);
+                    let v = if text {
+                        let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                        decode::parse_offset_text(units).ok_or_else(|| {
+                            super::errors::data(format!(
+                                "column index {col}, row {}: not a datetimeoffset: {:?}",
+                                row_base + r as u64,
+                                String::from_utf16_lossy(units)
+                            ))
+                        })?
+                    } else {
+                        buf.timestamp_offset(r)
+                    };
                     let tz = match &memo {
                         Some((off, tz)) if *off == v.offset_minutes => tz.clone(),
                         _ => {
@@ -467,7 +481,10 @@ fn raw_bytes<'py>(
 ) -> Result<Bound<'py, pyo3::types::PyBytes>, crate::batch::CellError> {
     use pyo3::types::PyBytes;
     Ok(match kind {
-        CellKind::WText { .. } | CellKind::LongWText | CellKind::TimeText => {
+        CellKind::WText { .. }
+        | CellKind::LongWText
+        | CellKind::TimeText
+        | CellKind::OffsetText => {
             let units = buf.text(r)?;
             let bytes: Vec<u8> = units.iter().flat_map(|u| u.to_le_bytes()).collect();
             PyBytes::new(py, &bytes)

@@ -98,7 +98,7 @@ impl Cursor {
                 .ok_or_else(|| programming("The cursor's connection has been closed."))?;
             let stmt = conn.new_statement().py(py)?;
             *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = Some(stmt.cancel_handle());
-            st.stmt = Some(Statement::new(stmt, conn.dbms()));
+            st.stmt = Some(Statement::new(stmt, conn.backend()));
         }
         Ok(st.stmt.as_mut().expect("just allocated"))
     }
@@ -181,6 +181,9 @@ impl Cursor {
                     if out.is_empty() {
                         return Err(err);
                     }
+                    if max == usize::MAX {
+                        return Err(with_partial_rows(py, err, out));
+                    }
                     *pending = Some(err);
                     break;
                 }
@@ -223,6 +226,9 @@ impl Cursor {
                 if out.is_empty() {
                     return Err(fail.err);
                 }
+                if max == usize::MAX {
+                    return Err(with_partial_rows(py, fail.err, out));
+                }
                 *pending = Some(fail.err);
                 break;
             }
@@ -250,6 +256,17 @@ impl Cursor {
         }
         Ok(())
     }
+}
+
+/// `fetchall()` promises every remaining row, so an error after some rows raises right away
+/// (a short list would be silently truncated data); the rows already read ride on the exception
+/// as `partial_rows`. `fetchone`/`fetchmany` instead hand those rows out and raise on the next
+/// call.
+fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>) -> PyErr {
+    if let Ok(list) = PyList::new(py, rows) {
+        let _ = err.value(py).setattr("partial_rows", list);
+    }
+    err
 }
 
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.

@@ -83,13 +83,10 @@ pub fn to_pyerr(py: Python<'_>, err: EngineError) -> PyErr {
         ErrorClass::NotSupported => NotSupportedError::new_err(message),
     };
     let value = pyerr.value(py);
-    let (sqlstate, native) = match err.primary() {
-        Some(d) => (Some(d.sqlstate.clone()), Some(d.native_error)),
-        None => (None, None),
-    };
+    let (sqlstate, native) = (err.sqlstate().map(str::to_owned), err.native_error());
     let _ = value.setattr("sqlstate", sqlstate);
     let _ = value.setattr("native_error", native);
-    if let EngineError::Odbc { records, .. } = &err {
+    if let EngineError::Odbc { records, .. } | EngineError::Cancelled { records } = &err {
         let items: Vec<Bound<'_, PyTuple>> = records
             .iter()
             .filter_map(|d| {

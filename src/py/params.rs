@@ -154,7 +154,8 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
             text.push_str("0.");
             text.extend(std::iter::repeat_n('0', s - digits.len()));
             text.push_str(&digit_chars);
-            precision = s + 1;
+            // The leading zero is not a digit of precision: 1E-38 fits DECIMAL(38, 38).
+            precision = s;
         }
         scale = s;
     }

@@ -211,9 +211,15 @@ def test_a_converter_failing_on_one_row_keeps_the_rows_around_it(conn, ids):
     conn.add_output_converter(ferrodbc.SQL_INTEGER, picky)
     cur = conn.cursor()
     cur.execute(f"SELECT id FROM {ids} WHERE id < 10 ORDER BY id")
-    assert [r[0] for r in cur.fetchall()] == [0, 1, 2, 3, 4]
+    assert [r[0] for r in cur.fetchmany(100)] == [0, 1, 2, 3, 4]
     with pytest.raises(ValueError, match="five"):
+        cur.fetchmany(100)
+    assert [r[0] for r in cur.fetchmany(100)] == [6, 7, 8, 9]
+    # fetchall cannot return every row: it raises, with the rows before the failure attached.
+    cur.execute(f"SELECT id FROM {ids} WHERE id < 10 ORDER BY id")
+    with pytest.raises(ValueError, match="five") as info:
         cur.fetchall()
+    assert [r[0] for r in info.value.partial_rows] == [0, 1, 2, 3, 4]
     assert [r[0] for r in cur.fetchall()] == [6, 7, 8, 9]
 
 

@@ -137,33 +137,15 @@ def xfail_if(request, cond: bool, reason: str) -> None:
 
 # --- bugs shared by several modules (one reason text each, so the report lists them once) ---
 
-FREETDS_TIME_BUG = (
-    "BUG: through FreeTDS 1.3, any result with a time(n) column fails with ProgrammingError HY003 "
-    "'Program type out of range' from SQLBindCol: the engine binds SQL_C_SS_TIME2, which FreeTDS "
-    "rejects; it should fall back to a C type FreeTDS accepts (SQL_C_BINARY holding "
-    "SQL_SS_TIME2_STRUCT, as pyodbc does, or text) and return datetime.time"
-)
-FREETDS_DTO_BUG = (
-    "BUG: through FreeTDS 1.3, any result with a datetimeoffset(n) column fails with ProgrammingError "
-    "HY003 'Program type out of range' from SQLBindCol: the engine binds SQL_C_SS_TIMESTAMPOFFSET, "
-    "which FreeTDS rejects; it should fall back (SQL_C_BINARY holding SQL_SS_TIMESTAMPOFFSET_STRUCT, "
-    "or text) and return an aware datetime"
-)
 FREETDS_VARIANT_BUG = (
-    "BUG: through FreeTDS, any result with a sql_variant column fails with InterfaceError HY091 "
-    "'Descriptor type out of range': the engine asks SQLColAttribute(SQL_CA_SS_VARIANT_TYPE=1215), "
-    "an msodbcsql-only field; it should fall back (e.g. read the cell as text/binary) instead of "
-    "failing the whole query"
+    "DRIVER LIMIT: FreeTDS cannot name a sql_variant cell's underlying type (SQLColAttribute "
+    "SQL_CA_SS_VARIANT_TYPE is msodbcsql-only, HY091), so ferrodbc reads the cell as its text "
+    "rendering and returns str; through Driver 18 the value has its underlying type"
 )
-FREETDS_TIME_PARAM_BUG = (
-    "BUG: through FreeTDS, a datetime.time parameter fails with ProgrammingError HY004 'Invalid data "
-    "type' from SQLBindParameter (the engine binds SQL_SS_TIME2 / SQL_C_SS_TIME2, unknown to FreeTDS); "
-    "it should bind SQL_TYPE_TIME/SQL_C_TYPE_TIME or text for FreeTDS"
-)
-FREETDS_DTO_PARAM_BUG = (
-    "BUG: through FreeTDS, an aware datetime parameter fails with ProgrammingError HY004 'Invalid data "
-    "type' from SQLBindParameter (the engine binds SQL_SS_TIMESTAMPOFFSET / SQL_C_SS_TIMESTAMPOFFSET, "
-    "unknown to FreeTDS); it should bind it as text ('YYYY-MM-DD hh:mm:ss.fffffff +hh:mm') for FreeTDS"
+FREETDS_DTO_PARAM_LIMIT = (
+    "DRIVER LIMIT: FreeTDS has no DATETIMEOFFSET parameter type (SQL_SS_TIMESTAMPOFFSET is HY004), "
+    "so ferrodbc sends an aware datetime as text; it converts on INSERT into a DATETIMEOFFSET "
+    "column, but SELECT ? echoes the str"
 )
 
 

@@ -11,22 +11,13 @@ import pytest
 
 import ferrodbc
 from conftest import (
-    FREETDS_DTO_BUG,
-    FREETDS_DTO_PARAM_BUG,
-    FREETDS_TIME_BUG,
-    FREETDS_TIME_PARAM_BUG,
+    FREETDS_DTO_PARAM_LIMIT,
     tname,
     xfail_if,
 )
 
 TZ = lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))  # noqa: E731
 
-DECIMAL_1E38_BUG = (
-    "BUG: a Decimal parameter with 38 fractional digits, Decimal('1E-38') (= DECIMAL(38,38) "
-    "0.00000000000000000000000000000000000001), raises DataError 'needs precision 39, more than 38': "
-    "the engine counts the leading zero before the point as a digit; it fits numeric(38,38) and "
-    "must be sent"
-)
 
 SELECT_VALUES = [
     ("none", None),
@@ -83,9 +74,8 @@ def exact(got, value) -> None:
 @pytest.mark.parametrize("value", [v for _, v in SELECT_VALUES], ids=[i for i, _ in SELECT_VALUES])
 def test_select_param(request, conn, driver, value):
     """`SELECT ?` returns the value with its own Python type (tz-aware datetime → datetimeoffset)."""
-    xfail_if(request, isinstance(value, Decimal) and value == Decimal("1E-38"), DECIMAL_1E38_BUG)
-    xfail_if(request, driver == "freetds" and isinstance(value, dt.time), FREETDS_TIME_PARAM_BUG)
-    xfail_if(request, driver == "freetds" and isinstance(value, dt.datetime) and value.tzinfo is not None, FREETDS_DTO_PARAM_BUG)
+    aware = isinstance(value, dt.datetime) and value.tzinfo is not None
+    xfail_if(request, driver == "freetds" and aware, FREETDS_DTO_PARAM_LIMIT)
     got = conn.cursor().execute("SELECT ?", value).fetchval()
     if value is None:
         assert got is None
@@ -153,10 +143,6 @@ COLUMN_VALUES = [
 def test_insert_select_declared_type(request, conn, driver, sqltype, param, expected):
     """INSERT the parameter into a column of the declared type, SELECT it back (and a NULL)."""
     up = sqltype.upper()
-    xfail_if(request, driver == "freetds" and isinstance(param, dt.time), FREETDS_TIME_PARAM_BUG)
-    xfail_if(request, driver == "freetds" and isinstance(param, dt.datetime) and param.tzinfo is not None, FREETDS_DTO_PARAM_BUG)
-    xfail_if(request, driver == "freetds" and up.startswith("TIME"), FREETDS_TIME_BUG)
-    xfail_if(request, driver == "freetds" and up.startswith("DATETIMEOFFSET"), FREETDS_DTO_BUG)
     cur = conn.cursor()
     t = tname()
     cur.execute(f"CREATE TABLE {t} (id INT, v {sqltype})")

@@ -149,22 +149,18 @@ def test_error_after_n_rows_delivers_n_rows_then_raises(conn, driver, shape):
     assert cur.execute("SELECT 6").fetchval() == 6
 
 
-def test_error_after_n_rows_fetchall_then_next_call(conn, driver):
-    """fetchall delivers the N good rows; the parked error is raised by the next fetch."""
+def test_error_after_n_rows_fetchall_carries_the_rows(conn, driver):
+    """fetchall cannot return every row: it raises, with the N good rows as `partial_rows`;
+    the result set is over afterwards."""
     cur = conn.cursor()
     cur.execute(FAULT)
-    rows = cur.fetchall()
-    assert [tuple(r) for r in rows] == EXPECTED_PREFIX
     with pytest.raises(ferrodbc.Error) as ei:
-        cur.fetchone()
+        cur.fetchall()
     assert_fault(ei.value)
+    assert [tuple(r) for r in ei.value.partial_rows] == EXPECTED_PREFIX
+    assert cur.fetchone() is None
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: fetchall() on a result that fails after N rows (fault:error_after=100) returns the 100 "
-    "rows WITHOUT raising: the error is parked for a next fetch call, and the next execute() "
-    "discards it, so `rows = cur.fetchall()` silently yields a truncated result (README: nothing "
-    "is truncated silently; pyodbc raises). fetchall must raise (e.g. after the rows are consumed)"))
 def test_error_after_n_rows_fetchall_raises(conn, driver):
     cur = conn.cursor()
     cur.execute(FAULT)
@@ -182,11 +178,6 @@ def test_error_after_zero_rows_raises_at_execute_or_first_fetch(conn, driver):
 
 
 def test_dropped_connection_mid_stream_is_operational_error(request, connect, driver):
-    xfail_if(request, driver == "freetds", (
-        "BUG: a connection dropped mid-stream through FreeTDS raises a bare DatabaseError: FreeTDS "
-        "reports the loss as SQLSTATE 01000 native 20017 'Unexpected EOF from the server' on "
-        "SQL_ERROR, and the engine maps by SQLSTATE class only; a lost connection must be "
-        "OperationalError (FreeTDS natives 20017/20004/20006 mean the link is gone)"))
     conn = connect()
     cur = conn.cursor()
     cur.execute("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */")

@@ -16,8 +16,6 @@ import pytest
 
 import ferrodbc
 from conftest import (
-    FREETDS_DTO_BUG,
-    FREETDS_TIME_BUG,
     FREETDS_VARIANT_BUG,
     synthetic,
     tname,
@@ -83,8 +81,6 @@ def scale_of(sqltype: str) -> int | None:
 
 def freetds_xfail_for(request, driver: str, sqltype: str) -> None:
     b = base(sqltype)
-    xfail_if(request, driver == "freetds" and b == "time", FREETDS_TIME_BUG)
-    xfail_if(request, driver == "freetds" and b.startswith("datetimeoffset"), FREETDS_DTO_BUG)
     xfail_if(request, driver == "freetds" and b == "sql_variant", FREETDS_VARIANT_BUG)
 
 
@@ -129,7 +125,7 @@ def test_types_all_column(request, conn, driver, column):
 
 def test_types_all_whole_rows(request, conn, driver):
     """SELECT * over every type at once (bound prefix, streamed LOBs, the columns after them)."""
-    xfail_if(request, driver == "freetds", FREETDS_TIME_BUG)
+    xfail_if(request, driver == "freetds", FREETDS_VARIANT_BUG)
     cur = conn.cursor()
     cur.execute("SELECT * FROM peer.types_all_300")
     rows = cur.fetchall()
@@ -238,8 +234,6 @@ EDGES = [
 @pytest.mark.parametrize("sql,expected", [e[1:] for e in EDGES], ids=[e[0] for e in EDGES])
 def test_edge_literal(request, conn, driver, sql, expected):
     lowered = sql.lower()
-    xfail_if(request, driver == "freetds" and "as time(" in lowered, FREETDS_TIME_BUG)
-    xfail_if(request, driver == "freetds" and "datetimeoffset" in lowered, FREETDS_DTO_BUG)
     got = conn.cursor().execute(f"SELECT {sql}").fetchval()
     assert type(got) is type(expected), f"{sql}: {type(got).__name__}"
     assert got == expected

@@ -1,0 +1,280 @@
+"""Connection options: encryption (yes + TrustServerCertificate, strict + ServerCertificate),
+login timeout, query timeout, autocommit/transactions seen from a second connection, and
+cursor.cancel() from another thread."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+import ferrodbc
+from conftest import require_driver, require_peer_binary, synthetic, tdspeer, tname, xfail_if
+
+
+def roundtrip(conn: ferrodbc.Connection) -> None:
+    """Data, parameters and a LOB through the (encrypted) connection."""
+    cur = conn.cursor()
+    rows = cur.execute("SELECT id, name, val FROM peer.int_nvarchar_float_3000").fetchall()
+    assert len(rows) == 3000
+    assert tuple(rows[2999]) == synthetic.row("int_nvarchar_float", 2999)
+    assert cur.execute("SELECT ?", "param é😀").fetchval() == "param é😀"
+    body = cur.execute("SELECT body FROM peer.lob_nvarcharmax_64k_1").fetchval()
+    assert body == synthetic.row("lob_nvarcharmax_64k", 0)[1]
+
+
+@pytest.fixture(scope="module")
+def peer_tls_on():
+    require_peer_binary()
+    with tdspeer.start_peer(encrypt="on") as p:
+        yield p
+
+
+@pytest.fixture(scope="module")
+def peer_tls_strict():
+    require_peer_binary()
+    with tdspeer.start_peer(encrypt="strict") as p:
+        yield p
+
+
+def test_encrypt_yes_trust_server_certificate(peer_tls_on, driver):
+    """--encrypt on: Driver 18 Encrypt=yes;TrustServerCertificate=yes, FreeTDS Encryption=require."""
+    cs = tdspeer.conn_str(peer_tls_on, driver)
+    assert ("Encrypt=yes" in cs and "TrustServerCertificate=yes" in cs) if driver == "msodbcsql" else "Encryption=require" in cs
+    with ferrodbc.connect(cs, autocommit=True, timeout=10) as conn:
+        roundtrip(conn)
+
+
+def test_encrypt_yes_without_trust_rejects_self_signed(peer_tls_on):
+    """Driver 18 verifies the certificate when TrustServerCertificate is not set: the peer's
+    self-signed certificate is refused with OperationalError (08001)."""
+    require_driver("msodbcsql")
+    cs = tdspeer.conn_str(peer_tls_on, "msodbcsql", encrypt="yes")
+    assert "TrustServerCertificate" not in cs
+    with pytest.raises(ferrodbc.OperationalError) as ei:
+        ferrodbc.connect(cs, timeout=10)
+    assert ei.value.sqlstate == "08001"
+
+
+def test_encrypt_strict_with_server_certificate(peer_tls_strict):
+    """--encrypt strict (TDS 8.0, TLS before prelogin): Driver 18 with Encrypt=strict and
+    ServerCertificate=<the peer's PEM>. (msodbcsql only: FreeTDS 1.3 has no strict mode.)"""
+    require_driver("msodbcsql")
+    cs = tdspeer.conn_str(peer_tls_strict, "msodbcsql")
+    assert "Encrypt=strict" in cs and f"ServerCertificate={peer_tls_strict.cert_path}" in cs
+    assert peer_tls_strict.cert_path.is_file()
+    with ferrodbc.connect(cs, autocommit=True, timeout=10) as conn:
+        roundtrip(conn)
+
+
+def test_encrypt_strict_with_wrong_certificate_fails(peer_tls_strict, peer_tls_on):
+    """ServerCertificate pins the certificate: another peer's PEM is refused."""
+    require_driver("msodbcsql")
+    cs = tdspeer.conn_str(peer_tls_strict, "msodbcsql", ServerCertificate=str(peer_tls_on.cert_path))
+    with pytest.raises(ferrodbc.OperationalError):
+        ferrodbc.connect(cs, timeout=10)
+
+
+# --- timeouts ----------------------------------------------------------------------------------
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def test_login_timeout_closed_port(driver):
+    require_driver(driver)
+    port = closed_port()
+    if driver == "msodbcsql":
+        cs = f"Driver={{{tdspeer.MSODBCSQL}}};Server=127.0.0.1,{port};UID=sa;PWD=x;Encrypt=no"
+    else:
+        cs = f"Driver={{{tdspeer.FREETDS}}};Server=127.0.0.1;Port={port};UID=sa;PWD=x;TDS_Version=7.4"
+    t0 = time.monotonic()
+    with pytest.raises(ferrodbc.OperationalError):
+        ferrodbc.connect(cs, timeout=2)
+    assert time.monotonic() - t0 < 6
+
+
+def test_login_timeout_silent_server(driver):
+    """A server that accepts TCP but never answers the prelogin: the login timeout (2 s) ends it."""
+    require_driver(driver)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept():
+        srv.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(srv.accept()[0])
+            except OSError:
+                pass
+
+    th = threading.Thread(target=accept, daemon=True)
+    th.start()
+    try:
+        if driver == "msodbcsql":
+            cs = f"Driver={{{tdspeer.MSODBCSQL}}};Server=127.0.0.1,{port};UID=sa;PWD=x;Encrypt=no"
+        else:
+            cs = f"Driver={{{tdspeer.FREETDS}}};Server=127.0.0.1;Port={port};UID=sa;PWD=x;TDS_Version=7.4"
+        t0 = time.monotonic()
+        with pytest.raises(ferrodbc.OperationalError):
+            ferrodbc.connect(cs, timeout=2)
+        elapsed = time.monotonic() - t0
+        assert 1.0 <= elapsed < 8, elapsed
+    finally:
+        stop.set()
+        th.join(2)
+        for s in held:
+            s.close()
+        srv.close()
+
+
+def test_query_timeout(conn, driver):
+    """conn.timeout = 1 against a 5 s stall: OperationalError (HYT00) after ~1 s; the connection
+    stays usable and timeout 0 disables it again."""
+    conn.timeout = 1
+    assert conn.timeout == 1
+    cur = conn.cursor()
+    t0 = time.monotonic()
+    with pytest.raises(ferrodbc.OperationalError) as ei:
+        cur.execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=5 */")
+        cur.fetchall()
+    elapsed = time.monotonic() - t0
+    assert ei.value.sqlstate == "HYT00"
+    assert 0.8 <= elapsed < 4, elapsed
+    conn.timeout = 0
+    t0 = time.monotonic()
+    rows = conn.cursor().execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=1 */").fetchall()
+    assert len(rows) == 10 and time.monotonic() - t0 >= 0.9
+
+
+# --- autocommit and transactions ---------------------------------------------------------------
+
+def count(conn, t) -> int:
+    return conn.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchval()
+
+
+def test_manual_commit_visible_from_second_connection(connect, driver):
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (x INT)")
+    writer = connect(autocommit=False)
+    reader = connect()
+    assert writer.autocommit is False
+    writer.cursor().execute(f"INSERT INTO {t} VALUES (1)")
+    assert count(writer, t) == 1  # own uncommitted row
+    assert count(reader, t) == 0
+    writer.commit()
+    assert count(reader, t) == 1
+    writer.cursor().execute(f"INSERT INTO {t} VALUES (2)")
+    writer.rollback()
+    assert count(reader, t) == 1
+    assert count(writer, t) == 1
+    writer.rollback()
+
+
+def test_autocommit_on_is_immediately_visible(connect, driver):
+    t = tname()
+    writer = connect(autocommit=True)
+    reader = connect()
+    writer.cursor().execute(f"CREATE TABLE {t} (x INT)")
+    writer.cursor().execute(f"INSERT INTO {t} VALUES (1)")
+    assert count(reader, t) == 1
+    writer.rollback()  # nothing to roll back
+    assert count(reader, t) == 1
+
+
+def test_switching_autocommit_on_commits_pending_work(connect, driver):
+    """ODBC: turning autocommit on commits the open transaction. Driver 18 does; FreeTDS 1.3 does
+    not send anything on the switch (pyodbc through FreeTDS leaves the transaction open), so
+    ferrodbc commits explicitly: both drivers behave the same."""
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (x INT)")
+    writer = connect(autocommit=False)
+    reader = connect()
+    writer.cursor().execute(f"INSERT INTO {t} VALUES (1)")
+    assert count(reader, t) == 0
+    writer.autocommit = True
+    assert writer.autocommit is True
+    assert count(reader, t) == 1
+    writer.autocommit = False
+    writer.cursor().execute(f"INSERT INTO {t} VALUES (2)")
+    writer.rollback()
+    assert count(reader, t) == 1
+
+
+def test_context_manager_commits_or_rolls_back(connect, driver, connstr):
+    t = tname()
+    reader = connect()
+    reader.cursor().execute(f"CREATE TABLE {t} (x INT)")
+    with ferrodbc.connect(connstr) as w:
+        w.cursor().execute(f"INSERT INTO {t} VALUES (1)")
+    assert count(reader, t) == 1
+    with pytest.raises(RuntimeError):
+        with ferrodbc.connect(connstr) as w:
+            w.cursor().execute(f"INSERT INTO {t} VALUES (2)")
+            raise RuntimeError("abort")
+    assert count(reader, t) == 1
+
+
+# --- cancel from another thread ----------------------------------------------------------------
+
+def test_cancel_stalled_execute(conn, driver):
+    cur = conn.cursor()
+    threading.Timer(0.5, cur.cancel).start()
+    t0 = time.monotonic()
+    with pytest.raises(ferrodbc.OperationalError) as ei:
+        cur.execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=5 */")
+        cur.fetchall()
+    assert time.monotonic() - t0 < 3
+    assert ei.value.sqlstate == "HY008"
+    assert cur.execute("SELECT 7").fetchval() == 7
+    assert conn.cursor().execute("SELECT 8").fetchval() == 8
+
+
+def test_cancel_big_fetch_fetchmany(request, conn, driver):
+    """A fetchmany loop over peer.mixed_1000000 stops promptly with OperationalError."""
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM peer.mixed_1000000")
+    first = cur.fetchone()
+    assert tuple(first) == synthetic.row("mixed", 0)
+    threading.Timer(0.3, cur.cancel).start()
+    t0 = time.monotonic()
+    n = 1
+    with pytest.raises(ferrodbc.Error) as ei:
+        while batch := cur.fetchmany(1000):
+            n += len(batch)
+    assert time.monotonic() - t0 < 5
+    assert n < 1_000_000
+    assert isinstance(ei.value, ferrodbc.OperationalError), repr(ei.value)
+    assert cur.execute("SELECT 9").fetchval() == 9
+    assert conn.cursor().execute("SELECT 10").fetchval() == 10
+
+
+def test_cancel_big_fetch_fetchall(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM peer.mixed_1000000")
+    threading.Timer(0.3, cur.cancel).start()
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(ferrodbc.OperationalError):
+            cur.fetchall()
+    finally:
+        assert time.monotonic() - t0 < 10
+        assert conn.cursor().execute("SELECT 11").fetchval() == 11
+
+
+def test_cancel_idle_cursor_is_harmless(conn, driver):
+    cur = conn.cursor()
+    cur.cancel()
+    assert cur.execute("SELECT 12").fetchval() == 12
+    cur.cancel()
+    assert cur.execute("SELECT 13").fetchval() == 13

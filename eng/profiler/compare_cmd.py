@@ -22,6 +22,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes; 3 pairs allowed")
     ap.add_argument("--connection-string", help="use this server instead of starting the TDS peer")
     ap.add_argument("--pin", action="store_true", help="pin the peer to the last CPU and the clients to the others")
+    ap.add_argument("--odbc-driver", default="msodbcsql", choices=["msodbcsql", "freetds"],
+                    help="ODBC driver between the Python drivers and the peer (default: Microsoft ODBC Driver 18)")
 
 
 def check_isolation(samples: dict, sites: dict) -> None:
@@ -49,7 +51,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     log = partial(print, file=sys.stderr, flush=True)
     sites = {label: builds.build(sha, log) for label, sha in shas.items()}
     run_notes: list[str] = []
-    with connection_string(args.connection_string, args.pin, run_notes) as cs:
+    with connection_string(args.connection_string, args.pin, run_notes, args.odbc_driver) as cs:
         run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:

@@ -118,6 +118,8 @@ class MssqlPython(Driver):
     )
 
     def connect(self, conn_str: str, autocommit: bool = False) -> Any:
+        if "freetds" in conn_str.lower():
+            raise NotApplicable("mssql-python always uses its bundled Microsoft driver, not FreeTDS")
         # mssql-python always loads its bundled driver and rejects a Driver= keyword.
         cs = re.sub(r"(?i)(^|;)\s*driver\s*=\s*(\{[^}]*\}|[^;]*)", "", conn_str).strip(";")
         return self.mod.connect(cs, autocommit=autocommit, native_uuid=True)

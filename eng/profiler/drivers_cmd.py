@@ -26,6 +26,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--quick", action="store_true", help="small sizes; 3 rounds allowed")
     ap.add_argument("--connection-string", help="use this server instead of starting the TDS peer")
     ap.add_argument("--pin", action="store_true", help="pin the peer to the last CPU and the clients to the others")
+    ap.add_argument("--odbc-driver", default="msodbcsql", choices=["msodbcsql", "freetds"],
+                    help="ODBC driver between the Python drivers and the peer (default: Microsoft ODBC Driver 18)")
     ap.add_argument("--drivers", nargs="*", default=list(DRIVERS), choices=list(DRIVERS))
     ap.add_argument("--no-floor", action="store_true")
 
@@ -55,12 +57,16 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     measured = rounds_for(args)
     floor_names = [] if args.no_floor else [n for n in names if n in FLOOR_TASKS]
     run_notes: list[str] = []
-    with connection_string(args.connection_string, args.pin, run_notes) as cs:
+    drivers = list(args.drivers)
+    if args.odbc_driver == "freetds" and "mssql-python" in drivers:
+        drivers.remove("mssql-python")
+        run_notes.append("mssql-python left out: it always uses its bundled Microsoft driver, not FreeTDS")
+    with connection_string(args.connection_string, args.pin, run_notes, args.odbc_driver) as cs:
         run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:
             expected = json.loads(expect_file.read_text())
-            runners = {d: partial(procs.worker, d, cs, names, args.quick, expect_file) for d in args.drivers}
+            runners = {d: partial(procs.worker, d, cs, names, args.quick, expect_file) for d in drivers}
             if floor_names:
                 runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
             samples = run_rounds(runners, measured, rotating)
@@ -122,7 +128,7 @@ def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dic
         "Versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()) + f"; Python {platform.python_version()}.",
     ]
     notes = sorted({f"{label} `{n}`: {note}" for label in labels for n, s in summaries[label].items() for note in s.notes})
-    driver_notes = [note for d in args.drivers for note in DRIVERS[d].notes]
+    driver_notes = [note for d in labels if d in DRIVERS for note in DRIVERS[d].notes]
     for note in [*run_notes, *driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
         md.append(f"- {note}")
     if failed:

@@ -19,6 +19,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--driver", default="ferrodbc", choices=list(DRIVERS))
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--connection-string")
+    ap.add_argument("--odbc-driver", default="msodbcsql", choices=["msodbcsql", "freetds"],
+                    help="ODBC driver between the Python driver and the peer")
     ap.add_argument("--repeat", type=int, default=1, help="run the task this many times (one line each)")
 
 
@@ -33,7 +35,7 @@ def main(args: argparse.Namespace) -> int:
         exp = None
     driver = DRIVERS[args.driver]()
     ok = True
-    with connection_string(args.connection_string) as cs:
+    with connection_string(args.connection_string, odbc_driver=args.odbc_driver) as cs:
         for _ in range(args.repeat):
             r = run_task(driver, REGISTRY[args.task], cs, args.quick, exp)
             print(json.dumps({"task": args.task, "driver": args.driver, **r}))

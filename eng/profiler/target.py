@@ -33,8 +33,11 @@ def _pin(peer_pid: int) -> str:
 
 
 @contextmanager
-def connection_string(given: str | None, pin: bool = False, notes: list[str] | None = None) -> Iterator[str]:
-    """Yield the msodbcsql connection string every driver uses (mssql-python drops Driver=)."""
+def connection_string(
+    given: str | None, pin: bool = False, notes: list[str] | None = None, odbc_driver: str = "msodbcsql"
+) -> Iterator[str]:
+    """Yield the connection string every driver uses (mssql-python drops Driver=).
+    `odbc_driver`: "msodbcsql" (Microsoft ODBC Driver 18, the default) or "freetds"."""
     if given:
         yield given
         return
@@ -46,7 +49,7 @@ def connection_string(given: str | None, pin: bool = False, notes: list[str] | N
             note = _pin(peer.proc.pid)
             if notes is not None:
                 notes.append(note)
-        yield tdspeer.conn_str(peer, driver="msodbcsql")
+        yield tdspeer.conn_str(peer, driver=odbc_driver)
 
 
 def describe(conn_str: str) -> str:

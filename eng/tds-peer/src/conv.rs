@@ -90,11 +90,6 @@ impl Dec {
         if self.neg { format!("-{body}") } else { body }
     }
 
-    pub fn to_f64(self) -> f64 {
-        let v = self.mag as f64 / 10f64.powi(self.scale as i32);
-        if self.neg { -v } else { v }
-    }
-
     /// Signed scaled integer at `scale` (for MONEY: scale 4), saturating at i64.
     pub fn scaled_i64(self, scale: u8) -> i64 {
         let d = self.rescale(scale);

@@ -145,7 +145,10 @@ impl Io {
             return Err(proto_err(format!("bad packet length {len}")));
         }
         // Garbage (e.g. an HTTP request) must close the socket at once, not wait for a body.
-        if !matches!(typ, 0x01..=0x04 | 0x06 | 0x07 | 0x0E | 0x0F | 0x10 | 0x11 | 0x12 | 0x17) {
+        if !matches!(
+            typ,
+            0x01..=0x04 | 0x06 | 0x07 | 0x0E | 0x0F | 0x10 | 0x11 | 0x12 | 0x17
+        ) {
             return Err(proto_err(format!("not a TDS packet (type {typ:#04x})")));
         }
         while self.avail() < len {

@@ -4,7 +4,7 @@
 use crate::conv;
 use crate::io::proto_err;
 use crate::resp::Resp;
-use crate::sql::engine::{Engine, Out, Param};
+use crate::sql::engine::{Decl, Engine, Out, Param};
 use crate::sql::errors::SqlError;
 use crate::token;
 use crate::types::Ty;
@@ -231,7 +231,7 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
                 },
             )
         }
-        0x29 | 0x2A | 0x2B => {
+        0x29..=0x2B => {
             let scale = c.u8()?.min(7);
             let len = c.u8()? as usize;
             let b = c.take(len)?;
@@ -528,62 +528,61 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
         }
     };
     let p = &rpc.params;
-    let (stmt, decl, values, handle): (String, Vec<(String, Option<Ty>)>, &[Param], Option<i32>) =
-        match id {
-            10 => (
-                text_param(p.first()),
-                parse_decl(&text_param(p.get(1))),
-                p.get(2..).unwrap_or(&[]),
-                None,
-            ),
-            11 | 13 => {
-                let h = engine.next_handle;
-                engine.next_handle += 1;
-                let stmt = text_param(p.get(2));
-                let decl = parse_decl(&text_param(p.get(1)));
-                engine.handles.insert(h, (stmt.clone(), decl.clone()));
-                if id == 11 {
-                    return finish_proc(r, Some(h), false);
-                }
-                (stmt, decl, p.get(3..).unwrap_or(&[]), Some(h))
+    let (stmt, decl, values, handle): (String, Decl, &[Param], Option<i32>) = match id {
+        10 => (
+            text_param(p.first()),
+            parse_decl(&text_param(p.get(1))),
+            p.get(2..).unwrap_or(&[]),
+            None,
+        ),
+        11 | 13 => {
+            let h = engine.next_handle;
+            engine.next_handle += 1;
+            let stmt = text_param(p.get(2));
+            let decl = parse_decl(&text_param(p.get(1)));
+            engine.handles.insert(h, (stmt.clone(), decl.clone()));
+            if id == 11 {
+                return finish_proc(r, Some(h), false);
             }
-            12 => {
-                let h = p
-                    .first()
-                    .map(|x| crate::token::value::as_i64(&x.value) as i32)
-                    .unwrap_or(0);
-                match engine.handles.get(&h).cloned() {
-                    Some((s, d)) => (s, d, p.get(1..).unwrap_or(&[]), None),
-                    None => {
-                        let mut out = Out::new(true);
-                        out.error(
-                            r,
-                            &SqlError::new(
-                                8179,
-                                16,
-                                format!("Could not find prepared statement with handle {h}."),
-                            ),
-                        )?;
-                        out.finish(r)?;
-                        return finish_proc(r, None, true);
-                    }
+            (stmt, decl, p.get(3..).unwrap_or(&[]), Some(h))
+        }
+        12 => {
+            let h = p
+                .first()
+                .map(|x| crate::token::value::as_i64(&x.value) as i32)
+                .unwrap_or(0);
+            match engine.handles.get(&h).cloned() {
+                Some((s, d)) => (s, d, p.get(1..).unwrap_or(&[]), None),
+                None => {
+                    let mut out = Out::new(true);
+                    out.error(
+                        r,
+                        &SqlError::new(
+                            8179,
+                            16,
+                            format!("Could not find prepared statement with handle {h}."),
+                        ),
+                    )?;
+                    out.finish(r)?;
+                    return finish_proc(r, None, true);
                 }
             }
-            15 => {
-                if let Some(h) = p.first() {
-                    engine
-                        .handles
-                        .remove(&(crate::token::value::as_i64(&h.value) as i32));
-                }
-                return finish_proc(r, None, false);
+        }
+        15 => {
+            if let Some(h) = p.first() {
+                engine
+                    .handles
+                    .remove(&(crate::token::value::as_i64(&h.value) as i32));
             }
-            other => {
-                let mut out = Out::new(true);
-                out.error(r, &SqlError::new(2812, 16, format!("tds-peer does not implement system procedure id {other} (server-side cursors are not supported).")))?;
-                out.finish(r)?;
-                return finish_proc(r, None, true);
-            }
-        };
+            return finish_proc(r, None, false);
+        }
+        other => {
+            let mut out = Out::new(true);
+            out.error(r, &SqlError::new(2812, 16, format!("tds-peer does not implement system procedure id {other} (server-side cursors are not supported).")))?;
+            out.finish(r)?;
+            return finish_proc(r, None, true);
+        }
+    };
     let bound = bind(&decl, values);
     if std::env::var_os("TDS_PEER_TRACE").is_some() {
         eprintln!(

@@ -297,8 +297,8 @@ pub fn row(shape: &Shape, i: u64) -> Vec<Value> {
                 (i % 86_400) * 10_000_000 + (i % 1000) * 10_000,
             )),
             dec_text((i as i128 * 12_345) % 10_000_000_000 - 5_000_000_000, 4),
-            Value::Integer((i % 3 == 0) as i64),
-            if i % 5 == 0 {
+            Value::Integer(i.is_multiple_of(3) as i64),
+            if i.is_multiple_of(5) {
                 Value::Null
             } else {
                 Value::Text(format!("note {i} é"))
@@ -486,9 +486,12 @@ pub struct Encoded {
     blocks: Vec<Arc<Vec<u8>>>,
 }
 
+/// (shape, rows, selected column indexes)
+type CacheKey = (Shape, u64, Vec<usize>);
+
 #[derive(Default)]
 pub struct Cache {
-    map: Mutex<HashMap<(Shape, u64, Vec<usize>), Arc<Encoded>>>,
+    map: Mutex<HashMap<CacheKey, Arc<Encoded>>>,
     bytes: Mutex<usize>,
 }
 

@@ -22,7 +22,11 @@ fn utf16(s: &str) -> Vec<u8> {
 }
 
 /// Reads one whole message; returns its payload size (and the payload if `keep`).
-fn read_message(s: &mut TcpStream, buf: &mut [u8], keep: bool) -> std::io::Result<(usize, Vec<u8>)> {
+fn read_message(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    keep: bool,
+) -> std::io::Result<(usize, Vec<u8>)> {
     let mut total = 0;
     let mut kept = Vec::new();
     loop {
@@ -41,7 +45,17 @@ fn read_message(s: &mut TcpStream, buf: &mut [u8], keep: bool) -> std::io::Resul
 }
 
 fn login7(packet_size: u32) -> Vec<u8> {
-    let fields = ["drain", "sa", "", "tds-peer-drain", "127.0.0.1", "", "tds-peer-drain", "", ""];
+    let fields = [
+        "drain",
+        "sa",
+        "",
+        "tds-peer-drain",
+        "127.0.0.1",
+        "",
+        "tds-peer-drain",
+        "",
+        "",
+    ];
     let mut data = Vec::new();
     let mut offs = Vec::new();
     let mut off = 94u16;
@@ -80,7 +94,13 @@ fn main() {
     }
     let port: u16 = args[1].parse().expect("port");
     let sql = &args[2];
-    let opt = |name: &str, d: u32| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(d);
+    let opt = |name: &str, d: u32| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
     let psize = opt("--packet-size", 32767);
     let repeat = opt("--repeat", 1);
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");

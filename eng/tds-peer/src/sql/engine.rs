@@ -14,6 +14,9 @@ use rusqlite::{Connection, OpenFlags};
 use std::io;
 use std::sync::Arc;
 
+/// Names (with `@`) and declared types of parameters or result columns.
+pub type Decl = Vec<(String, Option<Ty>)>;
+
 /// A bound parameter (RPC) with its declared type when known.
 #[derive(Clone, Debug)]
 pub struct Param {
@@ -40,7 +43,7 @@ pub struct Engine {
     /// outside writes see other connections' commits (READ COMMITTED-like).
     sqlite_txn: bool,
     pub txn_id: u64,
-    pub handles: std::collections::HashMap<i32, (String, Vec<(String, Option<Ty>)>)>,
+    pub handles: std::collections::HashMap<i32, (String, Decl)>,
     pub next_handle: i32,
 }
 
@@ -627,11 +630,7 @@ impl Engine {
     }
 
     /// Runs a query: (columns with names and declared types, rows).
-    fn fetch(
-        &mut self,
-        sql: &str,
-        params: &[Param],
-    ) -> Result<(Vec<(String, Option<Ty>)>, Vec<Vec<Value>>), StmtErr> {
+    fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<(Decl, Vec<Vec<Value>>), StmtErr> {
         let mut stmt = self
             .db
             .prepare(sql)

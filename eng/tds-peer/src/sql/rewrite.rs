@@ -15,12 +15,6 @@ pub struct Ctx<'a> {
     pub spid: u16,
 }
 
-pub struct Rewritten {
-    pub sql: String,
-    /// Known types of the main SELECT's items (index = result column), None where unknown.
-    pub types: Vec<Option<Ty>>,
-}
-
 pub const VERSION: &str =
     "Microsoft SQL Server 2022 (RTM) - 16.0.4096.0 (X64) (tds-peer emulation: SQLite engine)";
 
@@ -561,8 +555,11 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
                     k = j + 1;
                     continue;
                 }
-            } else if t.is_word("ROWGUIDCOL") || t.is_word("SPARSE") {
-            } else if identity && (t.is_word("PRIMARY") || t.is_word("KEY")) {
+            } else if t.is_word("ROWGUIDCOL")
+                || t.is_word("SPARSE")
+                || (identity && (t.is_word("PRIMARY") || t.is_word("KEY")))
+            {
+                // dropped: no SQLite meaning (identity columns are INTEGER PRIMARY KEY already)
             } else {
                 rest.push(t.clone());
             }

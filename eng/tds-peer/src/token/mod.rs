@@ -5,10 +5,8 @@ pub mod value;
 
 use crate::types::Ty;
 
-pub const DONE_FINAL: u16 = 0x00;
 pub const DONE_MORE: u16 = 0x01;
 pub const DONE_ERROR: u16 = 0x02;
-pub const DONE_INXACT: u16 = 0x04;
 pub const DONE_COUNT: u16 = 0x10;
 pub const DONE_ATTN: u16 = 0x20;
 

@@ -263,3 +263,31 @@ def test_queries_on_separate_connections_run_in_parallel(pg):
     finally:
         for c in conns:
             c.close()
+
+
+def test_cancel_stops_a_long_sqlite_query(sqlite_conn):
+    """sqlite3odbc cancels through sqlite3_interrupt: the query stops with OperationalError."""
+    cur = sqlite_conn.cursor()
+    sql = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) "
+        "SELECT COUNT(*) FROM n"
+    )
+    outcome: dict = {}
+
+    def worker():
+        try:
+            outcome["rows"] = cur.execute(sql).fetchall()
+        except BaseException as e:  # noqa: BLE001 - reported to the main thread
+            outcome["error"] = e
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    # Keep cancelling until it takes: a cancel that lands before the query starts does nothing.
+    while thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+        cur.cancel()
+    thread.join(5)
+    assert not thread.is_alive(), "cancel() did not stop the query"
+    assert isinstance(outcome.get("error"), ferrodbc.OperationalError), outcome
+    assert cur.execute("SELECT 1").fetchval() == 1

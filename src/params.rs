@@ -594,7 +594,7 @@ fn dollar_tag(b: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod marker_tests {
     use super::count_markers;
-    use crate::plan::{Backend, Dbms};
+    use crate::plan::Dbms;
 
     #[test]
     fn postgres_dollar_quotes_and_escape_strings() {

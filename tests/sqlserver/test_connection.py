@@ -11,7 +11,7 @@ import time
 import pytest
 
 import ferrodbc
-from conftest import require_driver, require_peer_binary, synthetic, tdspeer, tname, xfail_if
+from conftest import require_driver, require_peer_binary, synthetic, tdspeer, tname
 
 
 def roundtrip(conn: ferrodbc.Connection) -> None:

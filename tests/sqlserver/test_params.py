@@ -142,7 +142,6 @@ COLUMN_VALUES = [
 @pytest.mark.parametrize("sqltype,param,expected", [c[1:] for c in COLUMN_VALUES], ids=[c[0] for c in COLUMN_VALUES])
 def test_insert_select_declared_type(request, conn, driver, sqltype, param, expected):
     """INSERT the parameter into a column of the declared type, SELECT it back (and a NULL)."""
-    up = sqltype.upper()
     cur = conn.cursor()
     t = tname()
     cur.execute(f"CREATE TABLE {t} (id INT, v {sqltype})")

@@ -233,7 +233,6 @@ EDGES = [
 
 @pytest.mark.parametrize("sql,expected", [e[1:] for e in EDGES], ids=[e[0] for e in EDGES])
 def test_edge_literal(request, conn, driver, sql, expected):
-    lowered = sql.lower()
     got = conn.cursor().execute(f"SELECT {sql}").fetchval()
     assert type(got) is type(expected), f"{sql}: {type(got).__name__}"
     assert got == expected

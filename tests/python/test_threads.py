@@ -291,3 +291,31 @@ def test_cancel_stops_a_long_sqlite_query(sqlite_conn):
     assert not thread.is_alive(), "cancel() did not stop the query"
     assert isinstance(outcome.get("error"), ferrodbc.OperationalError), outcome
     assert cur.execute("SELECT 1").fetchval() == 1
+
+
+def test_closing_a_connection_while_another_thread_runs_a_query_does_not_deadlock(pg):
+    """close() waits for the running call (it holds the statement) without holding the GIL, so
+    the query thread can finish; both threads come back."""
+    conn = pg.connect()
+    cur = conn.cursor()
+    outcome: dict = {}
+
+    def worker():
+        try:
+            outcome["rows"] = cur.execute("SELECT pg_sleep(1)").fetchall()
+        except ferrodbc.Error as e:
+            outcome["error"] = e
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    time.sleep(0.3)
+    closer = threading.Thread(target=conn.close, daemon=True)
+    closer.start()
+    closer.join(20)
+    thread.join(20)
+    assert not closer.is_alive() and not thread.is_alive(), "deadlock between close() and a query"
+    assert conn.closed
+    if "error" in outcome:
+        assert isinstance(outcome["error"], ferrodbc.ProgrammingError)
+    else:
+        assert outcome["rows"] == [("",)] or len(outcome["rows"]) == 1

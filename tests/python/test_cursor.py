@@ -505,3 +505,18 @@ def test_empty_and_comment_only_statements(conn):
         cur.execute(sql)
         assert cur.description is None
     assert cur.execute("SELECT 7").fetchval() == 7
+
+
+def test_odbc_escape_sequences_reach_the_driver(pg_conn):
+    """{d ...}, {ts ...} and {fn ...} are the driver's to translate; a '?' inside {fn} is a
+    real parameter."""
+    row = pg_conn.cursor().execute(
+        "SELECT {d '2020-01-02'}, {ts '2020-01-02 03:04:05'}, {fn UCASE('abc')}, {fn CONCAT(?, 'x')}",
+        "a",
+    ).fetchone()
+    assert tuple(row) == (
+        datetime.date(2020, 1, 2),
+        datetime.datetime(2020, 1, 2, 3, 4, 5),
+        "ABC",
+        "ax",
+    )

@@ -520,3 +520,68 @@ def test_odbc_escape_sequences_reach_the_driver(pg_conn):
         "ABC",
         "ax",
     )
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_random_mix_of_fetch_shapes_and_plan_changes_never_skips_or_repeats(conn, table, seed):
+    """A seeded random walk over fetchone/fetchmany/fetchval/next/fetchall, converter and
+    decoding-policy changes and re-executes: the ids must always continue where they stopped."""
+    import random
+    import struct
+
+    n = 3000
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(20))")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} (id, label) VALUES (?, ?)", [(i, f"L{i}") for i in range(n)]
+    )
+    conn.commit()
+    rng = random.Random(seed)
+    sql = f"SELECT id, label FROM {table} ORDER BY id"
+
+    def ident(value):
+        return value[1] if isinstance(value, tuple) else value
+
+    def tagged(raw):
+        return ("c", struct.unpack("=i", raw)[0])
+
+    cur.execute(sql)
+    expected = 0
+    for _ in range(300):
+        op = rng.choice(["one", "many", "val", "next", "conv", "unconv", "policy", "reexec", "all"])
+        if op == "one":
+            row = cur.fetchone()
+            if expected == n:
+                assert row is None
+            else:
+                assert ident(row[0]) == expected and row[1] == f"L{expected}"
+                expected += 1
+        elif op == "many":
+            k = rng.choice([0, 1, 5, 31, 32, 33, 255, 700])
+            rows = cur.fetchmany(k)
+            assert [ident(r[0]) for r in rows] == list(range(expected, min(n, expected + k)))
+            expected += len(rows)
+        elif op == "val":
+            v = cur.fetchval()
+            if expected == n:
+                assert v is None
+            else:
+                assert ident(v) == expected
+                expected += 1
+        elif op == "next":
+            if expected < n:
+                assert ident(next(cur)[0]) == expected
+                expected += 1
+        elif op == "conv":
+            conn.add_output_converter(ferrodbc.SQL_INTEGER, tagged)
+        elif op == "unconv":
+            conn.remove_output_converter(ferrodbc.SQL_INTEGER)
+        elif op == "policy":
+            conn.decode_errors = rng.choice(["strict", "replace", "surrogatepass"])
+        elif op == "reexec":
+            cur.execute(sql)
+            expected = 0
+        elif op == "all" and rng.random() < 0.2:
+            rows = cur.fetchall()
+            assert [ident(r[0]) for r in rows] == list(range(expected, n))
+            expected = n

@@ -18,13 +18,23 @@ FERRODBC_PG_CONNSTR=$(bash eng/peers/postgres.sh)
 export FERRODBC_PG_CONNSTR
 
 echo "== pytest"
+# Each suite in its own pytest run: they have their own conftest.py and reuse module names
+# (test_types.py, ...), which one rootdir-wide collection would confuse.
 suites=(tests/python)
 [ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
-set +e
-.venv/bin/python -m pytest -q -p no:cacheprovider "${suites[@]}"
-rc=$?
-set -e
-# pytest exit 5 = no tests collected: a broken suite, not a pass.
-if [ "$rc" -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi
-exit "$rc"
+[ -d eng/profiler/tests ] && suites+=(eng/profiler/tests)
+failed=0
+for suite in "${suites[@]}"; do
+  echo "-- $suite"
+  set +e
+  .venv/bin/python -m pytest -q -p no:cacheprovider "$suite"
+  rc=$?
+  set -e
+  # pytest exit 5 = no tests collected: a broken suite, not a pass.
+  if [ "$rc" -ne 0 ]; then
+    echo "pytest $suite: exit $rc" >&2
+    failed=1
+  fi
+done
+exit "$failed"

@@ -93,8 +93,8 @@ impl Dec {
     /// Signed scaled integer at `scale` (for MONEY: scale 4), saturating at i64.
     pub fn scaled_i64(self, scale: u8) -> i64 {
         let d = self.rescale(scale);
-        let m = d.mag.min(i64::MAX as u128) as i64;
-        if d.neg { -m } else { m }
+        let m = d.mag.min(i64::MAX as u128 + 1) as i128;
+        (if d.neg { -m } else { m }).clamp(i64::MIN as i128, i64::MAX as i128) as i64
     }
 }
 

@@ -389,32 +389,49 @@ pub enum Proc {
 pub struct Rpc {
     pub proc: Proc,
     pub params: Vec<Param>,
+    /// Last RPC of the request (its DONEPROC has no DONE_MORE).
+    pub last: bool,
 }
 
-pub fn parse(data: &[u8]) -> io::Result<Rpc> {
+/// Parses an RPC request: one or more RPCs separated by a batch flag (0xFF, 0xFE or 0x80):
+/// msodbcsql sends a parameter array (executemany) as one request with one RPC per row.
+pub fn parse(data: &[u8]) -> io::Result<Vec<Rpc>> {
     let mut c = Cur { d: data, p: 0 };
     let hl = c.u32()? as usize;
     c.p = hl.max(4).min(data.len());
-    let nl = c.u16()?;
-    let proc = if nl == 0xFFFF {
-        Proc::Id(c.u16()?)
-    } else {
-        Proc::Name(conv::from_utf16(c.take(2 * nl as usize)?))
-    };
-    let _flags = c.u16()?;
-    let mut params = Vec::new();
-    while !c.done() {
-        let b = c.d[c.p];
-        if b == 0xFF || b == 0x80 || b == 0xFE {
-            break; // batch separator: only the first RPC of a batch is served
+    let mut out = Vec::new();
+    loop {
+        let nl = c.u16()?;
+        let proc = if nl == 0xFFFF {
+            Proc::Id(c.u16()?)
+        } else {
+            Proc::Name(conv::from_utf16(c.take(2 * nl as usize)?))
+        };
+        let _flags = c.u16()?;
+        let mut params = Vec::new();
+        let mut more = false;
+        while !c.done() {
+            let b = c.d[c.p];
+            if b == 0xFF || b == 0x80 || b == 0xFE {
+                c.p += 1;
+                more = !c.done();
+                break;
+            }
+            let n = c.u8()? as usize;
+            let name = conv::from_utf16(c.take(2 * n)?);
+            let _status = c.u8()?;
+            let (ty, value) = read_value(&mut c)?;
+            params.push(Param { name, ty, value });
         }
-        let n = c.u8()? as usize;
-        let name = conv::from_utf16(c.take(2 * n)?);
-        let _status = c.u8()?;
-        let (ty, value) = read_value(&mut c)?;
-        params.push(Param { name, ty, value });
+        out.push(Rpc {
+            proc,
+            params,
+            last: !more,
+        });
+        if !more {
+            return Ok(out);
+        }
     }
-    Ok(Rpc { proc, params })
 }
 
 /// `@P1 int,@P2 nvarchar(50)` -> [(name, type)].
@@ -494,6 +511,7 @@ fn widen(ty: Option<Ty>, v: &Value) -> Option<Ty> {
 
 /// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
 pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
+    let more = !rpc.last;
     let id = match &rpc.proc {
         Proc::Id(i) => *i,
         Proc::Name(n) => {
@@ -514,7 +532,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     let mut out = Out::new(true);
                     engine.datatype_info(dt, &mut out, r)?;
                     out.finish(r)?;
-                    return finish_proc(r, None, false);
+                    return finish_proc(r, more, None, false);
                 }
                 _ => {
                     let e =
@@ -522,7 +540,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     let mut out = Out::new(true);
                     out.error(r, &e)?;
                     out.finish(r)?;
-                    return finish_proc(r, None, true);
+                    return finish_proc(r, more, None, true);
                 }
             }
         }
@@ -542,7 +560,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             let decl = parse_decl(&text_param(p.get(1)));
             engine.handles.insert(h, (stmt.clone(), decl.clone()));
             if id == 11 {
-                return finish_proc(r, Some(h), false);
+                return finish_proc(r, more, Some(h), false);
             }
             (stmt, decl, p.get(3..).unwrap_or(&[]), Some(h))
         }
@@ -564,7 +582,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                         ),
                     )?;
                     out.finish(r)?;
-                    return finish_proc(r, None, true);
+                    return finish_proc(r, more, None, true);
                 }
             }
         }
@@ -574,13 +592,13 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     .handles
                     .remove(&(crate::token::value::as_i64(&h.value) as i32));
             }
-            return finish_proc(r, None, false);
+            return finish_proc(r, more, None, false);
         }
         other => {
             let mut out = Out::new(true);
             out.error(r, &SqlError::new(2812, 16, format!("tds-peer does not implement system procedure id {other} (server-side cursors are not supported).")))?;
             out.finish(r)?;
-            return finish_proc(r, None, true);
+            return finish_proc(r, more, None, true);
         }
     };
     let bound = bind(&decl, values);
@@ -597,17 +615,17 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     if r.attn_acked {
         return Ok(());
     }
-    finish_proc(r, handle, err)
+    finish_proc(r, more, handle, err)
 }
 
-fn finish_proc(r: &mut Resp, handle: Option<i32>, err: bool) -> io::Result<()> {
+fn finish_proc(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
     r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
     if let Some(h) = handle {
         r.put(&token::returnvalue_int(0, "@handle", h))?;
     }
     r.put(&token::done(
         token::TOK_DONEPROC,
-        if err { token::DONE_ERROR } else { 0 },
+        (if err { token::DONE_ERROR } else { 0 }) | (if more { token::DONE_MORE } else { 0 }),
         token::CMD_EXECUTE,
         0,
     ))
@@ -640,7 +658,7 @@ mod tests {
             3, b'@', 0, b'P', 0, b'1', 0, 0, 0x6A, 9, 10, 2, 5, 0, 150, 0, 0, 0,
         ]);
         d.extend_from_slice(&[0, 0, 0x2B, 7, 10, 0, 0, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]);
-        let rpc = parse(&d).unwrap();
+        let rpc = parse(&d).unwrap().remove(0);
         assert!(matches!(rpc.proc, Proc::Id(13)));
         assert_eq!(rpc.params[0].value, Value::Text("-1.50".into()));
         assert_eq!(rpc.params[0].ty, Some(Ty::Decimal(10, 2)));

@@ -157,8 +157,11 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                 r.finish()?;
             }
             P_RPC => {
-                let req = rpc::parse(&data)?;
-                if cfg.verbose {
+                let reqs = rpc::parse(&data)?;
+                if cfg.verbose && reqs.len() > 1 {
+                    eprintln!("tds-peer: [{spid}] {} batched RPCs", reqs.len());
+                }
+                if let Some(req) = reqs.first().filter(|_| cfg.verbose) {
                     let name = match &req.proc {
                         rpc::Proc::Id(i) => format!("#{i}"),
                         rpc::Proc::Name(n) => n.clone(),
@@ -177,7 +180,12 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                     );
                 }
                 let mut r = Resp::new(io);
-                rpc::handle(&mut engine, req, &mut r)?;
+                for req in reqs {
+                    rpc::handle(&mut engine, req, &mut r)?;
+                    if r.attn_acked {
+                        break;
+                    }
+                }
                 r.finish()?;
             }
             P_TM => {

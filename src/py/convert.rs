@@ -618,6 +618,47 @@ pub fn build_rows(
     Ok(failure)
 }
 
+/// Decode batch row `row` into one `Row` (fetchone, iteration, fetchmany(1)): the same decoders
+/// as [`build_rows`], without its per-call vectors or the GC pause.
+pub fn build_one_row(
+    py: Python<'_>,
+    plan: &PyPlan,
+    batch: &Batch,
+    row: usize,
+    row_base: u64,
+) -> Result<Py<PyAny>, CellFail> {
+    let ncols = plan.decoders.len();
+    // SAFETY: plain allocation; NULL is checked.
+    let t = unsafe { ffi::PyTuple_New(ncols as ffi::Py_ssize_t) };
+    if t.is_null() {
+        return Err(CellFail {
+            row,
+            err: PyErr::fetch(py),
+        });
+    }
+    // SAFETY: owned fresh tuple; if a column fails, dropping the Bound frees it (empty slots
+    // are tolerated by tuple dealloc) and it never escapes.
+    let values: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    for (c, buf) in batch.columns.iter().enumerate() {
+        // SAFETY: fresh tuple, slot `c` still empty.
+        unsafe { fill_column(py, plan, c, buf, row..row + 1, row_base, &[t])? };
+    }
+    if !plan.has_converters {
+        // SAFETY: see `build_rows`: atomic values only, the tuple cannot be part of a cycle.
+        unsafe { ffi::PyObject_GC_UnTrack(t.cast()) };
+    }
+    let new_row = super::row::Row {
+        values: values.unbind(),
+        schema: plan.schema.clone(),
+    };
+    let obj = Py::new(py, new_row).map_err(|err| CellFail { row, err })?;
+    if !plan.has_converters {
+        // SAFETY: as above, for the Row wrapping the tuple.
+        unsafe { ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
+    }
+    Ok(obj.into_any())
+}
+
 /// Decode the first cell of batch row `row` (for `fetchval`: no row object is built).
 pub fn build_first_value(
     py: Python<'_>,

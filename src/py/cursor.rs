@@ -1,7 +1,7 @@
 //! `Cursor`: execute, and every fetch shape served from the one native batch.
 
 use super::connection::{ConnShared, Connection};
-use super::convert::{PyPlan, build_first_value, build_rows};
+use super::convert::{PyPlan, build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
 use super::params::{to_input_size, to_param};
 use crate::odbc::CancelHandle;
@@ -248,6 +248,30 @@ impl Cursor {
         Ok(())
     }
 
+    /// The next row, or None: the one-row path of fetchone, iteration and fetchmany(1). Same
+    /// batch, same decoders and error positions as `fetch_rows`, without its vectors.
+    fn fetch_one(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<Option<Py<PyAny>>> {
+        if let Some(err) = st.pending.take() {
+            return Err(err);
+        }
+        self.require_results(py, st)?;
+        let CursorState { stmt, plan, .. } = st;
+        let stmt = stmt.as_mut().expect("checked by require_results");
+        let plan = plan.as_ref().expect("checked by require_results");
+        if stmt.needs_fetch() {
+            py.detach(|| stmt.fill()).py(py)?;
+        }
+        if stmt.buffered() == 0 {
+            return Ok(None);
+        }
+        let row = stmt.take(1).start;
+        let batch = stmt.batch().expect("a planned result set has a batch");
+        // A row that fails to decode is consumed: the next call continues after it.
+        build_one_row(py, plan, batch, row, stmt.batch_base())
+            .map(Some)
+            .map_err(|f| f.err)
+    }
+
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
         if timeout != st.applied_timeout {
@@ -386,7 +410,7 @@ impl Cursor {
 
     fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
-        Ok(self.fetch_rows(py, &mut guard, 1)?.into_iter().next())
+        self.fetch_one(py, &mut guard)
     }
 
     #[pyo3(signature = (size = None))]
@@ -397,6 +421,10 @@ impl Cursor {
             Some(n) => n as usize,
         };
         let mut guard = self.lock(py)?;
+        if n == 1 {
+            let row = self.fetch_one(py, &mut guard)?;
+            return PyList::new(py, row);
+        }
         PyList::new(py, self.fetch_rows(py, &mut guard, n)?)
     }
 

@@ -40,10 +40,15 @@ def worker(
     expect_file: Path | None,
     pythonpath: list[str] | None = None,
     timeout: float = 1800,
+    prefix: list[str] | None = None,
+    via_ffi: bool = False,
 ) -> dict:
-    """Run one worker; a crash or timeout becomes FAILED for every task it had, never a time."""
-    cmd = [sys.executable, "-m", "eng.profiler.worker", "--driver", driver, "--conn", conn_str,
+    """Run one worker; a crash or timeout becomes FAILED for every task it had, never a time.
+    `prefix` wraps the interpreter (e.g. valgrind); `via_ffi` makes bodies countable by callgrind."""
+    cmd = [*(prefix or []), sys.executable, "-m", "eng.profiler.worker", "--driver", driver, "--conn", conn_str,
            f"--tasks={','.join(task_names)}"]
+    if via_ffi:
+        cmd.append("--via-ffi")
     if quick:
         cmd.append("--quick")
     if expect_file:

@@ -20,6 +20,7 @@ from typing import Any
 from .digest import require_fixed_hash_seed
 from .drivers import DRIVERS, Driver, NotApplicable
 from .task import Ctx, Task
+from .trampoline import call_via_ffi
 from .workloads import select
 
 MARKER = "PROFILER-RESULT "
@@ -48,8 +49,9 @@ def _teardown(ctx: Ctx) -> None:
         pass
 
 
-def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: Any) -> dict:
-    """Setup, time the body, validate. `expected` is [rows, checksum], or None to only report."""
+def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: Any, via_ffi: bool = False) -> dict:
+    """Setup, time the body, validate. `expected` is [rows, checksum], or None to only report.
+    `via_ffi`: call the body through a C trampoline so callgrind can count just the body."""
     ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick))
     result: dict[str, Any] = {"status": "failed", "ms": None, "n": ctx.n}
     try:
@@ -59,7 +61,7 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
         gc.collect()
         before = driver.counters()
         t0 = time.perf_counter_ns()
-        out = task.body(ctx)
+        out = call_via_ffi(lambda: task.body(ctx)) if via_ffi else task.body(ctx)
         elapsed = time.perf_counter_ns() - t0
         result["counters"] = _counter_delta(before, driver.counters())
         got = task.check(ctx, out)
@@ -86,7 +88,10 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
     return result
 
 
-def run(driver_name: str, conn_str: str, task_names: list[str], quick: bool, expectations: dict | None) -> dict:
+def run(
+    driver_name: str, conn_str: str, task_names: list[str], quick: bool, expectations: dict | None,
+    via_ffi: bool = False,
+) -> dict:
     """Run the tasks once each. `expectations` None: report digests without judging them."""
     require_fixed_hash_seed()
     driver = DRIVERS[driver_name]()
@@ -103,7 +108,7 @@ def run(driver_name: str, conn_str: str, task_names: list[str], quick: bool, exp
         if isinstance(exp, dict):  # no expectation could be computed: say so, do not guess
             report["tasks"][task.name] = {"status": "failed", "ms": None, "error": exp.get("error")}
             continue
-        report["tasks"][task.name] = run_task(driver, task, conn_str, quick, exp)
+        report["tasks"][task.name] = run_task(driver, task, conn_str, quick, exp, via_ffi)
     return report
 
 
@@ -114,13 +119,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", required=True, help="comma-separated task names")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--expect", help="JSON file of expected digests; without it, digests are only reported")
+    ap.add_argument("--via-ffi", action="store_true", help="call bodies through a C trampoline (callgrind)")
     args = ap.parse_args(argv)
     expectations = None
     if args.expect:
         with open(args.expect) as f:
             expectations = json.load(f)
     names = [n for n in args.tasks.split(",") if n]
-    report = run(args.driver, args.conn, names, args.quick, expectations)
+    report = run(args.driver, args.conn, names, args.quick, expectations, args.via_ffi)
     sys.stdout.write(MARKER + json.dumps(report) + "\n")
     return 0
 

@@ -22,6 +22,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--odbc-driver", default="msodbcsql", choices=["msodbcsql", "freetds"],
                     help="ODBC driver between the Python driver and the peer")
     ap.add_argument("--repeat", type=int, default=1, help="run the task this many times (one line each)")
+    ap.add_argument("--via-ffi", action="store_true",
+                    help="call the body through a C trampoline: with callgrind --collect-atstart=no "
+                         "--toggle-collect='ffi_call*' only the body is counted")
 
 
 def main(args: argparse.Namespace) -> int:
@@ -37,7 +40,7 @@ def main(args: argparse.Namespace) -> int:
     ok = True
     with connection_string(args.connection_string, odbc_driver=args.odbc_driver) as cs:
         for _ in range(args.repeat):
-            r = run_task(driver, REGISTRY[args.task], cs, args.quick, exp)
+            r = run_task(driver, REGISTRY[args.task], cs, args.quick, exp, args.via_ffi)
             print(json.dumps({"task": args.task, "driver": args.driver, **r}))
             ok &= r["status"] in ("ok", "n/a")
     return 0 if ok else 1

@@ -66,3 +66,11 @@ def test_registry_covers_the_brief():
     assert len(REGISTRY) >= 26
     for task in REGISTRY.values():
         assert task.size.quick <= task.size.full
+
+
+def test_trampoline_returns_results_and_carries_exceptions():
+    from eng.profiler.trampoline import call_via_ffi
+
+    assert call_via_ffi(lambda: [1, 2]) == [1, 2]
+    with pytest.raises(ZeroDivisionError):
+        call_via_ffi(lambda: 1 / 0)

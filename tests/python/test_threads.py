@@ -4,6 +4,8 @@ running query. Every wait is bounded so a regression fails the test instead of h
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -319,3 +321,40 @@ def test_closing_a_connection_while_another_thread_runs_a_query_does_not_deadloc
         assert isinstance(outcome["error"], ferrodbc.ProgrammingError)
     else:
         assert len(outcome["rows"]) == 1, "the query finished before the close"
+
+
+REENTRANT_CONVERTER_SCRIPT = r"""
+import sys
+import ferrodbc
+
+conn = ferrodbc.connect(sys.argv[1])
+cur = conn.cursor()
+cur.execute("CREATE TABLE t (i INTEGER)")
+cur.execute("INSERT INTO t VALUES (1)")
+conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda raw: cur.rowcount)
+try:
+    print("rows", cur.execute("SELECT i FROM t").fetchall())
+except ferrodbc.ProgrammingError as e:
+    print("ProgrammingError", e)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a Python callback that touches the cursor it is called from hangs forever: "
+    "fetch_rows holds the cursor's state mutex while building rows, so an output converter "
+    "reading even `cur.rowcount` (or calling cur.fetchone()) locks the same std Mutex again on "
+    "the same thread and self-deadlocks. Re-entrant use should be detected (try_lock → "
+    "ProgrammingError 'the cursor is busy') or served",
+    raises=subprocess.TimeoutExpired,
+)
+def test_a_converter_touching_its_own_cursor_does_not_hang(sqlite):
+    """Run in a child process: a regression would otherwise hang the whole suite."""
+    proc = subprocess.run(
+        [sys.executable, "-c", REENTRANT_CONVERTER_SCRIPT, sqlite.connstr],
+        capture_output=True,
+        text=True,
+        timeout=8,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(("rows", "ProgrammingError")), proc.stdout

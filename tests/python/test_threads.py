@@ -358,3 +358,54 @@ def test_a_converter_touching_its_own_cursor_does_not_hang(sqlite):
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith(("rows", "ProgrammingError")), proc.stdout
+
+
+CLOSED_WHILE_RUNNING_SCRIPT = r"""
+import sys, threading, time
+import ferrodbc
+
+conn = ferrodbc.connect(sys.argv[1])
+cur = conn.cursor()
+worker = threading.Thread(target=lambda: cur.execute("SELECT pg_sleep(1)").fetchall())
+worker.start()
+time.sleep(0.3)
+print("closed", cur.closed, "rowcount", cur.rowcount, flush=True)
+worker.join()
+print("done", flush=True)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: reading `cursor.closed` while another thread runs a query on that cursor "
+    "deadlocks the process: the getter (py/cursor.rs `closed`) takes the state mutex with a plain "
+    "Mutex::lock while holding the GIL, the query thread holds that mutex and needs the GIL to "
+    "come back from the driver call. Every other getter uses lock_py_attached and just waits",
+    raises=subprocess.TimeoutExpired,
+)
+def test_reading_cursor_closed_while_another_thread_queries_does_not_deadlock(pg):
+    proc = subprocess.run(
+        [sys.executable, "-c", CLOSED_WHILE_RUNNING_SCRIPT, pg.connstr],
+        capture_output=True,
+        text=True,
+        timeout=8,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "closed False" in proc.stdout and "done" in proc.stdout, proc.stdout
+
+
+def test_other_cursor_getters_wait_for_a_running_query(pg, pg_conn):
+    """rowcount, description and messages wait for the query thread instead of deadlocking."""
+    cur = pg_conn.cursor()
+    worker = threading.Thread(target=lambda: cur.execute("SELECT pg_sleep(0.5) AS s").fetchall())
+    worker.start()
+    monitor = pg.connect(autocommit=True)
+    try:
+        assert wait_until_running(monitor, "pg_sleep(0.5)")
+    finally:
+        monitor.close()
+    assert cur.rowcount == -1
+    assert [d[0] for d in cur.description] == ["s"]
+    assert cur.messages == []
+    worker.join(10)
+    assert not worker.is_alive()

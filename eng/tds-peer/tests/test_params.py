@@ -88,3 +88,17 @@ def test_where_param_and_executemany(connect):
     assert cur.fetchone()[0] == "n13"
     cur.execute(f"UPDATE {t} SET name = ? WHERE id >= ?", "big", 15)
     assert cur.rowcount == 5
+
+
+def test_fast_executemany_parameter_array(connect, driver):
+    """msodbcsql sends a parameter array as one request holding many RPCs: all must run."""
+    if driver == "freetds":
+        pytest.skip("pyodbc fast_executemany crashes inside FreeTDS (client bug)")
+    cur = connect().cursor()
+    t = f"tf_{uuid.uuid4().hex[:8]}"
+    cur.execute(f"CREATE TABLE {t} (id INT, name NVARCHAR(20), amount DECIMAL(10,2))")
+    cur.fast_executemany = True
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", [(i, f"n{i}", Decimal(i) / 4) for i in range(1000)])
+    cur.fast_executemany = False
+    assert tuple(cur.execute(f"SELECT COUNT(*), SUM(id) FROM {t}").fetchone()) == (1000, sum(range(1000)))
+    assert cur.execute(f"SELECT amount FROM {t} WHERE id = 999").fetchone()[0] == Decimal("249.75")

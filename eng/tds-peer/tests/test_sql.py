@@ -190,3 +190,34 @@ def test_type_info(connect):
     assert rows and rows[0][0] == "nvarchar"
     rows = cur.getTypeInfo(pyodbc.SQL_TYPE_TIMESTAMP).fetchall()
     assert {r[0] for r in rows} >= {"datetime2", "datetime"}
+
+
+def test_date_and_string_functions(connect):
+    cur = connect().cursor()
+    cur.execute("SELECT DATEADD(day, 1, '2024-02-28'), DATEADD(month, 1, CAST('2024-01-31' AS DATE)), "
+                "DATEDIFF(day, '2024-01-01', '2024-03-01'), YEAR('2024-05-06'), DATEPART(hour, '2024-01-01 13:14:15'), "
+                "LEFT('abcdef', 2), RIGHT('abcdef', 2), REPLICATE(CAST(N'x' AS NVARCHAR(MAX)), 4001)")
+    r = cur.fetchone()
+    assert tuple(r)[:7] == (dt.datetime(2024, 2, 29), dt.date(2024, 2, 29), 60, 2024, 13, "ab", "ef")
+    assert r[7] == "x" * 4001
+
+
+def test_sql_variant_base_types(connect, driver):
+    cn = connect()
+    cur = cn.cursor()
+    if driver == "msodbcsql":
+        # msodbcsql converts a variant cell to its base type's C type only when asked; pyodbc asks
+        # for the SQL_C_BINARY image, so check the raw bytes of each base type instead.
+        cn.add_output_converter(-150, lambda b: b)
+        cur.execute("SELECT CAST(CAST(1.25 AS DECIMAL(5,2)) AS SQL_VARIANT), CAST(7 AS SQL_VARIANT), CAST(N'xy' AS SQL_VARIANT)")
+        r = cur.fetchone()
+        assert r[1] == (7).to_bytes(4, "little")
+        assert r[2] == "xy".encode("utf-16-le")
+    else:
+        pytest.skip("pyodbc + FreeTDS: SQLColAttribute on a sql_variant column fails (HY091, driver limit)")
+
+
+def test_money_extremes(connect):
+    cur = connect().cursor()
+    cur.execute("SELECT CAST('-922337203685477.5808' AS MONEY), CAST('922337203685477.5807' AS MONEY)")
+    assert tuple(cur.fetchone()) == (Decimal("-922337203685477.5808"), Decimal("922337203685477.5807"))

@@ -184,6 +184,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     db.create_scalar_function("__cast", 2, det, |ctx| {
         let target: String = ctx.get(1)?;
+        if let Some(base) = target.strip_prefix("sql_variant:") {
+            let bty = Ty::parse(base)
+                .ok_or_else(|| user_err(format!("Type {base} is not a defined system type.")))?;
+            return Ok(match cast_value(arg(ctx, 0), bty)? {
+                Value::Null => Value::Null,
+                v => Value::Text(crate::token::value::variant_tag(bty, &v)),
+            });
+        }
         let ty = Ty::parse(&target)
             .ok_or_else(|| user_err(format!("Type {target} is not a defined system type.")))?;
         cast_value(arg(ctx, 0), ty)
@@ -214,6 +222,69 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             Value::Text(s) => Some(s.encode_utf16().count() as i64 * 2),
         })
     })?;
+    db.create_scalar_function("REPLICATE", 2, det, |ctx| {
+        let n: i64 = ctx.get::<Option<i64>>(1)?.unwrap_or(-1);
+        Ok(match arg(ctx, 0) {
+            // SQL Server: NULL for a NULL string or a negative count.
+            Value::Null => None,
+            _ if n < 0 => None,
+            v => Some(as_text(&v).repeat(n as usize)),
+        })
+    })?;
+    db.create_scalar_function("SPACE", 1, det, |ctx| {
+        Ok(" ".repeat(ctx.get::<i64>(0)?.max(0) as usize))
+    })?;
+    db.create_scalar_function("LEFT", 2, det, |ctx| {
+        let n = ctx.get::<i64>(1)?.max(0) as usize;
+        Ok(match arg(ctx, 0) {
+            Value::Null => None,
+            v => Some(as_text(&v).chars().take(n).collect::<String>()),
+        })
+    })?;
+    db.create_scalar_function("RIGHT", 2, det, |ctx| {
+        let n = ctx.get::<i64>(1)?.max(0) as usize;
+        Ok(match arg(ctx, 0) {
+            Value::Null => None,
+            v => {
+                let c: Vec<char> = as_text(&v).chars().collect();
+                Some(c[c.len().saturating_sub(n)..].iter().collect::<String>())
+            }
+        })
+    })?;
+    db.create_scalar_function("CEILING", 1, det, |ctx| {
+        Ok(ctx.get::<Option<f64>>(0)?.map(|f| f.ceil() as i64))
+    })?;
+    db.create_scalar_function("FLOOR", 1, det, |ctx| {
+        Ok(ctx.get::<Option<f64>>(0)?.map(|f| f.floor() as i64))
+    })?;
+    db.create_scalar_function("POWER", 2, det, |ctx| {
+        Ok(ctx.get::<f64>(0)?.powf(ctx.get::<f64>(1)?))
+    })?;
+    db.create_scalar_function("SQRT", 1, det, |ctx| Ok(ctx.get::<f64>(0)?.sqrt()))?;
+    for (name, part) in [("YEAR", "year"), ("MONTH", "month"), ("DAY", "day")] {
+        db.create_scalar_function(name, 1, det, move |ctx| datepart(part, &arg(ctx, 0)))?;
+    }
+    db.create_scalar_function("__datepart", 2, det, |ctx| {
+        datepart(&ctx.get::<String>(0)?, &arg(ctx, 1))
+    })?;
+    db.create_scalar_function("__dateadd", 3, det, |ctx| {
+        let part: String = ctx.get(0)?;
+        let n: i64 = ctx.get::<Option<i64>>(1)?.unwrap_or(0);
+        match arg(ctx, 2) {
+            Value::Null => Ok(None),
+            v => dateadd(&part, n, &v).map(Some),
+        }
+    })?;
+    db.create_scalar_function("__datediff", 3, det, |ctx| {
+        let part: String = ctx.get(0)?;
+        let (a, b) = (arg(ctx, 1), arg(ctx, 2));
+        if matches!(a, Value::Null) || matches!(b, Value::Null) {
+            return Ok(None);
+        }
+        Ok(Some(
+            unit_index(&part, &dt_of(&b)?)? - unit_index(&part, &dt_of(&a)?)?,
+        ))
+    })?;
     db.create_scalar_function("__charindex", -1, det, |ctx| {
         let needle = as_text(&arg(ctx, 0)).to_lowercase();
         let hay = as_text(&arg(ctx, 1)).to_lowercase();
@@ -230,4 +301,142 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             .unwrap_or(0))
     })?;
     Ok(())
+}
+
+fn norm_part(p: &str) -> &str {
+    match p {
+        "yy" | "yyyy" | "year" => "year",
+        "qq" | "q" | "quarter" => "quarter",
+        "mm" | "m" | "month" => "month",
+        "dy" | "y" | "dayofyear" => "dayofyear",
+        "dd" | "d" | "day" => "day",
+        "wk" | "ww" | "week" => "week",
+        "dw" | "w" | "weekday" => "weekday",
+        "hh" | "hour" => "hour",
+        "mi" | "n" | "minute" => "minute",
+        "ss" | "s" | "second" => "second",
+        "ms" | "millisecond" => "millisecond",
+        "mcs" | "microsecond" => "microsecond",
+        "ns" | "nanosecond" => "nanosecond",
+        other => other,
+    }
+}
+
+fn datepart(part: &str, v: &Value) -> Result<Option<i64>, Error> {
+    if matches!(v, Value::Null) {
+        return Ok(None);
+    }
+    let d = dt_of(v)?;
+    let (y, m, dd) = conv::civil_from_days(d.days);
+    let secs = (d.ticks / 10_000_000) as i64;
+    Ok(Some(match norm_part(part) {
+        "year" => y,
+        "quarter" => (m as i64 - 1) / 3 + 1,
+        "month" => m as i64,
+        "day" => dd as i64,
+        "dayofyear" => d.days - conv::days_from_civil(y, 1, 1) + 1,
+        // 0001-01-01 was a Monday; SQL Server's default DATEFIRST 7 makes Sunday 1.
+        "weekday" => (d.days + 1) % 7 + 1,
+        "week" => {
+            (d.days - conv::days_from_civil(y, 1, 1) + (conv::days_from_civil(y, 1, 1) + 1) % 7) / 7
+                + 1
+        }
+        "hour" => secs / 3600,
+        "minute" => secs / 60 % 60,
+        "second" => secs % 60,
+        "millisecond" => (d.ticks % 10_000_000 / 10_000) as i64,
+        "microsecond" => (d.ticks % 10_000_000 / 10) as i64,
+        "nanosecond" => (d.ticks % 10_000_000 * 100) as i64,
+        other => {
+            return Err(user_err(format!(
+                "'{other}' is not a recognized datepart option."
+            )));
+        }
+    }))
+}
+
+/// Number of `part` boundaries since 0001-01-01 (DATEDIFF counts boundaries crossed).
+fn unit_index(part: &str, d: &conv::DateTime) -> Result<i64, Error> {
+    let (y, m, _) = conv::civil_from_days(d.days);
+    let t = d.days as i128 * conv::TICKS_PER_DAY as i128 + d.ticks as i128;
+    Ok(match norm_part(part) {
+        "year" => y,
+        "quarter" => y * 4 + (m as i64 - 1) / 3,
+        "month" => y * 12 + m as i64,
+        "day" | "dayofyear" | "weekday" => d.days,
+        "week" => (d.days + 1).div_euclid(7),
+        "hour" => (t / 36_000_000_000) as i64,
+        "minute" => (t / 600_000_000) as i64,
+        "second" => (t / 10_000_000) as i64,
+        "millisecond" => (t / 10_000) as i64,
+        "microsecond" => (t / 10) as i64,
+        "nanosecond" => (t * 100) as i64,
+        other => {
+            return Err(user_err(format!(
+                "'{other}' is not a recognized datepart option."
+            )));
+        }
+    })
+}
+
+fn dateadd(part: &str, n: i64, v: &Value) -> Result<String, Error> {
+    let d = dt_of(v)?;
+    let (mut days, mut ticks) = (d.days, d.ticks as i128);
+    let add_months = |days: i64, months: i64| {
+        let (y, m, dd) = conv::civil_from_days(days);
+        let total = y * 12 + (m as i64 - 1) + months;
+        let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+        let last = (28..=31)
+            .rev()
+            .find(|&x| conv::civil_from_days(conv::days_from_civil(ny, nm, x)).1 == nm)
+            .unwrap_or(28);
+        conv::days_from_civil(ny, nm, dd.min(last))
+    };
+    let unit: i128 = match norm_part(part) {
+        "year" => {
+            days = add_months(days, n * 12);
+            0
+        }
+        "quarter" => {
+            days = add_months(days, n * 3);
+            0
+        }
+        "month" => {
+            days = add_months(days, n);
+            0
+        }
+        "day" | "dayofyear" | "weekday" => conv::TICKS_PER_DAY as i128,
+        "week" => 7 * conv::TICKS_PER_DAY as i128,
+        "hour" => 36_000_000_000,
+        "minute" => 600_000_000,
+        "second" => 10_000_000,
+        "millisecond" => 10_000,
+        "microsecond" => 10,
+        "nanosecond" => 0,
+        other => {
+            return Err(user_err(format!(
+                "'{other}' is not a recognized dateadd option."
+            )));
+        }
+    };
+    if unit > 0 {
+        let t = days as i128 * conv::TICKS_PER_DAY as i128 + ticks + unit * n as i128;
+        days = t.div_euclid(conv::TICKS_PER_DAY as i128) as i64;
+        ticks = t.rem_euclid(conv::TICKS_PER_DAY as i128);
+    }
+    let text = if !d.has_date {
+        conv::fmt_time(ticks as u64, 7)
+    } else if matches!(v, Value::Text(s) if !s.contains(':')) && ticks == 0 {
+        conv::fmt_date(days)
+    } else {
+        format!(
+            "{} {}",
+            conv::fmt_date(days),
+            conv::fmt_time(ticks as u64, 7)
+        )
+    };
+    Ok(match d.offset {
+        Some(o) => format!("{text} {}", conv::fmt_offset(o)),
+        None => text,
+    })
 }

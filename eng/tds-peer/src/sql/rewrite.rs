@@ -179,10 +179,21 @@ impl Ctx<'_> {
                                 }
                                 (parts[1], parse_type(parts[0])?)
                             };
+                            // sql_variant keeps the inner expression's type when it is evident
+                            // (CAST(CAST(x AS DECIMAL(5,2)) AS SQL_VARIANT)).
+                            let base = if ty == Ty::Variant {
+                                self.item_type(expr, &sig(expr))
+                            } else {
+                                None
+                            };
+                            let target = match base {
+                                Some(b) => format!("sql_variant:{}", b.name()),
+                                None => ty.name(),
+                            };
                             out.push_str(&format!(
                                 "__cast({}, '{}')",
                                 self.rw(expr)?.trim(),
-                                ty.name()
+                                target
                             ));
                             i = close + 1;
                             continue;
@@ -210,6 +221,25 @@ impl Ctx<'_> {
                             };
                             out.push_str(&fun);
                             i = end + 1;
+                            continue;
+                        }
+                        "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
+                            // The date part is a bare keyword: pass it as a string.
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let parts = split_commas(&toks[open + 1..close]);
+                            let part = text_of(parts[0]).to_ascii_lowercase();
+                            let rest: Vec<String> = parts[1..]
+                                .iter()
+                                .map(|p| self.rw(p).map(|s| s.trim().to_string()))
+                                .collect::<Result<_, _>>()?;
+                            let f = match up.as_str() {
+                                "DATEADD" => "__dateadd",
+                                "DATEPART" => "__datepart",
+                                _ => "__datediff",
+                            };
+                            out.push_str(&format!("{f}('{part}', {})", rest.join(", ")));
+                            i = close + 1;
                             continue;
                         }
                         "ISNULL" if call => out.push_str("IFNULL"),
@@ -422,7 +452,30 @@ impl Ctx<'_> {
                     "SYSDATETIMEOFFSET" => Some(Ty::DateTimeOffset(7)),
                     "NEWID" => Some(Ty::Guid),
                     "SCOPE_IDENTITY" => Some(Ty::Numeric(38, 0)),
-                    "LEN" | "DATALENGTH" | "CHARINDEX" => Some(Ty::Int),
+                    "LEN" | "DATALENGTH" | "CHARINDEX" | "DATEDIFF" | "DATEPART" | "YEAR"
+                    | "MONTH" | "DAY" => Some(Ty::Int),
+                    "DATEDIFF_BIG" => Some(Ty::BigInt),
+                    "DATEADD" => {
+                        // The type of the date argument; a string literal means DATETIME.
+                        let open = next_sig(item, pos + 1)?;
+                        let parts = split_commas(&item[open + 1..end]);
+                        let arg = parts.get(2)?;
+                        Some(
+                            self.item_type(arg, &sig(arg))
+                                .filter(|t| {
+                                    matches!(
+                                        t,
+                                        Ty::Date
+                                            | Ty::Time(_)
+                                            | Ty::DateTime
+                                            | Ty::SmallDateTime
+                                            | Ty::DateTime2(_)
+                                            | Ty::DateTimeOffset(_)
+                                    )
+                                })
+                                .unwrap_or(Ty::DateTime),
+                        )
+                    }
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
                     _ => None,

@@ -351,9 +351,98 @@ pub fn put_value(out: &mut Vec<u8>, ty: Ty, v: &Value) {
     }
 }
 
+/// Marks a sql_variant value whose base type is known: `\u{1}<type>\u{1}<canonical text>`
+/// (blobs as hex). Untagged values get a base type from their storage class.
+pub fn variant_tag(ty: Ty, v: &Value) -> String {
+    let text = match v {
+        Value::Blob(b) => b.iter().map(|x| format!("{x:02X}")).collect(),
+        other => as_text(other),
+    };
+    format!("\u{1}{}\u{1}{}", ty.name(), text)
+}
+
+fn untag_variant(s: &str) -> Option<(Ty, Value)> {
+    let rest = s.strip_prefix('\u{1}')?;
+    let (name, text) = rest.split_once('\u{1}')?;
+    let ty = Ty::parse(name)?;
+    let v = match ty {
+        Ty::Bit | Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => {
+            Value::Integer(text.parse().ok()?)
+        }
+        Ty::Real | Ty::Float => Value::Real(text.parse().ok()?),
+        Ty::Binary(_) | Ty::VarBinary(_) => Value::Blob(
+            (0..text.len() / 2)
+                .filter_map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok())
+                .collect(),
+        ),
+        _ => Value::Text(text.to_string()),
+    };
+    Some((ty, v))
+}
+
+/// Base type byte and properties of a sql_variant, and how many length bytes `put_value`
+/// writes before the data (stripped inside a variant).
+fn variant_base(ty: Ty) -> (u8, Vec<u8>, usize) {
+    let coll = |u: bool| {
+        if u {
+            crate::types::COLL_UTF8
+        } else {
+            crate::types::COLL_CP1252
+        }
+    };
+    let max8000 = 8000u16.to_le_bytes();
+    match ty {
+        Ty::Bit => (0x32, vec![], 1),
+        Ty::TinyInt => (0x30, vec![], 1),
+        Ty::SmallInt => (0x34, vec![], 1),
+        Ty::Int => (0x38, vec![], 1),
+        Ty::BigInt => (0x7F, vec![], 1),
+        Ty::Real => (0x3B, vec![], 1),
+        Ty::Float => (0x3E, vec![], 1),
+        Ty::Money => (0x3C, vec![], 1),
+        Ty::SmallMoney => (0x7A, vec![], 1),
+        Ty::DateTime => (0x3D, vec![], 1),
+        Ty::SmallDateTime => (0x3A, vec![], 1),
+        Ty::Decimal(p, s) => (0x6A, vec![p, s], 1),
+        Ty::Numeric(p, s) => (0x6C, vec![p, s], 1),
+        Ty::Date => (0x28, vec![], 1),
+        Ty::Time(s) => (0x29, vec![s], 1),
+        Ty::DateTime2(s) => (0x2A, vec![s], 1),
+        Ty::DateTimeOffset(s) => (0x2B, vec![s], 1),
+        Ty::Guid => (0x24, vec![], 1),
+        Ty::Char(n, u) => (0xAF, [&n.to_le_bytes()[..], &coll(u)].concat(), 2),
+        Ty::VarChar(_, u) => (0xA7, [&max8000[..], &coll(u)].concat(), 2),
+        Ty::NChar(n) => (0xEF, [&(n * 2).to_le_bytes()[..], &coll(false)].concat(), 2),
+        Ty::Binary(n) => (0xAD, n.to_le_bytes().to_vec(), 2),
+        Ty::VarBinary(_) => (0xA5, max8000.to_vec(), 2),
+        _ => (0xE7, [&max8000[..], &coll(false)].concat(), 2),
+    }
+}
+
 /// sql_variant: 4-byte length, base type, property byte count, properties, data.
 fn put_variant(out: &mut Vec<u8>, v: &Value) {
     let mut body = Vec::new();
+    if let Value::Text(s) = v
+        && let Some((ty, inner)) = untag_variant(s)
+    {
+        // (max) types cannot live in a variant: send them as their 8000-limited forms.
+        let ty = match ty {
+            Ty::VarChar(None, u) => Ty::VarChar(Some(8000), u),
+            Ty::NVarChar(None) | Ty::Xml => Ty::NVarChar(Some(4000)),
+            Ty::VarBinary(None) => Ty::VarBinary(Some(8000)),
+            t => t,
+        };
+        let (base, props, strip) = variant_base(ty);
+        let mut tmp = Vec::new();
+        put_value(&mut tmp, ty, &inner);
+        body.push(base);
+        body.push(props.len() as u8);
+        body.extend_from_slice(&props);
+        body.extend_from_slice(&tmp[strip.min(tmp.len())..]);
+        out.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        out.extend_from_slice(&body);
+        return;
+    }
     match v {
         Value::Integer(i) if i32::try_from(*i).is_ok() => {
             body.extend_from_slice(&[0x38, 0]);

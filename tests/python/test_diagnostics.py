@@ -38,8 +38,7 @@ def test_a_short_error_is_one_record_with_the_whole_message(pg_conn):
 def test_a_long_error_message_is_one_whole_record(pg_conn):
     err = raise_exception(pg_conn, "repeat('x', 3000) || 'THE-END'")
     assert len(err.diagnostics) == 1, f"{len(err.diagnostics)} records for one error"
-    assert err.diagnostics[0][2].count("x") == 3000
-    assert "THE-END" in err.diagnostics[0][2]
+    assert "x" * 3000 + "THE-END" in err.diagnostics[0][2]
 
 
 @pytest.mark.xfail(strict=True, reason=PSQLODBC_DIAG_REASON, raises=AssertionError)

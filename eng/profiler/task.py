@@ -72,3 +72,5 @@ class Task:
     setup: Callable[[Ctx], None] = lambda ctx: None
     #: For fetch tasks: the query the native floor drains for comparison.
     floor_query: Callable[[int], str] | None = None
+    #: False for tasks that time connecting itself: the worker then opens no connection for them.
+    needs_connection: bool = True

@@ -55,7 +55,7 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
     ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick))
     result: dict[str, Any] = {"status": "failed", "ms": None, "n": ctx.n}
     try:
-        if task.name != "connect":
+        if task.needs_connection:
             ctx.conn = ctx.connect()
         task.setup(ctx)
         gc.collect()

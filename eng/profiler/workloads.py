@@ -300,7 +300,7 @@ def sets_expect(n: int) -> Digest:
 
 _TASKS = [
     Task("connect", "open a connection", Size(20, 5), connect_body, connect_check,
-         lambda n: of_values([1] * n)),
+         lambda n: of_values([1] * n), needs_connection=False),
     Task("select_one", "SELECT 1 round trip", Size(1000, 200), select_one_body, values_check,
          lambda n: of_values([1] * n)),
     Task("insert_single", "insert single rows, parameterised", Size(1000, 200), insert_single_body,

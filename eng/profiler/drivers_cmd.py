@@ -86,6 +86,19 @@ def paired_ratio(samples: dict, other: str, task: str) -> str:
     return f"{median(pairs):.2f}" if pairs and len(pairs) == len(samples[BASELINE]) else "–"
 
 
+def summary_line(samples: dict, names: list[str], others: list[str]) -> str:
+    """How often ferrodbc is clearly faster / clearly slower than each other contestant."""
+    parts = []
+    for o in others:
+        ratios = [float(r) for n in names if (r := paired_ratio(samples, o, n)) != "–"]
+        if ratios:
+            faster = sum(r > 1.2 for r in ratios)
+            slower = sum(r < 0.8 for r in ratios)
+            parts.append(f"vs {o}: {BASELINE} faster by > 20 % on {faster}, slower by > 20 % on {slower}, "
+                         f"within ±20 % on {len(ratios) - faster - slower} of {len(ratios)} tasks")
+    return "**" + "; ".join(parts) + ".**" if parts else ""
+
+
 def noise_line(summaries: dict[str, dict[str, Summary]]) -> str:
     spreads = sorted(s.spread for d in summaries.values() for s in d.values() if s.status == "ok" and len(s.ms) > 1)
     if not spreads:
@@ -120,6 +133,8 @@ def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dic
         f"{measured} measured rounds after 1 discarded warm-up; each driver in a fresh process per round, "
         f"order rotated per round. Cells: median ±half the range of the rounds (noise). "
         f"Ratios: median over rounds of other/{BASELINE} in the same round (> 1: {BASELINE} faster).",
+        "",
+        summary_line(samples, names, [o for o in others if o != FLOOR]) if BASELINE in labels else "",
         "",
         report.table(headers, rows),
         "",

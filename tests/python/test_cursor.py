@@ -585,3 +585,22 @@ def test_random_mix_of_fetch_shapes_and_plan_changes_never_skips_or_repeats(conn
             rows = cur.fetchall()
             assert [ident(r[0]) for r in rows] == list(range(expected, n))
             expected = n
+
+
+def test_parameters_may_be_subclasses_of_supported_types(conn):
+    """IntEnum, str-based Enum, Decimal and datetime subclasses are sent as their base value."""
+    import enum
+
+    class Color(enum.IntEnum):
+        RED = 7
+
+    class Name(str, enum.Enum):
+        A = "aa"
+
+    class MyDecimal(decimal.Decimal):
+        pass
+
+    row = conn.cursor().execute("SELECT ?, ?, ?", Color.RED, Name.A, MyDecimal("1.5")).fetchone()
+    assert row[0] == 7 and row[1] == "aa"
+    # An untyped `SELECT ?` comes back as the driver's choice (SQLite: text), same value.
+    assert decimal.Decimal(str(row[2])) == decimal.Decimal("1.5")

@@ -419,9 +419,14 @@ pub fn parse(data: &[u8]) -> io::Result<Vec<Rpc>> {
             }
             let n = c.u8()? as usize;
             let name = conv::from_utf16(c.take(2 * n)?);
-            let _status = c.u8()?;
+            let status = c.u8()?;
             let (ty, value) = read_value(&mut c)?;
-            params.push(Param { name, ty, value });
+            params.push(Param {
+                name,
+                ty,
+                value,
+                output: status & 0x01 != 0,
+            });
         }
         out.push(Rpc {
             proc,
@@ -487,6 +492,7 @@ fn bind(decl: &[(String, Option<Ty>)], values: &[Param]) -> Vec<Param> {
                 name,
                 ty: widen(dty.or(v.ty), &v.value),
                 value: v.value.clone(),
+                output: v.output,
             }
         })
         .collect()
@@ -533,6 +539,10 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     engine.datatype_info(dt, &mut out, r)?;
                     out.finish(r)?;
                     return finish_proc(r, more, None, false);
+                }
+                _ if engine.lookup_proc(&n).is_some() => {
+                    let def = engine.lookup_proc(&n).unwrap();
+                    return engine.call_proc_rpc(&n, def, &rpc.params, more, r);
                 }
                 _ => {
                     let e =
@@ -615,6 +625,10 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     if r.attn_acked {
         return Ok(());
     }
+    finish_proc(r, more, handle, err)
+}
+
+pub fn finish_proc_pub(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
     finish_proc(r, more, handle, err)
 }
 

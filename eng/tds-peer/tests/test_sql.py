@@ -221,3 +221,37 @@ def test_money_extremes(connect):
     cur = connect().cursor()
     cur.execute("SELECT CAST('-922337203685477.5808' AS MONEY), CAST('922337203685477.5807' AS MONEY)")
     assert tuple(cur.fetchone()) == (Decimal("-922337203685477.5808"), Decimal("922337203685477.5807"))
+
+
+def _drain(cur):
+    out = []
+    while True:
+        try:
+            out.append([tuple(r) for r in cur.fetchall()])
+        except pyodbc.ProgrammingError:
+            out.append(None)
+        if not cur.nextset():
+            return out
+
+
+def test_variables(connect):
+    cur = connect().cursor()
+    cur.execute("DECLARE @x NVARCHAR(20) = N'hé', @n INT = 5; SET @n += 2; SELECT @x AS x, @n AS n, @n * 2 AS dbl")
+    assert _drain(cur)[-1] == [("hé", 7, 14)]
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (v INT); INSERT INTO {t} VALUES (3), (9)")
+    cur.execute(f"DECLARE @m INT; SELECT @m = MAX(v) FROM {t}; SELECT @m")
+    assert _drain(cur)[-1] == [(9,)]
+
+
+def test_stored_procedure_output_parameter(connect):
+    cur = connect().cursor()
+    p = tname("p")
+    cur.execute(f"CREATE PROCEDURE {p} @a INT, @b INT OUTPUT AS BEGIN SET @b = @a * 2; SELECT @a AS a END")
+    cur.execute(f"DECLARE @out INT; EXEC {p} 21, @out OUTPUT; SELECT @out AS out")
+    assert _drain(cur)[-2:] == [[(21,)], [(42,)]]
+    cur.execute(f"EXEC {p} @a = 5")
+    assert _drain(cur) == [[(5,)]]
+    cur.execute(f"DROP PROCEDURE {p}")
+    with pytest.raises(pyodbc.Error):
+        cur.execute(f"EXEC {p} 1")

@@ -23,6 +23,8 @@ pub struct Param {
     pub name: String,
     pub ty: Option<Ty>,
     pub value: Value,
+    /// RPC status BYREF (an output parameter of a stored procedure call).
+    pub output: bool,
 }
 
 pub struct Shared {
@@ -44,6 +46,9 @@ pub struct Engine {
     sqlite_txn: bool,
     pub txn_id: u64,
     pub handles: std::collections::HashMap<i32, (String, Decl)>,
+    /// Batch-scoped T-SQL variables (DECLARE) or the running procedure's parameters.
+    pub(super) vars: Vec<super::procs::Var>,
+    pub(super) proc_depth: u32,
     pub next_handle: i32,
 }
 
@@ -122,7 +127,7 @@ fn sig(toks: &[Tok]) -> Vec<&Tok> {
     toks.iter().filter(|t| !t.is_space()).collect()
 }
 
-enum Flow {
+pub(super) enum Flow {
     Continue,
     Stop,
 }
@@ -138,6 +143,7 @@ impl Engine {
         db.pragma_update(None, "journal_mode", "WAL")?;
         db.pragma_update(None, "synchronous", "OFF")?;
         functions::register(&db)?;
+        db.execute_batch(super::procs::PROC_TABLE)?;
         Ok(Engine {
             db,
             shared,
@@ -149,6 +155,8 @@ impl Engine {
             sqlite_txn: false,
             txn_id: 0,
             handles: Default::default(),
+            vars: Vec::new(),
+            proc_depth: 0,
             next_handle: 1,
         })
     }
@@ -210,21 +218,9 @@ impl Engine {
         r: &mut Resp,
     ) -> io::Result<bool> {
         let mut out = Out::new(in_proc);
-        match lexer::tokenize(sql) {
-            Err(e) => out.error(r, &SqlError::new(105, 15, e))?,
-            Ok(toks) => {
-                for stmt in lexer::split(toks) {
-                    match self.statement(&stmt, params, &mut out, r)? {
-                        Flow::Continue => {}
-                        Flow::Stop => break,
-                    }
-                    if r.io.attention {
-                        out.cancelled(r)?;
-                        return Ok(true);
-                    }
-                }
-            }
-        }
+        self.vars.clear();
+        self.run_text(sql, params, &mut out, r)?;
+        self.vars.clear();
         if r.attn_acked {
             // The DONE(ATTN) already ended the response.
             return Ok(true);
@@ -232,7 +228,42 @@ impl Engine {
         out.finish(r)
     }
 
-    fn ctx<'a>(&self, decl: &'a [(String, Option<Ty>)]) -> Ctx<'a> {
+    /// Runs the statements of a batch or procedure body into `out`.
+    pub(super) fn run_text(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> io::Result<Flow> {
+        let toks = match lexer::tokenize(sql) {
+            Ok(t) => t,
+            Err(e) => {
+                out.error(r, &SqlError::new(105, 15, e))?;
+                return Ok(Flow::Stop);
+            }
+        };
+        let stmts = if super::procs::is_create_proc(&toks) {
+            vec![toks]
+        } else {
+            lexer::split(toks)
+        };
+        for stmt in stmts {
+            if let Flow::Stop = self.statement(&stmt, params, out, r)? {
+                return Ok(Flow::Stop);
+            }
+            if r.io.attention && !r.attn_acked {
+                out.cancelled(r)?;
+                return Ok(Flow::Stop);
+            }
+            if r.attn_acked {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    pub(super) fn ctx<'a>(&self, decl: &'a [(String, Option<Ty>)]) -> Ctx<'a> {
         Ctx {
             params: decl,
             rowcount: self.rowcount,
@@ -271,11 +302,87 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
+        // BEGIN … END around statements (procedure bodies) carries no meaning here.
+        let mut toks = toks;
+        loop {
+            let sg = sig(toks);
+            let begin = sg.first().is_some_and(|t| t.is_word("BEGIN"))
+                && !sg
+                    .get(1)
+                    .is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION"));
+            if begin {
+                let p = toks.iter().position(|t| t.is_word("BEGIN")).unwrap();
+                toks = &toks[p + 1..];
+            } else if sg.last().is_some_and(|t| t.is_word("END")) && sg.len() > 1
+                || sg.len() == 1 && sg[0].is_word("END")
+            {
+                let p = toks.iter().rposition(|t| t.is_word("END")).unwrap();
+                toks = &toks[..p];
+            } else {
+                break;
+            }
+        }
+        let merged: Vec<Param>;
+        let params: &[Param] = if self.vars.is_empty() {
+            params
+        } else {
+            merged = params
+                .iter()
+                .cloned()
+                .chain(self.vars_as_params())
+                .collect();
+            &merged
+        };
         let sg = sig(toks);
         let Some(first_tok) = sg.first() else {
             return Ok(Flow::Continue);
         };
         let first = first_tok.word().unwrap_or_default();
+        let second_is_var = matches!(sg.get(1), Some(Tok::Var(v)) if !v.starts_with("@@"));
+        if first == "DECLARE" {
+            return self.declare(toks, params);
+        }
+        if first == "SET" && second_is_var {
+            return self.set_statement(toks, params);
+        }
+        if first == "SELECT" && second_is_var && sg.get(2).is_some_and(|t| t.is_punct('=')) {
+            return self.select_assign(toks, params);
+        }
+        if first == "RETURN" {
+            return Ok(Flow::Stop);
+        }
+        if (first == "CREATE" || first == "ALTER") && super::procs::is_create_proc(toks) {
+            return self.create_proc(toks);
+        }
+        if first == "DROP"
+            && sg
+                .get(1)
+                .is_some_and(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
+        {
+            return self.drop_proc(&sg);
+        }
+        if first == "EXEC"
+            || first == "EXECUTE"
+            || first.starts_with("SP_")
+            || self.lookup_proc(&first_tok.text()).is_some()
+        {
+            let at = usize::from(first == "EXEC" || first == "EXECUTE");
+            if let Some(name_tok) = sg.get(at) {
+                let name = super::procs::proc_name_of(&name_tok.text().replace('"', ""));
+                if let Some(def) = self.lookup_proc(&name) {
+                    let pos = toks
+                        .iter()
+                        .position(|t| std::ptr::eq(t, *name_tok))
+                        .unwrap();
+                    let mut argstart = pos + 1;
+                    while toks.get(argstart).is_some_and(|t| t.is_punct('.')) {
+                        argstart += 2;
+                    }
+                    let args = toks.get(argstart..).unwrap_or(&[]);
+                    return self.exec_stored(&name, def, args, params, out, r);
+                }
+            }
+        }
         let decl: Vec<(String, Option<Ty>)> =
             params.iter().map(|p| (p.name.clone(), p.ty)).collect();
         match first.as_str() {
@@ -630,7 +737,11 @@ impl Engine {
     }
 
     /// Runs a query: (columns with names and declared types, rows).
-    fn fetch(&mut self, sql: &str, params: &[Param]) -> Result<(Decl, Vec<Vec<Value>>), StmtErr> {
+    pub(super) fn fetch(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<(Decl, Vec<Vec<Value>>), StmtErr> {
         let mut stmt = self
             .db
             .prepare(sql)

@@ -5,5 +5,6 @@ pub mod engine;
 pub mod errors;
 pub mod functions;
 pub mod lexer;
+pub mod procs;
 pub mod rewrite;
 pub mod typeinfo;

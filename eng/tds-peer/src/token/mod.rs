@@ -102,6 +102,19 @@ pub fn returnstatus(v: i32) -> Vec<u8> {
     b
 }
 
+/// RETURNVALUE (0xAC) for an output parameter of any type.
+pub fn returnvalue(ordinal: u16, name: &str, ty: Ty, v: &rusqlite::types::Value) -> Vec<u8> {
+    let mut b = vec![0xAC];
+    b.extend_from_slice(&ordinal.to_le_bytes());
+    b_varchar(&mut b, name);
+    b.push(0x01);
+    b.extend_from_slice(&0u32.to_le_bytes());
+    b.extend_from_slice(&0x0009u16.to_le_bytes());
+    ty.write_type_info(&mut b);
+    value::put_value(&mut b, ty, v);
+    b
+}
+
 /// RETURNVALUE (0xAC) for an output INT parameter such as sp_prepexec's @handle.
 pub fn returnvalue_int(ordinal: u16, name: &str, value: i32) -> Vec<u8> {
     let mut b = vec![0xAC];

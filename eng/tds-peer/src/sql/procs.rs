@@ -1,0 +1,587 @@
+//! T-SQL variables (DECLARE / SET / SELECT @v = …) and stored procedures (CREATE PROCEDURE,
+//! EXEC with OUTPUT arguments, RPC calls by name with RETURNVALUE tokens). Procedures live in
+//! the shared SQLite table `__tdspeer_procs`, so every connection sees them.
+
+use super::engine::{Decl, Engine, Flow, Out, Param, StmtErr};
+use super::errors::{SqlError, from_sqlite};
+use super::functions::cast_value;
+use super::lexer::{self, Tok};
+use crate::resp::Resp;
+use crate::token;
+use crate::types::Ty;
+use rusqlite::types::Value;
+use std::io;
+
+pub const PROC_TABLE: &str = "CREATE TABLE IF NOT EXISTS __tdspeer_procs (name TEXT PRIMARY KEY COLLATE NOCASE, params TEXT, body TEXT)";
+
+/// A batch-scoped variable.
+#[derive(Clone, Debug)]
+pub struct Var {
+    pub name: String,
+    pub ty: Ty,
+    pub value: Value,
+}
+
+struct ProcParam {
+    name: String,
+    ty: Ty,
+    default: Option<Vec<Tok>>,
+    output: bool,
+}
+
+fn sig(toks: &[Tok]) -> Vec<&Tok> {
+    toks.iter().filter(|t| !t.is_space()).collect()
+}
+
+fn split_commas(toks: &[Tok]) -> Vec<Vec<Tok>> {
+    let mut out = vec![Vec::new()];
+    let mut d = 0;
+    for t in toks {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            Tok::Punct(',') if d == 0 => {
+                out.push(Vec::new());
+                continue;
+            }
+            _ => {}
+        }
+        out.last_mut().unwrap().push(t.clone());
+    }
+    out.retain(|p| p.iter().any(|t| !t.is_space()));
+    out
+}
+
+fn text(toks: &[&Tok]) -> String {
+    toks.iter().map(|t| t.text()).collect::<Vec<_>>().join(" ")
+}
+
+fn err(msg: impl Into<String>) -> StmtErr {
+    StmtErr::Sql(SqlError::syntax(msg))
+}
+
+/// `@a INT, @b NVARCHAR(10) = N'x' OUTPUT` (optionally parenthesised).
+fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
+    let toks = lexer::tokenize(src).map_err(err)?;
+    let mut toks: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
+    if toks.first().is_some_and(|t| t.is_punct('(')) && toks.last().is_some_and(|t| t.is_punct(')'))
+    {
+        toks = toks[1..toks.len() - 1].to_vec();
+    }
+    let mut out = Vec::new();
+    for p in split_commas(&toks) {
+        let Some(Tok::Var(name)) = p.first() else {
+            return Err(err("Incorrect syntax in the procedure parameter list."));
+        };
+        let mut rest: Vec<Tok> = p[1..]
+            .iter()
+            .filter(|t| !t.is_word("AS"))
+            .cloned()
+            .collect();
+        let mut output = false;
+        if rest
+            .last()
+            .is_some_and(|t| t.is_word("OUTPUT") || t.is_word("OUT") || t.is_word("READONLY"))
+        {
+            output = !rest.last().unwrap().is_word("READONLY");
+            rest.pop();
+        }
+        let (ty_toks, default) = match rest.iter().position(|t| t.is_punct('=')) {
+            Some(e) => (rest[..e].to_vec(), Some(rest[e + 1..].to_vec())),
+            None => (rest.clone(), None),
+        };
+        let ty_text = text(&ty_toks.iter().collect::<Vec<_>>())
+            .replace(" (", "(")
+            .replace("( ", "(")
+            .replace(" )", ")")
+            .replace(" ,", ",");
+        let ty =
+            Ty::parse(&ty_text).ok_or_else(|| err(format!("Cannot find data type {ty_text}.")))?;
+        out.push(ProcParam {
+            name: name.clone(),
+            ty,
+            default,
+            output,
+        });
+    }
+    Ok(out)
+}
+
+impl Engine {
+    pub(super) fn vars_as_params(&self) -> Vec<Param> {
+        self.vars
+            .iter()
+            .map(|v| Param {
+                name: v.name.clone(),
+                ty: Some(v.ty),
+                value: v.value.clone(),
+                output: false,
+            })
+            .collect()
+    }
+
+    fn set_var(&mut self, name: &str, value: Value) -> Result<(), StmtErr> {
+        let var = self
+            .vars
+            .iter_mut()
+            .find(|v| v.name.eq_ignore_ascii_case(name))
+            .ok_or_else(|| {
+                StmtErr::Sql(SqlError::new(
+                    137,
+                    15,
+                    format!("Must declare the scalar variable \"{name}\"."),
+                ))
+            })?;
+        var.value = cast_value(value, var.ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        Ok(())
+    }
+
+    /// Evaluates an expression (T-SQL tokens) to a value.
+    pub(super) fn eval_value(&mut self, expr: &[Tok], params: &[Param]) -> Result<Value, StmtErr> {
+        let decl: Decl = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
+        let ctx = self.ctx(&decl);
+        let e = ctx.rw(expr).map_err(err)?;
+        let (_, rows) = self.fetch(&format!("SELECT {e}"), params)?;
+        Ok(rows
+            .into_iter()
+            .next()
+            .and_then(|r| r.into_iter().next())
+            .unwrap_or(Value::Null))
+    }
+
+    /// DECLARE @a INT [= expr], @b …
+    pub(super) fn declare(&mut self, toks: &[Tok], params: &[Param]) -> Result<Flow, StmtErr> {
+        let start = toks.iter().position(|t| t.is_word("DECLARE")).unwrap() + 1;
+        for part in split_commas(&toks[start..]) {
+            let sg = sig(&part);
+            let Some(Tok::Var(name)) = sg.first() else {
+                return Err(err("Incorrect syntax near 'DECLARE'."));
+            };
+            if sg.iter().any(|t| t.is_word("TABLE") || t.is_word("CURSOR")) {
+                return Err(StmtErr::Sql(SqlError::unsupported(
+                    "DECLARE … TABLE/CURSOR",
+                )));
+            }
+            let eq = part.iter().position(|t| t.is_punct('='));
+            let ty_toks: Vec<&Tok> = sg[1..]
+                .iter()
+                .copied()
+                .take_while(|t| !t.is_punct('='))
+                .filter(|t| !t.is_word("AS"))
+                .collect();
+            let ty_text = text(&ty_toks)
+                .replace(" (", "(")
+                .replace("( ", "(")
+                .replace(" )", ")")
+                .replace(" ,", ",");
+            let ty = Ty::parse(&ty_text)
+                .ok_or_else(|| err(format!("Cannot find data type {ty_text}.")))?;
+            self.vars.retain(|v| !v.name.eq_ignore_ascii_case(name));
+            self.vars.push(Var {
+                name: name.clone(),
+                ty,
+                value: Value::Null,
+            });
+            if let Some(e) = eq {
+                let all: Vec<Param> = params
+                    .iter()
+                    .cloned()
+                    .chain(self.vars_as_params())
+                    .collect();
+                let v = self.eval_value(&part[e + 1..], &all)?;
+                self.set_var(name, v)?;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// SET @a = expr (also += -= *=)
+    pub(super) fn set_statement(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+    ) -> Result<Flow, StmtErr> {
+        let sg = sig(toks);
+        let Some(Tok::Var(name)) = sg.get(1) else {
+            return Err(err("Incorrect syntax near 'SET'."));
+        };
+        let eq = toks
+            .iter()
+            .position(|t| t.is_punct('='))
+            .ok_or_else(|| err("Incorrect syntax near 'SET'."))?;
+        let op = toks[..eq]
+            .iter()
+            .rev()
+            .find(|t| !t.is_space())
+            .filter(|t| matches!(t, Tok::Punct('+' | '-' | '*' | '/')));
+        let mut expr: Vec<Tok> = toks[eq + 1..].to_vec();
+        if let Some(Tok::Punct(c)) = op {
+            let mut e = vec![Tok::Var(name.clone()), Tok::Punct(*c), Tok::Punct('(')];
+            e.extend(expr);
+            e.push(Tok::Punct(')'));
+            expr = e;
+        }
+        let v = self.eval_value(&expr, params)?;
+        self.set_var(name, v)?;
+        Ok(Flow::Continue)
+    }
+
+    /// SELECT @a = expr, @b = expr2 [FROM …]: the last row's values are assigned.
+    pub(super) fn select_assign(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+    ) -> Result<Flow, StmtErr> {
+        let sel = toks.iter().position(|t| t.is_word("SELECT")).unwrap() + 1;
+        let from = toks
+            .iter()
+            .position(|t| t.is_word("FROM"))
+            .unwrap_or(toks.len());
+        let mut names = Vec::new();
+        let mut exprs = Vec::new();
+        for item in split_commas(&toks[sel..from]) {
+            let eq = item.iter().position(|t| t.is_punct('=')).ok_or_else(|| err("A SELECT statement that assigns a value to a variable must not be combined with data-retrieval operations."))?;
+            let Some(Tok::Var(n)) = item[..eq].iter().find(|t| !t.is_space()) else {
+                return Err(err("Incorrect syntax near '='."));
+            };
+            names.push(n.clone());
+            exprs.push(item[eq + 1..].iter().map(|t| t.text()).collect::<String>());
+        }
+        let mut q: Vec<Tok> = vec![Tok::Word("SELECT".into()), Tok::Space(" ".into())];
+        q.extend(lexer::tokenize(&exprs.join(", ")).map_err(err)?);
+        q.push(Tok::Space(" ".into()));
+        q.extend_from_slice(&toks[from..]);
+        let decl: Decl = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
+        let sql = self.ctx(&decl).rw(&q).map_err(err)?;
+        let (_, rows) = self.fetch(&sql, params)?;
+        if let Some(last) = rows.into_iter().last() {
+            for (n, v) in names.iter().zip(last) {
+                self.set_var(n, v)?;
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// CREATE [OR ALTER] PROC[EDURE] name [params] AS body — the whole batch.
+    pub(super) fn create_proc(&mut self, toks: &[Tok]) -> Result<Flow, StmtErr> {
+        let sg = sig(toks);
+        let kw = sg
+            .iter()
+            .position(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
+            .ok_or_else(|| err("Incorrect syntax near 'PROCEDURE'."))?;
+        let name = proc_name(sg.get(kw + 1..).unwrap_or(&[]));
+        let name_tok: &Tok = sg
+            .get(kw + 1)
+            .ok_or_else(|| err("Procedure name expected."))?;
+        let name_end = toks.iter().position(|t| std::ptr::eq(t, name_tok)).unwrap() + 1;
+        // skip `.name` parts of a schema-qualified name
+        let mut p = name_end;
+        while toks.get(p).is_some_and(|t| t.is_punct('.')) {
+            p += 2;
+        }
+        let as_pos = (p..toks.len())
+            .find(|&i| toks[i].is_word("AS"))
+            .ok_or_else(|| err("Incorrect syntax: expected AS in CREATE PROCEDURE."))?;
+        let params: String = toks[p..as_pos].iter().map(|t| t.text()).collect();
+        parse_params(&params)?;
+        let mut body: Vec<Tok> = toks[as_pos + 1..].to_vec();
+        // Strip one BEGIN … END around the body.
+        let bs: Vec<usize> = (0..body.len()).filter(|&i| !body[i].is_space()).collect();
+        if bs.len() >= 2
+            && body[bs[0]].is_word("BEGIN")
+            && !body
+                .get(bs[1])
+                .is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION"))
+            && body[*bs.last().unwrap()].is_word("END")
+        {
+            let (a, b) = (bs[0], *bs.last().unwrap());
+            body = body[a + 1..b].to_vec();
+        }
+        let body: String = body.iter().map(|t| t.text()).collect();
+        let or_alter = sg.iter().take(kw).any(|t| t.is_word("ALTER"));
+        let sql = if or_alter {
+            "INSERT OR REPLACE INTO __tdspeer_procs VALUES (?1, ?2, ?3)"
+        } else {
+            "INSERT INTO __tdspeer_procs VALUES (?1, ?2, ?3)"
+        };
+        self.db
+            .execute(sql, rusqlite::params![name, params.trim(), body.trim()])
+            .map_err(|e| {
+                if e.to_string().contains("UNIQUE") {
+                    StmtErr::Sql(SqlError::new(
+                        2714,
+                        16,
+                        format!("There is already an object named '{name}' in the database."),
+                    ))
+                } else {
+                    StmtErr::Sql(from_sqlite(&e))
+                }
+            })?;
+        Ok(Flow::Continue)
+    }
+
+    pub(super) fn drop_proc(&mut self, sg: &[&Tok]) -> Result<Flow, StmtErr> {
+        let kw = sg
+            .iter()
+            .position(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
+            .unwrap();
+        let if_exists = sg.get(kw + 1).is_some_and(|t| t.is_word("IF"));
+        let name = proc_name(&sg[kw + 1 + if if_exists { 2 } else { 0 }..]);
+        let n = self
+            .db
+            .execute("DELETE FROM __tdspeer_procs WHERE name = ?1", [&name])
+            .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        if n == 0 && !if_exists {
+            return Err(StmtErr::Sql(SqlError::new(
+                3701,
+                11,
+                format!(
+                    "Cannot drop the procedure '{name}', because it does not exist or you do not have permission."
+                ),
+            )));
+        }
+        Ok(Flow::Continue)
+    }
+
+    pub fn lookup_proc(&self, name: &str) -> Option<(String, String)> {
+        self.db
+            .query_row(
+                "SELECT params, body FROM __tdspeer_procs WHERE name = ?1",
+                [name],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ok()
+    }
+
+    /// EXEC name arg, @named = arg, @var OUTPUT …  (inside a batch).
+    pub(super) fn exec_stored(
+        &mut self,
+        name: &str,
+        def: (String, String),
+        args: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let defs = parse_params(&def.0)?;
+        let mut values: Vec<Option<Value>> = vec![None; defs.len()];
+        let mut copy_back: Vec<(String, usize)> = Vec::new();
+        for (pos, a) in split_commas(args).into_iter().enumerate() {
+            let mut sg: Vec<Tok> = a.iter().filter(|t| !t.is_space()).cloned().collect();
+            let output = sg
+                .last()
+                .is_some_and(|t| t.is_word("OUTPUT") || t.is_word("OUT"));
+            if output {
+                sg.pop();
+            }
+            let (idx, expr) = match (sg.first(), sg.get(1)) {
+                (Some(Tok::Var(n)), Some(Tok::Punct('='))) => (
+                    defs.iter()
+                        .position(|d| d.name.eq_ignore_ascii_case(n))
+                        .ok_or_else(|| {
+                            StmtErr::Sql(SqlError::new(
+                                8145,
+                                16,
+                                format!("{n} is not a parameter for procedure {name}."),
+                            ))
+                        })?,
+                    sg[2..].to_vec(),
+                ),
+                _ => (pos, sg.clone()),
+            };
+            if idx >= defs.len() {
+                return Err(StmtErr::Sql(SqlError::new(
+                    8144,
+                    16,
+                    format!("Procedure or function {name} has too many arguments specified."),
+                )));
+            }
+            if output && let [Tok::Var(v)] = expr.as_slice() {
+                copy_back.push((v.clone(), idx));
+            }
+            values[idx] = Some(self.eval_value(&expr, params)?);
+        }
+        let flow = self.run_proc(name, &defs, values, out, r, |this, proc_vars| {
+            for (var, idx) in &copy_back {
+                if let Some(v) = proc_vars
+                    .iter()
+                    .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
+                {
+                    this.set_var(var, v.value.clone())?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(flow)
+    }
+
+    /// Binds parameters, runs the body in its own variable scope, hands the final variables to
+    /// `after` (with the caller's scope restored).
+    fn run_proc(
+        &mut self,
+        name: &str,
+        defs: &[ProcParam],
+        values: Vec<Option<Value>>,
+        out: &mut Out,
+        r: &mut Resp,
+        after: impl FnOnce(&mut Engine, &[Var]) -> Result<(), StmtErr>,
+    ) -> Result<Flow, StmtErr> {
+        let mut scope = Vec::new();
+        for (d, v) in defs.iter().zip(values) {
+            let v = match (v, &d.default) {
+                (Some(v), _) => v,
+                (None, Some(def)) => {
+                    let def = def.clone();
+                    self.eval_value(&def, &[])?
+                }
+                (None, None) if d.output => Value::Null,
+                (None, None) => {
+                    return Err(StmtErr::Sql(SqlError::new(
+                        201,
+                        16,
+                        format!(
+                            "Procedure or function '{name}' expects parameter '{}', which was not supplied.",
+                            d.name
+                        ),
+                    )));
+                }
+            };
+            scope.push(Var {
+                name: d.name.clone(),
+                ty: d.ty,
+                value: cast_value(v, d.ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?,
+            });
+        }
+        let body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
+        let saved = std::mem::replace(&mut self.vars, scope);
+        self.proc_depth += 1;
+        let res = if self.proc_depth > 32 {
+            Err(StmtErr::Sql(SqlError::new(
+                217,
+                16,
+                "Maximum stored procedure nesting level exceeded (limit 32).",
+            )))
+        } else {
+            self.run_text(&body, &[], out, r).map_err(StmtErr::Io)
+        };
+        self.proc_depth -= 1;
+        let proc_vars = std::mem::replace(&mut self.vars, saved);
+        let flow = res?;
+        after(self, &proc_vars)?;
+        // RETURN ends the procedure, not the caller's batch.
+        Ok(if r.attn_acked { flow } else { Flow::Continue })
+    }
+
+    /// RPC call of a stored procedure by name: results, RETURNSTATUS, RETURNVALUE per output
+    /// parameter, DONEPROC.
+    pub fn call_proc_rpc(
+        &mut self,
+        name: &str,
+        def: (String, String),
+        params: &[Param],
+        more: bool,
+        r: &mut Resp,
+    ) -> io::Result<()> {
+        let mut out = Out::new(true);
+        let defs = match parse_params(&def.0) {
+            Ok(d) => d,
+            Err(StmtErr::Sql(e)) => {
+                out.error(r, &e)?;
+                out.finish(r)?;
+                return crate::rpc::finish_proc_pub(r, more, None, true);
+            }
+            Err(StmtErr::Io(e)) => return Err(e),
+        };
+        let mut values: Vec<Option<Value>> = vec![None; defs.len()];
+        for (pos, p) in params.iter().enumerate() {
+            let idx = if p.name.is_empty() {
+                Some(pos)
+            } else {
+                defs.iter()
+                    .position(|d| d.name.eq_ignore_ascii_case(&p.name))
+            };
+            if let Some(i) = idx.filter(|&i| i < defs.len()) {
+                values[i] = Some(p.value.clone());
+            }
+        }
+        let mut outputs: Vec<(u16, String, Ty, Value)> = Vec::new();
+        let res = self.run_proc(name, &defs, values, &mut out, r, |_, vars| {
+            for (i, d) in defs.iter().enumerate() {
+                let is_out = d.output
+                    && params.iter().enumerate().any(|(pos, p)| {
+                        p.output
+                            && (p.name.eq_ignore_ascii_case(&d.name)
+                                || (p.name.is_empty() && pos == i))
+                    });
+                if is_out
+                    && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
+                {
+                    outputs.push((i as u16, d.name.clone(), d.ty, v.value.clone()));
+                }
+            }
+            Ok(())
+        });
+        let err = match res {
+            Ok(_) => false,
+            Err(StmtErr::Io(e)) => return Err(e),
+            Err(StmtErr::Sql(e)) => {
+                out.error(r, &e)?;
+                true
+            }
+        };
+        if r.attn_acked {
+            return Ok(());
+        }
+        let err = out.finish(r)? || err;
+        r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
+        for (ord, n, ty, v) in outputs {
+            r.put(&token::returnvalue(ord, &n, ty, &v))?;
+        }
+        r.put(&token::done(
+            token::TOK_DONEPROC,
+            (if err { token::DONE_ERROR } else { 0 }) | (if more { token::DONE_MORE } else { 0 }),
+            token::CMD_EXECUTE,
+            0,
+        ))
+    }
+}
+
+fn proc_name(sg: &[&Tok]) -> String {
+    // [dbo].[name] / dbo.name / name -> name
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while let Some(t) = sg.get(i) {
+        match t {
+            Tok::Word(w) => parts.push(w.clone()),
+            Tok::Quoted(q) => parts.push(q.clone()),
+            _ => break,
+        }
+        if sg.get(i + 1).is_some_and(|t| t.is_punct('.')) {
+            i += 2;
+        } else {
+            break;
+        }
+    }
+    parts.last().cloned().unwrap_or_default()
+}
+
+pub fn proc_name_of(name: &str) -> String {
+    name.rsplit('.')
+        .next()
+        .unwrap_or(name)
+        .trim_matches(|c| c == '[' || c == ']')
+        .to_string()
+}
+
+/// The batch is a CREATE/ALTER PROCEDURE (which must be alone in its batch in T-SQL).
+pub fn is_create_proc(toks: &[Tok]) -> bool {
+    let sg: Vec<&Tok> = toks.iter().filter(|t| !t.is_space()).take(4).collect();
+    let create = sg
+        .first()
+        .is_some_and(|t| t.is_word("CREATE") || t.is_word("ALTER"));
+    create
+        && sg
+            .iter()
+            .skip(1)
+            .any(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
+}

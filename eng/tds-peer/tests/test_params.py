@@ -21,6 +21,8 @@ VALUES = [
     ("date", dt.date(2023, 12, 31)),
     ("time", dt.time(13, 14, 15)),
     ("datetime", dt.datetime(2024, 2, 29, 23, 59, 58, 123456)),
+    ("uuid", uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+    ("decimal_tiny", Decimal("0.000001")),
     ("none", None),
 ]
 
@@ -36,6 +38,8 @@ def test_select_param(connect, driver, name, value):
         got = bytes(got)
     if name == "time" and isinstance(got, str):
         got = dt.time.fromisoformat(got)
+    if isinstance(value, uuid.UUID) and isinstance(got, str):
+        got = uuid.UUID(got)
     assert got == value
 
 

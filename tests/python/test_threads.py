@@ -1,5 +1,7 @@
-"""Threads: a long driver call releases the GIL, and cursor.cancel() from another thread stops a
-running query. Every wait is bounded so a regression fails the test instead of hanging the suite.
+"""Threads: a long driver call releases the GIL, queries on separate connections overlap,
+cursor.cancel() from another thread stops a running query, and no mix of threads, callbacks and
+close() deadlocks. Every wait is bounded (scenarios that could hang run in a child process with a
+timeout) so a regression fails a test instead of hanging the suite.
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def wait_until_running(monitor, needle: str, timeout: float = 10.0) -> bool:
 
 def run_and_cancel(pg):
     """Run SLEEP_SQL in a worker thread, cancel it from this one once the server runs it.
-    Returns (exception raised in the worker or None, seconds the worker took, conn)."""
+    Returns (exception raised in the worker or None, seconds the worker took, conn, cursor)."""
     conn = pg.connect()
     monitor = pg.connect(autocommit=True)
     cur = conn.cursor()

@@ -129,10 +129,10 @@ impl Error {
 
     /// Whether this error means the connection can no longer be used (link failure).
     pub fn is_connection_loss(&self) -> bool {
-        matches!(
-            self.sqlstate(),
-            Some("08S01") | Some("08003") | Some("08007")
-        )
+        // FreeTDS: 20004 read from server failed, 20006 write failed, 20017 unexpected EOF.
+        let freetds_link = matches!(self, Error::Odbc { .. })
+            && matches!(self.native_error(), Some(20004 | 20006 | 20017));
+        freetds_link || matches!(self.sqlstate(), Some("08S01" | "08003" | "08007"))
     }
 }
 

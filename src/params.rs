@@ -20,8 +20,8 @@ pub enum ParamValue {
     /// Plain decimal text (`-123.4500`, no exponent) with its precision and scale.
     Decimal {
         text: String,
-        precision: u8,
-        scale: u8,
+        precision: u32,
+        scale: u32,
     },
     Date(Date),
     Time(Time),
@@ -351,7 +351,8 @@ fn encode_column(
             }
         }
         Kind::Decimal => {
-            let (mut precision, mut scale) = (1u8, 0u8);
+            // The widest integer part and the widest scale of the column decide its type.
+            let (mut int_digits, mut scale) = (0u32, 0u32);
             for r in rows {
                 match &r[c] {
                     ParamValue::Decimal {
@@ -359,37 +360,35 @@ fn encode_column(
                         scale: s,
                         ..
                     } => {
-                        precision = precision.max(*p);
+                        int_digits = int_digits.max(p.saturating_sub(*s));
                         scale = scale.max(*s);
                     }
                     ParamValue::Int(i) => {
-                        precision = precision.max(i.unsigned_abs().to_string().len() as u8)
+                        int_digits = int_digits.max(i.unsigned_abs().to_string().len() as u32)
                     }
                     _ => {}
                 }
             }
-            // Digits left of the point must fit beside the widest scale.
-            let int_digits = rows
-                .iter()
-                .filter_map(|r| match &r[c] {
-                    ParamValue::Decimal {
-                        precision: p,
-                        scale: s,
-                        ..
-                    } => Some(p.saturating_sub(*s)),
-                    ParamValue::Int(i) => Some(i.unsigned_abs().to_string().len() as u8),
-                    _ => None,
-                })
-                .max()
-                .unwrap_or(1);
-            precision = precision
-                .max(int_digits.saturating_add(scale))
-                .clamp(1, 38.max(precision));
+            let precision = (int_digits + scale).max(1);
+            // SQLite has nothing exact beyond 64-bit integers: a wider integral value would be
+            // stored as a REAL and read back as another number (sqlite3odbc even reads a REAL
+            // 1e40 in an INTEGER column as 1).
+            if dbms == Dbms::Sqlite && scale == 0 && int_digits > 18 {
+                return Err(Error::Data(format!(
+                    "parameter {c}: an integer of {int_digits} digits cannot be stored exactly by SQLite (64-bit integers)"
+                )));
+            }
+            // SQL Server's DECIMAL stops at 38 digits; PostgreSQL's numeric goes far beyond.
+            if dbms == Dbms::SqlServer && precision > 38 {
+                return Err(Error::Data(format!(
+                    "parameter {c}: a Decimal needing precision {precision} (scale {scale}) does not fit SQL Server's DECIMAL(38)"
+                )));
+            }
             (
                 CDataType::Char,
                 sql::NUMERIC,
                 precision as usize,
-                scale as i16,
+                scale.min(i16::MAX as u32) as i16,
             )
         }
         Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0),

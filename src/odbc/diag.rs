@@ -31,7 +31,10 @@ impl std::fmt::Display for Diagnostic {
 /// have. Bounded to 64 records so a misbehaving driver cannot keep us here.
 pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut message: Vec<u16> = vec![0; 512];
+    // 4,096 units at least: psqlODBC does not report truncation (SQL_SUCCESS with the first 511
+    // units, the rest handed out as extra "records", garbled where a piece cuts a multi-byte
+    // character); with this size it returns one whole record (it caps at 4,096).
+    let mut message: Vec<u16> = vec![0; 8192];
     for record in 1..=64i16 {
         let mut state = [0u16; 6];
         let mut native = 0i32;
@@ -50,7 +53,9 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
                 &mut len,
             )
         };
-        if ret == SqlReturn::SUCCESS_WITH_INFO && (len as usize) >= message.len() {
+        if (ret == SqlReturn::SUCCESS_WITH_INFO || ret == SqlReturn::SUCCESS)
+            && (len as usize) >= message.len()
+        {
             // The message was truncated: ask again with room for all of it.
             message.resize(len as usize + 1, 0);
             // SAFETY: as above, with the larger buffer.

@@ -158,7 +158,10 @@ impl Stmt {
     }
 
     pub fn describe_col(&mut self, col: u16) -> Result<ColumnDescription> {
-        let mut name = vec![0u16; 128];
+        // 256 units covers SQL Server (128), PostgreSQL (63 bytes) and most names; a name that
+        // fills the buffer is read again with more room, because sqlite3odbc truncates silently
+        // (SQL_SUCCESS with NameLength = buffer - 1).
+        let mut name = vec![0u16; 256];
         let mut name_len: i16 = 0;
         let mut data_type = SqlDataType::UNKNOWN_TYPE;
         let mut size: ULen = 0;
@@ -180,10 +183,14 @@ impl Stmt {
                 )
             };
             self.check(ret, "SQLDescribeCol")?;
-            if (name_len as usize) < name.len() {
+            if (name_len as usize) + 1 < name.len() {
                 break;
             }
-            name.resize(name_len as usize + 1, 0);
+            let grown = (name_len as usize + 1).max(name.len() * 4);
+            if grown > i16::MAX as usize {
+                break;
+            }
+            name.resize(grown, 0);
         }
         let name_len = (name_len.max(0) as usize).min(name.len());
         // Identifiers cannot contain U+0000: sqlite3odbc reports the length of non-ASCII names

@@ -21,18 +21,18 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     if let Ok(i) = value.cast::<PyInt>() {
         return match i.extract::<i64>() {
             Ok(v) => Ok(ParamValue::Int(v)),
-            // Beyond 64 bits: exact, as DECIMAL(38, 0) text.
+            // Beyond 64 bits: exact, as decimal text (the engine checks it fits the DBMS).
             Err(_) => {
-                let text = i.str()?.to_string();
+                let text = i
+                    .str()
+                    .map_err(|e| {
+                        data(format!("parameter {index}: integer too large to send: {e}"))
+                    })?
+                    .to_string();
                 let digits = text.trim_start_matches('-').len();
-                if digits > 38 {
-                    return Err(data(format!(
-                        "parameter {index}: integer {text} has more than 38 digits"
-                    )));
-                }
                 Ok(ParamValue::Decimal {
                     text,
-                    precision: digits as u8,
+                    precision: digits as u32,
                     scale: 0,
                 })
             }
@@ -159,16 +159,10 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
         }
         scale = s;
     }
-    if precision > 38 || scale > 38 {
-        return Err(data(format!(
-            "parameter {index}: Decimal {} needs precision {precision}, more than 38",
-            value.str()?
-        )));
-    }
     Ok(ParamValue::Decimal {
         text,
-        precision: precision.max(1) as u8,
-        scale: scale as u8,
+        precision: precision.max(1) as u32,
+        scale: scale as u32,
     })
 }
 

@@ -122,14 +122,6 @@ def test_an_integer_sqlite_cannot_hold_exactly_is_refused_or_kept_exact(sqlite_c
     assert cur.execute("SELECT i FROM wide_int").fetchval() == 10**40
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an int parameter with more than 4,300 digits escapes as a bare ValueError "
-    "('Exceeds the limit (4300 digits) for integer string conversion', from the int -> str "
-    "call in py/params.rs to_param) instead of ferrodbc.DataError, so `except ferrodbc.Error` "
-    "misses it",
-    raises=ValueError,
-)
 def test_a_huge_integer_parameter_is_a_data_error(conn):
     with pytest.raises(ferrodbc.DataError):
         conn.cursor().execute("SELECT ?", 10**5000)

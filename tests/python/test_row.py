@@ -145,16 +145,6 @@ def test_non_ascii_column_names(peer, conn, table):
     assert row.naïve == 1 and row["日本"] == 2 and row.plain == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG (driver quirk the engine must absorb): Stmt::describe_col asks for the name in a "
-    "128-unit buffer and retries only when NameLength says it did not fit, but sqlite3odbc "
-    "truncates silently (SQL_SUCCESS, NameLength 127), so names of 128+ characters are cut to "
-    "127 and a 100 x 'é' name comes back as 127 characters of mojibake; with a 1024-unit buffer "
-    "the driver returns them whole. Retry with a larger buffer whenever the name fills it "
-    "(NameLength >= buffer - 1), or start larger",
-    raises=AssertionError,
-)
 @pytest.mark.parametrize("name", ["b" * 128, "c" * 300, "é" * 100], ids=["128", "300", "100-non-ascii"])
 def test_long_column_names_are_not_cut(sqlite_conn, name):
     """SQLite has no identifier length limit: a long column name comes back whole."""

@@ -180,14 +180,6 @@ def test_pg_numeric_special_values_come_back_as_decimal_specials(pg_conn):
     assert all(type(v) is D for v in row)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Decimal (and int) parameters wider than 38 digits are refused client-side "
-    "(py/params.rs decimal_param / to_param: 'needs precision 41, more than 38') whatever the "
-    "DBMS; PostgreSQL numeric holds up to 131,072 digits before the point and pyodbc sends "
-    "Decimal('1E+40') fine. The 38-digit cap belongs to SQL Server (Dbms::SqlServer) only",
-    raises=ferrodbc.DataError,
-)
 @pytest.mark.parametrize(
     "value",
     [D("1E+40"), D("1." + "1" * 45), D("-" + "9" * 50 + ".5"), 10**40],

@@ -255,3 +255,12 @@ def test_stored_procedure_output_parameter(connect):
     cur.execute(f"DROP PROCEDURE {p}")
     with pytest.raises(pyodbc.Error):
         cur.execute(f"EXEC {p} 1")
+
+
+def test_case_insensitive_text_comparison(connect):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (name NVARCHAR(20), code VARCHAR(10) COLLATE Latin1_General_CS_AS)")
+    cur.execute(f"INSERT INTO {t} VALUES (N'Alice', 'AbC')")
+    assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE name = N'ALICE'").fetchone()[0] == 1
+    assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE code = 'abc'").fetchone()[0] == 0

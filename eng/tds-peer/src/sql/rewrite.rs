@@ -588,6 +588,7 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         }
         let mut ty_text = text_of(&def[tstart..tend]).replace(['[', ']'], "");
         let mut rest: Vec<Tok> = Vec::new();
+        let mut case_sensitive = false;
         let mut identity = false;
         let mut k = tend;
         while k < def.len() {
@@ -602,9 +603,11 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
                 }
             } else if t.is_word("COLLATE") {
                 if let Some(j) = next_sig(def, k + 1) {
-                    if def[j].text().to_ascii_uppercase().contains("UTF8") {
+                    let coll = def[j].text().to_ascii_uppercase();
+                    if coll.contains("UTF8") {
                         ty_text.push_str(" UTF8");
                     }
+                    case_sensitive = coll.contains("_CS") || coll.contains("_BIN");
                     k = j + 1;
                     continue;
                 }
@@ -623,6 +626,13 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         })?;
         let decl = if identity {
             "INTEGER PRIMARY KEY AUTOINCREMENT".to_string()
+        } else if matches!(
+            ty,
+            Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
+        ) && !case_sensitive
+        {
+            // SQL Server's default collations are case-insensitive (ASCII letters here).
+            format!("{} COLLATE NOCASE", ty.sqlite_decl())
         } else {
             ty.sqlite_decl()
         };
@@ -716,7 +726,7 @@ mod tests {
         let ct = super::create_table(&c, &tokenize("CREATE TABLE #t (id INT IDENTITY(1,1) PRIMARY KEY, [n] NVARCHAR(50) NOT NULL, v varchar(20) COLLATE Latin1_General_100_CI_AS_SC_UTF8, d DECIMAL(38, 10))").unwrap()).unwrap();
         assert_eq!(
             ct.sql,
-            "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \"n\" MSTEXT_NVARCHR_50 NOT NULL, \"v\" MSTEXT_VARCHR_20_UTF8, \"d\" MSTEXT_DECIMAL_38_10)"
+            "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \"n\" MSTEXT_NVARCHR_50 COLLATE NOCASE NOT NULL, \"v\" MSTEXT_VARCHR_20_UTF8 COLLATE NOCASE, \"d\" MSTEXT_DECIMAL_38_10)"
         );
     }
 }

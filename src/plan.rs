@@ -346,7 +346,7 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         SqlDataType::CHAR
         | SqlDataType::VARCHAR
         | SqlDataType::EXT_W_CHAR
-        | SqlDataType::EXT_W_VARCHAR => text_kind(size, desc.sql_type, dbms),
+        | SqlDataType::EXT_W_VARCHAR => text_kind(size, dbms),
         SqlDataType::EXT_LONG_VARCHAR | SqlDataType::EXT_W_LONG_VARCHAR | SqlDataType(SS_XML) => {
             CellKind::LongWText
         }
@@ -367,7 +367,7 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
     }
 }
 
-fn text_kind(size: usize, sql_type: i16, dbms: Dbms) -> CellKind {
+fn text_kind(size: usize, dbms: Dbms) -> CellKind {
     // SQLite does not enforce declared lengths: a VARCHAR(10) may hold a megabyte. Streaming is
     // the only way never to truncate.
     if size == 0 || dbms == Dbms::Sqlite {
@@ -380,7 +380,6 @@ fn text_kind(size: usize, sql_type: i16, dbms: Dbms) -> CellKind {
         // Elsewhere sizes are characters; a supplementary character takes two code units.
         _ => size.saturating_mul(2),
     };
-    let _ = sql_type;
     if units > MAX_BOUND_TEXT_UNITS {
         CellKind::LongWText
     } else {

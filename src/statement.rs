@@ -8,6 +8,12 @@ use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::{Backend, Dbms, ResultPlan};
 use std::sync::Arc;
 
+/// The binding of one parameter row (a single row always has one binding type per column).
+fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Result<BoundParams> {
+    BoundParams::build(&[row], sizes, backend)?
+        .ok_or_else(|| crate::Error::Internal("one parameter row found no common binding".into()))
+}
+
 /// A block fetch to run on another thread while the previous rows are decoded.
 pub struct PrefetchJob<'a> {
     stmt: &'a mut Stmt,
@@ -190,11 +196,7 @@ impl Statement {
             self.unbind_params()?;
             self.stmt.exec_direct(sql)?
         } else {
-            let rows = [params];
-            let bound = match BoundParams::build(&rows, sizes, self.backend)? {
-                Some(b) => b,
-                None => unreachable!("a single row always unifies"),
-            };
+            let bound = single_row(params, sizes, self.backend)?;
             self.exec_bound(sql, bound)?
         };
         self.note(outcome);
@@ -271,8 +273,7 @@ impl Statement {
             None => {
                 for row in rows {
                     self.stmt.close_cursor()?;
-                    let bound = BoundParams::build(&[row], sizes, self.backend)?
-                        .expect("one row always unifies");
+                    let bound = single_row(row, sizes, self.backend)?;
                     let outcome = self.exec_bound(sql, bound)?;
                     self.note(outcome);
                     let n = self.drain_counts(outcome)?;

@@ -24,7 +24,8 @@ OUT = Path(__file__).resolve().parent / "out"
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--tasks", nargs="*", help="task names (default: all)")
-    ap.add_argument("--driver", default="ferrodbc", choices=list(DRIVERS))
+    ap.add_argument("--drivers", nargs="+", default=["ferrodbc"], choices=list(DRIVERS),
+                    help="one column per driver (default ferrodbc); ratios are each column / the first")
     ap.add_argument("--rev", action="append", help="git revision(s) of ferrodbc to build and count "
                     "(repeat: --rev BASE --rev HEAD); default: the installed ferrodbc")
     ap.add_argument("--quick", action="store_true")
@@ -47,14 +48,15 @@ def total_ir(out_file: Path) -> int | None:
 def run(args: argparse.Namespace) -> tuple[str, dict]:
     names = [t.name for t in select(args.tasks)]
     log = partial(print, file=sys.stderr, flush=True)
+    # Columns: (label, driver, PYTHONPATH) — revisions of ferrodbc, or installed drivers.
     if args.rev:
-        if args.driver != "ferrodbc":
-            raise SystemExit("--rev builds ferrodbc; use it with --driver ferrodbc")
+        if args.drivers != ["ferrodbc"]:
+            raise SystemExit("--rev builds ferrodbc; use it without --drivers")
         shas = {rev: builds.resolve(rev) for rev in args.rev}
-        sites = {(sha[:10] if sha.startswith(rev) else f"{rev} ({sha[:10]})"): [str(builds.build(sha, log))]
-                 for rev, sha in shas.items()}
+        columns = [(sha[:10] if sha.startswith(rev) else f"{rev} ({sha[:10]})", "ferrodbc",
+                    [str(builds.build(sha, log))]) for rev, sha in shas.items()]
     else:
-        sites = {"installed": None}
+        columns = [(d, d, None) for d in args.drivers]
     counts: dict[str, dict[str, str]] = {n: {} for n in names}
     data: dict = {}
     OUT.mkdir(parents=True, exist_ok=True)
@@ -63,10 +65,10 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
         expect_file, _ = for_run(names, args.quick, cs)
         try:
             for n in names:
-                for label, pythonpath in sites.items():
+                for label, driver, pythonpath in columns:
                     log(f"[profiler] callgrind: {n} / {label}")
-                    out_file = OUT / f"callgrind-{args.driver}-{n}-{len(data)}.out"
-                    r = procs.worker(args.driver, cs, [n], args.quick, expect_file, pythonpath,
+                    out_file = OUT / f"callgrind-{driver}-{n}-{len(data)}.out"
+                    r = procs.worker(driver, cs, [n], args.quick, expect_file, pythonpath,
                                      timeout=3600, prefix=valgrind(out_file), via_ffi=True)
                     t = r["tasks"][n]
                     ir = total_ir(out_file) if t["status"] == "ok" and out_file.exists() else None
@@ -77,18 +79,19 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
                                             "file": str(out_file), "counters": t.get("counters")}
         finally:
             expect_file.unlink(missing_ok=True)
-    labels = list(sites)
+    labels = [label for label, _, _ in columns]
     rows = []
     for n in names:
         row = [f"`{n}` {REGISTRY[n].title}", *(counts[n][label] for label in labels)]
-        if len(labels) > 1:
-            first, last = data[f"{n}/{labels[0]}"]["ir"], data[f"{n}/{labels[-1]}"]["ir"]
-            row.append(f"{last / first:.3f}" if first and last else "–")
+        first = data[f"{n}/{labels[0]}"]["ir"]
+        for other in labels[1:]:
+            ir = data[f"{n}/{other}"]["ir"]
+            row.append(f"{ir / first:.3f}" if first and ir else "–")
         rows.append(row)
-    headers = ["task", *labels] + ([f"{labels[-1]} / {labels[0]}"] if len(labels) > 1 else [])
+    headers = ["task", *labels, *(f"{other} / {labels[0]}" for other in labels[1:])]
     mode = "QUICK sizes" if args.quick else "full sizes"
     text = "\n".join([
-        f"# Instructions per task body (callgrind Ir) — {args.driver}, {mode}",
+        f"# Instructions per task body (callgrind Ir) — {mode}",
         "",
         "Counted inside the timed body only (setup, validation, imports and connecting excluded); "
         "one run each, validated like every other run. Files: eng/profiler/out/callgrind-*.out "
@@ -98,7 +101,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
         "",
         f"- server: {server}",
     ]) + "\n"
-    return text, {"driver": args.driver, "quick": args.quick, "counts": data}
+    return text, {"columns": labels, "quick": args.quick, "counts": data}
 
 
 def main(args: argparse.Namespace) -> int:

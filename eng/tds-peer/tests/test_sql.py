@@ -264,3 +264,28 @@ def test_case_insensitive_text_comparison(connect):
     cur.execute(f"INSERT INTO {t} VALUES (N'Alice', 'AbC')")
     assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE name = N'ALICE'").fetchone()[0] == 1
     assert cur.execute(f"SELECT COUNT(*) FROM {t} WHERE code = 'abc'").fetchone()[0] == 0
+
+
+BAD_OR_ODD = ["SELECT", "SELECT (", "SELECT CAST(1 AS)", "SELECT CAST(1 AS FOO)", "SELECT CONVERT(INT)", "SELECT TOP", "SELECT TOP (", "SELECT * FROM peer.", "SELECT * FROM peer.mixed_", "SELECT * FROM peer.mixed_x", "SELECT x FROM peer.mixed_10", "SELECT * FROM peer.mixed_10 WHERE id=1",
+ "INSERT", "UPDATE", "CREATE TABLE", "CREATE TABLE t(", "CREATE TABLE t (a)", "CREATE TABLE t (a FOO)", "DECLARE", "DECLARE @", "DECLARE @x", "SET @x = 1", "SELECT @x", "EXEC", "EXEC nosuch", "RAISERROR", "RAISERROR(", "RAISERROR('a')", "PRINT", "THROW", "BEGIN", "END", "COMMIT", "ROLLBACK", "SELECT 'unterminated", "SELECT [unterminated", "SELECT N'", "SELECT 0x", "SELECT 1e", "SELECT DATEADD(", "SELECT DATEADD(day)", "SELECT DATEADD(day, 1, 'x')", "SELECT CAST('x' AS DATE)", "SELECT CAST('x' AS UNIQUEIDENTIFIER)", "SELECT CAST(99999 AS TINYINT)", "SELECT CAST('abc' AS DECIMAL(5,2))", "SELECT 1/0", "SELECT REPLICATE('x', -1)", "SELECT OFFSET", "SELECT 1 OFFSET 1 ROWS", "WAITFOR", "USE", "CREATE PROCEDURE", "CREATE PROCEDURE p AS", "CREATE PROCEDURE p2 @a FOO AS SELECT 1", "EXEC p", "SELECT @@", "SELECT @@FOO", "IF", "IF OBJECT_ID('x') IS NOT NULL DROP", ";;;", "   ", "--", "/*", "SELECT CAST(CAST(1 AS INT) AS SQL_VARIANT)", "SELECT LEFT()", "SELECT CHARINDEX('a')", "TRUNCATE", "DROP PROCEDURE", "DROP PROCEDURE IF EXISTS", "SELECT TOP 5 * FROM peer.types_all_3", "SELECT @a = 1", "DECLARE @t TABLE (a INT)", "SELECT 1; RAISERROR('x', 16, 1); SELECT 2", "SELECT 1; SELECT * FROM nosuch; SELECT 2"]
+
+
+def test_odd_and_unsupported_statements_never_break_the_connection(connect):
+    """Every statement either works or raises a SQL error; the connection stays usable."""
+    cn = connect()
+    synthetic.add_converters(cn)
+    for s in BAD_OR_ODD:
+        cur = cn.cursor()
+        try:
+            cur.execute(s)
+            while True:
+                try:
+                    cur.fetchall()
+                except pyodbc.ProgrammingError:
+                    pass
+                if not cur.nextset():
+                    break
+        except pyodbc.Error:
+            pass
+        cur.close()
+        assert cn.cursor().execute("SELECT 42").fetchone()[0] == 42, s

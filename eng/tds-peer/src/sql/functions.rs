@@ -148,6 +148,9 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
 }
 
 fn arg(ctx: &Context, i: usize) -> Value {
+    if i >= ctx.len() {
+        return Value::Null;
+    }
     ctx.get::<Value>(i).unwrap_or(Value::Null)
 }
 
@@ -286,6 +289,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         ))
     })?;
     db.create_scalar_function("__charindex", -1, det, |ctx| {
+        if !(2..=3).contains(&ctx.len()) {
+            return Err(user_err(
+                "The charindex function requires 2 to 3 arguments.".into(),
+            ));
+        }
         let needle = as_text(&arg(ctx, 0)).to_lowercase();
         let hay = as_text(&arg(ctx, 1)).to_lowercase();
         let start = if ctx.len() > 2 {

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--verbose]";
 
 struct Args {
     port: u16,
@@ -31,6 +31,7 @@ struct Args {
     db: Option<String>,
     password: Option<String>,
     cert_dir: Option<PathBuf>,
+    prewarm: Vec<String>,
     verbose: bool,
 }
 
@@ -41,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         db: None,
         password: None,
         cert_dir: None,
+        prewarm: Vec::new(),
         verbose: false,
     };
     let mut it = std::env::args().skip(1);
@@ -63,6 +65,11 @@ fn parse_args() -> Result<Args, String> {
             "--db" => a.db = Some(val()?),
             "--password" => a.password = Some(val()?),
             "--cert-dir" => a.cert_dir = Some(PathBuf::from(val()?)),
+            "--prewarm" => a.prewarm.extend(
+                val()?
+                    .split(',')
+                    .map(|s| s.trim().trim_start_matches("peer.").to_string()),
+            ),
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
             o => return Err(format!("unknown argument {o}\n{USAGE}")),
@@ -125,6 +132,24 @@ fn main() {
         let _ = out.flush();
     }
     eprintln!("tds-peer: encrypt={:?}", args.encrypt);
+    if !args.prewarm.is_empty() {
+        // Encode in the background: connections are served meanwhile (a query for a table
+        // still being encoded just generates it itself).
+        let shared = cfg.shared.clone();
+        let tables = args.prewarm.clone();
+        std::thread::spawn(move || {
+            for t in tables {
+                let start = std::time::Instant::now();
+                match synthetic::prewarm(&shared.synth, &t) {
+                    Ok(n) => eprintln!(
+                        "tds-peer: prewarmed peer.{t}: {n} bytes in {:.2} s",
+                        start.elapsed().as_secs_f64()
+                    ),
+                    Err(e) => eprintln!("tds-peer: prewarm {t}: {e}"),
+                }
+            }
+        });
+    }
     let spids = AtomicU16::new(51);
     for conn in listener.incoming() {
         let Ok(tcp) = conn else { continue };

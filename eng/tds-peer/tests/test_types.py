@@ -75,3 +75,14 @@ def test_repeat_query_served_from_cache(connect):
     a = fetch_compare(cn, "mixed", 20000)
     b = fetch_compare(cn, "mixed", 20000)
     assert [tuple(r) for r in a] == [tuple(r) for r in b]
+
+
+def test_prewarmed_table_matches(driver):
+    import tdspeer
+    from conftest import pyodbc
+
+    with tdspeer.start_peer(extra_args=["--prewarm", "peer.int_nvarchar_float_3000,wide32_100"]) as p:
+        cn = pyodbc.connect(tdspeer.conn_str(p, driver), timeout=10, autocommit=True)
+        fetch_compare(cn, "int_nvarchar_float", 3000)
+        fetch_compare(cn, "wide32", 100)
+        cn.close()

@@ -604,3 +604,23 @@ def test_parameters_may_be_subclasses_of_supported_types(conn):
     assert row[0] == 7 and row[1] == "aa"
     # An untyped `SELECT ?` comes back as the driver's choice (SQLite: text), same value.
     assert decimal.Decimal(str(row[2])) == decimal.Decimal("1.5")
+
+
+def test_nextset_across_grown_bound_and_streamed_results(pg_conn):
+    """Each result of a batch gets its own plan and buffers: a grown bound array, a streamed
+    (text) result left half-read, another bound one, then a single row."""
+    cur = pg_conn.cursor()
+    cur.execute(
+        "SELECT i FROM generate_series(1, 5000) s(i); "
+        "SELECT repeat('x', i), i FROM generate_series(1, 50) s(i); "
+        "SELECT i, i * 2 FROM generate_series(1, 3000) s(i); "
+        "SELECT 'done'"
+    )
+    assert [r[0] for r in cur.fetchall()] == list(range(1, 5001))
+    assert cur.nextset() is True
+    assert [tuple(r) for r in cur.fetchmany(10)] == [("x" * i, i) for i in range(1, 11)]
+    assert cur.nextset() is True
+    assert [tuple(r) for r in cur.fetchall()] == [(i, 2 * i) for i in range(1, 3001)]
+    assert cur.nextset() is True
+    assert cur.fetchall() == [("done",)]
+    assert cur.nextset() is False

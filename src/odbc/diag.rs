@@ -39,27 +39,10 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
         let mut state = [0u16; 6];
         let mut native = 0i32;
         let mut len: i16 = 0;
-        // SAFETY: all out pointers are valid for the lengths given; the handle is owned by the
-        // caller and alive for the duration of the call.
-        let mut ret = unsafe {
-            sys::SQLGetDiagRecW(
-                handle_type,
-                handle,
-                record,
-                state.as_mut_ptr(),
-                &mut native,
-                message.as_mut_ptr(),
-                message.len() as i16,
-                &mut len,
-            )
-        };
-        if (ret == SqlReturn::SUCCESS_WITH_INFO || ret == SqlReturn::SUCCESS)
-            && (len as usize) >= message.len()
-        {
-            // The message was truncated: ask again with room for all of it.
-            message.resize(len as usize + 1, 0);
-            // SAFETY: as above, with the larger buffer.
-            ret = unsafe {
+        let mut get = |message: &mut Vec<u16>, len: &mut i16| {
+            // SAFETY: all out pointers are valid for the lengths given; the handle is owned by
+            // the caller and alive for the duration of the call.
+            unsafe {
                 sys::SQLGetDiagRecW(
                     handle_type,
                     handle,
@@ -68,9 +51,16 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
                     &mut native,
                     message.as_mut_ptr(),
                     message.len() as i16,
-                    &mut len,
+                    len,
                 )
-            };
+            }
+        };
+        let mut ret = get(&mut message, &mut len);
+        let ok = |r: SqlReturn| r == SqlReturn::SUCCESS || r == SqlReturn::SUCCESS_WITH_INFO;
+        if ok(ret) && (len as usize) >= message.len() {
+            // The message did not fit: ask again with room for all of it.
+            message.resize(len as usize + 1, 0);
+            ret = get(&mut message, &mut len);
         }
         if ret != SqlReturn::SUCCESS && ret != SqlReturn::SUCCESS_WITH_INFO {
             break;

@@ -376,13 +376,7 @@ fn variant_value(
     inner: &ColumnBuffer,
     target: Target,
 ) -> PyResult<*mut ffi::PyObject> {
-    // SAFETY: a fresh 1-slot tuple as the fill target; NULL is checked.
-    let t = unsafe { ffi::PyTuple_New(1) };
-    if t.is_null() {
-        return Err(PyErr::fetch(py));
-    }
-    // SAFETY: owned fresh tuple; the Bound frees it (an empty slot is tolerated by dealloc).
-    let tuple: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    let (t, tuple) = fresh_tuple(py, 1)?;
     let decoder = ColumnDecoder::Plain(inner.kind);
     // SAFETY: fresh tuple, slot 0 empty.
     unsafe { fill_with(py, plan, &decoder, inner, target, &[t]) }.map_err(|f| f.err)?;
@@ -583,39 +577,62 @@ pub fn build_rows(
     out.reserve(good);
     for (i, t) in tuples.into_iter().enumerate() {
         if i < good {
-            // SAFETY: `t` is a complete tuple; ownership moves into the Py handle.
-            let values: Py<PyTuple> = unsafe {
-                Bound::from_owned_ptr(py, t)
-                    .cast_into_unchecked::<PyTuple>()
-                    .unbind()
-            };
-            let row = Py::new(
-                py,
-                super::row::Row {
-                    values,
-                    schema: plan.schema.clone(),
-                },
-            )?;
-            if !plan.has_converters {
-                // Without converters every value is an atomic object (int, str, Decimal, ...)
-                // that cannot refer back to its row, so no cycle can pass through the tuple or
-                // the Row. Untracking both keeps the cyclic GC from walking every fetched row:
-                // it was a third of fetchall's time before (lesson 1 of the baseline findings).
-                // SAFETY: both objects are alive and owned here; untracking a GC object that
-                // cannot take part in a cycle is always allowed (CPython does it lazily itself
-                // for tuples of atomic values).
-                unsafe {
-                    ffi::PyObject_GC_UnTrack(row.as_ptr().cast());
-                    ffi::PyObject_GC_UnTrack(row.bind(py).get().values.as_ptr().cast());
-                }
-            }
-            out.push(row.into_any());
+            // SAFETY: `t` is a complete tuple of this plan's row, owned here.
+            out.push(unsafe { wrap_row(py, plan, t) }?);
         } else {
             // SAFETY: an incomplete tuple that never escaped; dealloc tolerates NULL slots.
             unsafe { ffi::Py_DecRef(t) };
         }
     }
     Ok(failure)
+}
+
+/// Turn a complete value tuple into a `Row` sharing the plan's schema.
+///
+/// Without converters every value is an atomic object (int, str, Decimal, ...) that cannot refer
+/// back to its row, so no cycle can pass through the tuple or the Row: both are untracked, which
+/// keeps the cyclic GC from walking every fetched row (it was a third of fetchall's time before;
+/// lesson 1 of the baseline findings).
+///
+/// # Safety
+/// `t` must be an owned, fully filled tuple that nothing else references.
+unsafe fn wrap_row(py: Python<'_>, plan: &PyPlan, t: *mut ffi::PyObject) -> PyResult<Py<PyAny>> {
+    // SAFETY: ownership of the complete tuple moves into the handle (caller contract).
+    let values: Py<PyTuple> = unsafe {
+        Bound::from_owned_ptr(py, t)
+            .cast_into_unchecked::<PyTuple>()
+            .unbind()
+    };
+    let row = Py::new(
+        py,
+        super::row::Row {
+            values,
+            schema: plan.schema.clone(),
+        },
+    )?;
+    if !plan.has_converters {
+        // SAFETY: both objects are alive and owned here; untracking a GC object that cannot take
+        // part in a cycle is always allowed (CPython does it lazily itself for such tuples).
+        unsafe {
+            ffi::PyObject_GC_UnTrack(row.as_ptr().cast());
+            ffi::PyObject_GC_UnTrack(t.cast());
+        }
+    }
+    Ok(row.into_any())
+}
+
+/// A fresh tuple of `n` empty slots, owned by the returned handle (a tuple with empty slots
+/// never escapes: dropping the handle frees it, and tuple dealloc tolerates empty slots).
+fn fresh_tuple(py: Python<'_>, n: usize) -> PyResult<(*mut ffi::PyObject, Bound<'_, PyTuple>)> {
+    // SAFETY: plain allocation; NULL is checked.
+    let t = unsafe { ffi::PyTuple_New(n as ffi::Py_ssize_t) };
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: `t` is a new, owned tuple.
+    Ok((t, unsafe {
+        Bound::from_owned_ptr(py, t).cast_into_unchecked()
+    }))
 }
 
 /// Decode batch row `row` into one `Row` (fetchone, iteration, fetchmany(1)): the same decoders
@@ -627,36 +644,13 @@ pub fn build_one_row(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    let ncols = plan.decoders.len();
-    // SAFETY: plain allocation; NULL is checked.
-    let t = unsafe { ffi::PyTuple_New(ncols as ffi::Py_ssize_t) };
-    if t.is_null() {
-        return Err(CellFail {
-            row,
-            err: PyErr::fetch(py),
-        });
-    }
-    // SAFETY: owned fresh tuple; if a column fails, dropping the Bound frees it (empty slots
-    // are tolerated by tuple dealloc) and it never escapes.
-    let values: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    let (t, values) = fresh_tuple(py, plan.decoders.len()).map_err(|err| CellFail { row, err })?;
     for (c, buf) in batch.columns.iter().enumerate() {
         // SAFETY: fresh tuple, slot `c` still empty.
         unsafe { fill_column(py, plan, c, buf, row..row + 1, row_base, &[t])? };
     }
-    if !plan.has_converters {
-        // SAFETY: see `build_rows`: atomic values only, the tuple cannot be part of a cycle.
-        unsafe { ffi::PyObject_GC_UnTrack(t.cast()) };
-    }
-    let new_row = super::row::Row {
-        values: values.unbind(),
-        schema: plan.schema.clone(),
-    };
-    let obj = Py::new(py, new_row).map_err(|err| CellFail { row, err })?;
-    if !plan.has_converters {
-        // SAFETY: as above, for the Row wrapping the tuple.
-        unsafe { ffi::PyObject_GC_UnTrack(obj.as_ptr().cast()) };
-    }
-    Ok(obj.into_any())
+    // SAFETY: the tuple is complete; the handle's ownership moves into the row.
+    unsafe { wrap_row(py, plan, values.into_ptr()) }.map_err(|err| CellFail { row, err })
 }
 
 /// Decode the first cell of batch row `row` (for `fetchval`: no row object is built).
@@ -667,16 +661,7 @@ pub fn build_first_value(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    // SAFETY: a fresh 1-slot tuple as the fill target; NULL is checked.
-    let t = unsafe { ffi::PyTuple_New(1) };
-    if t.is_null() {
-        return Err(CellFail {
-            row,
-            err: PyErr::fetch(py),
-        });
-    }
-    // SAFETY: owned fresh tuple; the Bound frees it (an empty slot is tolerated by dealloc).
-    let tuple: Bound<'_, PyTuple> = unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked() };
+    let (t, tuple) = fresh_tuple(py, 1).map_err(|err| CellFail { row, err })?;
     // SAFETY: fresh tuple with an empty slot 0, which is the slot of column 0.
     unsafe { fill_column(py, plan, 0, &batch.columns[0], row..row + 1, row_base, &[t])? };
     tuple

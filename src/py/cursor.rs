@@ -236,6 +236,30 @@ impl Cursor {
         Ok(out)
     }
 
+    /// Run an execute on the statement (GIL released), with the `setinputsizes` of this call,
+    /// then plan the result set it produced.
+    fn run(
+        &self,
+        py: Python<'_>,
+        op: impl FnOnce(&mut Statement, &[InputSize]) -> crate::Result<()> + Send,
+    ) -> PyResult<()> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        st.pending = None;
+        st.plan = None;
+        self.apply_timeout(py, st)?;
+        let sizes = std::mem::take(&mut st.input_sizes);
+        let stmt = self.statement(py, st)?;
+        if let Err(e) = py.detach(|| op(stmt, &sizes)) {
+            if e.is_connection_loss() {
+                self.shared.bump();
+            }
+            return Err(super::errors::to_pyerr(py, e));
+        }
+        self.ensure_plan(py, st)?;
+        Ok(())
+    }
+
     /// Forget the current result set (an execute was rejected before reaching the driver).
     fn discard_result(&self, py: Python<'_>) -> PyResult<()> {
         let mut guard = self.lock(py)?;
@@ -357,21 +381,7 @@ impl Cursor {
                 return Err(e);
             }
         };
-        let mut guard = this.lock(py)?;
-        let st = &mut *guard;
-        st.pending = None;
-        st.plan = None;
-        this.apply_timeout(py, st)?;
-        let sizes = std::mem::take(&mut st.input_sizes);
-        let stmt = this.statement(py, st)?;
-        let result = py.detach(|| stmt.execute(sql, values, &sizes));
-        if let Err(e) = result {
-            if e.is_connection_loss() {
-                this.shared.bump();
-            }
-            return Err(super::errors::to_pyerr(py, e));
-        }
-        this.ensure_plan(py, st)?;
+        this.run(py, move |stmt, sizes| stmt.execute(sql, values, sizes))?;
         Ok(slf.clone())
     }
 
@@ -397,14 +407,7 @@ impl Cursor {
             this.discard_result(py)?;
             return Err(e);
         }
-        let mut guard = this.lock(py)?;
-        let st = &mut *guard;
-        st.pending = None;
-        st.plan = None;
-        this.apply_timeout(py, st)?;
-        let sizes = std::mem::take(&mut st.input_sizes);
-        let stmt = this.statement(py, st)?;
-        py.detach(|| stmt.execute_many(sql, rows, &sizes)).py(py)?;
+        this.run(py, move |stmt, sizes| stmt.execute_many(sql, rows, sizes))?;
         Ok(slf.clone())
     }
 

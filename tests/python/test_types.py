@@ -525,3 +525,23 @@ def test_sqlite_time_strings_without_seconds(sqlite_conn):
     cur.execute("CREATE TABLE hm (t TIME)")
     cur.execute("INSERT INTO hm (t) VALUES ('01:02')")
     assert cur.execute("SELECT t FROM hm").fetchval() == datetime.time(1, 2)
+
+
+def test_streamed_values_at_sqlgetdata_chunk_boundaries(peer, conn, table):
+    """Streamed cells are read in 32 KiB chunks: lengths around 1x, 2x and 3x the chunk, with a
+    surrogate pair or a 2-byte character straddling the edge, come back exact."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, t {peer.types['text']}, b {peer.types['bytes']})")
+    texts = []
+    for units in (16383, 16384, 16385, 32767, 32768, 32769, 49152, 65536):
+        for tail in ("", "😀", "é", "😀😀"):
+            texts.append("x" * (units - len(tail.encode("utf-16-le")) // 2) + tail)
+            texts.append("x" * (units - 1) + tail)
+    blobs = [bytes([n % 251]) * n for n in (32767, 32768, 32769, 65535, 65536, 65537, 98304)]
+    for i, t in enumerate(texts):
+        cur.execute(f"INSERT INTO {table} (id, t) VALUES (?, ?)", i, t)
+    for j, b in enumerate(blobs):
+        cur.execute(f"INSERT INTO {table} (id, b) VALUES (?, ?)", 1000 + j, b)
+    rows = conn.cursor().execute(f"SELECT id, t, b FROM {table} ORDER BY id").fetchall()
+    assert [r.t for r in rows if r.id < 1000] == texts
+    assert [r.b for r in rows if r.id >= 1000] == blobs

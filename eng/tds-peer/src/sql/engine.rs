@@ -286,7 +286,15 @@ impl Engine {
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 // Compile-type errors abort the batch like SQL Server; runtime errors continue.
-                Ok(if matches!(e.number, 102 | 105 | 156 | 207 | 208 | 2812) {
+                let compile = matches!(e.number, 102 | 105 | 156 | 207 | 208);
+                if compile && out.in_proc && self.proc_depth == 0 {
+                    // sp_prepexec / sp_executesql: SQL Server adds 8180 after a compile error.
+                    out.error(
+                        r,
+                        &SqlError::new(8180, 16, "Statement(s) could not be prepared."),
+                    )?;
+                }
+                Ok(if compile || e.number == 2812 {
                     Flow::Stop
                 } else {
                     Flow::Continue

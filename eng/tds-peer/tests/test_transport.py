@@ -120,3 +120,19 @@ def test_mssql_python(peer):
     cur.execute("SELECT ?", 41)
     assert cur.fetchone()[0] == 41
     cn.close()
+
+
+@pytest.mark.parametrize("mode", ["on", "strict"])
+def test_cancel_mid_stream_over_tls(mode, driver):
+    if mode == "strict" and driver == "freetds":
+        pytest.skip("FreeTDS 1.3.17 cannot connect in TDS 8 strict mode")
+    with tdspeer.start_peer(encrypt=mode) as p:
+        cn = pyodbc.connect(tdspeer.conn_str(p, driver), timeout=10, autocommit=True)
+        cur = cn.cursor()
+        cur.execute("SELECT * FROM peer.mixed_1000000")
+        assert cur.fetchone()[0] == 0
+        t0 = time.monotonic()
+        cur.close()
+        assert time.monotonic() - t0 < 5
+        assert cn.cursor().execute("SELECT 3").fetchone()[0] == 3
+        cn.close()

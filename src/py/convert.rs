@@ -38,30 +38,30 @@ pub struct PyPlan {
 }
 
 /// The Python type a column's values have, used as `description` type code (pyodbc style).
+/// Built-in and datetime types come straight from their type objects: no import per column.
 fn type_code<'py>(
     py: Python<'py>,
     kind: CellKind,
     uuid_as_str: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let builtins = py.import("builtins")?;
-    let datetime = py.import("datetime")?;
+    use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString as Str};
     Ok(match kind {
-        CellKind::Bit => builtins.getattr("bool")?,
-        CellKind::I16 | CellKind::I32 | CellKind::I64 => builtins.getattr("int")?,
-        CellKind::F32 | CellKind::F64 => builtins.getattr("float")?,
+        CellKind::Bit => py.get_type::<PyBool>().into_any(),
+        CellKind::I16 | CellKind::I32 | CellKind::I64 => py.get_type::<PyInt>().into_any(),
+        CellKind::F32 | CellKind::F64 => py.get_type::<PyFloat>().into_any(),
         CellKind::Decimal { .. } | CellKind::LongDecimal => {
             cache::decimal_type(py)?.clone().into_any()
         }
-        CellKind::Date => datetime.getattr("date")?,
-        CellKind::TimeText | CellKind::SsTime2 => datetime.getattr("time")?,
+        CellKind::Date => py.get_type::<PyDate>().into_any(),
+        CellKind::TimeText | CellKind::SsTime2 => py.get_type::<PyTime>().into_any(),
         CellKind::Timestamp | CellKind::TimestampOffset | CellKind::OffsetText => {
-            datetime.getattr("datetime")?
+            py.get_type::<PyDateTime>().into_any()
         }
-        CellKind::Guid if uuid_as_str => builtins.getattr("str")?,
+        CellKind::Guid if uuid_as_str => py.get_type::<Str>().into_any(),
         CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
-        CellKind::WText { .. } | CellKind::LongWText => builtins.getattr("str")?,
-        CellKind::Binary { .. } | CellKind::LongBinary => builtins.getattr("bytes")?,
-        CellKind::Variant => builtins.getattr("object")?,
+        CellKind::WText { .. } | CellKind::LongWText => py.get_type::<Str>().into_any(),
+        CellKind::Binary { .. } | CellKind::LongBinary => py.get_type::<PyBytes>().into_any(),
+        CellKind::Variant => py.get_type::<PyAny>().into_any(),
     })
 }
 

@@ -411,3 +411,30 @@ def test_other_cursor_getters_wait_for_a_running_query(pg, pg_conn):
     assert cur.messages == []
     worker.join(10)
     assert not worker.is_alive()
+
+
+def test_threads_sharing_a_connection_with_their_own_cursors(peer, conn, table):
+    """Beyond threadsafety 1, but common: threads share one connection, each with its own
+    cursor. Nothing crashes and every result is whole and unmixed."""
+    conn.cursor().execute(f"CREATE TABLE {table} (i INTEGER, t VARCHAR(20))")
+    conn.cursor().executemany(f"INSERT INTO {table} VALUES (?, ?)", [(i, f"t{i}") for i in range(500)])
+    conn.commit()
+    problems: list = []
+
+    def work():
+        cur = conn.cursor()
+        for _ in range(50):
+            try:
+                rows = cur.execute(f"SELECT i, t FROM {table} ORDER BY i").fetchall()
+                if len(rows) != 500 or any(r.t != f"t{r.i}" for r in rows):
+                    problems.append("mixed or short result")
+            except Exception as e:  # noqa: BLE001
+                problems.append(repr(e))
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not any(t.is_alive() for t in threads)
+    assert problems == []

@@ -540,6 +540,16 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     out.finish(r)?;
                     return finish_proc(r, more, None, false);
                 }
+                "sp_tables" | "sp_columns" | "sp_columns_100" | "sp_columns_90" => {
+                    let mut out = Out::new(true);
+                    if n == "sp_tables" {
+                        engine.sp_tables(&rpc.params, &mut out, r)?;
+                    } else {
+                        engine.sp_columns(&rpc.params, &mut out, r)?;
+                    }
+                    out.finish(r)?;
+                    return finish_proc(r, more, None, false);
+                }
                 _ if engine.lookup_proc(&n).is_some() => {
                     let def = engine.lookup_proc(&n).unwrap();
                     return engine.call_proc_rpc(&n, def, &rpc.params, more, r);

@@ -289,3 +289,13 @@ def test_odd_and_unsupported_statements_never_break_the_connection(connect):
             pass
         cur.close()
         assert cn.cursor().execute("SELECT 42").fetchone()[0] == 42, s
+
+
+def test_catalog_tables_and_columns(connect):
+    cur = connect().cursor()
+    t = tname("cat")
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1) PRIMARY KEY, name NVARCHAR(50) NOT NULL, amount DECIMAL(10,2), ts DATETIME2(3))")
+    assert [r[2] for r in cur.tables(table=t).fetchall()] == [t]
+    cols = [tuple(r) for r in cur.columns(table=t).fetchall()]
+    assert [(c[3], c[4], c[5], c[6]) for c in cols] == [("id", 4, "int identity", 10), ("name", -9, "nvarchar", 50), ("amount", 3, "decimal", 10), ("ts", 93, "datetime2", 23)]
+    assert [c[10] for c in cols] == [0, 0, 1, 1]

@@ -824,7 +824,7 @@ impl Engine {
         self.send_rows(&columns, &rows, out, r)
     }
 
-    fn send_rows(
+    pub(super) fn send_rows(
         &mut self,
         cols: &[Column],
         rows: &[Vec<Value>],

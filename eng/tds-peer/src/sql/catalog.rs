@@ -1,0 +1,300 @@
+//! Catalog procedures the drivers call for SQLTables / SQLColumns: `sp_tables` and
+//! `sp_columns_100` (result layouts of SQL Server 2022), answered from SQLite's schema.
+
+use super::engine::{Engine, Out, Param, StmtErr};
+use crate::resp::Resp;
+use crate::token::{Column, value::as_text};
+use crate::types::Ty;
+use rusqlite::types::Value;
+use std::io;
+
+/// SQL Server LIKE pattern (`%`, `_`, `[…]` unsupported) match, case-insensitive.
+fn like(pattern: &str, s: &str) -> bool {
+    fn m(p: &[char], s: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('%') => (0..=s.len()).any(|i| m(&p[1..], &s[i..])),
+            Some('_') => !s.is_empty() && m(&p[1..], &s[1..]),
+            Some(c) => s.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && m(&p[1..], &s[1..]),
+        }
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let s: Vec<char> = s.chars().collect();
+    m(&p, &s)
+}
+
+fn param<'a>(params: &'a [Param], name: &str, pos: usize) -> Option<&'a Value> {
+    params
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+        .or_else(|| params.get(pos).filter(|p| p.name.is_empty()))
+        .map(|p| &p.value)
+        .filter(|v| !matches!(v, Value::Null))
+}
+
+fn t(s: &str) -> Value {
+    Value::Text(s.to_string())
+}
+
+fn i(v: i64) -> Value {
+    Value::Integer(v)
+}
+
+/// ODBC type code, type name, column size, decimal digits, char octet length.
+fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Option<i64>) {
+    let name = ty.name().split(['(', ' ']).next().unwrap_or("").to_string();
+    match ty {
+        Ty::Bit => (-7, name, Some(1), Some(0), None),
+        Ty::TinyInt => (-6, name, Some(3), Some(0), None),
+        Ty::SmallInt => (5, name, Some(5), Some(0), None),
+        Ty::Int => (4, name, Some(10), Some(0), None),
+        Ty::BigInt => (-5, name, Some(19), Some(0), None),
+        Ty::Real => (7, name, Some(24), None, None),
+        Ty::Float => (6, name, Some(53), None, None),
+        Ty::Decimal(p, s) => (3, name, Some(p as i64), Some(s as i64), None),
+        Ty::Numeric(p, s) => (2, name, Some(p as i64), Some(s as i64), None),
+        Ty::Money => (3, name, Some(19), Some(4), None),
+        Ty::SmallMoney => (3, name, Some(10), Some(4), None),
+        Ty::Date => (91, name, Some(10), None, None),
+        Ty::Time(s) => (
+            -154,
+            name,
+            Some(8 + if s > 0 { 1 + s as i64 } else { 0 }),
+            Some(s as i64),
+            None,
+        ),
+        Ty::DateTime => (93, name, Some(23), Some(3), None),
+        Ty::SmallDateTime => (93, name, Some(16), Some(0), None),
+        Ty::DateTime2(s) => (
+            93,
+            name,
+            Some(19 + if s > 0 { 1 + s as i64 } else { 0 }),
+            Some(s as i64),
+            None,
+        ),
+        Ty::DateTimeOffset(s) => (
+            -155,
+            name,
+            Some(26 + if s > 0 { 1 + s as i64 } else { 0 }),
+            Some(s as i64),
+            None,
+        ),
+        Ty::Char(n, _) => (1, name, Some(n as i64), None, Some(n as i64)),
+        Ty::VarChar(n, _) => (
+            12,
+            name,
+            Some(n.map(|v| v as i64).unwrap_or(0)),
+            None,
+            Some(n.map(|v| v as i64).unwrap_or(0)),
+        ),
+        Ty::NChar(n) => (-8, name, Some(n as i64), None, Some(2 * n as i64)),
+        Ty::NVarChar(n) => (
+            -9,
+            name,
+            Some(n.map(|v| v as i64).unwrap_or(0)),
+            None,
+            Some(n.map(|v| 2 * v as i64).unwrap_or(0)),
+        ),
+        Ty::Binary(n) => (-2, name, Some(n as i64), None, Some(n as i64)),
+        Ty::VarBinary(n) => (
+            -3,
+            name,
+            Some(n.map(|v| v as i64).unwrap_or(0)),
+            None,
+            Some(n.map(|v| v as i64).unwrap_or(0)),
+        ),
+        Ty::Guid => (-11, name, Some(36), None, None),
+        Ty::Xml => (-152, name, Some(0), None, Some(0)),
+        Ty::Variant => (-150, name, Some(8000), Some(0), None),
+    }
+}
+
+impl Engine {
+    fn user_tables(&mut self) -> Vec<(String, String)> {
+        let mut st = match self.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
+            Ok(s) => s,
+            Err(_) => return Vec::new(),
+        };
+        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map(|it| it.flatten().collect())
+            .unwrap_or_default()
+    }
+
+    /// sp_tables @table_name, @table_owner, @table_qualifier, @table_type
+    pub fn sp_tables(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<()> {
+        let name = param(params, "@table_name", 0)
+            .map(as_text)
+            .unwrap_or_else(|| "%".into());
+        let types = param(params, "@table_type", 3)
+            .map(as_text)
+            .unwrap_or_default()
+            .to_ascii_uppercase();
+        let cols = vec![
+            Column::new("TABLE_QUALIFIER", Ty::NVarChar(Some(128))),
+            Column::new("TABLE_OWNER", Ty::NVarChar(Some(128))),
+            Column::new("TABLE_NAME", Ty::NVarChar(Some(128))),
+            Column::new("TABLE_TYPE", Ty::VarChar(Some(32), false)),
+            Column::new("REMARKS", Ty::VarChar(Some(254), false)),
+        ];
+        let rows: Vec<Vec<Value>> = self
+            .user_tables()
+            .into_iter()
+            .filter(|(n, _)| like(&name, n))
+            .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
+            .filter(|(_, ty)| types.is_empty() || types.contains(ty))
+            .map(|(n, ty)| vec![t("master"), t("dbo"), t(&n), t(ty), Value::Null])
+            .collect();
+        match self.send_rows(&cols, &rows, out, r) {
+            Err(StmtErr::Io(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// sp_columns_100 @table_name, @table_owner, @table_qualifier, @column_name, …
+    pub fn sp_columns(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<()> {
+        let tname = param(params, "@table_name", 0)
+            .map(as_text)
+            .unwrap_or_else(|| "%".into());
+        let cname = param(params, "@column_name", 3)
+            .map(as_text)
+            .unwrap_or_else(|| "%".into());
+        let n = |s: &str| Column::new(s, Ty::NVarChar(Some(128)));
+        let si = |s: &str| Column::new(s, Ty::SmallInt);
+        let int = |s: &str| Column::new(s, Ty::Int);
+        let cols = vec![
+            n("TABLE_QUALIFIER"),
+            n("TABLE_OWNER"),
+            n("TABLE_NAME"),
+            n("COLUMN_NAME"),
+            si("DATA_TYPE"),
+            n("TYPE_NAME"),
+            int("PRECISION"),
+            int("LENGTH"),
+            si("SCALE"),
+            si("RADIX"),
+            si("NULLABLE"),
+            Column::new("REMARKS", Ty::VarChar(Some(254), false)),
+            Column::new("COLUMN_DEF", Ty::NVarChar(Some(4000))),
+            si("SQL_DATA_TYPE"),
+            si("SQL_DATETIME_SUB"),
+            int("CHAR_OCTET_LENGTH"),
+            int("ORDINAL_POSITION"),
+            Column::new("IS_NULLABLE", Ty::VarChar(Some(254), false)),
+            Column::new("SS_IS_SPARSE", Ty::SmallInt),
+            Column::new("SS_IS_COLUMN_SET", Ty::SmallInt),
+            Column::new("SS_IS_COMPUTED", Ty::SmallInt),
+            Column::new("SS_IS_IDENTITY", Ty::SmallInt),
+            n("SS_UDT_CATALOG_NAME"),
+            n("SS_UDT_SCHEMA_NAME"),
+            n("SS_UDT_ASSEMBLY_TYPE_NAME"),
+            n("SS_XML_SCHEMACOLLECTION_CATALOG_NAME"),
+            n("SS_XML_SCHEMACOLLECTION_SCHEMA_NAME"),
+            n("SS_XML_SCHEMACOLLECTION_NAME"),
+            Column::new("SS_DATA_TYPE", Ty::TinyInt),
+        ];
+        let mut rows = Vec::new();
+        for (table, _) in self
+            .user_tables()
+            .into_iter()
+            .filter(|(n, _)| like(&tname, n))
+        {
+            let info: Vec<(String, String, bool, Option<String>, bool)> = match self.db.prepare(
+                &format!("PRAGMA table_info(\"{}\")", table.replace('"', "\"\"")),
+            ) {
+                Ok(mut st) => st
+                    .query_map([], |r| {
+                        Ok((
+                            r.get(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, i64>(3)? != 0,
+                            r.get::<_, Option<String>>(4)?,
+                            r.get::<_, i64>(5)? != 0,
+                        ))
+                    })
+                    .map(|it| it.flatten().collect())
+                    .unwrap_or_default(),
+                Err(_) => continue,
+            };
+            for (pos, (col, decl, notnull, dflt, pk)) in info.into_iter().enumerate() {
+                if !like(&cname, &col) {
+                    continue;
+                }
+                let identity = pk && decl.eq_ignore_ascii_case("INTEGER");
+                let ty = Ty::from_sqlite_decl(&decl)
+                    .or_else(|| Ty::parse(&decl))
+                    .unwrap_or(Ty::NVarChar(Some(4000)));
+                let (code, tname, size, digits, octets) = odbc_type(ty);
+                let nullable = !notnull && !identity;
+                let (sql_type, sub) = match code {
+                    91 => (9, Some(1)),
+                    93 => (9, Some(3)),
+                    c => (c, None),
+                };
+                let radix = match ty {
+                    Ty::Real | Ty::Float => Some(2),
+                    Ty::Bit
+                    | Ty::TinyInt
+                    | Ty::SmallInt
+                    | Ty::Int
+                    | Ty::BigInt
+                    | Ty::Decimal(..)
+                    | Ty::Numeric(..)
+                    | Ty::Money
+                    | Ty::SmallMoney => Some(10),
+                    _ => None,
+                };
+                let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
+                rows.push(vec![
+                    t("master"),
+                    t("dbo"),
+                    t(&table),
+                    t(&col),
+                    i(code),
+                    t(&if identity {
+                        format!("{tname} identity")
+                    } else {
+                        tname
+                    }),
+                    o(size),
+                    o(octets.or(size)),
+                    o(digits),
+                    o(radix),
+                    i(nullable as i64),
+                    Value::Null,
+                    dflt.map(Value::Text).unwrap_or(Value::Null),
+                    i(sql_type),
+                    o(sub),
+                    o(octets),
+                    i(pos as i64 + 1),
+                    t(if nullable { "YES" } else { "NO" }),
+                    i(0),
+                    i(0),
+                    i(0),
+                    i(identity as i64),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    i(0),
+                ]);
+            }
+        }
+        match self.send_rows(&cols, &rows, out, r) {
+            Err(StmtErr::Io(e)) => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn like_patterns() {
+        assert!(super::like("%", "abc"));
+        assert!(super::like("a_c", "ABC"));
+        assert!(super::like("t%", "table1"));
+        assert!(!super::like("x%", "table1"));
+    }
+}

@@ -299,3 +299,13 @@ def test_catalog_tables_and_columns(connect):
     cols = [tuple(r) for r in cur.columns(table=t).fetchall()]
     assert [(c[3], c[4], c[5], c[6]) for c in cols] == [("id", 4, "int identity", 10), ("name", -9, "nvarchar", 50), ("amount", 3, "decimal", 10), ("ts", 93, "datetime2", 23)]
     assert [c[10] for c in cols] == [0, 0, 1, 1]
+
+
+def test_output_clause(connect):
+    cur = connect().cursor()
+    t = tname("o")
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1) PRIMARY KEY, name NVARCHAR(50), amount DECIMAL(10,2))")
+    rows = cur.execute(f"INSERT INTO {t} (name, amount) OUTPUT INSERTED.id, INSERTED.amount VALUES (N'a', 1.5), (N'b', 2)").fetchall()
+    assert [tuple(r) for r in rows] == [(1, Decimal("1.50")), (2, Decimal("2.00"))]
+    rows = cur.execute(f"DELETE FROM {t} OUTPUT DELETED.id, DELETED.name WHERE id = 1").fetchall()
+    assert [tuple(r) for r in rows] == [(1, "a")]

@@ -419,6 +419,9 @@ impl Engine {
                 self.query(toks, &decl, params, out, r)
             }
             "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
+            "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" if has_output_clause(toks) => {
+                self.dml_with_output(toks, &first, &decl, params, out, r)
+            }
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" => {
                 let ctx = self.ctx(&decl);
                 let sql = ctx
@@ -849,6 +852,126 @@ impl Engine {
         self.rowcount = rows.len() as i64;
         out.done(r, token::DONE_COUNT, token::CMD_SELECT, rows.len() as u64)?;
         Ok(Flow::Continue)
+    }
+}
+
+/// Index of a depth-0 word in a statement.
+fn depth0_word(toks: &[Tok], from: usize, words: &[&str]) -> Option<usize> {
+    let mut d = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            _ if d == 0 && i >= from && words.iter().any(|w| t.is_word(w)) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn has_output_clause(toks: &[Tok]) -> bool {
+    depth0_word(toks, 0, &["OUTPUT"]).is_some()
+}
+
+impl Engine {
+    /// INSERT/UPDATE/DELETE … OUTPUT INSERTED.x, DELETED.y … -> SQLite RETURNING: a result set
+    /// of the affected rows (typed from the table's declared columns).
+    fn dml_with_output(
+        &mut self,
+        toks: &[Tok],
+        first: &str,
+        decl: &[(String, Option<Ty>)],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let o = depth0_word(toks, 0, &["OUTPUT"]).unwrap();
+        let end = depth0_word(
+            toks,
+            o + 1,
+            &["VALUES", "SELECT", "DEFAULT", "FROM", "WHERE", "INTO"],
+        )
+        .unwrap_or(toks.len());
+        if toks[end..].first().is_some_and(|t| t.is_word("INTO")) {
+            return Err(StmtErr::Sql(SqlError::unsupported("OUTPUT … INTO")));
+        }
+        let mut list: Vec<Tok> = Vec::new();
+        let mut k = o + 1;
+        while k < end {
+            let t = &toks[k];
+            if (t.is_word("INSERTED") || t.is_word("DELETED"))
+                && toks.get(k + 1).is_some_and(|n| n.is_punct('.'))
+            {
+                k += 2;
+                continue;
+            }
+            list.push(t.clone());
+            k += 1;
+        }
+        let mut q: Vec<Tok> = toks[..o].to_vec();
+        q.extend_from_slice(&toks[end..]);
+        q.push(Tok::Space(" ".into()));
+        q.push(Tok::Word("RETURNING".into()));
+        q.push(Tok::Space(" ".into()));
+        q.extend(list);
+        let sql = self
+            .ctx(decl)
+            .rw(&q)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        // The target table, to type the returned columns.
+        let sg: Vec<&Tok> = toks[..o].iter().filter(|t| !t.is_space()).collect();
+        let after = match first {
+            "INSERT" => sg
+                .iter()
+                .position(|t| t.is_word("INTO"))
+                .map(|p| p + 1)
+                .unwrap_or(1),
+            "DELETE" => sg
+                .iter()
+                .position(|t| t.is_word("FROM"))
+                .map(|p| p + 1)
+                .unwrap_or(1),
+            _ => 1,
+        };
+        let table = sg.get(after).map(|t| match t {
+            Tok::Quoted(q) => q.clone(),
+            other => other.text(),
+        });
+        let mut types = std::collections::HashMap::new();
+        if let Some(table) = table
+            && let Ok(mut st) = self.db.prepare(&format!(
+                "PRAGMA table_info(\"{}\")",
+                table.replace('"', "\"\"")
+            ))
+        {
+            let it = st.query_map([], |row| {
+                Ok((row.get::<_, String>(1)?, row.get::<_, String>(2)?))
+            });
+            if let Ok(it) = it {
+                for (name, decl) in it.flatten() {
+                    if let Some(ty) = Ty::from_sqlite_decl(&decl).or_else(|| Ty::parse(&decl)) {
+                        types.insert(name.to_ascii_lowercase(), ty);
+                    }
+                }
+            }
+        }
+        self.before_write()?;
+        let (cols, rows) = self.fetch(&sql, params)?;
+        if first == "INSERT" {
+            self.identity = Some(self.db.last_insert_rowid());
+        }
+        let columns: Vec<Column> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, (name, t))| {
+                Column::new(
+                    name,
+                    t.or_else(|| types.get(&name.to_ascii_lowercase()).copied())
+                        .unwrap_or_else(|| infer(&rows, i)),
+                )
+            })
+            .collect();
+        self.send_rows(&columns, &rows, out, r)
     }
 }
 

@@ -309,3 +309,11 @@ def test_output_clause(connect):
     assert [tuple(r) for r in rows] == [(1, Decimal("1.50")), (2, Decimal("2.00"))]
     rows = cur.execute(f"DELETE FROM {t} OUTPUT DELETED.id, DELETED.name WHERE id = 1").fetchall()
     assert [tuple(r) for r in rows] == [(1, "a")]
+
+
+def test_exec_sp_executesql_in_batch(connect):
+    cur = connect().cursor()
+    cur.execute("EXEC sp_executesql N'SELECT @a + 1 AS x, @s AS s', N'@a INT, @s NVARCHAR(10)', @a = 41, @s = N'hé'")
+    assert tuple(cur.fetchone()) == (42, "hé")
+    cur.execute("DECLARE @n INT = 6; EXEC sp_executesql N'SELECT @v * 7', N'@v INT', @n")
+    assert _drain(cur)[-1] == [(42,)]

@@ -377,6 +377,13 @@ impl Engine {
             let at = usize::from(first == "EXEC" || first == "EXECUTE");
             if let Some(name_tok) = sg.get(at) {
                 let name = super::procs::proc_name_of(&name_tok.text().replace('"', ""));
+                if name.eq_ignore_ascii_case("sp_executesql") {
+                    let pos = toks
+                        .iter()
+                        .position(|t| std::ptr::eq(t, *name_tok))
+                        .unwrap();
+                    return self.exec_executesql(&toks[pos + 1..], params, out, r);
+                }
                 if let Some(def) = self.lookup_proc(&name) {
                     let pos = toks
                         .iter()

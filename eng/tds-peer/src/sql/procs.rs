@@ -262,6 +262,73 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
+    /// EXEC sp_executesql N'stmt' [, N'@a INT, …' [, @a = value | value, …]] in a batch.
+    pub(super) fn exec_executesql(
+        &mut self,
+        args: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let parts = split_commas(args);
+        let Some(stmt_toks) = parts.first() else {
+            return Err(err(
+                "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied.",
+            ));
+        };
+        let stmt = crate::token::value::as_text(&self.eval_value(stmt_toks, params)?);
+        let decl_text = match parts.get(1) {
+            Some(d) => crate::token::value::as_text(&self.eval_value(d, params)?),
+            None => String::new(),
+        };
+        let defs = if decl_text.trim().is_empty() {
+            Vec::new()
+        } else {
+            parse_params(&decl_text)?
+        };
+        let mut bound: Vec<Param> = defs
+            .iter()
+            .map(|d| Param {
+                name: d.name.clone(),
+                ty: Some(d.ty),
+                value: Value::Null,
+                output: d.output,
+            })
+            .collect();
+        for (pos, a) in parts.iter().skip(2).enumerate() {
+            let sg: Vec<Tok> = a
+                .iter()
+                .filter(|t| !t.is_space() && !t.is_word("OUTPUT") && !t.is_word("OUT"))
+                .cloned()
+                .collect();
+            let (idx, expr) = match (sg.first(), sg.get(1)) {
+                (Some(Tok::Var(n)), Some(Tok::Punct('='))) => (
+                    bound.iter().position(|b| b.name.eq_ignore_ascii_case(n)),
+                    sg[2..].to_vec(),
+                ),
+                _ => (Some(pos), sg.clone()),
+            };
+            let Some(idx) = idx.filter(|&i| i < bound.len()) else {
+                return Err(StmtErr::Sql(SqlError::new(
+                    8144,
+                    16,
+                    "Procedure or function sp_executesql has too many arguments specified.",
+                )));
+            };
+            let v = self.eval_value(&expr, params)?;
+            bound[idx].value =
+                cast_value(v, defs[idx].ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        }
+        // The statement runs in its own scope: the caller's variables are not visible.
+        let saved = std::mem::take(&mut self.vars);
+        self.proc_depth += 1;
+        let res = self.run_text(&stmt, &bound, out, r);
+        self.proc_depth -= 1;
+        self.vars = saved;
+        res.map_err(StmtErr::Io)?;
+        Ok(Flow::Continue)
+    }
+
     /// CREATE [OR ALTER] PROC[EDURE] name [params] AS body — the whole batch.
     pub(super) fn create_proc(&mut self, toks: &[Tok]) -> Result<Flow, StmtErr> {
         let sg = sig(toks);

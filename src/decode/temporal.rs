@@ -137,7 +137,12 @@ pub fn parse_time_text(units: &[u16]) -> Option<Time> {
     let mut parts = hms.split(':');
     let hour: u16 = parts.next()?.parse().ok()?;
     let minute: u16 = parts.next()?.parse().ok()?;
-    let second: u16 = parts.next()?.parse().ok()?;
+    // Seconds are optional: SQLite's documented time format 2 is 'HH:MM'.
+    let second: u16 = match parts.next() {
+        Some(p) => p.parse().ok()?,
+        None if frac.is_empty() => 0,
+        None => return None,
+    };
     if parts.next().is_some() || hour > 23 || minute > 59 || second > 59 {
         return None;
     }
@@ -245,6 +250,16 @@ mod tests {
             })
         );
         assert_eq!(parse_time_text(&w("24:00:00")), None);
+        assert_eq!(
+            parse_time_text(&w("07:30")),
+            Some(Time {
+                hour: 7,
+                minute: 30,
+                second: 0,
+                nanosecond: 0
+            })
+        );
+        assert_eq!(parse_time_text(&w("07:30.5")), None);
         assert_eq!(parse_time_text(&w("xx")), None);
     }
 

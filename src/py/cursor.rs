@@ -47,9 +47,42 @@ pub struct Cursor {
     /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
     cancel: Mutex<Option<CancelHandle>>,
     arraysize: AtomicUsize,
+    /// Token of the thread holding `state` (0: none). A Python callback run while the cursor
+    /// works (an output converter) may touch the same cursor: that must be an error, not a
+    /// self-deadlock on `state`.
+    owner: AtomicUsize,
 }
 
-type Guard<'a> = MutexGuard<'a, CursorState>;
+/// `state`, locked by this thread; clears the owner token before unlocking.
+struct Guard<'a> {
+    inner: MutexGuard<'a, CursorState>,
+    owner: &'a AtomicUsize,
+}
+
+impl std::ops::Deref for Guard<'_> {
+    type Target = CursorState;
+    fn deref(&self) -> &CursorState {
+        &self.inner
+    }
+}
+
+impl std::ops::DerefMut for Guard<'_> {
+    fn deref_mut(&mut self) -> &mut CursorState {
+        &mut self.inner
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Release);
+    }
+}
+
+/// A per-thread token (the address of a thread-local).
+fn thread_token() -> usize {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| t as *const u8 as usize)
+}
 
 /// Row arrays smaller than this are not worth a prefetch thread (spawning one costs ~20 µs).
 const PREFETCH_MIN_ROWS: usize = 512;
@@ -68,14 +101,32 @@ impl Cursor {
             state,
             cancel: Mutex::new(None),
             arraysize: AtomicUsize::new(1),
+            owner: AtomicUsize::new(0),
         }
     }
 
-    fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
-        let guard = self
+    /// Lock the cursor's state, refusing re-entrant use from the thread that already holds it.
+    fn lock_any(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
+        let me = thread_token();
+        if self.owner.load(Ordering::Acquire) == me {
+            return Err(programming(
+                "The cursor is busy: it was used from a callback (e.g. an output converter) running inside one of its own calls.",
+            ));
+        }
+        let inner = self
             .state
             .lock_py_attached(py)
             .unwrap_or_else(|e| e.into_inner());
+        self.owner.store(me, Ordering::Release);
+        Ok(Guard {
+            inner,
+            owner: &self.owner,
+        })
+    }
+
+    /// [`Self::lock_any`] for an open cursor on an open connection.
+    fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
+        let guard = self.lock_any(py)?;
         if guard.closed {
             return Err(programming("Attempt to use a closed cursor."));
         }
@@ -589,10 +640,7 @@ impl Cursor {
 
     /// Close the cursor: pending results are discarded and the statement freed. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        let mut guard = self
-            .state
-            .lock_py_attached(py)
-            .unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.lock_any(py)?;
         if guard.closed {
             return Ok(());
         }
@@ -612,8 +660,13 @@ impl Cursor {
     }
 
     #[getter]
-    fn closed(&self) -> bool {
-        self.state.lock().map(|s| s.closed).unwrap_or(true) || self.shared.is_closed()
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        if self.shared.is_closed() {
+            return Ok(true);
+        }
+        // Waits (GIL released) for a call running on another thread; inside one of this
+        // cursor's own calls it is an error like any other re-entrant use.
+        Ok(self.lock_any(py)?.closed)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -341,15 +341,6 @@ except ferrodbc.ProgrammingError as e:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a Python callback that touches the cursor it is called from hangs forever: "
-    "fetch_rows holds the cursor's state mutex while building rows, so an output converter "
-    "reading even `cur.rowcount` (or calling cur.fetchone()) locks the same std Mutex again on "
-    "the same thread and self-deadlocks. Re-entrant use should be detected (try_lock → "
-    "ProgrammingError 'the cursor is busy') or served",
-    raises=subprocess.TimeoutExpired,
-)
 def test_a_converter_touching_its_own_cursor_does_not_hang(sqlite):
     """Run in a child process: a regression would otherwise hang the whole suite."""
     proc = subprocess.run(
@@ -377,14 +368,6 @@ print("done", flush=True)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: reading `cursor.closed` while another thread runs a query on that cursor "
-    "deadlocks the process: the getter (py/cursor.rs `closed`) takes the state mutex with a plain "
-    "Mutex::lock while holding the GIL, the query thread holds that mutex and needs the GIL to "
-    "come back from the driver call. Every other getter uses lock_py_attached and just waits",
-    raises=subprocess.TimeoutExpired,
-)
 def test_reading_cursor_closed_while_another_thread_queries_does_not_deadlock(pg):
     proc = subprocess.run(
         [sys.executable, "-c", CLOSED_WHILE_RUNNING_SCRIPT, pg.connstr],

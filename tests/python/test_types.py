@@ -512,14 +512,6 @@ def test_pg_types_without_a_python_equivalent_come_back_as_their_text(pg_conn):
     assert row[4] == '{"x": [1, 2]}'
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: TIME columns are read as text (to keep fractions) and decode::parse_time_text "
-    "accepts only H:M:S[.f]; SQLite's documented time string 'HH:MM' (format 2 of its date and "
-    "time functions) stored in a TIME column raises DataError 'not a time'. Expected "
-    "datetime.time(1, 2)",
-    raises=ferrodbc.DataError,
-)
 def test_sqlite_time_strings_without_seconds(sqlite_conn):
     cur = sqlite_conn.cursor()
     cur.execute("CREATE TABLE hm (t TIME)")

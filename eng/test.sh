@@ -28,7 +28,8 @@ failed=0
 for suite in "${suites[@]}"; do
   echo "-- $suite"
   set +e
-  .venv/bin/python -m pytest -q -p no:cacheprovider "$suite"
+  # PYTHONHASHSEED=0: the profiler's result digests must agree across processes.
+  PYTHONHASHSEED=0 .venv/bin/python -m pytest -q -p no:cacheprovider "$suite"
   rc=$?
   set -e
   # pytest exit 5 = no tests collected: a broken suite, not a pass.

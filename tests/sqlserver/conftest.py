@@ -11,8 +11,11 @@ tables ``peer.<shape>_<n>``.
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 import os
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -135,18 +138,33 @@ def xfail_if(request, cond: bool, reason: str) -> None:
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
-# --- bugs shared by several modules (one reason text each, so the report lists them once) ---
+TEST_DEADLINE_S = float(os.environ.get("SQLSERVER_TEST_DEADLINE", "120"))
 
-FREETDS_VARIANT_BUG = (
-    "DRIVER LIMIT: FreeTDS cannot name a sql_variant cell's underlying type (SQLColAttribute "
-    "SQL_CA_SS_VARIANT_TYPE is msodbcsql-only, HY091), so ferrodbc reads the cell as its text "
-    "rendering and returns str; through Driver 18 the value has its underlying type"
-)
-FREETDS_DTO_PARAM_LIMIT = (
-    "DRIVER LIMIT: FreeTDS has no DATETIMEOFFSET parameter type (SQL_SS_TIMESTAMPOFFSET is HY004), "
-    "so ferrodbc sends an aware datetime as text; it converts on INSERT into a DATETIMEOFFSET "
-    "column, but SELECT ? echoes the str"
-)
+
+@pytest.fixture(autouse=True)
+def _deadline(request):
+    """A hung fetch must not hang the suite (the directory runs in well under a minute): after
+    TEST_DEADLINE_S a watchdog prints every thread's stack past pytest's capture and exits the
+    process; if the hang holds the GIL, faulthandler ends it 10 s later."""
+    capman = request.config.pluginmanager.getplugin("capturemanager")
+    done = threading.Event()
+    node = request.node.nodeid
+
+    def watchdog():
+        if done.wait(TEST_DEADLINE_S):
+            return
+        cm = capman.global_and_fixture_disabled() if capman else contextlib.nullcontext()
+        with cm:
+            sys.stderr.write(f"\n*** {node} exceeded {TEST_DEADLINE_S:.0f} s; stacks:\n")
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+            sys.stderr.flush()
+        os._exit(3)
+
+    threading.Thread(target=watchdog, daemon=True, name="sqlserver-deadline").start()
+    faulthandler.dump_traceback_later(TEST_DEADLINE_S + 10, exit=True)
+    yield
+    done.set()
+    faulthandler.cancel_dump_traceback_later()
 
 
 def pytest_report_header(config) -> list[str]:

@@ -14,13 +14,7 @@ from decimal import Decimal
 
 import pytest
 
-import ferrodbc
-from conftest import (
-    FREETDS_VARIANT_BUG,
-    synthetic,
-    tname,
-    xfail_if,
-)
+from conftest import synthetic, tname
 
 N = 60  # rows of types_all per column test: covers NULL rows 3, 10, 17, ... and both LOB sizes
 
@@ -79,17 +73,29 @@ def scale_of(sqltype: str) -> int | None:
     return int(m.group(2)) if m else None
 
 
-def freetds_xfail_for(request, driver: str, sqltype: str) -> None:
-    b = base(sqltype)
-    xfail_if(request, driver == "freetds" and b == "sql_variant", FREETDS_VARIANT_BUG)
+def variant_text(value):
+    """FreeTDS renders a sql_variant cell as text (see FREETDS_VARIANT_TEXT)."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        return value.hex().upper()
+    return str(value)
 
 
-def assert_same(got, exp, sqltype: str, where: str) -> None:
+def expected_through(driver: str, sqltype: str, value):
+    """The expected value through `driver`: identical, except sql_variant through FreeTDS."""
+    if driver == "freetds" and base(sqltype) == "sql_variant":
+        return variant_text(value)
+    return value
+
+
+def assert_same(got, exp, sqltype: str, where: str, driver: str = "msodbcsql") -> None:
     """Value equality AND the exact Python type, plus the type-specific exactness checks."""
+    exp = expected_through(driver, sqltype, exp)
     if exp is None:
         assert got is None, f"{where}: expected NULL, got {got!r}"
         return
-    want = py_type(sqltype)
+    want = str if driver == "freetds" and base(sqltype) == "sql_variant" else py_type(sqltype)
     assert type(got) is want, f"{where}: {sqltype} became {type(got).__name__}, want {want.__name__}"
     assert got == exp, f"{where}: {got!r} != {exp!r}"
     scale = scale_of(sqltype)
@@ -108,7 +114,6 @@ def assert_same(got, exp, sqltype: str, where: str) -> None:
 def test_types_all_column(request, conn, driver, column):
     """Each column of peer.types_all_60 equals synthetic.rows(), value, Python type and scale."""
     sqltype = SQLTYPE[column]
-    freetds_xfail_for(request, driver, sqltype)
     k = [n for n, _ in TYPES_ALL].index(column)
     cur = conn.cursor()
     cur.execute(f"SELECT id, {column} FROM peer.types_all_{N}")
@@ -117,7 +122,7 @@ def test_types_all_column(request, conn, driver, column):
     assert cur.description[1][0] == column
     for i, row in enumerate(rows):
         assert row[0] == i
-        assert_same(row[1], EXPECTED[i][k], sqltype, f"row {i} {column} {sqltype}")
+        assert_same(row[1], EXPECTED[i][k], sqltype, f"row {i} {column} {sqltype}", driver)
     # the NULL rows really were NULL and the others not (the table is not all-NULL)
     assert rows[3][1] is None and rows[10][1] is None
     assert sum(r[1] is not None for r in rows) == len([i for i in range(N) if i % 7 != 3])
@@ -125,7 +130,6 @@ def test_types_all_column(request, conn, driver, column):
 
 def test_types_all_whole_rows(request, conn, driver):
     """SELECT * over every type at once (bound prefix, streamed LOBs, the columns after them)."""
-    xfail_if(request, driver == "freetds", FREETDS_VARIANT_BUG)
     cur = conn.cursor()
     cur.execute("SELECT * FROM peer.types_all_300")
     rows = cur.fetchall()
@@ -133,7 +137,7 @@ def test_types_all_whole_rows(request, conn, driver):
     assert len(rows) == 300
     for i, (row, exp) in enumerate(zip(rows, synthetic.rows("types_all", 300))):
         for (name, sqltype), g, e in zip(TYPES_ALL, row, exp):
-            assert_same(g, e, sqltype, f"row {i} {name}")
+            assert_same(g, e, sqltype, f"row {i} {name}", driver)
 
 
 def test_description_types_and_sizes(conn, driver):
@@ -243,13 +247,10 @@ def test_edge_literal(request, conn, driver, sql, expected):
         assert got.replace(tzinfo=None) == expected.replace(tzinfo=None)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PEER BUG: CAST(-922337203685477.5808 AS MONEY) (the MONEY minimum) comes back as "
-    "-922337203685477.5807 through both drivers and pyodbc too: the peer saturates the scaled "
-    "integer at -i64::MAX instead of i64::MIN"))
 def test_money_min(conn, driver):
-    got = conn.cursor().execute("SELECT CAST(-922337203685477.5808 AS MONEY)").fetchval()
-    assert str(got) == "-922337203685477.5808"
+    """The MONEY minimum is i64::MIN / 10^4 exactly (the peer used to saturate at -i64::MAX)."""
+    got = conn.cursor().execute("SELECT CAST(-922337203685477.5808 AS MONEY), CAST(-214748.3648 AS SMALLMONEY)").fetchone()
+    assert [str(v) for v in got] == ["-922337203685477.5808", "-214748.3648"]
 
 
 NULL_TYPES = ["BIT", "TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL(38,10)", "NUMERIC(5,2)", "MONEY", "SMALLMONEY",
@@ -260,8 +261,7 @@ NULL_TYPES = ["BIT", "TINYINT", "SMALLINT", "INT", "BIGINT", "DECIMAL(38,10)", "
 
 @pytest.mark.parametrize("sqltype", NULL_TYPES)
 def test_null_of_every_type(request, conn, driver, sqltype):
-    """A typed NULL is None (a NULL sql_variant works through FreeTDS too: no base type to ask)."""
-    freetds_xfail_for(request, driver, sqltype.lower() if sqltype != "SQL_VARIANT" else "int")
+    """A typed NULL is None, through both drivers."""
     cur = conn.cursor()
     cur.execute(f"SELECT CAST(NULL AS {sqltype}) AS v, 1 AS k")
     row = cur.fetchone()
@@ -284,41 +284,82 @@ def test_nulls_between_values_in_one_column(request, conn, driver):
 
 # --- sql_variant ------------------------------------------------------------------------------
 
-def test_sql_variant_returns_the_underlying_value(request, conn, driver):
-    """The engine reads each cell's base type (SQL_CA_SS_VARIANT_TYPE) and returns that value,
-    not its text: int, bigint, float, nvarchar and varbinary variants (the base types the peer
-    encodes)."""
-    xfail_if(request, driver == "freetds", FREETDS_VARIANT_BUG)
-    cur = conn.cursor()
-    cur.execute("SELECT CAST(42 AS SQL_VARIANT), CAST(CAST(5000000000 AS BIGINT) AS SQL_VARIANT), "
-                "CAST(CAST(2.5 AS FLOAT) AS SQL_VARIANT), CAST(N'😀x' AS SQL_VARIANT), CAST(0x0102 AS SQL_VARIANT), "
-                "CAST(NULL AS SQL_VARIANT)")
-    got = tuple(cur.fetchone())
-    assert got == (42, 5000000000, 2.5, "😀x", b"\x01\x02", None)
-    assert [type(v) for v in got] == [int, int, float, str, bytes, type(None)]
+VARIANTS = [
+    ("int", "CAST(42 AS SQL_VARIANT)", 42),
+    ("negative_int", "CAST(CAST(-7 AS INT) AS SQL_VARIANT)", -7),
+    ("bigint", "CAST(CAST(5000000000 AS BIGINT) AS SQL_VARIANT)", 5000000000),
+    ("tinyint", "CAST(CAST(3 AS TINYINT) AS SQL_VARIANT)", 3),
+    ("bit", "CAST(CAST(1 AS BIT) AS SQL_VARIANT)", True),
+    ("float", "CAST(CAST(2.5 AS FLOAT) AS SQL_VARIANT)", 2.5),
+    ("decimal", "CAST(CAST(1.25 AS DECIMAL(5,2)) AS SQL_VARIANT)", Decimal("1.25")),
+    ("numeric_literal", "CAST(1.5 AS SQL_VARIANT)", Decimal("1.5")),
+    ("money", "CAST(CAST(1.5 AS MONEY) AS SQL_VARIANT)", Decimal("1.5000")),
+    ("date", "CAST(CAST('2024-01-02' AS DATE) AS SQL_VARIANT)", dt.date(2024, 1, 2)),
+    ("datetime2", "CAST(CAST('2024-01-02 03:04:05.1234567' AS DATETIME2(7)) AS SQL_VARIANT)", dt.datetime(2024, 1, 2, 3, 4, 5, 123456)),
+    ("guid", "CAST(CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS UNIQUEIDENTIFIER) AS SQL_VARIANT)", uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")),
+    ("nvarchar_astral", "CAST(N'😀x' AS SQL_VARIANT)", "😀x"),
+    ("varchar", "CAST('abc' AS SQL_VARIANT)", "abc"),
+    ("varbinary", "CAST(0x0102 AS SQL_VARIANT)", b"\x01\x02"),
+]
+
+# FreeTDS's rendering of a variant cell as text, where it differs from str(value)
+FREETDS_VARIANT_TEXT = {
+    "bit": "1",
+    "datetime2": "2024-01-02 03:04:05.1234567",
+    "guid": "6F9619FF-8B86-D011-B42D-00C04FC964FF",
+    "varbinary": "0102",
+}
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PEER BUG: the peer encodes sql_variant only with base types int/bigint/float/nvarchar/varbinary: "
-    "a DECIMAL, DATE, DATETIME2, BIT or UNIQUEIDENTIFIER variant reaches the client as an nvarchar "
-    "('1.25', '2024-01-02') or int (1 for bit) variant, so the driver cannot return Decimal/date/bool"))
-def test_sql_variant_other_base_types(conn, driver):
-    if driver == "freetds":
-        pytest.xfail(FREETDS_VARIANT_BUG)
+@pytest.mark.parametrize("sql,expected", [v[1:] for v in VARIANTS], ids=[v[0] for v in VARIANTS])
+def test_sql_variant_value(conn, driver, request, sql, expected):
+    """Through Driver 18 a sql_variant cell is the value of its underlying type (the engine asks
+    SQL_CA_SS_VARIANT_TYPE per cell): int, bool, float, Decimal with its scale, date, datetime,
+    UUID, str, bytes. DRIVER DIFFERENCE: FreeTDS cannot name the base type (that attribute is
+    msodbcsql-only, HY091; pyodbc through FreeTDS fails the query), so ferrodbc returns the
+    cell's text rendering, a str, and the description type is str."""
     cur = conn.cursor()
-    cur.execute("SELECT CAST(CAST(1.25 AS DECIMAL(5,2)) AS SQL_VARIANT), CAST(CAST('2024-01-02' AS DATE) AS SQL_VARIANT), "
-                "CAST(CAST(1 AS BIT) AS SQL_VARIANT), CAST(CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS UNIQUEIDENTIFIER) AS SQL_VARIANT)")
-    got = tuple(cur.fetchone())
-    assert got == (Decimal("1.25"), dt.date(2024, 1, 2), True, uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF"))
+    got = cur.execute(f"SELECT {sql}, CAST(NULL AS SQL_VARIANT)").fetchone()
+    assert got[1] is None
+    if driver == "msodbcsql":
+        assert type(got[0]) is type(expected)
+        assert got[0] == expected
+        if isinstance(expected, Decimal):
+            assert str(got[0]) == str(expected)
+        assert cur.description[0][1] is object
+    else:
+        key = request.node.callspec.id.split("-", 1)[1]
+        assert got[0] == FREETDS_VARIANT_TEXT.get(key, str(expected))
+        assert cur.description[0][1] is str
 
 
 # --- long and astral strings / binaries -------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PEER BUG: T-SQL REPLICATE is not supported by the peer ('no such function: REPLICATE'), so "
-    "long values cannot be produced by a literal SELECT; the long-value tests below go through a table"))
-def test_replicate_literal(conn, driver):
-    assert len(conn.cursor().execute("SELECT REPLICATE(CAST(N'x' AS NVARCHAR(MAX)), 4001)").fetchval()) == 4001
+REPLICATED = [
+    ("nvarchar_4000", "REPLICATE(N'x', 4000)", "x" * 4000),
+    ("nvarchar_max_4001", "REPLICATE(CAST(N'x' AS NVARCHAR(MAX)), 4001)", "x" * 4001),
+    ("nvarchar_max_1e6", "REPLICATE(CAST(N'é' AS NVARCHAR(MAX)), 1000000)", "é" * 1_000_000),
+    ("nvarchar_max_astral", "REPLICATE(CAST(N'😀' AS NVARCHAR(MAX)), 300000)", "😀" * 300_000),
+    ("varchar_8000", "REPLICATE('y', 8000)", "y" * 8000),
+    ("varchar_max_1e6", "REPLICATE(CAST('y' AS VARCHAR(MAX)), 1000000)", "y" * 1_000_000),
+    pytest.param("CAST(REPLICATE(CAST(0xAB AS VARBINARY(MAX)), 9000) AS VARBINARY(MAX))", b"\xab" * 9000,
+                 marks=pytest.mark.xfail(strict=True, reason=(
+                     "PEER BUG: REPLICATE over a VARBINARY(MAX) value treats the bytes as text: "
+                     "REPLICATE(CAST(0xAB AS VARBINARY(MAX)), 9000) returns 27,000 bytes of EF BF BD "
+                     "(U+FFFD in UTF-8) instead of 9,000 bytes 0xAB")),
+                 id="varbinary_max_9000"),
+]
+
+
+@pytest.mark.parametrize("sql,expected", [pytest.param(*r[1:], id=r[0]) if type(r) is tuple else r for r in REPLICATED])
+def test_long_literal(conn, driver, sql, expected):
+    """Long values built on the server (REPLICATE), returned whole: 4000/4001/10^6 characters,
+    astral ones (2 UTF-16 units each) in nvarchar(max), > 8000 bytes."""
+    got = conn.cursor().execute(f"SELECT {sql} AS v, 1 AS after").fetchone()
+    assert type(got[0]) is type(expected)
+    assert len(got[0]) == len(expected)
+    assert got[0] == expected
+    assert got[1] == 1
 
 
 LONG_TEXT = [

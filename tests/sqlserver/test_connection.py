@@ -278,3 +278,47 @@ def test_cancel_idle_cursor_is_harmless(conn, driver):
     assert cur.execute("SELECT 12").fetchval() == 12
     cur.cancel()
     assert cur.execute("SELECT 13").fetchval() == 13
+
+
+# --- login-only TLS, authentication ------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def peer_tls_off_password():
+    """--encrypt off (TLS for the login packet only) and a real password check."""
+    require_peer_binary()
+    with tdspeer.start_peer(encrypt="off", extra_args=["--password", "s3cret"]) as p:
+        yield p
+
+
+def test_login_only_tls_and_password(peer_tls_off_password, driver):
+    """Encrypt=no (Driver 18) / Encryption=request (FreeTDS) against --encrypt off: the login is
+    encrypted, the rest is not; the right password connects."""
+    require_driver(driver)
+    cs = tdspeer.conn_str(peer_tls_off_password, driver, PWD="s3cret")
+    with ferrodbc.connect(cs, autocommit=True, timeout=10) as conn:
+        roundtrip(conn)
+
+
+def test_wrong_password_is_login_failed_18456(peer_tls_off_password, driver):
+    """A wrong password raises a DatabaseError carrying SQL Server's 18456. DRIVER DIFFERENCE:
+    Driver 18 labels it SQLSTATE 28000 (DatabaseError), FreeTDS 42000 (so ProgrammingError),
+    followed by 08001."""
+    require_driver(driver)
+    with pytest.raises(ferrodbc.DatabaseError) as ei:
+        ferrodbc.connect(tdspeer.conn_str(peer_tls_off_password, driver, PWD="wrong"), timeout=10)
+    e = ei.value
+    assert e.native_error == 18456
+    assert "Login failed for user 'sa'" in str(e)
+    assert e.sqlstate == ("28000" if driver == "msodbcsql" else "42000")
+    assert "wrong" not in str(e)  # the password never shows up in the message
+
+
+def test_output_converters_get_the_raw_bytes(conn, driver):
+    """pyodbc-compatible output converters, through SQL Server drivers: the function receives the
+    cell's raw bytes (UTF-16LE for nvarchar, little-endian for int); NULL stays None."""
+    conn.add_output_converter(ferrodbc.SQL_WVARCHAR, lambda b: ("conv", b))
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda b: int.from_bytes(b, "little", signed=True) * 10)
+    row = conn.cursor().execute("SELECT N'hé', 5, CAST(NULL AS INT), CAST(-3 AS INT)").fetchone()
+    assert tuple(row) == (("conv", "hé".encode("utf-16-le")), 50, None, -30)
+    conn.clear_output_converters()
+    assert tuple(conn.cursor().execute("SELECT N'hé', 5").fetchone()) == ("hé", 5)

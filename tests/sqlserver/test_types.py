@@ -404,3 +404,44 @@ def test_long_binary_and_varchar_max(conn, driver):
 def test_lob_shapes(conn, driver, shape, n):
     got = [tuple(r) for r in conn.cursor().execute(f"SELECT * FROM peer.{shape}_{n}").fetchall()]
     assert got == list(synthetic.rows(shape, n))
+
+
+# --- every fractional-second scale 0..7 ---------------------------------------------------------
+
+DIGITS = "1234567"
+OFFSETS = ["+01:00", "-01:30", "+14:00", "-14:00", "+05:45", "+00:00", "-09:30", "+12:45"]
+
+
+def _micro(scale: int) -> int:
+    # the value has exactly `scale` digits; a 7th digit is dropped (truncated, never rounded)
+    return int((DIGITS[:scale] + "000000")[:6]) if scale else 0
+
+
+@pytest.mark.parametrize("scale", range(8))
+def test_fraction_scales(conn, driver, scale):
+    """time(s), datetime2(s) and datetimeoffset(s) for s = 0..7, each with s significant
+    fractional digits (and an offset per scale, -14:00..+14:00, quarter hours included)."""
+    frac = f".{DIGITS[:scale]}" if scale else ""
+    off = OFFSETS[scale]
+    row = conn.cursor().execute(
+        f"SELECT CAST('12:34:56{frac}' AS TIME({scale})), CAST('2024-05-06 12:34:56{frac}' AS DATETIME2({scale})), "
+        f"CAST('2024-05-06 12:34:56{frac} {off}' AS DATETIMEOFFSET({scale}))").fetchone()
+    us = _micro(scale)
+    sign = -1 if off[0] == "-" else 1
+    tz = dt.timezone(sign * dt.timedelta(hours=int(off[1:3]), minutes=int(off[4:6])))
+    assert row[0] == dt.time(12, 34, 56, us) and type(row[0]) is dt.time
+    assert row[1] == dt.datetime(2024, 5, 6, 12, 34, 56, us) and row[1].tzinfo is None
+    assert row[2].replace(tzinfo=None) == dt.datetime(2024, 5, 6, 12, 34, 56, us)
+    assert row[2].utcoffset() == tz.utcoffset(None)
+
+
+def test_seventh_digit_truncated_not_rounded(conn, driver):
+    row = conn.cursor().execute(
+        "SELECT CAST('12:34:56.9999999' AS TIME(7)), CAST('00:00:00.0000001' AS TIME(7)), "
+        "CAST('2024-05-06 23:59:59.9999999' AS DATETIME2(7)), "
+        "CAST('2024-05-06 23:59:59.9999999 -14:00' AS DATETIMEOFFSET(7))").fetchone()
+    assert row[0] == dt.time(12, 34, 56, 999999)
+    assert row[1] == dt.time(0, 0)
+    assert row[2] == dt.datetime(2024, 5, 6, 23, 59, 59, 999999)
+    assert row[3].replace(tzinfo=None) == dt.datetime(2024, 5, 6, 23, 59, 59, 999999)
+    assert row[3].utcoffset() == -dt.timedelta(hours=14)

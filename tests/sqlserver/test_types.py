@@ -155,6 +155,24 @@ def test_description_types_and_sizes(conn, driver):
     cur.fetchall()
 
 
+def test_non_ascii_column_names(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SELECT 1 AS [é x], 2 AS [ñ], 3 AS [中文], 4 AS [" + "c" * 128 + "]")
+    assert [d[0] for d in cur.description] == ["é x", "ñ", "中文", "c" * 128]
+    row = cur.fetchone()
+    assert row["中文"] == 3 and row[1] == 2
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "PEER BUG: a column alias with an astral character ([😀], [a😀], [é😀 x]) is described with an "
+    "empty name through both drivers (pyodbc too): the peer sends the COLMETADATA name length in "
+    "characters, not UTF-16 code units"))
+def test_astral_column_name(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SELECT 1 AS [😀], 2 AS [a😀b]")
+    assert [d[0] for d in cur.description] == ["😀", "a😀b"]
+
+
 def test_uniqueidentifier_as_str_when_native_uuid_off(conn, driver):
     assert conn.native_uuid is True
     cur = conn.cursor()

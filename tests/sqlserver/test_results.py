@@ -232,6 +232,26 @@ def test_dropped_connection_mid_stream_is_operational_error(request, connect, dr
     assert got <= 500
 
 
+def test_lost_connection_stays_operational_error(request, connect, driver):
+    """After the link is gone every further use of the connection (same cursor or a new one)
+    raises OperationalError, not an unrelated error; other connections are unaffected."""
+    xfail_if(request, driver == "freetds", (
+        "BUG: through FreeTDS, after a connection dropped mid-stream (raised as OperationalError "
+        "20017), executing on a NEW cursor of that connection raises ProgrammingError 24000 "
+        "'Invalid cursor state' (the same cursor gets OperationalError 08S01); the engine already "
+        "counts the connection as lost and should raise OperationalError for any further use"))
+    conn = connect()
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */")
+    with pytest.raises(ferrodbc.OperationalError):
+        cur.fetchall()
+    with pytest.raises(ferrodbc.OperationalError):
+        cur.execute("SELECT 1")
+    with pytest.raises(ferrodbc.OperationalError):
+        conn.cursor().execute("SELECT 1")
+    assert connect().cursor().execute("SELECT 2").fetchval() == 2
+
+
 # --- rowcount ----------------------------------------------------------------------------------
 
 def test_rowcount_insert_update_delete_select(conn, driver, counted):
@@ -303,3 +323,30 @@ def test_identity_and_scope_identity(request, conn, driver):
     got = cur.fetchval()
     # SCOPE_IDENTITY() is numeric(38,0) in SQL Server: Decimal('1')
     assert str(got) == "1"
+
+
+@pytest.mark.parametrize("consume", ["fetchone", "fetchmany10", "nothing"])
+def test_nextset_after_partial_fetch_keeps_next_set(conn, driver, consume):
+    """Leaving rows of a 1,000-row result unread and calling nextset() discards them and the next
+    result set arrives whole (through FreeTDS too)."""
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM peer.int_nvarchar_1000; SELECT * FROM peer.int_nvarchar_float_5")
+    if consume == "fetchone":
+        assert tuple(cur.fetchone()) == synthetic.row("int_nvarchar", 0)
+    elif consume == "fetchmany10":
+        assert len(cur.fetchmany(10)) == 10
+    assert cur.nextset()
+    assert [tuple(r) for r in cur.fetchall()] == list(synthetic.rows("int_nvarchar_float", 5))
+    assert not cur.nextset()
+
+
+def test_rownumber_and_arraysize(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SELECT * FROM peer.int_nvarchar_100")
+    assert cur.rownumber == 0
+    assert cur.arraysize == 1 and len(cur.fetchmany()) == 1
+    cur.arraysize = 25
+    assert len(cur.fetchmany()) == 25
+    assert cur.rownumber == 26
+    assert len(cur.fetchall()) == 74
+    assert cur.rownumber == 100

@@ -322,3 +322,46 @@ def test_output_converters_get_the_raw_bytes(conn, driver):
     assert tuple(row) == (("conv", "hé".encode("utf-16-le")), 50, None, -30)
     conn.clear_output_converters()
     assert tuple(conn.cursor().execute("SELECT N'hé', 5").fetchone()) == ("hé", 5)
+
+
+# --- threads -----------------------------------------------------------------------------------
+
+def test_parallel_connections_in_threads(connect, driver):
+    """Four threads, one connection each, fetch peer.mixed_20000 concurrently: every result exact."""
+    expected = list(synthetic.rows("mixed", 20000))
+    conns = [connect() for _ in range(4)]
+    results: dict[int, object] = {}
+
+    def work(i):
+        try:
+            results[i] = [tuple(r) for r in conns[i].cursor().execute("SELECT * FROM peer.mixed_20000").fetchall()] == expected
+        except Exception as e:  # reported below
+            results[i] = e
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert results == {0: True, 1: True, 2: True, 3: True}
+
+
+def test_gil_released_while_the_driver_waits(connect, driver):
+    """A 2 s server stall in one thread does not block Python work on another connection."""
+    slow, fast = connect(), connect()
+    done = threading.Event()
+
+    def stall():
+        slow.cursor().execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=2 */").fetchall()
+        done.set()
+
+    th = threading.Thread(target=stall)
+    t0 = time.monotonic()
+    th.start()
+    time.sleep(0.2)
+    for _ in range(20):
+        assert fast.cursor().execute("SELECT * FROM peer.int_nvarchar_100").fetchall()[99][0] == 99
+    elapsed = time.monotonic() - t0
+    assert not done.is_set() and elapsed < 1.8, elapsed
+    th.join(10)
+    assert done.is_set()

@@ -317,3 +317,17 @@ def test_exec_sp_executesql_in_batch(connect):
     assert tuple(cur.fetchone()) == (42, "hé")
     cur.execute("DECLARE @n INT = 6; EXEC sp_executesql N'SELECT @v * 7', N'@v INT', @n")
     assert _drain(cur)[-1] == [(42,)]
+
+
+def test_control_flow(connect):
+    cur = connect().cursor()
+    t = tname("cf")
+    cur.execute(f"IF OBJECT_ID('dbo.{t}', 'U') IS NOT NULL\n  DROP TABLE dbo.{t}\nCREATE TABLE {t} (a INT)")
+    cur.execute(f"IF EXISTS (SELECT 1 FROM {t}) SELECT 'rows' ELSE BEGIN SELECT 'empty'; SELECT 'still' END")
+    assert _drain(cur) == [[("empty",)], [("still",)]]
+    cur.execute(f"DECLARE @i INT = 0\nWHILE @i < 5\nBEGIN\n  INSERT INTO {t} VALUES (@i)\n  SET @i = @i + 1\nEND\nSELECT COUNT(*), SUM(a) FROM {t}")
+    assert _drain(cur)[-1] == [(5, 10)]
+    cur.execute("IF 1 = 2\n  SELECT 'yes'\nELSE\n  SELECT 'no'")
+    assert _drain(cur) == [[("no",)]]
+    cur.execute("SELECT CASE WHEN 1 = 1 THEN 'a' ELSE 'b' END\nSELECT 2")
+    assert _drain(cur) == [[("a",)], [(2,)]]

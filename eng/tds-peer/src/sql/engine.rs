@@ -273,7 +273,7 @@ impl Engine {
         }
     }
 
-    fn statement(
+    pub(super) fn statement(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -310,24 +310,22 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        // BEGIN … END around statements (procedure bodies) carries no meaning here.
+        // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
         let mut toks = toks;
-        loop {
+        {
             let sg = sig(toks);
             let begin = sg.first().is_some_and(|t| t.is_word("BEGIN"))
-                && !sg
-                    .get(1)
-                    .is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION"));
+                && !sg.get(1).is_some_and(|t| {
+                    t.is_word("TRAN") || t.is_word("TRANSACTION") || t.is_word("DISTRIBUTED")
+                });
+            if begin && sg.len() > 1 && sg.last().is_some_and(|t| t.is_word("END")) {
+                return self.run_body(toks, params, out, r);
+            }
             if begin {
                 let p = toks.iter().position(|t| t.is_word("BEGIN")).unwrap();
                 toks = &toks[p + 1..];
-            } else if sg.last().is_some_and(|t| t.is_word("END")) && sg.len() > 1
-                || sg.len() == 1 && sg[0].is_word("END")
-            {
-                let p = toks.iter().rposition(|t| t.is_word("END")).unwrap();
-                toks = &toks[..p];
-            } else {
-                break;
+            } else if sg.len() == 1 && sg[0].is_word("END") {
+                return Ok(Flow::Continue);
             }
         }
         let merged: Vec<Param>;
@@ -608,6 +606,8 @@ impl Engine {
                     .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
                 Ok(Flow::Continue)
             }
+            "IF" => self.if_statement(toks, params, out, r),
+            "WHILE" => self.while_statement(toks, params, out, r),
             "EXEC" | "EXECUTE" => self.exec_proc(&sg[1..], out, r),
             w if w.starts_with("SP_") => self.exec_proc(&sg, out, r),
             _ => Err(StmtErr::Sql(SqlError::unsupported(&first_tok.text()))),

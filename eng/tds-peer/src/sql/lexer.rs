@@ -195,6 +195,8 @@ const STARTERS: &[&str] = &[
     "DECLARE",
     "WITH",
     "IF",
+    "WHILE",
+    "RETURN",
     "WAITFOR",
     "SAVE",
 ];
@@ -206,12 +208,15 @@ pub fn split(toks: Vec<Tok>) -> Vec<Vec<Tok>> {
     let mut stmts: Vec<Vec<Tok>> = Vec::new();
     let mut cur: Vec<Tok> = Vec::new();
     let mut depth = 0i32;
+    // BEGIN … END blocks (not BEGIN TRAN) and CASE … END: never split inside them.
+    let mut block = 0i32;
     let mut after_newline = false;
-    for t in toks {
+    for (i, t) in toks.iter().enumerate() {
+        let t = t.clone();
         match &t {
             Tok::Punct('(') => depth += 1,
             Tok::Punct(')') => depth -= 1,
-            Tok::Punct(';') if depth == 0 => {
+            Tok::Punct(';') if depth == 0 && block == 0 => {
                 push_stmt(&mut stmts, &mut cur);
                 after_newline = false;
                 continue;
@@ -221,8 +226,29 @@ pub fn split(toks: Vec<Tok>) -> Vec<Vec<Tok>> {
                 cur.push(t);
                 continue;
             }
+            Tok::Word(w) if w.eq_ignore_ascii_case("CASE") => block += 1,
+            Tok::Word(w) if w.eq_ignore_ascii_case("END") => block = (block - 1).max(0),
+            Tok::Word(w) if w.eq_ignore_ascii_case("BEGIN") => {
+                let next = toks[i + 1..].iter().find(|t| !t.is_space());
+                let tran = next.is_some_and(|n| {
+                    n.is_word("TRAN") || n.is_word("TRANSACTION") || n.is_word("DISTRIBUTED")
+                });
+                if !tran {
+                    if depth == 0 && block == 0 && after_newline && starts_new(&cur, w) {
+                        push_stmt(&mut stmts, &mut cur);
+                    }
+                    block += 1;
+                    after_newline = false;
+                    cur.push(t);
+                    continue;
+                }
+                if depth == 0 && block == 0 && after_newline && starts_new(&cur, w) {
+                    push_stmt(&mut stmts, &mut cur);
+                }
+            }
             Tok::Word(w)
                 if depth == 0
+                    && block == 0
                     && after_newline
                     && STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k))
                     && starts_new(&cur, w) =>
@@ -260,6 +286,28 @@ fn starts_new(cur: &[Tok], w: &str) -> bool {
     .contains(&last.as_str())
     {
         return false;
+    }
+    if first == "IF" || first == "WHILE" {
+        // The first statement keyword after the condition starts the body, not a new statement.
+        let mut d = 0;
+        let mut body = false;
+        for t in &sig[1..] {
+            match t {
+                Tok::Punct('(') => d += 1,
+                Tok::Punct(')') => d -= 1,
+                Tok::Word(x)
+                    if d == 0
+                        && (STARTERS.iter().any(|k| x.eq_ignore_ascii_case(k))
+                            || x.eq_ignore_ascii_case("BEGIN")) =>
+                {
+                    body = true
+                }
+                _ => {}
+            }
+        }
+        if !body {
+            return false;
+        }
     }
     if first == "WITH" && sig.last().is_some_and(|t| t.is_punct(')')) {
         // Main query of a CTE.
@@ -332,6 +380,22 @@ mod tests {
             vec!["with c as (select 1 a)\nselect * from c"]
         );
         assert_eq!(words("update t\nset a = 1"), vec!["update t\nset a = 1"]);
+        assert_eq!(
+            words("declare @i int = 0\nwhile @i < 3\nbegin\nset @i = @i + 1\nend\nselect @i"),
+            vec![
+                "declare @i int = 0",
+                "while @i < 3\nbegin\nset @i = @i + 1\nend",
+                "select @i"
+            ]
+        );
+        assert_eq!(
+            words("if 1 = 1\n  select 1\nelse\n  select 2\nselect 3"),
+            vec!["if 1 = 1\n  select 1\nelse\n  select 2", "select 3"]
+        );
+        assert_eq!(
+            words("select case when 1=1 then 'a' else 'b' end\nselect 2"),
+            vec!["select case when 1=1 then 'a' else 'b' end", "select 2"]
+        );
         assert_eq!(
             words("create table t (a int)\ninsert into t values (1)\nselect * from t"),
             vec![

@@ -329,6 +329,106 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
+    /// IF cond body [ELSE body]; bodies are one statement or BEGIN … END.
+    pub(super) fn if_statement(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let (cond, body, other) = split_condition(toks, true)?;
+        if self.condition(&cond, params)? {
+            self.run_body(&body, params, out, r)
+        } else if let Some(other) = other {
+            self.run_body(&other, params, out, r)
+        } else {
+            Ok(Flow::Continue)
+        }
+    }
+
+    /// WHILE cond body (at most 100000 iterations; no BREAK/CONTINUE).
+    pub(super) fn while_statement(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let (cond, body, _) = split_condition(toks, false)?;
+        for _ in 0..100_000 {
+            // Variables change between iterations: rebuild the parameter list each time.
+            let all: Vec<Param> = params
+                .iter()
+                .filter(|p| {
+                    !self
+                        .vars
+                        .iter()
+                        .any(|v| v.name.eq_ignore_ascii_case(&p.name))
+                })
+                .cloned()
+                .chain(self.vars_as_params())
+                .collect();
+            if !self.condition(&cond, &all)? {
+                return Ok(Flow::Continue);
+            }
+            if let Flow::Stop = self.run_body(&body, &all, out, r)? {
+                return Ok(Flow::Stop);
+            }
+        }
+        Err(StmtErr::Sql(SqlError::new(
+            50000,
+            16,
+            "tds-peer: WHILE loop exceeded 100000 iterations",
+        )))
+    }
+
+    fn condition(&mut self, cond: &[Tok], params: &[Param]) -> Result<bool, StmtErr> {
+        let mut e = lexer::tokenize("CASE WHEN ").map_err(err)?;
+        e.extend_from_slice(cond);
+        e.extend(lexer::tokenize(" THEN 1 ELSE 0 END").map_err(err)?);
+        Ok(matches!(self.eval_value(&e, params)?, Value::Integer(1)))
+    }
+
+    pub(super) fn run_body(
+        &mut self,
+        body: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let sg = sig(body);
+        let block = sg.first().is_some_and(|t| t.is_word("BEGIN"))
+            && !sg
+                .get(1)
+                .is_some_and(|t| t.is_word("TRAN") || t.is_word("TRANSACTION"))
+            && sg.last().is_some_and(|t| t.is_word("END"));
+        let stmts = if block {
+            let a = body.iter().position(|t| t.is_word("BEGIN")).unwrap();
+            let b = body.iter().rposition(|t| t.is_word("END")).unwrap();
+            lexer::split(body[a + 1..b].to_vec())
+        } else {
+            vec![body.to_vec()]
+        };
+        for s in stmts {
+            // Variables may have been set by earlier statements of the block.
+            let all: Vec<Param> = params
+                .iter()
+                .filter(|p| {
+                    !self
+                        .vars
+                        .iter()
+                        .any(|v| v.name.eq_ignore_ascii_case(&p.name))
+                })
+                .cloned()
+                .collect();
+            if let Flow::Stop = self.statement(&s, &all, out, r).map_err(StmtErr::Io)? {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
     /// CREATE [OR ALTER] PROC[EDURE] name [params] AS body — the whole batch.
     pub(super) fn create_proc(&mut self, toks: &[Tok]) -> Result<Flow, StmtErr> {
         let sg = sig(toks);
@@ -651,4 +751,96 @@ pub fn is_create_proc(toks: &[Tok]) -> bool {
             .iter()
             .skip(1)
             .any(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
+}
+
+const BODY_STARTERS: &[&str] = &[
+    "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "CREATE",
+    "DROP",
+    "ALTER",
+    "PRINT",
+    "RAISERROR",
+    "THROW",
+    "SET",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+    "EXEC",
+    "EXECUTE",
+    "TRUNCATE",
+    "DECLARE",
+    "IF",
+    "WHILE",
+    "RETURN",
+    "WITH",
+    "WAITFOR",
+];
+
+/// Splits `IF|WHILE cond body [ELSE body]` (depth-0, outside BEGIN/CASE … END).
+fn split_condition(
+    toks: &[Tok],
+    allow_else: bool,
+) -> Result<(Vec<Tok>, Vec<Tok>, Option<Vec<Tok>>), StmtErr> {
+    let start = toks
+        .iter()
+        .position(|t| t.is_word("IF") || t.is_word("WHILE"))
+        .ok_or_else(|| err("Incorrect syntax near 'IF'."))?
+        + 1;
+    let (mut d, mut b) = (0i32, 0i32);
+    let mut body = None;
+    let mut els = None;
+    for (i, t) in toks.iter().enumerate().skip(start) {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            Tok::Word(w)
+                if d == 0
+                    && b == 0
+                    && body.is_none()
+                    && BODY_STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k)) =>
+            {
+                body = Some(i);
+                if w.eq_ignore_ascii_case("BEGIN")
+                    && !toks[i + 1..]
+                        .iter()
+                        .find(|t| !t.is_space())
+                        .is_some_and(|n| n.is_word("TRAN") || n.is_word("TRANSACTION"))
+                {
+                    b += 1;
+                }
+            }
+            Tok::Word(w)
+                if w.eq_ignore_ascii_case("ELSE")
+                    && d == 0
+                    && b == 0
+                    && body.is_some()
+                    && allow_else =>
+            {
+                els = Some(i);
+                break;
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("CASE") => b += 1,
+            Tok::Word(w)
+                if w.eq_ignore_ascii_case("BEGIN")
+                    && !toks[i + 1..]
+                        .iter()
+                        .find(|t| !t.is_space())
+                        .is_some_and(|n| n.is_word("TRAN") || n.is_word("TRANSACTION")) =>
+            {
+                b += 1
+            }
+            Tok::Word(w) if w.eq_ignore_ascii_case("END") => b -= 1,
+            _ => {}
+        }
+    }
+    let body = body.ok_or_else(|| err("Incorrect syntax: IF/WHILE without a statement."))?;
+    let cond = toks[start..body].to_vec();
+    let (b1, b2) = match els {
+        Some(e) => (toks[body..e].to_vec(), Some(toks[e + 1..].to_vec())),
+        None => (toks[body..].to_vec(), None),
+    };
+    Ok((cond, b1, b2))
 }

@@ -242,6 +242,28 @@ impl Ctx<'_> {
                             i = close + 1;
                             continue;
                         }
+                        "OBJECT_ID" if call => {
+                            // Existence check against SQLite's schema (tables, views, temp
+                            // tables, peer procedures); any non-NULL value means "exists".
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let parts = split_commas(&toks[open + 1..close]);
+                            let name = match sig(parts[0]).first() {
+                                Some(Tok::Str { s, .. }) => s.clone(),
+                                _ => {
+                                    return Err("tds-peer: OBJECT_ID needs a string literal".into());
+                                }
+                            };
+                            let name = name
+                                .rsplit('.')
+                                .next()
+                                .unwrap_or("")
+                                .trim_matches(|c| c == '[' || c == ']')
+                                .replace('\'', "''");
+                            out.push_str(&format!("(SELECT 1 FROM (SELECT name FROM sqlite_master UNION ALL SELECT name FROM sqlite_temp_master UNION ALL SELECT name FROM __tdspeer_procs) WHERE name = '{name}' COLLATE NOCASE LIMIT 1)"));
+                            i = close + 1;
+                            continue;
+                        }
                         "ISNULL" if call => out.push_str("IFNULL"),
                         "LEN" if call => out.push_str("__len"),
                         "DATALENGTH" if call => out.push_str("__datalength"),

@@ -264,21 +264,15 @@ impl ColumnBuffer {
         match self.kind {
             CellKind::LongWText => {
                 // Text chunks end in a NUL code unit that is not payload.
-                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.bytes, 2, 2)?;
-                cell.units.clear();
-                cell.units.extend(
-                    cell.bytes
-                        .chunks_exact(2)
-                        .map(|p| u16::from_ne_bytes([p[0], p[1]])),
-                );
+                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?;
                 Ok(())
             }
             CellKind::LongBinary => {
-                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 1, 0)?;
+                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?;
                 Ok(())
             }
             CellKind::LongDecimal => {
-                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1)?;
                 Ok(())
             }
             CellKind::Variant => {
@@ -356,57 +350,57 @@ fn variant_kind(c_type: i16) -> CellKind {
 
 /// Stream one long value into `out`; returns whether it is NULL. Any size, never truncated,
 /// never trimmed (a value ending in U+0000 keeps it: lengths come from indicators, not
-/// terminators). `unit` is the code unit size, `terminator` the bytes of NUL the driver writes
-/// after each text chunk. Chunks start at `LOB_CHUNK_BYTES` and jump to the size the driver
-/// announces, so a 10 MiB value costs two calls.
-fn read_long(
+/// terminators). `T` is the code unit (`u16` for wide text, `u8` otherwise); `terminator` is the
+/// number of NUL units the driver writes after each text chunk. Chunks start at
+/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
+fn read_long<T: Copy>(
     stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
-    out: &mut Vec<u8>,
-    unit: usize,
+    out: &mut Vec<T>,
     terminator: usize,
 ) -> Result<bool> {
+    let unit = std::mem::size_of::<T>();
     out.clear();
-    let mut filled = 0usize; // payload bytes so far
-    let mut next_chunk = LOB_CHUNK_BYTES;
+    let mut filled = 0usize; // payload units so far
+    let mut next_chunk = LOB_CHUNK_BYTES / unit;
     loop {
-        out.resize(filled + next_chunk + terminator, 0);
-        let room = out.len() - filled;
+        // Room for the chunk and its terminator after the `filled` units (the vector's length);
+        // the driver writes it, so no zero fill.
+        out.reserve(next_chunk + terminator);
+        let room = out.capacity() - filled;
+        debug_assert!(room > terminator);
         let mut ind: Len = 0;
-        // SAFETY: the target is the `room` bytes after `filled`, inside `out`.
+        // SAFETY: the target is the `room` units of spare capacity after `filled`; the driver
+        // writes at most `room * unit` bytes there, and only the bytes it reports are read.
         let outcome = unsafe {
-            stmt.get_data(
-                column,
-                c_type,
-                out.as_mut_ptr().add(filled) as Pointer,
-                room as Len,
-                &mut ind,
-            )?
+            let target = out.as_mut_ptr().add(filled) as Pointer;
+            stmt.get_data(column, c_type, target, (room * unit) as Len, &mut ind)?
         };
         match outcome {
             Outcome::NoData => break,
-            _ if ind == NULL_DATA => {
-                out.clear();
-                return Ok(true);
-            }
+            _ if ind == NULL_DATA => return Ok(true),
             _ => {
                 let payload_room = room - terminator;
-                if ind != NO_TOTAL && (ind as usize) <= payload_room {
-                    filled += ind as usize;
+                if ind != NO_TOTAL && (ind as usize) / unit <= payload_room {
+                    filled += ind as usize / unit;
                     break;
                 }
                 // Truncated: the chunk is full; the driver may say how much is left in total.
-                filled += payload_room - (payload_room % unit);
-                next_chunk = if ind != NO_TOTAL && ind as usize > payload_room {
-                    ind as usize - payload_room + unit
+                filled += payload_room;
+                // SAFETY: the driver wrote these `payload_room` units; keeping the length equal
+                // to `filled` makes the next `reserve` count from there.
+                unsafe { out.set_len(filled) };
+                next_chunk = if ind != NO_TOTAL {
+                    (ind as usize / unit).saturating_sub(payload_room) + 1
                 } else {
-                    (next_chunk * 2).min(64 << 20)
+                    (next_chunk * 2).min((64 << 20) / unit)
                 };
             }
         }
     }
-    out.truncate(filled);
+    // SAFETY: the first `filled` units were written by the driver (reported by its indicators).
+    unsafe { out.set_len(filled) };
     Ok(false)
 }
 

@@ -246,7 +246,7 @@ impl Engine {
         let stmts = if super::procs::is_create_proc(&toks) {
             vec![toks]
         } else {
-            lexer::split(toks)
+            lexer::split(&toks)
         };
         for stmt in stmts {
             if let Flow::Stop = self.statement(&stmt, params, out, r)? {

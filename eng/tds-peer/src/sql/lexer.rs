@@ -204,7 +204,7 @@ const STARTERS: &[&str] = &[
 /// Splits a batch into statements at top-level `;` and at line starts that begin a new
 /// statement (T-SQL needs no separators). `INSERT … SELECT`, `UNION SELECT`, CTE bodies and
 /// `BEGIN TRAN` stay together.
-pub fn split(toks: Vec<Tok>) -> Vec<Vec<Tok>> {
+pub fn split(toks: &[Tok]) -> Vec<Vec<Tok>> {
     let mut stmts: Vec<Vec<Tok>> = Vec::new();
     let mut cur: Vec<Tok> = Vec::new();
     let mut depth = 0i32;
@@ -338,7 +338,7 @@ mod tests {
     use super::*;
 
     fn words(sql: &str) -> Vec<String> {
-        split(tokenize(sql).unwrap())
+        split(&tokenize(sql).unwrap())
             .iter()
             .map(|s| {
                 s.iter()

@@ -406,7 +406,7 @@ impl Engine {
         let stmts = if block {
             let a = body.iter().position(|t| t.is_word("BEGIN")).unwrap();
             let b = body.iter().rposition(|t| t.is_word("END")).unwrap();
-            lexer::split(body[a + 1..b].to_vec())
+            lexer::split(&body[a + 1..b])
         } else {
             vec![body.to_vec()]
         };
@@ -779,11 +779,11 @@ const BODY_STARTERS: &[&str] = &[
     "WAITFOR",
 ];
 
+/// (condition, body, ELSE body)
+type Branches = (Vec<Tok>, Vec<Tok>, Option<Vec<Tok>>);
+
 /// Splits `IF|WHILE cond body [ELSE body]` (depth-0, outside BEGIN/CASE … END).
-fn split_condition(
-    toks: &[Tok],
-    allow_else: bool,
-) -> Result<(Vec<Tok>, Vec<Tok>, Option<Vec<Tok>>), StmtErr> {
+fn split_condition(toks: &[Tok], allow_else: bool) -> Result<Branches, StmtErr> {
     let start = toks
         .iter()
         .position(|t| t.is_word("IF") || t.is_word("WHILE"))

@@ -14,6 +14,7 @@ from decimal import Decimal
 
 import pytest
 
+import ferrodbc
 from conftest import synthetic, tname
 
 N = 60  # rows of types_all per column test: covers NULL rows 3, 10, 17, ... and both LOB sizes
@@ -463,3 +464,57 @@ def test_seventh_digit_truncated_not_rounded(conn, driver):
     assert row[2] == dt.datetime(2024, 5, 6, 23, 59, 59, 999999)
     assert row[3].replace(tzinfo=None) == dt.datetime(2024, 5, 6, 23, 59, 59, 999999)
     assert row[3].utcoffset() == -dt.timedelta(hours=14)
+
+
+# --- binary <-> nvarchar and malformed UTF-16 ---------------------------------------------------
+
+BINARY_NVARCHAR_PEER_BUG = (
+    "PEER BUG: CAST between VARBINARY and NVARCHAR uses UTF-8 instead of SQL Server's UTF-16LE: "
+    "CAST(N'é' AS VARBINARY(10)) gives 0xC3A9 (want 0xE900), CAST(0x4100 AS NVARCHAR(10)) gives "
+    "'A\\x00' (want 'A'); so a lone surrogate (CAST(0x3DD8 AS NVARCHAR(1)) = U+D83D) cannot be "
+    "produced to exercise decode_errors through SQL Server (NCHAR() is missing too)"
+)
+
+
+@pytest.mark.xfail(strict=True, reason=BINARY_NVARCHAR_PEER_BUG)
+def test_binary_nvarchar_casts_are_utf16(conn, driver):
+    row = conn.cursor().execute("SELECT CAST(N'é' AS VARBINARY(10)), CAST(0x4100 AS NVARCHAR(10))").fetchone()
+    assert tuple(row) == (b"\xe9\x00", "A")
+
+
+@pytest.mark.xfail(strict=True, reason=BINARY_NVARCHAR_PEER_BUG)
+def test_lone_surrogate_follows_decode_errors(conn, driver):
+    """nvarchar holding a lone high surrogate (U+D83D): strict raises DataError naming the column
+    and row, replace gives U+FFFD, surrogatepass keeps the code unit."""
+    q = "SELECT 1 AS k, CAST(0x3DD8 AS NVARCHAR(1)) AS bad, CAST(0x41003DD8 AS NVARCHAR(MAX)) AS bad_max"
+    conn.decode_errors = "replace"
+    assert tuple(conn.cursor().execute(q).fetchone()) == (1, "\ufffd", "A\ufffd")
+    conn.decode_errors = "surrogatepass"
+    assert tuple(conn.cursor().execute(q).fetchone()) == (1, "\ud83d", "A\ud83d")
+    conn.decode_errors = "strict"
+    with pytest.raises(ferrodbc.DataError) as ei:
+        conn.cursor().execute(q).fetchone()
+    assert "bad" in str(ei.value)
+
+
+def test_lone_surrogate_parameter_is_refused(conn, driver):
+    """A str with a lone surrogate cannot be sent as UTF-16: DataError before anything is sent."""
+    with pytest.raises(ferrodbc.DataError):
+        conn.cursor().execute("SELECT ?", "a\ud800b")
+    assert conn.cursor().execute("SELECT ?", "a😀b").fetchval() == "a😀b"
+
+
+def test_naive_and_aware_datetimes_into_other_temporal_columns(conn, driver):
+    """Naive datetime into DATETIMEOFFSET is +00:00; aware into DATETIME2 keeps the wall time
+    (SQL Server's datetimeoffset -> datetime2 conversion drops the offset)."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (o DATETIMEOFFSET(7), d2 DATETIME2(7), d DATE, tm TIME(7))")
+    tz = dt.timezone(dt.timedelta(hours=5, minutes=30))
+    cur.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", dt.datetime(2024, 1, 2, 3, 4, 5),
+                dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=tz), dt.date(2024, 1, 2), dt.time(3, 4, 5, 6))
+    row = cur.execute(f"SELECT o, d2, d, tm FROM {t}").fetchone()
+    assert row[0] == dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc) and row[0].utcoffset() == dt.timedelta(0)
+    assert row[1] == dt.datetime(2024, 1, 2, 3, 4, 5) and row[1].tzinfo is None
+    assert row[2] == dt.date(2024, 1, 2) and type(row[2]) is dt.date
+    assert row[3] == dt.time(3, 4, 5, 6)

@@ -175,3 +175,17 @@ def test_fetchval_builds_no_rows(conn, driver):
     cur = conn.cursor()
     _, c = snapshot(lambda: cur.execute("SELECT TOP 1 id, name FROM peer.int_nvarchar_100").fetchval())
     assert c["plans_built"] == 1 and c["executes"] == 1 and c["getdata_calls"] == 0
+
+
+def test_executemany_is_one_execute(request, conn, driver):
+    """executemany sends one parameter array: one SQLExecute for 500 rows, not 500."""
+    from test_params import EXECUTEMANY_FREETDS_PEER_BUG
+    from conftest import xfail_if
+
+    xfail_if(request, driver == "freetds", EXECUTEMANY_FREETDS_PEER_BUG)
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, name NVARCHAR(20))")
+    _, c = snapshot(lambda: cur.executemany(f"INSERT INTO {t} VALUES (?, ?)", [(i, f"n{i}") for i in range(500)]))
+    assert c["executes"] == 1, c
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 500

@@ -185,3 +185,28 @@ def test_shapes_same_as_mssql_python(ferro18, mssql, shape, n):
     assert mine == list(synthetic.rows(shape, n))
 
 
+
+
+def test_description_same_as_pyodbc(conn, driver, pyodbc_connect):
+    """Names, sizes, precision, scale and null_ok equal pyodbc's through the same driver (FreeTDS
+    says NOT NULL for the id column, Driver 18 does not: both libraries report what the driver
+    says). Stated differences: (MAX) columns have display/internal size None (pyodbc: 0); the type
+    objects are bytes (pyodbc: bytearray), uuid.UUID (str), datetime for datetimeoffset (bytearray),
+    object/str for sql_variant (bytearray)."""
+    q = "SELECT TOP 1 * FROM peer.types_all_2"
+    mine = conn.cursor().execute(q).description
+    theirs = pyodbc_connect().cursor().execute(q).description
+    assert [d[0] for d in mine] == [d[0] for d in theirs] == COLS
+    for m, t in zip(mine, theirs):
+        if m[3] is None:
+            assert (m[3], m[4], t[3], t[4]) == (None, None, 0, 0), m
+        else:
+            assert m[3:5] == tuple(t[3:5]), (m, t)
+        assert m[5:7] == tuple(t[5:7]), (m, t)
+        if t[1] is bytearray or m[0] == "c_guid":
+            continue  # the stated differences, checked below
+        assert m[1] is t[1], (m, t)
+    by_name = {d[0]: d[1] for d in mine}
+    assert by_name["c_varbinary50"] is bytes and by_name["c_guid"] is uuid.UUID
+    assert by_name["c_dto7"].__name__ == "datetime"
+    assert by_name["c_variant"] is (object if driver == "msodbcsql" else str)

@@ -365,3 +365,14 @@ def test_gil_released_while_the_driver_waits(connect, driver):
     assert not done.is_set() and elapsed < 1.8, elapsed
     th.join(10)
     assert done.is_set()
+
+
+@pytest.mark.parametrize("size", [512, 32767])
+def test_packet_sizes(connect, driver, size):
+    """Tiny and maximal TDS packets: LOBs and rows split across many packets arrive whole."""
+    conn = connect(**{("PacketSize" if driver == "msodbcsql" else "packet_size"): size})
+    cur = conn.cursor()
+    assert [tuple(r) for r in cur.execute("SELECT * FROM peer.lob_nvarcharmax_64k_3").fetchall()] == list(synthetic.rows("lob_nvarcharmax_64k", 3))
+    assert [tuple(r) for r in cur.execute("SELECT * FROM peer.mixed_2000").fetchall()] == list(synthetic.rows("mixed", 2000))
+    big = "😀é" * 50_000
+    assert cur.execute("SELECT ?", big).fetchval() == big

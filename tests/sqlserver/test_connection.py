@@ -376,3 +376,15 @@ def test_packet_sizes(connect, driver, size):
     assert [tuple(r) for r in cur.execute("SELECT * FROM peer.mixed_2000").fetchall()] == list(synthetic.rows("mixed", 2000))
     big = "😀é" * 50_000
     assert cur.execute("SELECT ?", big).fetchval() == big
+
+
+def test_query_timeout_applies_to_existing_cursors(conn, driver):
+    cur = conn.cursor()
+    assert cur.execute("SELECT 1").fetchval() == 1
+    conn.timeout = 1
+    t0 = time.monotonic()
+    with pytest.raises(ferrodbc.OperationalError) as ei:
+        cur.execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=4 */").fetchall()
+    assert ei.value.sqlstate == "HYT00" and time.monotonic() - t0 < 3.5
+    conn.timeout = 0
+    assert len(cur.execute("SELECT * FROM peer.int_nvarchar_10").fetchall()) == 10

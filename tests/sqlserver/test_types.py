@@ -518,3 +518,19 @@ def test_naive_and_aware_datetimes_into_other_temporal_columns(conn, driver):
     assert row[1] == dt.datetime(2024, 1, 2, 3, 4, 5) and row[1].tzinfo is None
     assert row[2] == dt.date(2024, 1, 2) and type(row[2]) is dt.date
     assert row[3] == dt.time(3, 4, 5, 6)
+
+
+def test_every_type_after_a_max_column(conn, driver):
+    """Columns after the first (MAX) column are read with SQLGetData (a SQL Server driver rule):
+    put nvarchar(max) FIRST so every other type goes through the streamed path, and compare
+    with the mirror exactly as the bound path is compared."""
+    rest = [c for c in COLUMNS if c != "c_nvarchar_max"]
+    cur = conn.cursor()
+    cur.execute(f"SELECT c_nvarchar_max, {', '.join(rest)}, id FROM peer.types_all_{N}")
+    names = ["c_nvarchar_max", *rest, "id"]
+    idx = [[n for n, _ in TYPES_ALL].index(c) for c in names]
+    rows = cur.fetchall()
+    assert len(rows) == N
+    for i, row in enumerate(rows):
+        for name, j, got in zip(names, idx, row):
+            assert_same(got, EXPECTED[i][j], SQLTYPE[name], f"row {i} {name} (streamed)", driver)

@@ -331,3 +331,15 @@ def test_control_flow(connect):
     assert _drain(cur) == [[("no",)]]
     cur.execute("SELECT CASE WHEN 1 = 1 THEN 'a' ELSE 'b' END\nSELECT 2")
     assert _drain(cur) == [[("a",)], [(2,)]]
+
+
+def test_select_into_keeps_types(connect):
+    cur = connect().cursor()
+    t = tname("si")
+    cur.execute(f"CREATE TABLE {t} (id INT, amount DECIMAL(10,2), name NVARCHAR(20))")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 1.5, N'a'), (2, 2.25, N'b')")
+    cur.execute(f"SELECT id, amount, name, CAST('2024-01-02' AS DATE) AS d INTO #copy FROM {t} WHERE id > 0")
+    assert cur.rowcount == 2
+    rows = [tuple(r) for r in cur.execute("SELECT * FROM #copy ORDER BY id").fetchall()]
+    assert rows == [(1, Decimal("1.50"), "a", dt.date(2024, 1, 2)), (2, Decimal("2.25"), "b", dt.date(2024, 1, 2))]
+    assert cur.description[1][4:6] == (10, 2)

@@ -799,12 +799,95 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
+        // SELECT … INTO target FROM …: typed CREATE TABLE + INSERT of the rows.
+        let from = depth0_word(toks, 0, &["FROM"]).unwrap_or(toks.len());
+        let into = depth0_word(toks, 0, &["INTO"]).filter(|&i| i < from);
+        let mut target: Option<(String, bool)> = None;
+        let owned: Vec<Tok>;
+        let toks = match into {
+            Some(i) => {
+                let j = (i + 1..toks.len())
+                    .find(|&k| !toks[k].is_space())
+                    .ok_or_else(|| {
+                        StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'INTO'."))
+                    })?;
+                let mut end = j + 1;
+                let mut name = match &toks[j] {
+                    Tok::Word(w) => w.clone(),
+                    Tok::Quoted(q) => q.clone(),
+                    other => {
+                        return Err(StmtErr::Sql(SqlError::syntax(format!(
+                            "Incorrect syntax near '{}'.",
+                            other.text()
+                        ))));
+                    }
+                };
+                while toks.get(end).is_some_and(|t| t.is_punct('.')) {
+                    if let Some(Tok::Word(w) | Tok::Quoted(w)) = toks.get(end + 1) {
+                        name = w.clone();
+                    }
+                    end += 2;
+                }
+                target = Some((name.clone(), name.starts_with('#')));
+                owned = toks[..i]
+                    .iter()
+                    .chain(toks[end..].iter())
+                    .cloned()
+                    .collect();
+                &owned[..]
+            }
+            None => toks,
+        };
         let ctx = self.ctx(decl);
         let sql = ctx
             .rw(toks)
             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let forced = ctx.select_types(toks);
         let (cols, rows) = self.fetch(&sql, params)?;
+        if let Some((name, temp)) = target {
+            let defs: Vec<String> = cols
+                .iter()
+                .enumerate()
+                .map(|(i, (n, d))| {
+                    let ty = forced
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .or(*d)
+                        .unwrap_or_else(|| infer(&rows, i));
+                    let n = if n.is_empty() || n.contains('(') {
+                        format!("column{}", i + 1)
+                    } else {
+                        n.clone()
+                    };
+                    format!("\"{}\" {}", n.replace('"', "\"\""), ty.sqlite_decl())
+                })
+                .collect();
+            self.before_write()?;
+            let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+            self.db
+                .execute_batch(&format!(
+                    "CREATE {}TABLE {} ({})",
+                    if temp { "TEMP " } else { "" },
+                    q(&name),
+                    defs.join(", ")
+                ))
+                .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+            let marks = vec!["?"; cols.len()].join(", ");
+            let mut ins = self
+                .db
+                .prepare(&format!("INSERT INTO {} VALUES ({marks})", q(&name)))
+                .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+            for row in &rows {
+                ins.execute(rusqlite::params_from_iter(row.iter()))
+                    .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+            }
+            self.rowcount = rows.len() as i64;
+            if !self.nocount {
+                out.done(r, token::DONE_COUNT, token::CMD_INSERT, rows.len() as u64)?;
+            }
+            return Ok(Flow::Continue);
+        }
         if cols.is_empty() {
             return Ok(Flow::Continue);
         }

@@ -350,3 +350,46 @@ def test_rownumber_and_arraysize(conn, driver):
     assert cur.rownumber == 26
     assert len(cur.fetchall()) == 74
     assert cur.rownumber == 100
+
+
+# --- server errors map to the PEP 249 classes ------------------------------------------------------
+
+def _peer_bug(why: str):
+    return pytest.mark.xfail(strict=True, reason=f"PEER BUG: {why}")
+
+
+# (id, setup-free statement on table {t} (s NVARCHAR(5), d DECIMAL(5,2), i TINYINT, b VARBINARY(2),
+#  id INT PRIMARY KEY, n INT NOT NULL), parameters, exception class, SQL Server native errors)
+SERVER_ERRORS = [
+    pytest.param("INSERT INTO {t} (id, n) VALUES (1, NULL)", (), ferrodbc.IntegrityError, (515,), id="not_null_515"),
+    # the second statement fails: raised by execute or by the nextset() that reaches it
+    pytest.param("INSERT INTO {t} (id, n) VALUES (2, 1); INSERT INTO {t} (id, n) VALUES (2, 1)", (), ferrodbc.IntegrityError, (2627,), id="primary_key_2627"),
+    pytest.param("INSERT INTO {t} (s, id, n) VALUES (?, 3, 1)", ("abcdefgh",), ferrodbc.DataError, (2628, 8152), id="nvarchar_truncation_2628",
+                 marks=_peer_bug("'abcdefgh' into NVARCHAR(5) is silently truncated to 'abcde'; SQL Server raises 2628 'String or binary data would be truncated' (22001 -> DataError)")),
+    pytest.param("INSERT INTO {t} (b, id, n) VALUES (?, 4, 1)", (b"abcd",), ferrodbc.DataError, (2628, 8152), id="varbinary_truncation_2628",
+                 marks=_peer_bug("4 bytes into VARBINARY(2) are silently truncated; SQL Server raises 2628 (22001 -> DataError)")),
+    pytest.param("INSERT INTO {t} (d, id, n) VALUES (?, 5, 1)", (12345.6,), ferrodbc.DataError, (8115,), id="decimal_overflow_8115",
+                 marks=_peer_bug("12345.6 into DECIMAL(5,2) is stored as 12345.60; SQL Server raises 8115 arithmetic overflow (22003 -> DataError)")),
+    pytest.param("INSERT INTO {t} (i, id, n) VALUES (?, 6, 1)", (300,), ferrodbc.DataError, (220,), id="tinyint_overflow_220",
+                 marks=_peer_bug("300 into TINYINT is stored as 44 (wrapped); SQL Server raises 220 arithmetic overflow (22003 -> DataError)")),
+    pytest.param("SELECT 1/0", (), ferrodbc.DataError, (8134,), id="divide_by_zero_8134",
+                 marks=_peer_bug("SELECT 1/0 returns NULL (SQLite semantics); SQL Server raises 8134 'Divide by zero error encountered' (22012 -> DataError)")),
+    pytest.param("SELECT CAST('abc' AS INT)", (), ferrodbc.DataError, (245,), id="conversion_245",
+                 marks=_peer_bug("a failed CAST('abc' AS INT) is reported as 8180 with SQLSTATE 42000 (ProgrammingError); SQL Server sends 245 'Conversion failed', which the drivers map to 22018 -> DataError")),
+]
+
+
+@pytest.mark.parametrize("sql,params,exc,natives", SERVER_ERRORS)
+def test_server_error_classes(conn, driver, sql, params, exc, natives):
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (s NVARCHAR(5), d DECIMAL(5,2), i TINYINT, b VARBINARY(2), id INT PRIMARY KEY, n INT NOT NULL)")
+    with pytest.raises(ferrodbc.DatabaseError) as ei:
+        cur.execute(sql.format(t=t), *params)
+        while cur.nextset():
+            pass
+        if cur.description is not None:
+            cur.fetchall()
+    assert isinstance(ei.value, exc), repr(ei.value)
+    assert ei.value.native_error in natives
+    assert cur.execute("SELECT 1").fetchval() == 1

@@ -421,3 +421,44 @@ def test_threads_sharing_a_connection_with_their_own_cursors(peer, conn, table):
         t.join(60)
     assert not any(t.is_alive() for t in threads)
     assert problems == []
+
+
+CLOSE_FROM_CONVERTER_SCRIPT = r"""
+import sys
+import ferrodbc
+
+conn = ferrodbc.connect(sys.argv[1])
+cur = conn.cursor()
+cur.execute("CREATE TABLE t (i INTEGER)")
+cur.execute("INSERT INTO t VALUES (1)")
+
+def closing_converter(raw):
+    conn.close()
+    return 42
+
+conn.add_output_converter(ferrodbc.SQL_INTEGER, closing_converter)
+try:
+    print("rows", cur.execute("SELECT i FROM t").fetchall(), flush=True)
+except ferrodbc.Error as e:
+    print(type(e).__name__, e, flush=True)
+print("closed", conn.closed, flush=True)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: Connection.close() called from an output converter deadlocks: close() locks "
+    "every cursor's state with lock_py_attached, including the cursor whose fetch (holding "
+    "that lock on this same thread) is running the converter. Cursor methods now detect this "
+    "re-entrancy ('The cursor is busy'); Connection.close does not",
+    raises=subprocess.TimeoutExpired,
+)
+def test_closing_the_connection_from_a_converter_does_not_hang(sqlite):
+    proc = subprocess.run(
+        [sys.executable, "-c", CLOSE_FROM_CONVERTER_SCRIPT, sqlite.connstr],
+        capture_output=True,
+        text=True,
+        timeout=8,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "closed True" in proc.stdout or "ProgrammingError" in proc.stdout, proc.stdout

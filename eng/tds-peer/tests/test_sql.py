@@ -343,3 +343,13 @@ def test_select_into_keeps_types(connect):
     rows = [tuple(r) for r in cur.execute("SELECT * FROM #copy ORDER BY id").fetchall()]
     assert rows == [(1, Decimal("1.50"), "a", dt.date(2024, 1, 2)), (2, Decimal("2.25"), "b", dt.date(2024, 1, 2))]
     assert cur.description[1][4:6] == (10, 2)
+
+
+def test_catalog_views(connect):
+    cur = connect().cursor()
+    t = tname("cv")
+    cur.execute(f"CREATE TABLE {t} (id INT NOT NULL, name NVARCHAR(20))")
+    assert cur.execute(f"SELECT TABLE_NAME, TABLE_TYPE FROM INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = '{t}'").fetchall()[0][1] == "BASE TABLE"
+    cols = [tuple(r) for r in cur.execute(f"SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{t}' ORDER BY ORDINAL_POSITION").fetchall()]
+    assert cols == [("id", "int", None, "NO"), ("name", "nvarchar", 20, "YES")]
+    assert cur.execute(f"SELECT COUNT(*) FROM sys.tables WHERE name = '{t}'").fetchone()[0] == 1

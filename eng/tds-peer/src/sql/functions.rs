@@ -209,6 +209,23 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             base
         })
     })?;
+    // SQL Server type name / character length of a SQLite declared type (catalog views).
+    db.create_scalar_function("__typename", 1, det, |ctx| {
+        let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        let ty = Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d));
+        Ok(ty.map(|t| t.name().split(['(', ' ']).next().unwrap_or("").to_string()))
+    })?;
+    db.create_scalar_function("__typelen", 1, det, |ctx| {
+        let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        Ok(match Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d)) {
+            Some(Ty::Char(n, _) | Ty::NChar(n)) => Some(n as i64),
+            Some(Ty::VarChar(n, _) | Ty::NVarChar(n) | Ty::VarBinary(n)) => {
+                Some(n.map(|v| v as i64).unwrap_or(-1))
+            }
+            Some(Ty::Binary(n)) => Some(n as i64),
+            _ => None,
+        })
+    })?;
     db.create_scalar_function("__newid", 0, FunctionFlags::SQLITE_UTF8, |_| Ok(newid()))?;
     db.create_scalar_function("__len", 1, det, |ctx| {
         Ok(match arg(ctx, 0) {

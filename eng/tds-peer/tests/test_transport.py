@@ -106,7 +106,10 @@ def test_wrong_password_rejected():
 def test_garbage_client_gets_disconnected(peer):
     s = socket.create_connection(("127.0.0.1", peer.port), timeout=5)
     s.sendall(b"\x47\x45\x54\x20/ HTTP/1.0\r\n\r\n")
-    assert s.recv(100) == b""
+    try:
+        assert s.recv(100) == b""  # orderly close…
+    except ConnectionResetError:
+        pass  # …or a reset, when unread request bytes were still queued: both mean "closed"
     s.close()
 
 

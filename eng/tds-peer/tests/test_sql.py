@@ -353,3 +353,15 @@ def test_catalog_views(connect):
     cols = [tuple(r) for r in cur.execute(f"SELECT COLUMN_NAME, DATA_TYPE, CHARACTER_MAXIMUM_LENGTH, IS_NULLABLE FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{t}' ORDER BY ORDINAL_POSITION").fetchall()]
     assert cols == [("id", "int", None, "NO"), ("name", "nvarchar", 20, "YES")]
     assert cur.execute(f"SELECT COUNT(*) FROM sys.tables WHERE name = '{t}'").fetchone()[0] == 1
+
+
+def test_try_catch(connect):
+    cur = connect().cursor()
+    cur.execute("BEGIN TRY\n  SELECT * FROM no_such_table_q\nEND TRY\nBEGIN CATCH\n  SELECT ERROR_NUMBER() AS n, ERROR_MESSAGE() AS m\nEND CATCH")
+    assert _drain(cur) == [[(208, "Invalid object name 'no_such_table_q'.")]]
+    cur.execute("BEGIN TRY RAISERROR('custom %d', 16, 2, 7) END TRY BEGIN CATCH SELECT ERROR_MESSAGE(), ERROR_SEVERITY(), ERROR_STATE() END CATCH; SELECT 'after'")
+    assert _drain(cur) == [[("custom 7", 16, 2)], [("after",)]]
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute("BEGIN TRY THROW 50001, 'inner', 1 END TRY BEGIN CATCH THROW; END CATCH")
+        _drain(cur)
+    assert "inner" in str(ei.value)

@@ -49,6 +49,11 @@ pub struct Engine {
     /// Batch-scoped T-SQL variables (DECLARE) or the running procedure's parameters.
     pub(super) vars: Vec<super::procs::Var>,
     pub(super) proc_depth: u32,
+    /// Inside BEGIN TRY: errors are caught instead of sent.
+    pub(super) try_depth: u32,
+    pub(super) caught: Option<SqlError>,
+    /// The error a CATCH block handles (ERROR_MESSAGE() & co, THROW;).
+    pub(super) last_error: Option<SqlError>,
     pub next_handle: i32,
 }
 
@@ -157,6 +162,9 @@ impl Engine {
             handles: Default::default(),
             vars: Vec::new(),
             proc_depth: 0,
+            try_depth: 0,
+            caught: None,
+            last_error: None,
             next_handle: 1,
         })
     }
@@ -270,6 +278,7 @@ impl Engine {
             identity: self.identity,
             trancount: self.txn_open as i64,
             spid: self.spid,
+            error: self.last_error.clone(),
         }
     }
 
@@ -283,6 +292,11 @@ impl Engine {
         match self.statement_inner(toks, params, out, r) {
             Ok(f) => Ok(f),
             Err(StmtErr::Io(e)) => Err(e),
+            Err(StmtErr::Sql(e)) if self.try_depth > 0 => {
+                // BEGIN TRY: the CATCH block handles it; nothing reaches the client.
+                self.caught = Some(e);
+                Ok(Flow::Stop)
+            }
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 // Compile-type errors abort the batch like SQL Server; runtime errors continue.
@@ -318,6 +332,9 @@ impl Engine {
                 && !sg.get(1).is_some_and(|t| {
                     t.is_word("TRAN") || t.is_word("TRANSACTION") || t.is_word("DISTRIBUTED")
                 });
+            if begin && sg.get(1).is_some_and(|t| t.is_word("TRY")) {
+                return self.try_catch(toks, params, out, r);
+            }
             if begin && sg.len() > 1 && sg.last().is_some_and(|t| t.is_word("END")) {
                 return self.run_body(toks, params, out, r);
             }
@@ -506,27 +523,35 @@ impl Engine {
                     .copied()
                     .filter(|t| !t.is_punct(','))
                     .collect();
-                let num = args
-                    .first()
-                    .map(|t| t.text().parse::<i32>().unwrap_or(50000))
-                    .unwrap_or(50000);
-                let msg = match args.get(1) {
-                    Some(Tok::Str { s, .. }) => s.clone(),
-                    _ => String::new(),
-                };
-                let state = args
-                    .get(2)
-                    .and_then(|t| t.text().parse::<u8>().ok())
-                    .unwrap_or(1);
-                out.error(
-                    r,
-                    &SqlError {
+                let e = if args.is_empty() {
+                    // THROW; in a CATCH block re-raises the caught error.
+                    self.last_error.clone().ok_or_else(|| {
+                        StmtErr::Sql(SqlError::new(10704, 15, "To rethrow an error, a THROW statement must be used inside a CATCH block."))
+                    })?
+                } else {
+                    let num = args
+                        .first()
+                        .map(|t| t.text().parse::<i32>().unwrap_or(50000))
+                        .unwrap_or(50000);
+                    let msg = match args.get(1) {
+                        Some(Tok::Str { s, .. }) => s.clone(),
+                        _ => String::new(),
+                    };
+                    let state = args
+                        .get(2)
+                        .and_then(|t| t.text().parse::<u8>().ok())
+                        .unwrap_or(1);
+                    SqlError {
                         number: num,
                         class: 16,
                         state,
                         msg,
-                    },
-                )?;
+                    }
+                };
+                if self.try_depth > 0 {
+                    return Err(StmtErr::Sql(e));
+                }
+                out.error(r, &e)?;
                 Ok(Flow::Stop)
             }
             "BEGIN"
@@ -720,6 +745,14 @@ impl Engine {
         let class = vals[1].trim().parse::<i64>().unwrap_or(16).clamp(0, 25) as u8;
         let state = vals[2].trim().parse::<i64>().unwrap_or(1).clamp(0, 255) as u8;
         let msg = printf(&fmt, &vals[3..]);
+        if class > 10 && self.try_depth > 0 {
+            return Err(StmtErr::Sql(SqlError {
+                number,
+                class,
+                state,
+                msg,
+            }));
+        }
         if class > 10 {
             out.emit(r, &token::message(number, &msg, class, state, 1))?;
             out.done(r, token::DONE_ERROR, 0, 0)?;

@@ -233,8 +233,9 @@ pub fn split(toks: &[Tok]) -> Vec<Vec<Tok>> {
                 let tran = next.is_some_and(|n| {
                     n.is_word("TRAN") || n.is_word("TRANSACTION") || n.is_word("DISTRIBUTED")
                 });
+                let catch = next.is_some_and(|n| n.is_word("CATCH"));
                 if !tran {
-                    if depth == 0 && block == 0 && after_newline && starts_new(&cur, w) {
+                    if depth == 0 && block == 0 && after_newline && !catch && starts_new(&cur, w) {
                         push_stmt(&mut stmts, &mut cur);
                     }
                     block += 1;

@@ -425,6 +425,101 @@ impl Engine {
             if let Flow::Stop = self.statement(&s, &all, out, r).map_err(StmtErr::Io)? {
                 return Ok(Flow::Stop);
             }
+            if self.try_depth > 0 && self.caught.is_some() {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// BEGIN TRY … END TRY BEGIN CATCH … END CATCH
+    pub(super) fn try_catch(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        // Find the END TRY / BEGIN CATCH / END CATCH at block depth 1.
+        let mut depth = 0i32;
+        let (mut try_start, mut try_end, mut catch_start, mut catch_end) = (None, None, None, None);
+        let next_word = |i: usize| toks[i + 1..].iter().find(|t| !t.is_space());
+        for (i, t) in toks.iter().enumerate() {
+            if t.is_word("BEGIN")
+                && !next_word(i).is_some_and(|n| n.is_word("TRAN") || n.is_word("TRANSACTION"))
+                || t.is_word("CASE")
+            {
+                depth += 1;
+                if depth == 1 && next_word(i).is_some_and(|n| n.is_word("TRY")) {
+                    try_start = Some(
+                        i + 1 + toks[i + 1..].iter().position(|t| t.is_word("TRY")).unwrap() + 1,
+                    );
+                }
+                if depth == 1 && next_word(i).is_some_and(|n| n.is_word("CATCH")) {
+                    catch_start = Some(
+                        i + 1
+                            + toks[i + 1..]
+                                .iter()
+                                .position(|t| t.is_word("CATCH"))
+                                .unwrap()
+                            + 1,
+                    );
+                }
+            } else if t.is_word("END") {
+                if depth == 1 && next_word(i).is_some_and(|n| n.is_word("TRY")) {
+                    try_end = Some(i);
+                }
+                if depth == 1 && next_word(i).is_some_and(|n| n.is_word("CATCH")) {
+                    catch_end = Some(i);
+                }
+                depth -= 1;
+            }
+        }
+        let (Some(ts), Some(te), Some(cs), Some(ce)) = (try_start, try_end, catch_start, catch_end)
+        else {
+            return Err(err(
+                "Incorrect syntax: BEGIN TRY … END TRY must be followed by BEGIN CATCH … END CATCH.",
+            ));
+        };
+        self.try_depth += 1;
+        let flow = self.run_stmts(&toks[ts..te], params, out, r);
+        self.try_depth -= 1;
+        let flow = flow?;
+        match self.caught.take() {
+            None => Ok(flow),
+            Some(e) => {
+                let outer = self.last_error.replace(e);
+                let res = self.run_stmts(&toks[cs..ce], params, out, r);
+                self.last_error = outer;
+                res
+            }
+        }
+    }
+
+    pub(super) fn run_stmts(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        for s in lexer::split(toks) {
+            let all: Vec<Param> = params
+                .iter()
+                .filter(|p| {
+                    !self
+                        .vars
+                        .iter()
+                        .any(|v| v.name.eq_ignore_ascii_case(&p.name))
+                })
+                .cloned()
+                .collect();
+            if let Flow::Stop = self.statement(&s, &all, out, r).map_err(StmtErr::Io)? {
+                return Ok(Flow::Stop);
+            }
+            if self.try_depth > 0 && self.caught.is_some() {
+                return Ok(Flow::Stop);
+            }
         }
         Ok(Flow::Continue)
     }

@@ -13,6 +13,8 @@ pub struct Ctx<'a> {
     pub identity: Option<i64>,
     pub trancount: i64,
     pub spid: u16,
+    /// The error being handled in a CATCH block.
+    pub error: Option<crate::sql::errors::SqlError>,
 }
 
 pub const VERSION: &str =
@@ -274,6 +276,26 @@ impl Ctx<'_> {
                             i = next.unwrap() + 2;
                             continue;
                         }
+                        "ERROR_MESSAGE" | "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE"
+                        | "ERROR_LINE" | "ERROR_PROCEDURE"
+                            if call =>
+                        {
+                            let close = matching(toks, next.unwrap())
+                                .ok_or("Incorrect syntax near '('.")?;
+                            let v = match (&self.error, up.as_str()) {
+                                (None, _) | (Some(_), "ERROR_PROCEDURE") => "NULL".to_string(),
+                                (Some(e), "ERROR_MESSAGE") => {
+                                    format!("'{}'", e.msg.replace('\'', "''"))
+                                }
+                                (Some(e), "ERROR_NUMBER") => e.number.to_string(),
+                                (Some(e), "ERROR_SEVERITY") => e.class.to_string(),
+                                (Some(e), "ERROR_STATE") => e.state.to_string(),
+                                (Some(_), _) => "1".to_string(),
+                            };
+                            out.push_str(&v);
+                            i = close + 1;
+                            continue;
+                        }
                         "ISNULL" if call => out.push_str("IFNULL"),
                         "LEN" if call => out.push_str("__len"),
                         "DATALENGTH" if call => out.push_str("__datalength"),
@@ -484,6 +506,10 @@ impl Ctx<'_> {
                     "SYSDATETIMEOFFSET" => Some(Ty::DateTimeOffset(7)),
                     "NEWID" => Some(Ty::Guid),
                     "SCOPE_IDENTITY" => Some(Ty::Numeric(38, 0)),
+                    "ERROR_MESSAGE" | "ERROR_PROCEDURE" => Some(Ty::NVarChar(Some(4000))),
+                    "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE" => {
+                        Some(Ty::Int)
+                    }
                     "LEN" | "DATALENGTH" | "CHARINDEX" | "DATEDIFF" | "DATEPART" | "YEAR"
                     | "MONTH" | "DAY" => Some(Ty::Int),
                     "DATEDIFF_BIG" => Some(Ty::BigInt),
@@ -726,6 +752,7 @@ mod tests {
             identity: Some(7),
             trancount: 0,
             spid: 51,
+            error: None,
         }
     }
 

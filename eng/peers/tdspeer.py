@@ -67,7 +67,7 @@ class Peer:
             pass
         for t in self.threads:
             t.join(timeout=2)
-        for f in (self.proc.stdout, self.proc.stderr):
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if f is not None:
                 try:
                     f.close()
@@ -86,8 +86,10 @@ def start_peer(encrypt: str = "notsup", extra_args=(), timeout: float = 15.0) ->
     if exe is None:
         raise FileNotFoundError("tds-peer binary not found: run `cargo build --release -p tds-peer` or set TDS_PEER_BIN")
     workdir = Path(tempfile.mkdtemp(prefix="tds-peer-"))
-    args = [str(exe), "--port", "0", "--encrypt", encrypt, "--cert-dir", str(workdir), *map(str, extra_args)]
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    # --exit-on-stdin-eof + stdin=PIPE: the peer dies with this process even if it is killed
+    # (no orphaned servers after a hung or interrupted test run).
+    args = [str(exe), "--port", "0", "--encrypt", encrypt, "--cert-dir", str(workdir), "--exit-on-stdin-eof", *map(str, extra_args)]
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     result: dict = {}
 
     def read_first() -> None:
@@ -102,8 +104,8 @@ def start_peer(encrypt: str = "notsup", extra_args=(), timeout: float = 15.0) ->
         proc.kill()
         err = proc.stderr.read() if proc.stderr else ""
         proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        for f in (proc.stdin, proc.stdout, proc.stderr):
+            f.close()
         shutil.rmtree(workdir, ignore_errors=True)
         raise RuntimeError(f"tds-peer did not start (first line {line!r}): {err}")
     peer = Peer(proc=proc, port=int(line[len(prefix):].strip()), cert_path=workdir / "tds-peer-cert.pem", workdir=workdir, encrypt=encrypt)

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--exit-on-stdin-eof] [--verbose]";
 
 struct Args {
     port: u16,
@@ -32,6 +32,7 @@ struct Args {
     password: Option<String>,
     cert_dir: Option<PathBuf>,
     prewarm: Vec<String>,
+    exit_on_stdin_eof: bool,
     verbose: bool,
 }
 
@@ -43,6 +44,7 @@ fn parse_args() -> Result<Args, String> {
         password: None,
         cert_dir: None,
         prewarm: Vec::new(),
+        exit_on_stdin_eof: false,
         verbose: false,
     };
     let mut it = std::env::args().skip(1);
@@ -70,6 +72,7 @@ fn parse_args() -> Result<Args, String> {
                     .split(',')
                     .map(|s| s.trim().trim_start_matches("peer.").to_string()),
             ),
+            "--exit-on-stdin-eof" => a.exit_on_stdin_eof = true,
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
             o => return Err(format!("unknown argument {o}\n{USAGE}")),
@@ -148,6 +151,23 @@ fn main() {
                     Err(e) => eprintln!("tds-peer: prewarm {t}: {e}"),
                 }
             }
+        });
+    }
+    if args.exit_on_stdin_eof {
+        // The test fixture holds our stdin open: when its process dies (even by SIGKILL or
+        // os._exit), stdin reaches EOF and the peer exits instead of lingering as an orphan.
+        std::thread::spawn(|| {
+            let mut sink = [0u8; 256];
+            let mut stdin = std::io::stdin().lock();
+            while let Ok(n) = std::io::Read::read(&mut stdin, &mut sink) {
+                if n == 0 {
+                    break;
+                }
+            }
+            // Not eprintln!: stderr may be a closed pipe now, and a failed print would panic
+            // this thread instead of exiting.
+            let _ = writeln!(std::io::stderr(), "tds-peer: stdin closed, exiting");
+            std::process::exit(0);
         });
     }
     let spids = AtomicU16::new(51);

@@ -38,6 +38,21 @@ def peer_binary() -> Path | None:
     return None
 
 
+_FLAG_CACHE: dict = {}
+
+
+def _supports_stdin_watch(exe: Path) -> bool:
+    """Older peer binaries lack --exit-on-stdin-eof; ask --help once per binary."""
+    key = (str(exe), exe.stat().st_mtime)
+    if key not in _FLAG_CACHE:
+        try:
+            out = subprocess.run([str(exe), "--help"], capture_output=True, text=True, timeout=10)
+            _FLAG_CACHE[key] = "--exit-on-stdin-eof" in (out.stdout + out.stderr)
+        except (OSError, subprocess.SubprocessError):
+            _FLAG_CACHE[key] = False
+    return _FLAG_CACHE[key]
+
+
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -88,7 +103,8 @@ def start_peer(encrypt: str = "notsup", extra_args=(), timeout: float = 15.0) ->
     workdir = Path(tempfile.mkdtemp(prefix="tds-peer-"))
     # --exit-on-stdin-eof + stdin=PIPE: the peer dies with this process even if it is killed
     # (no orphaned servers after a hung or interrupted test run).
-    args = [str(exe), "--port", "0", "--encrypt", encrypt, "--cert-dir", str(workdir), "--exit-on-stdin-eof", *map(str, extra_args)]
+    watch = ["--exit-on-stdin-eof"] if _supports_stdin_watch(exe) else []
+    args = [str(exe), "--port", "0", "--encrypt", encrypt, "--cert-dir", str(workdir), *watch, *map(str, extra_args)]
     proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     result: dict = {}
 

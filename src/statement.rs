@@ -23,6 +23,11 @@ pub struct PrefetchJob<'a> {
 
 impl PrefetchJob<'_> {
     pub fn run(self) -> crate::batch::Fetched {
+        if self.stmt.cancel_requested() {
+            return crate::batch::Fetched::failed(crate::Error::Cancelled {
+                records: Vec::new(),
+            });
+        }
         self.batch.fetch(self.stmt, self.plan)
     }
 }
@@ -65,6 +70,8 @@ pub struct Statement {
 
 impl Statement {
     pub fn new(stmt: Stmt, backend: Backend) -> Statement {
+        stmt.cancel_handle()
+            .set_cooperative(backend.driver == crate::plan::Driver::FreeTds);
         Statement {
             stmt,
             batch: None,
@@ -395,6 +402,18 @@ impl Statement {
     fn fill_inner(&mut self) -> Result<usize> {
         if let Some(err) = self.deferred.take() {
             return Err(err);
+        }
+        if self.stmt.cancel_requested() {
+            // A cooperative cancel (or one that arrived between driver calls): stop here, in
+            // the thread that owns the statement, and discard the rest of the result.
+            self.exhausted = true;
+            self.serving_shadow = false;
+            self.next = None;
+            self.len = self.pos;
+            let _ = self.stmt.close_cursor();
+            return Err(crate::Error::Cancelled {
+                records: Vec::new(),
+            });
         }
         let Some(plan) = self.plan.clone() else {
             self.exhausted = true;

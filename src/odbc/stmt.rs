@@ -49,7 +49,11 @@ pub struct ColumnDescription {
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
 /// can never reach a freed handle.
 #[derive(Clone, Default)]
-pub struct CancelHandle(Arc<Mutex<Option<RawStmt>>>, Arc<AtomicBool>);
+pub struct CancelHandle(
+    Arc<Mutex<Option<RawStmt>>>,
+    Arc<AtomicBool>,
+    Arc<AtomicBool>,
+);
 
 #[derive(Clone, Copy)]
 struct RawStmt(HStmt);
@@ -58,7 +62,20 @@ struct RawStmt(HStmt);
 unsafe impl Send for RawStmt {}
 
 impl CancelHandle {
-    /// Whether `cancel` was called since the last [`Self::clear_requested`]: drivers report the
+    /// Cancel cooperatively: only record the request; the thread running the statement acts on
+    /// it between driver calls. For drivers whose SQLCancel is not safe against a call running
+    /// on another thread: FreeTDS 1.3 hung in SQLFetch or corrupted its heap (glibc malloc
+    /// assertion, through pyodbc too) when cancelled mid-fetch against the TDS peer.
+    pub fn set_cooperative(&self, on: bool) {
+        self.2.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether a cancel is pending (without consuming it).
+    pub fn is_requested(&self) -> bool {
+        self.1.load(Ordering::SeqCst)
+    }
+
+    /// Whether `cancel` was called since the last take: drivers report the
     /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
     /// 24000), so the engine remembers that it asked.
     pub fn take_requested(&self) -> bool {
@@ -69,6 +86,9 @@ impl CancelHandle {
     pub fn cancel(&self) -> Result<()> {
         let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
         self.1.store(true, Ordering::SeqCst);
+        if self.2.load(Ordering::SeqCst) {
+            return Ok(());
+        }
         if let Some(RawStmt(h)) = *guard {
             // SAFETY: the handle is allocated while it is stored here (see type docs).
             let ret = unsafe { sys::SQLCancel(h) };
@@ -106,6 +126,11 @@ impl Stmt {
 
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
+    }
+
+    /// Whether a cancel is pending, without consuming it.
+    pub fn cancel_requested(&self) -> bool {
+        self.cancel.is_requested()
     }
 
     /// Whether a cancel was requested since the last call (see [`CancelHandle::take_requested`]).
@@ -200,10 +225,14 @@ impl Stmt {
             .position(|&u| u == 0)
             .unwrap_or(name_len);
         let name = String::from_utf16_lossy(&name[..end]);
-        let unsigned = self
-            .col_attr_int(col, sys::Desc::Unsigned as u16)
-            .map(|v| v != 0)
-            .unwrap_or(false);
+        // Signedness only matters for integers (TINYINT is unsigned on SQL Server); one ODBC call
+        // per column per execute saved elsewhere.
+        let integer = matches!(data_type.0, -6 | 5 | 4 | -5 | -25);
+        let unsigned = integer
+            && self
+                .col_attr_int(col, sys::Desc::Unsigned as u16)
+                .map(|v| v != 0)
+                .unwrap_or(false);
         Ok(ColumnDescription {
             name,
             sql_type: data_type.0,

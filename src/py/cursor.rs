@@ -165,8 +165,12 @@ impl Cursor {
         };
         let generation = self.shared.generation.load(Ordering::Relaxed);
         let epoch = stmt.epoch();
-        if let Some(p) = &st.plan {
-            if p.epoch == epoch && p.generation == generation {
+        if let Some(p) = &mut st.plan {
+            if p.generation == generation && (p.epoch == epoch || *p.core == **core) {
+                // Same epoch, or a new result set shaped exactly like the last one (the same
+                // query executed again): the decoders, names and description still hold.
+                p.epoch = epoch;
+                p.core = core.clone();
                 return Ok(true);
             }
         }
@@ -297,7 +301,8 @@ impl Cursor {
         let mut guard = self.lock(py)?;
         let st = &mut *guard;
         st.pending = None;
-        st.plan = None;
+        // `st.plan` stays: `ensure_plan` reuses it only if the new result set has exactly the
+        // same shape (re-executing a query), and never past a converter or setting change.
         self.apply_timeout(py, st)?;
         let sizes = std::mem::take(&mut st.input_sizes);
         let stmt = self.statement(py, st)?;

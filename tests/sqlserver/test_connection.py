@@ -344,12 +344,12 @@ def test_parallel_connections_in_threads(connect, driver):
 
 
 def test_gil_released_while_the_driver_waits(connect, driver):
-    """A 2 s server stall in one thread does not block Python work on another connection."""
+    """A 3 s server stall in one thread does not block Python work on another connection."""
     slow, fast = connect(), connect()
     done = threading.Event()
 
     def stall():
-        slow.cursor().execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=2 */").fetchall()
+        slow.cursor().execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=3 */").fetchall()
         done.set()
 
     th = threading.Thread(target=stall)
@@ -359,7 +359,7 @@ def test_gil_released_while_the_driver_waits(connect, driver):
     for _ in range(20):
         assert fast.cursor().execute("SELECT * FROM peer.int_nvarchar_100").fetchall()[99][0] == 99
     elapsed = time.monotonic() - t0
-    assert not done.is_set() and elapsed < 1.8, elapsed
+    assert not done.is_set() and elapsed < 2.7, elapsed
     th.join(10)
     assert done.is_set()
 

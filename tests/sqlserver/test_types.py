@@ -534,3 +534,17 @@ def test_every_type_after_a_max_column(conn, driver):
     for i, row in enumerate(rows):
         for name, j, got in zip(names, idx, row):
             assert_same(got, EXPECTED[i][j], SQLTYPE[name], f"row {i} {name} (streamed)", driver)
+
+
+def test_bounded_columns_filled_to_capacity(conn, driver):
+    """Bound text buffers filled to the last UTF-16 unit: NVARCHAR(4000) of 2,000 emoji (4,000
+    units), NCHAR(10) of 5 emoji, a UTF-8 VARCHAR(8) of two 4-byte characters, VARCHAR(8000) of
+    8,000 'é' (CP1252), CHAR(5) padded; and 300 columns in one row."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a NVARCHAR(4000), b NCHAR(10), c VARCHAR(8) COLLATE Latin1_General_100_CI_AS_SC_UTF8, d VARCHAR(8000), e CHAR(5))")
+    vals = ("😀" * 2000, "😀" * 5, "😀😀", "é" * 8000, "€")
+    cur.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?, ?)", *vals)
+    assert tuple(cur.execute(f"SELECT a, b, c, d, e FROM {t}").fetchone()) == vals[:4] + ("€    ",)
+    row = cur.execute("SELECT " + ", ".join(f"{i} AS c{i}" for i in range(300))).fetchone()
+    assert tuple(row) == tuple(range(300)) and cur.description[299][0] == "c299"

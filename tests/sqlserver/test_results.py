@@ -393,3 +393,17 @@ def test_server_error_classes(conn, driver, sql, params, exc, natives):
     assert isinstance(ei.value, exc), repr(ei.value)
     assert ei.value.native_error in natives
     assert cur.execute("SELECT 1").fetchval() == 1
+
+
+def test_error_and_message_text_is_unicode_and_whole(conn, driver):
+    cur = conn.cursor()
+    with pytest.raises(ferrodbc.ProgrammingError) as ei:
+        cur.execute("RAISERROR(N'bad é😀 中文', 16, 1)")
+    assert "bad é😀 中文" in str(ei.value)
+    assert ei.value.diagnostics[0][:2] == ("42000", 50000)
+    assert ei.value.diagnostics[0][2].endswith("bad é😀 中文")
+    with pytest.raises(ferrodbc.ProgrammingError) as ei:
+        cur.execute("RAISERROR(N'" + "x" * 1500 + "END', 16, 1)")
+    assert "x" * 1500 + "END" in str(ei.value)  # longer than any first diagnostic buffer
+    cur.execute("PRINT N'note é😀'; SELECT 1")
+    assert cur.messages[0][1].endswith("note é😀")

@@ -16,47 +16,19 @@ import faulthandler
 import os
 import sys
 import threading
-import uuid
-from pathlib import Path
 
 import pytest
 
 import ferrodbc
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "eng" / "peers"))
-
-import synthetic  # noqa: E402,F401  (re-exported for the test modules)
-import tdspeer  # noqa: E402
-
-# (tdspeer driver key, readable test id)
-DRIVERS = [("msodbcsql", "msodbcsql18"), ("freetds", "freetds")]
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
-
-
-def missing(message: str) -> None:
-    """Skip locally, fail in CI."""
-    if in_ci():
-        pytest.fail(f"CI=true and {message}", pytrace=False)
-    pytest.skip(message)
-
-
-def require_driver(driver: str) -> None:
-    if not tdspeer.drivers_available().get(driver):
-        missing(f"ODBC driver {driver!r} is not registered with unixODBC (run eng/setup.sh)")
-
-
-def require_peer_binary() -> None:
-    if tdspeer.peer_binary() is None:
-        missing("the tds-peer binary is not built (cargo build --release -p tds-peer, or set TDS_PEER_BIN)")
-
-
-def tname(prefix: str = "t") -> str:
-    """A unique table name (the peer's database lives as long as the session's peer)."""
-    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+from sqlserver_support import (  # noqa: E402
+    DRIVERS,
+    in_ci,
+    missing,
+    require_driver,
+    require_peer_binary,
+    tdspeer,
+)
 
 
 @pytest.fixture(scope="session")
@@ -130,12 +102,6 @@ def pyodbc_connect(peer, driver):
             cn.close()
         except Exception:
             pass
-
-
-def xfail_if(request, cond: bool, reason: str) -> None:
-    """A strict xfail decided at run time (e.g. only through one driver)."""
-    if cond:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
 
 
 TEST_DEADLINE_S = float(os.environ.get("SQLSERVER_TEST_DEADLINE", "120"))

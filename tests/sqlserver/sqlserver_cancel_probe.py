@@ -1,6 +1,6 @@
 """Run cursor.cancel()-during-fetch rounds in a child process (a hang must only fail its test).
 
-usage: python cancel_probe.py CONNSTR ROUNDS
+usage: python sqlserver_cancel_probe.py CONNSTR ROUNDS
 Prints one JSON line per round: {"shape", "error", "sqlstate", "seconds", "usable"}.
 """
 

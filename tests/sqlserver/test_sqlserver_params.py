@@ -10,7 +10,8 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
-from conftest import (
+from sqlserver_support import (
+    EXECUTEMANY_FREETDS_PEER_BUG,
     tname,
     xfail_if,
 )
@@ -171,12 +172,6 @@ def test_insert_select_declared_type(request, conn, driver, sqltype, param, expe
     assert rows[1][1] is None
 
 
-EXECUTEMANY_FREETDS_PEER_BUG = (
-    "PEER BUG: FreeTDS runs a parameter array as ONE SQL batch of statements separated by a space, "
-    "no semicolon (\"INSERT INTO t VALUES (0, N's0') INSERT INTO t VALUES (1, ...) ...\", valid "
-    "T-SQL); the peer rejects it with 102 \"Incorrect syntax near 'INSERT'\" so 0 of the 1,000 rows "
-    "are inserted. The peer must split a batch into statements without requiring ';'"
-)
 
 
 def test_executemany_1000_rows(request, conn, driver):

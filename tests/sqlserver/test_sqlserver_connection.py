@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import ferrodbc
-from conftest import require_driver, require_peer_binary, synthetic, tdspeer, tname
+from sqlserver_support import require_driver, require_peer_binary, synthetic, tdspeer, tname
 
 
 def roundtrip(conn: ferrodbc.Connection) -> None:
@@ -245,7 +245,7 @@ def test_cancel_stalled_execute(conn, driver):
 
 
 CANCEL_ROUNDS = 30
-CANCEL_PROBE = Path(__file__).with_name("cancel_probe.py")
+CANCEL_PROBE = Path(__file__).with_name("sqlserver_cancel_probe.py")
 
 
 def test_cancel_big_fetch(connstr, driver):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 import ferrodbc
-from conftest import synthetic, tname
+from sqlserver_support import synthetic, tname
 
 ROWS = 30
 PREFIX = 3  # id INT, name NVARCHAR(20), val FLOAT: bound
@@ -179,8 +179,7 @@ def test_fetchval_builds_no_rows(conn, driver):
 
 def test_executemany_is_one_execute(request, conn, driver):
     """executemany sends one parameter array: one SQLExecute for 500 rows, not 500."""
-    from test_params import EXECUTEMANY_FREETDS_PEER_BUG
-    from conftest import xfail_if
+    from sqlserver_support import EXECUTEMANY_FREETDS_PEER_BUG, xfail_if
 
     xfail_if(request, driver == "freetds", EXECUTEMANY_FREETDS_PEER_BUG)
     cur = conn.cursor()

@@ -17,7 +17,7 @@ import uuid
 import pytest
 
 import ferrodbc
-from conftest import in_ci, missing, synthetic
+from sqlserver_support import in_ci, missing, synthetic
 
 pyodbc = pytest.importorskip("pyodbc") if not in_ci() else __import__("pyodbc")
 
@@ -154,7 +154,7 @@ def mssql(peer):
 @pytest.fixture
 def ferro18(peer):
     """ferrodbc through Driver 18 (mssql-python bundles the same driver)."""
-    from conftest import require_driver, tdspeer
+    from sqlserver_support import require_driver, tdspeer
 
     require_driver("msodbcsql")
     cn = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), autocommit=True)

@@ -1,0 +1,61 @@
+"""Shared helpers of the SQL Server suite (a uniquely named module: the suites run together in
+one pytest process, where every directory's conftest.py is a module named `conftest`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "eng" / "peers"))
+
+import synthetic  # noqa: E402,F401  (re-exported for the test modules)
+import tdspeer  # noqa: E402
+
+# (tdspeer driver key, readable test id)
+DRIVERS = [("msodbcsql", "msodbcsql18"), ("freetds", "freetds")]
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def missing(message: str) -> None:
+    """Skip locally, fail in CI."""
+    if in_ci():
+        pytest.fail(f"CI=true and {message}", pytrace=False)
+    pytest.skip(message)
+
+
+def require_driver(driver: str) -> None:
+    if not tdspeer.drivers_available().get(driver):
+        missing(f"ODBC driver {driver!r} is not registered with unixODBC (run eng/setup.sh)")
+
+
+def require_peer_binary() -> None:
+    if tdspeer.peer_binary() is None:
+        missing("the tds-peer binary is not built (cargo build --release -p tds-peer, or set TDS_PEER_BIN)")
+
+
+def tname(prefix: str = "t") -> str:
+    """A unique table name (the peer's database lives as long as the session's peer)."""
+    return f"{prefix}_{uuid.uuid4().hex[:12]}"
+
+
+def xfail_if(request, cond: bool, reason: str) -> None:
+    """A strict xfail decided at run time (e.g. only through one driver)."""
+    if cond:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+
+EXECUTEMANY_FREETDS_PEER_BUG = (
+    "PEER BUG: FreeTDS runs a parameter array as ONE SQL batch of statements separated by a space, "
+    "no semicolon (\"INSERT INTO t VALUES (0, N's0') INSERT INTO t VALUES (1, ...) ...\", valid "
+    "T-SQL); the peer rejects it with 102 \"Incorrect syntax near 'INSERT'\" so 0 of the 1,000 rows "
+    "are inserted. The peer must split a batch into statements without requiring ';'"
+)

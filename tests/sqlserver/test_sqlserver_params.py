@@ -254,3 +254,32 @@ def test_setinputsizes_into_declared_table(conn, driver):
 def test_param_count_mismatch_is_programming_error(conn, driver):
     with pytest.raises(ferrodbc.ProgrammingError):
         conn.cursor().execute("SELECT ?, ?", 1)
+
+
+def test_executemany_mixed_nulls_lengths_and_scales(request, conn, driver):
+    """One parameter array whose columns mix NULLs, lengths (text up to 6,000 units, binary up to
+    14,700 bytes) and Decimal scales (the column is sent at the widest scale): every row exact."""
+    import decimal
+
+    xfail_if(request, driver == "freetds", EXECUTEMANY_FREETDS_PEER_BUG)
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, s NVARCHAR(MAX), d DECIMAL(38,10), b VARBINARY(MAX), dd DATE, "
+                "g UNIQUEIDENTIFIER, f BIT, fl FLOAT, ts DATETIME2(7), big BIGINT)")
+    decs = [Decimal("1.5"), Decimal("2.25"), Decimal("-3"), Decimal("12345678901234567890.0123456789")]
+    rows = [(i,
+             None if i % 7 == 0 else ("é😀" * (i * 100) if i % 5 == 0 else f"s{i}"),
+             None if i % 6 == 0 else decs[i % 4],
+             None if i % 4 == 0 else bytes([i]) * (i * 300),
+             None if i % 3 == 0 else dt.date(2000 + i, 1, 1),
+             None if i % 2 == 0 else uuid.UUID(int=i),
+             None if i % 9 == 0 else bool(i % 2),
+             None if i % 8 == 0 else i / 3,
+             None if i % 10 == 0 else dt.datetime(2024, 1, 1, 0, 0, i, i * 1000),
+             None if i % 11 == 0 else 2**40 + i) for i in range(50)]
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    ctx = decimal.Context(prec=60)
+    exp = [tuple(v.quantize(Decimal("1E-10"), context=ctx) if isinstance(v, Decimal) else v for v in r) for r in rows]
+    got = [tuple(r) for r in cur.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()]
+    assert got == exp
+    assert all(str(r[2]).split(".")[1].__len__() == 10 for r in got if r[2] is not None)

@@ -188,3 +188,31 @@ def test_executemany_is_one_execute(request, conn, driver):
     _, c = snapshot(lambda: cur.executemany(f"INSERT INTO {t} VALUES (?, ?)", [(i, f"n{i}") for i in range(500)]))
     assert c["executes"] == 1, c
     assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 500
+
+
+def test_reused_plan_never_serves_stale_metadata(conn, driver):
+    """The same cursor re-executing differently named / sized / scaled result sets, and the same
+    query around converter and native_uuid changes: names, description and values follow."""
+    import uuid
+
+    cur = conn.cursor()
+    r1 = cur.execute("SELECT 1 AS a, N'x' AS b").fetchone()
+    r2 = cur.execute("SELECT 2 AS c, N'y' AS d").fetchone()
+    assert r1._fields == ("a", "b") and r2._fields == ("c", "d") and r2.c == 2
+    assert [d[0] for d in cur.description] == ["c", "d"]
+    assert str(cur.execute("SELECT CAST(1.25 AS DECIMAL(10,2)) AS v").fetchval()) == "1.25"
+    assert str(cur.execute("SELECT CAST(1.2345 AS DECIMAL(10,4)) AS v").fetchval()) == "1.2345"
+    assert cur.description[0][4:6] == (10, 4)
+    assert cur.execute("SELECT CAST(N'abc' AS NVARCHAR(3)) AS v").fetchval() == "abc"
+    assert cur.execute("SELECT CAST(N'abcdefghij' AS NVARCHAR(10)) AS v").fetchval() == "abcdefghij"
+    assert cur.description[0][3] == 10
+    assert cur.execute("SELECT 5 AS n").fetchval() == 5
+    conn.add_output_converter(ferrodbc.SQL_INTEGER, lambda b: "converted")
+    assert cur.execute("SELECT 5 AS n").fetchval() == "converted"
+    conn.clear_output_converters()
+    assert cur.execute("SELECT 5 AS n").fetchval() == 5
+    q = "SELECT CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS UNIQUEIDENTIFIER)"
+    conn.native_uuid = False
+    assert cur.execute(q).fetchval() == "6F9619FF-8B86-D011-B42D-00C04FC964FF"
+    conn.native_uuid = True
+    assert cur.execute(q).fetchval() == uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")

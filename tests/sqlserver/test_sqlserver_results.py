@@ -407,3 +407,15 @@ def test_error_and_message_text_is_unicode_and_whole(conn, driver):
     assert "x" * 1500 + "END" in str(ei.value)  # longer than any first diagnostic buffer
     cur.execute("PRINT N'note é😀'; SELECT 1")
     assert cur.messages[0][1].endswith("note é😀")
+
+
+def test_same_shaped_result_sets_keep_their_own_names(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SELECT 1 AS a; SELECT 2 AS b; SELECT CAST(3.5 AS DECIMAL(5,1)) AS c; SELECT CAST(4.25 AS DECIMAL(5,2)) AS d")
+    seen = []
+    while True:
+        row = cur.fetchone()
+        seen.append((cur.description[0][0], row._fields, str(row[0])))
+        if not cur.nextset():
+            break
+    assert seen == [("a", ("a",), "1"), ("b", ("b",), "2"), ("c", ("c",), "3.5"), ("d", ("d",), "4.25")]

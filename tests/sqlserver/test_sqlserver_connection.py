@@ -393,3 +393,15 @@ def test_query_timeout_applies_to_existing_cursors(conn, driver):
     assert ei.value.sqlstate == "HYT00" and time.monotonic() - t0 < 3.5
     conn.timeout = 0
     assert len(cur.execute("SELECT * FROM peer.int_nvarchar_10").fetchall()) == 10
+
+
+def test_ci_rule_missing_peer_fails_never_skips(monkeypatch):
+    """The suite's own rule: with CI=true a missing peer/driver FAILS the test; locally it skips."""
+    from sqlserver_support import missing
+
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception):
+        missing("the peer is gone")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception):
+        missing("the peer is gone")

@@ -624,3 +624,18 @@ def test_nextset_across_grown_bound_and_streamed_results(pg_conn):
     assert cur.nextset() is True
     assert cur.fetchall() == [("done",)]
     assert cur.nextset() is False
+
+
+def test_same_shaped_results_keep_their_own_names_and_scales(peer, conn):
+    """Buffers are reused when the layout matches; names, sizes and scales never are."""
+    cur = conn.cursor()
+    first = cur.execute("SELECT 1 AS a, 2 AS b").fetchone()
+    second = cur.execute("SELECT 3 AS x, 4 AS y").fetchone()
+    assert first._fields == ("a", "b") and second._fields == ("x", "y")
+    assert [d[0] for d in cur.description] == ["x", "y"]
+    assert second.x == 3 and first.a == 1
+    if peer.is_pg:
+        cur.execute("SELECT CAST(1.5 AS numeric(10,1)) AS n").fetchall()
+        row = cur.execute("SELECT CAST(1.55 AS numeric(10,2)) AS m").fetchone()
+        assert cur.description[0][0] == "m" and cur.description[0][5] == 2
+        assert row.m == decimal.Decimal("1.55")

@@ -216,3 +216,11 @@ def test_reused_plan_never_serves_stale_metadata(conn, driver):
     assert cur.execute(q).fetchval() == "6F9619FF-8B86-D011-B42D-00C04FC964FF"
     conn.native_uuid = True
     assert cur.execute(q).fetchval() == uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")
+
+
+@pytest.mark.parametrize("shape", ["lob_varbinarymax_71680k", "lob_nvarcharmax_71680k"])
+def test_lob_over_64_mib_whole_in_two_calls(conn, driver, shape):
+    """70 MiB cells (past any 64 MiB chunk cap), binary and text: whole, in 2 SQLGetData calls."""
+    rows, c = snapshot(lambda: conn.cursor().execute(f"SELECT * FROM peer.{shape}_1").fetchall())
+    assert tuple(rows[0]) == synthetic.row(shape, 0)
+    assert c["getdata_calls"] == 2, c

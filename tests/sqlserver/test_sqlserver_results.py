@@ -431,3 +431,13 @@ def test_many_messages_are_all_kept(conn, driver):
     cur.execute("; ".join(f"PRINT 'm{i}'" for i in range(100)) + "; SELECT 1")
     assert [m[1].rsplit("]", 1)[-1] for m in cur.messages] == [f"m{i}" for i in range(100)]
     assert cur.fetchval() == 1
+
+
+def test_fetch_without_result_set_is_programming_error(conn, driver):
+    cur = conn.cursor()
+    cur.execute("SET NOCOUNT ON")
+    assert cur.description is None
+    for fetch in (cur.fetchall, cur.fetchone, lambda: cur.fetchmany(3)):
+        with pytest.raises(ferrodbc.ProgrammingError):
+            fetch()
+    assert cur.nextset() is False

@@ -405,3 +405,25 @@ def test_ci_rule_missing_peer_fails_never_skips(monkeypatch):
     monkeypatch.setenv("CI", "")
     with pytest.raises(pytest.skip.Exception):
         missing("the peer is gone")
+
+
+@pytest.mark.parametrize("password", ["p;w}d {x} =y", "a=b"], ids=["braced", "plain"])
+def test_connect_keyword_quoting(driver, password):
+    """connect(cs, PWD=...) quotes a value with ; { } or spaces as {...} with }} escaping (the
+    ODBC rule). Driver 18 accepts it. DRIVER DIFFERENCE: FreeTDS 1.3 rejects any braced value
+    (pyodbc with the same braced string fails the same way), so through FreeTDS only plain values
+    work."""
+    require_driver(driver)
+    require_peer_binary()
+    with tdspeer.start_peer(extra_args=["--password", password]) as p:
+        base = ";".join(x for x in tdspeer.conn_str(p, driver).split(";") if not x.startswith("PWD="))
+        if driver == "freetds" and password != "a=b":
+            with pytest.raises(ferrodbc.DatabaseError) as ei:
+                ferrodbc.connect(base, PWD=password, timeout=10)
+            assert ei.value.native_error == 18456
+            return
+        with ferrodbc.connect(base, PWD=password, timeout=10) as conn:
+            assert conn.cursor().execute("SELECT 1").fetchval() == 1
+        with pytest.raises(ferrodbc.DatabaseError) as ei:
+            ferrodbc.connect(base, PWD=password + "x", timeout=10)
+        assert ei.value.native_error == 18456

@@ -522,9 +522,8 @@ impl Batch {
                 };
             }
         };
-        let (warnings, errors): (Vec<_>, Vec<_>) = error_records
-            .into_iter()
-            .partition(|d| d.sqlstate.starts_with("01"));
+        let (warnings, errors): (Vec<_>, Vec<_>) =
+            error_records.into_iter().partition(|d| !d.is_error());
         let mut fetched = Fetched {
             rows: reported,
             error: None,

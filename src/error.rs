@@ -75,7 +75,7 @@ impl Error {
         match self {
             Error::Odbc { records, .. } => records
                 .iter()
-                .find(|r| !r.sqlstate.starts_with("01"))
+                .find(|r| r.is_error())
                 .or_else(|| records.first()),
             _ => None,
         }
@@ -107,12 +107,12 @@ impl Error {
                 // A connect that failed with nothing but warnings: unixODBC reports a driver
                 // library it cannot load as 01000 "Can't open lib". The interface is broken,
                 // not the database.
-                Some(state) if *function == "SQLDriverConnect" && state.starts_with("01") => {
+                Some(state) if *function == "SQLDriverConnect" && !is_error_state(state) => {
                     ErrorClass::Interface
                 }
                 // A failed call that left only warnings: FreeTDS reports a lost link this way
                 // (01000, native 20017 "Unexpected EOF from the server").
-                Some(state) if state.starts_with("01") => ErrorClass::Operational,
+                Some(state) if !is_error_state(state) => ErrorClass::Operational,
                 Some(state) => class_for_sqlstate(state),
                 // No diagnostics at all: the driver is confused; the connection may be dead.
                 None if *function == "SQLDriverConnect" => ErrorClass::Interface,
@@ -134,6 +134,11 @@ impl Error {
             && matches!(self.native_error(), Some(20004 | 20006 | 20017));
         freetds_link || matches!(self.sqlstate(), Some("08S01" | "08003" | "08007"))
     }
+}
+
+/// Whether an SQLSTATE names a failure (not class 00 success / 01 warning).
+fn is_error_state(state: &str) -> bool {
+    !(state.starts_with("01") || state.starts_with("00"))
 }
 
 /// SQLSTATE → PEP 249 class, longest prefix first (the ODBC table pyodbc and psycopg agree on).

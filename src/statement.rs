@@ -146,10 +146,24 @@ impl Statement {
         }
     }
 
-    fn note(&mut self, outcome: Outcome) {
-        if outcome == Outcome::SuccessWithInfo {
-            self.messages.extend(self.stmt.diagnostics());
+    /// Collect the records a successful call left: warnings and informational messages (class
+    /// 01: PRINT, low-severity RAISERROR) go to `messages`; an error record means part of the
+    /// work failed even though the call "succeeded" (FreeTDS reports a rejected statement of an
+    /// executemany batch this way) and is raised. FreeTDS also leaves PRINT messages behind a
+    /// plain SQL_SUCCESS from SQLMoreResults, so `always` reads the records whatever the code.
+    fn note(&mut self, outcome: Outcome, function: &'static str, always: bool) -> Result<()> {
+        if outcome == Outcome::SuccessWithInfo || (always && outcome == Outcome::Success) {
+            let (warnings, errors): (Vec<_>, Vec<_>) = self
+                .stmt
+                .diagnostics()
+                .into_iter()
+                .partition(|d| !d.is_error());
+            self.messages.extend(warnings);
+            if !errors.is_empty() {
+                return Err(crate::Error::odbc(function, errors));
+            }
         }
+        Ok(())
     }
 
     /// Leave the current result set (if any) and forget everything about it.
@@ -206,7 +220,7 @@ impl Statement {
             let bound = single_row(params, sizes, self.backend)?;
             self.exec_bound(sql, bound)?
         };
-        self.note(outcome);
+        self.note(outcome, "SQLExecDirect", false)?;
         self.enter_result(outcome)
     }
 
@@ -273,7 +287,7 @@ impl Statement {
         match array {
             Some(bound) => {
                 let outcome = self.exec_bound(sql, bound)?;
-                self.note(outcome);
+                self.note(outcome, "SQLExecDirect", false)?;
                 let n = self.drain_counts(outcome)?;
                 add(n, &mut total);
             }
@@ -282,7 +296,7 @@ impl Statement {
                     self.stmt.close_cursor()?;
                     let bound = single_row(row, sizes, self.backend)?;
                     let outcome = self.exec_bound(sql, bound)?;
-                    self.note(outcome);
+                    self.note(outcome, "SQLExecDirect", false)?;
                     let n = self.drain_counts(outcome)?;
                     add(n, &mut total);
                 }
@@ -309,7 +323,7 @@ impl Statement {
                 if o == Outcome::NoData {
                     break;
                 }
-                self.note(o);
+                self.note(o, "SQLMoreResults", true)?;
                 let n = self.stmt.row_count()?;
                 if n >= 0 {
                     total += n;
@@ -569,7 +583,7 @@ impl Statement {
         if outcome == Outcome::NoData {
             return Ok(false);
         }
-        self.note(outcome);
+        self.note(outcome, "SQLMoreResults", true)?;
         self.enter_result(outcome)?;
         Ok(true)
     }

@@ -17,6 +17,14 @@ pub struct Diagnostic {
     pub message: String,
 }
 
+impl Diagnostic {
+    /// Whether the record reports a failure. Class 01 (warnings: PRINT, low-severity RAISERROR)
+    /// and 00 (psqlODBC files its NOTICEs as 00000) are messages, not errors.
+    pub fn is_error(&self) -> bool {
+        !(self.sqlstate.starts_with("01") || self.sqlstate.starts_with("00"))
+    }
+}
+
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -28,14 +36,15 @@ impl std::fmt::Display for Diagnostic {
 }
 
 /// Read every diagnostic record of `handle`. Stops at the first record number the driver does not
-/// have. Bounded to 64 records so a misbehaving driver cannot keep us here.
+/// have. Bounded to 32,767 records (the i16 record number) so a misbehaving driver cannot keep
+/// us here; a procedure printing 100 messages gets all 100 (pyodbc keeps them all too).
 pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     // 4,096 units at least: psqlODBC does not report truncation (SQL_SUCCESS with the first 511
     // units, the rest handed out as extra "records", garbled where a piece cuts a multi-byte
     // character); with this size it returns one whole record (it caps at 4,096).
     let mut message: Vec<u16> = vec![0; 8192];
-    for record in 1..=64i16 {
+    for record in 1..=i16::MAX {
         let mut state = [0u16; 6];
         let mut native = 0i32;
         let mut len: i16 = 0;

@@ -49,11 +49,15 @@ pub struct ColumnDescription {
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
 /// can never reach a freed handle.
 #[derive(Clone, Default)]
-pub struct CancelHandle(
-    Arc<Mutex<Option<RawStmt>>>,
-    Arc<AtomicBool>,
-    Arc<AtomicBool>,
-);
+pub struct CancelHandle {
+    handle: Arc<Mutex<Option<RawStmt>>>,
+    /// `cancel()` was called since the last execute.
+    requested: Arc<AtomicBool>,
+    /// Only record requests outside executes (see `set_cooperative`).
+    cooperative: Arc<AtomicBool>,
+    /// The statement is inside SQLExecDirect.
+    executing: Arc<AtomicBool>,
+}
 
 #[derive(Clone, Copy)]
 struct RawStmt(HStmt);
@@ -67,26 +71,34 @@ impl CancelHandle {
     /// on another thread: FreeTDS 1.3 hung in SQLFetch or corrupted its heap (glibc malloc
     /// assertion, through pyodbc too) when cancelled mid-fetch against the TDS peer.
     pub fn set_cooperative(&self, on: bool) {
-        self.2.store(on, Ordering::SeqCst);
+        self.cooperative.store(on, Ordering::SeqCst);
+    }
+
+    /// Mark the statement as inside an execute (where even a cooperative driver takes a real
+    /// SQLCancel: FreeTDS interrupts a stalled execute fine, pyodbc does the same) or not.
+    /// Changed under the handle's lock, so a cancel never straddles the transition.
+    fn set_executing(&self, on: bool) {
+        let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        self.executing.store(on, Ordering::SeqCst);
     }
 
     /// Whether a cancel is pending (without consuming it).
     pub fn is_requested(&self) -> bool {
-        self.1.load(Ordering::SeqCst)
+        self.requested.load(Ordering::SeqCst)
     }
 
     /// Whether `cancel` was called since the last take: drivers report the
     /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
     /// 24000), so the engine remembers that it asked.
     pub fn take_requested(&self) -> bool {
-        self.1.swap(false, Ordering::SeqCst)
+        self.requested.swap(false, Ordering::SeqCst)
     }
 
     /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed.
     pub fn cancel(&self) -> Result<()> {
-        let guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        self.1.store(true, Ordering::SeqCst);
-        if self.2.load(Ordering::SeqCst) {
+        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        self.requested.store(true, Ordering::SeqCst);
+        if self.cooperative.load(Ordering::SeqCst) && !self.executing.load(Ordering::SeqCst) {
             return Ok(());
         }
         if let Some(RawStmt(h)) = *guard {
@@ -120,7 +132,7 @@ impl Stmt {
         dbc.check(ret, "SQLAllocHandle(STMT)")?;
         let handle = handle.as_hstmt();
         let cancel = CancelHandle::default();
-        *cancel.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(RawStmt(handle));
+        *cancel.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(RawStmt(handle));
         Ok(Stmt { handle, cancel })
     }
 
@@ -155,8 +167,10 @@ impl Stmt {
     pub fn exec_direct(&mut self, sql: &str) -> Result<Outcome> {
         let wide = to_wide(sql);
         counters::bump(&counters::EXECUTES);
+        self.cancel.set_executing(true);
         // SAFETY: text valid for its length; bound parameters (if any) are kept alive by the caller.
         let ret = unsafe { sys::SQLExecDirectW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        self.cancel.set_executing(false);
         self.check(ret, "SQLExecDirect")
     }
 
@@ -422,7 +436,7 @@ impl Stmt {
 
 impl Drop for Stmt {
     fn drop(&mut self) {
-        let mut guard = self.cancel.0.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.cancel.handle.lock().unwrap_or_else(|e| e.into_inner());
         *guard = None;
         // SAFETY: the handle is valid; after this no pointer into it is used (the cancel slot was
         // cleared under the same lock). A failure is ignored: leaking beats a panic in drop.

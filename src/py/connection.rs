@@ -26,12 +26,24 @@ pub struct ConnShared {
     pub timeout: AtomicUsize,
     /// uniqueidentifier as `uuid.UUID` (default) or upper-case `str` (pyodbc's old default).
     pub native_uuid: AtomicBool,
+    /// The link died (a communication-link error was seen): every later call on this
+    /// connection's cursors is an OperationalError, not whatever state the driver is left in.
+    pub lost: AtomicBool,
 }
 
 impl ConnShared {
     pub fn bump(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
     }
+    /// Note a connection loss in `e` (the plan generation moves, later calls fail fast).
+    pub fn track(&self, e: crate::Error) -> crate::Error {
+        if e.is_connection_loss() {
+            self.lost.store(true, Ordering::Release);
+            self.bump();
+        }
+        e
+    }
+
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
@@ -86,6 +98,7 @@ impl Connection {
                 dbms,
                 timeout: AtomicUsize::new(0),
                 native_uuid: AtomicBool::new(true),
+                lost: AtomicBool::new(false),
             }),
         })
     }

@@ -133,6 +133,11 @@ impl Cursor {
         if self.shared.is_closed() {
             return Err(programming("The cursor's connection has been closed."));
         }
+        if self.shared.lost.load(Ordering::Acquire) {
+            return Err(super::errors::OperationalError::new_err(
+                "The connection to the database was lost; open a new connection.",
+            ));
+        }
         Ok(guard)
     }
 
@@ -231,7 +236,7 @@ impl Cursor {
         let mut out: Vec<Py<PyAny>> = Vec::new();
         while out.len() < max {
             if stmt.needs_fetch() {
-                if let Err(e) = py.detach(|| stmt.fill()) {
+                if let Err(e) = py.detach(|| stmt.fill()).map_err(|e| self.shared.track(e)) {
                     let err = super::errors::to_pyerr(py, e);
                     if out.is_empty() {
                         return Err(err);
@@ -307,10 +312,7 @@ impl Cursor {
         let sizes = std::mem::take(&mut st.input_sizes);
         let stmt = self.statement(py, st)?;
         if let Err(e) = py.detach(|| op(stmt, &sizes)) {
-            if e.is_connection_loss() {
-                self.shared.bump();
-            }
-            return Err(super::errors::to_pyerr(py, e));
+            return Err(super::errors::to_pyerr(py, self.shared.track(e)));
         }
         self.ensure_plan(py, st)?;
         Ok(())
@@ -339,7 +341,9 @@ impl Cursor {
         let stmt = stmt.as_mut().expect("checked by require_results");
         let plan = plan.as_ref().expect("checked by require_results");
         if stmt.needs_fetch() {
-            py.detach(|| stmt.fill()).py(py)?;
+            py.detach(|| stmt.fill())
+                .map_err(|e| self.shared.track(e))
+                .py(py)?;
         }
         if stmt.buffered() == 0 {
             return Ok(None);
@@ -503,7 +507,9 @@ impl Cursor {
         let stmt = st.stmt.as_mut().expect("checked");
         let plan = st.plan.as_ref().expect("checked");
         if stmt.needs_fetch() {
-            py.detach(|| stmt.fill()).py(py)?;
+            py.detach(|| stmt.fill())
+                .map_err(|e| self.shared.track(e))
+                .py(py)?;
         }
         if stmt.buffered() == 0 {
             return Ok(None);
@@ -535,7 +541,10 @@ impl Cursor {
         let Some(stmt) = st.stmt.as_mut() else {
             return Ok(false);
         };
-        let more = py.detach(|| stmt.next_result()).py(py)?;
+        let more = py
+            .detach(|| stmt.next_result())
+            .map_err(|e| self.shared.track(e))
+            .py(py)?;
         if more {
             self.ensure_plan(py, st)?;
         }

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import ferrodbc
-from sqlserver_support import require_driver, require_peer_binary, synthetic, tdspeer, tname, xfail_if
+from sqlserver_support import require_driver, require_peer_binary, synthetic, tdspeer, tname
 
 
 def roundtrip(conn: ferrodbc.Connection) -> None:
@@ -233,13 +233,6 @@ def test_context_manager_commits_or_rolls_back(connect, driver, connstr):
 
 def test_cancel_stalled_execute(request, conn, driver):
     """cancel() while the server has not answered yet (a 5 s stall) interrupts the execute."""
-    xfail_if(request, driver == "freetds", (
-        "BUG: since the cooperative FreeTDS cancel (4fddf31: no SQLCancel against a call in flight), "
-        "cancel() cannot interrupt a statement waiting on the server: with fault:stall=5 execute "
-        "returns OperationalError HY008 only after the full 5 s instead of ~0.5 s. pyodbc through "
-        "the same FreeTDS interrupts it in 0.51 s (SQLCancel during SQLExecDirect works; only "
-        "SQLCancel against an in-flight SQLFetch hung FreeTDS), so execute-time cancel should "
-        "still call SQLCancel"))
     cur = conn.cursor()
     threading.Timer(0.5, cur.cancel).start()
     t0 = time.monotonic()

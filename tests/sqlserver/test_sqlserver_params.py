@@ -200,10 +200,6 @@ def test_executemany_single_row_set(conn, driver):
 
 def test_executemany_error_is_raised(request, conn, driver):
     """A server error on a parameter array raises; it must not end up as a mere message."""
-    xfail_if(request, driver == "freetds", (
-        "BUG: through FreeTDS, executemany with several rows whose batch the server rejects "
-        "(42000, native 102) returns normally: the error only lands in cursor.messages and rowcount "
-        "is -1, so the caller believes the rows were written; executemany must raise ProgrammingError"))
     cur = conn.cursor()
     t = tname()
     cur.execute(f"CREATE TABLE {t} (id INT)")

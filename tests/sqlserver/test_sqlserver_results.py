@@ -235,11 +235,6 @@ def test_dropped_connection_mid_stream_is_operational_error(request, connect, dr
 def test_lost_connection_stays_operational_error(request, connect, driver):
     """After the link is gone every further use of the connection (same cursor or a new one)
     raises OperationalError, not an unrelated error; other connections are unaffected."""
-    xfail_if(request, driver == "freetds", (
-        "BUG: through FreeTDS, after a connection dropped mid-stream (raised as OperationalError "
-        "20017), executing on a NEW cursor of that connection raises ProgrammingError 24000 "
-        "'Invalid cursor state' (the same cursor gets OperationalError 08S01); the engine already "
-        "counts the connection as lost and should raise OperationalError for any further use"))
     conn = connect()
     cur = conn.cursor()
     cur.execute("SELECT * FROM peer.mixed_100000 /* fault:drop_after=500 */")
@@ -421,11 +416,6 @@ def test_same_shaped_result_sets_keep_their_own_names(conn, driver):
     assert seen == [("a", ("a",), "1"), ("b", ("b",), "2"), ("c", ("c",), "3.5"), ("d", ("d",), "4.25")]
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "BUG: cursor.messages keeps only the first 64 messages of a statement: 100 PRINTs before a "
-    "SELECT give 64 (m0..m63), the rest are dropped silently (src/odbc/diag.rs reads at most 64 "
-    "diagnostic records); pyodbc through the same drivers returns all 100. Read records until "
-    "SQL_NO_DATA (a bound in the thousands still guards against a looping driver)"))
 def test_many_messages_are_all_kept(conn, driver):
     cur = conn.cursor()
     cur.execute("; ".join(f"PRINT 'm{i}'" for i in range(100)) + "; SELECT 1")

@@ -43,7 +43,7 @@ pub struct Statement {
     /// Rows `pos..len` of the batch are fetched but not yet handed out.
     pos: usize,
     len: usize,
-    /// The driver said (by a partial row array or SQL_NO_DATA) that the result set is over.
+    /// The driver said (SQL_NO_DATA, an error, or a cancel) that the result set is over.
     exhausted: bool,
     /// A full row array came back: the next fetch uses a larger one.
     grow_next: bool,

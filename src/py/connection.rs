@@ -264,6 +264,11 @@ impl Connection {
     /// Close the connection: every cursor's statement is freed first, the open transaction is
     /// rolled back, then the link is closed. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
+        if super::cursor::in_cursor_call() {
+            return Err(programming(
+                "Cannot close the connection from a callback (e.g. an output converter) running inside a cursor call.",
+            ));
+        }
         {
             let _guard = self.shared.lock_conn(py);
             self.shared.closed.store(true, Ordering::Release);

@@ -75,7 +75,19 @@ impl std::ops::DerefMut for Guard<'_> {
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         self.owner.store(0, Ordering::Release);
+        IN_CURSOR_CALL.with(|n| n.set(n.get() - 1));
     }
+}
+
+thread_local! {
+    /// How many cursor states this thread holds (its calls nest only through callbacks).
+    static IN_CURSOR_CALL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether this thread is inside a cursor call (so a callback is running, e.g. a converter):
+/// closing the connection from there would wait on that very cursor.
+pub fn in_cursor_call() -> bool {
+    IN_CURSOR_CALL.with(|n| n.get() > 0)
 }
 
 /// A per-thread token (the address of a thread-local).
@@ -118,6 +130,7 @@ impl Cursor {
             .lock_py_attached(py)
             .unwrap_or_else(|e| e.into_inner());
         self.owner.store(me, Ordering::Release);
+        IN_CURSOR_CALL.with(|n| n.set(n.get() + 1));
         Ok(Guard {
             inner,
             owner: &self.owner,

@@ -446,14 +446,6 @@ print("closed", conn.closed, flush=True)
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: Connection.close() called from an output converter deadlocks: close() locks "
-    "every cursor's state with lock_py_attached, including the cursor whose fetch (holding "
-    "that lock on this same thread) is running the converter. Cursor methods now detect this "
-    "re-entrancy ('The cursor is busy'); Connection.close does not",
-    raises=subprocess.TimeoutExpired,
-)
 def test_closing_the_connection_from_a_converter_does_not_hang(sqlite):
     proc = subprocess.run(
         [sys.executable, "-c", CLOSE_FROM_CONVERTER_SCRIPT, sqlite.connstr],

@@ -201,6 +201,16 @@ const STARTERS: &[&str] = &[
     "SAVE",
 ];
 
+/// Whether `word` begins a statement (batch splitting).
+pub(crate) fn is_starter(word: &str) -> bool {
+    STARTERS.iter().any(|k| word.eq_ignore_ascii_case(k))
+}
+
+/// Whether `word` begins the body of an IF/WHILE: any starter except USE and SAVE.
+pub(crate) fn is_body_starter(word: &str) -> bool {
+    !word.eq_ignore_ascii_case("USE") && !word.eq_ignore_ascii_case("SAVE") && is_starter(word)
+}
+
 /// Splits a batch into statements at top-level `;` and at line starts that begin a new
 /// statement (T-SQL needs no separators). `INSERT … SELECT`, `UNION SELECT`, CTE bodies and
 /// `BEGIN TRAN` stay together.
@@ -251,7 +261,7 @@ pub fn split(toks: &[Tok]) -> Vec<Vec<Tok>> {
                 if depth == 0
                     && block == 0
                     && after_newline
-                    && STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k))
+                    && is_starter(w)
                     && starts_new(&cur, w) =>
             {
                 push_stmt(&mut stmts, &mut cur);
@@ -296,11 +306,7 @@ fn starts_new(cur: &[Tok], w: &str) -> bool {
             match t {
                 Tok::Punct('(') => d += 1,
                 Tok::Punct(')') => d -= 1,
-                Tok::Word(x)
-                    if d == 0
-                        && (STARTERS.iter().any(|k| x.eq_ignore_ascii_case(k))
-                            || x.eq_ignore_ascii_case("BEGIN")) =>
-                {
+                Tok::Word(x) if d == 0 && (is_starter(x) || x.eq_ignore_ascii_case("BEGIN")) => {
                     body = true
                 }
                 _ => {}

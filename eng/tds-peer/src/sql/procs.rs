@@ -848,32 +848,6 @@ pub fn is_create_proc(toks: &[Tok]) -> bool {
             .any(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
 }
 
-const BODY_STARTERS: &[&str] = &[
-    "SELECT",
-    "INSERT",
-    "UPDATE",
-    "DELETE",
-    "CREATE",
-    "DROP",
-    "ALTER",
-    "PRINT",
-    "RAISERROR",
-    "THROW",
-    "SET",
-    "BEGIN",
-    "COMMIT",
-    "ROLLBACK",
-    "EXEC",
-    "EXECUTE",
-    "TRUNCATE",
-    "DECLARE",
-    "IF",
-    "WHILE",
-    "RETURN",
-    "WITH",
-    "WAITFOR",
-];
-
 /// (condition, body, ELSE body)
 type Branches = (Vec<Tok>, Vec<Tok>, Option<Vec<Tok>>);
 
@@ -891,12 +865,7 @@ fn split_condition(toks: &[Tok], allow_else: bool) -> Result<Branches, StmtErr> 
         match t {
             Tok::Punct('(') => d += 1,
             Tok::Punct(')') => d -= 1,
-            Tok::Word(w)
-                if d == 0
-                    && b == 0
-                    && body.is_none()
-                    && BODY_STARTERS.iter().any(|k| w.eq_ignore_ascii_case(k)) =>
-            {
+            Tok::Word(w) if d == 0 && b == 0 && body.is_none() && lexer::is_body_starter(w) => {
                 body = Some(i);
                 if w.eq_ignore_ascii_case("BEGIN")
                     && !toks[i + 1..]

@@ -713,20 +713,10 @@ impl Engine {
             .iter()
             .rposition(|t| t.is_punct(')'))
             .unwrap_or(toks.len());
-        let mut args: Vec<Vec<Tok>> = vec![Vec::new()];
-        let mut d = 0;
-        for t in &toks[open + 1..close] {
-            match t {
-                Tok::Punct('(') => d += 1,
-                Tok::Punct(')') => d -= 1,
-                Tok::Punct(',') if d == 0 => {
-                    args.push(Vec::new());
-                    continue;
-                }
-                _ => {}
-            }
-            args.last_mut().unwrap().push(t.clone());
-        }
+        let args: Vec<Vec<Tok>> = super::lexer::split_commas(&toks[open + 1..close])
+            .into_iter()
+            .map(<[Tok]>::to_vec)
+            .collect();
         if args.len() < 3 {
             return Err(StmtErr::Sql(SqlError::syntax(
                 "Incorrect syntax near 'RAISERROR'.",

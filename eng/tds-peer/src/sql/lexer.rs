@@ -340,6 +340,26 @@ fn push_stmt(stmts: &mut Vec<Vec<Tok>>, cur: &mut Vec<Tok>) {
     }
 }
 
+/// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
+pub(crate) fn split_commas(toks: &[Tok]) -> Vec<&[Tok]> {
+    let mut out = Vec::new();
+    let mut d = 0;
+    let mut s = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            Tok::Punct(',') if d == 0 => {
+                out.push(&toks[s..i]);
+                s = i + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&toks[s..]);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,22 +34,11 @@ fn sig(toks: &[Tok]) -> Vec<&Tok> {
 }
 
 fn split_commas(toks: &[Tok]) -> Vec<Vec<Tok>> {
-    let mut out = vec![Vec::new()];
-    let mut d = 0;
-    for t in toks {
-        match t {
-            Tok::Punct('(') => d += 1,
-            Tok::Punct(')') => d -= 1,
-            Tok::Punct(',') if d == 0 => {
-                out.push(Vec::new());
-                continue;
-            }
-            _ => {}
-        }
-        out.last_mut().unwrap().push(t.clone());
-    }
-    out.retain(|p| p.iter().any(|t| !t.is_space()));
-    out
+    lexer::split_commas(toks)
+        .into_iter()
+        .filter(|p| p.iter().any(|t| !t.is_space()))
+        .map(<[Tok]>::to_vec)
+        .collect()
 }
 
 fn text(toks: &[&Tok]) -> String {

@@ -2,7 +2,7 @@
 //! the main SELECT list whose SQL Server type is evident from the text (CAST/CONVERT target,
 //! a parameter's declared type, GETDATE(), a literal), remember that type.
 
-use super::lexer::Tok;
+use super::lexer::{Tok, split_commas};
 use crate::conv;
 use crate::types::Ty;
 
@@ -42,26 +42,6 @@ fn matching(toks: &[Tok], open: usize) -> Option<usize> {
 
 fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
     (from..toks.len()).find(|&i| !toks[i].is_space())
-}
-
-/// Splits at depth-0 commas.
-fn split_commas(toks: &[Tok]) -> Vec<&[Tok]> {
-    let mut out = Vec::new();
-    let mut d = 0;
-    let mut s = 0;
-    for (i, t) in toks.iter().enumerate() {
-        match t {
-            Tok::Punct('(') => d += 1,
-            Tok::Punct(')') => d -= 1,
-            Tok::Punct(',') if d == 0 => {
-                out.push(&toks[s..i]);
-                s = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&toks[s..]);
-    out
 }
 
 fn text_of(toks: &[Tok]) -> String {

@@ -63,6 +63,8 @@ pub struct Statement {
     rows_served: u64,
     row_count: isize,
     messages: Vec<Diagnostic>,
+    /// Output parameter values of the last execute, once its last result has been read.
+    outputs: Option<Vec<(usize, ParamValue)>>,
     /// Bumped on every result-set transition (execute, nextset, close). Plans built by the
     /// binding layer remember the epoch they were built under and are never used past it.
     epoch: u64,
@@ -85,6 +87,7 @@ impl Statement {
             rows_served: 0,
             row_count: -1,
             messages: Vec::new(),
+            outputs: None,
             epoch: 0,
             batch_plan: None,
             deferred: None,
@@ -186,6 +189,7 @@ impl Statement {
         }
         self.epoch += 1;
         self.messages.clear();
+        self.outputs = None;
         self.row_count = -1;
         self.plan = None;
         self.pos = 0;
@@ -346,7 +350,7 @@ impl Statement {
             // e.g. an UPDATE that matched nothing, on drivers that say so with SQL_NO_DATA.
             self.row_count = self.stmt.row_count().unwrap_or(0).max(0);
             self.exhausted = true;
-            return Ok(());
+            return self.results_done();
         }
         let ncols = self.stmt.num_result_cols()?;
         if ncols == 0 {
@@ -581,11 +585,26 @@ impl Statement {
         self.row_count = -1;
         let outcome = self.stmt.more_results()?;
         if outcome == Outcome::NoData {
+            self.results_done()?;
             return Ok(false);
         }
         self.note(outcome, "SQLMoreResults", true)?;
         self.enter_result(outcome)?;
         Ok(true)
+    }
+
+    /// Every result of the execution has been read: the driver has stored the output parameters.
+    fn results_done(&mut self) -> Result<()> {
+        if let Some(params) = self.params.as_ref().filter(|p| p.has_outputs()) {
+            self.outputs = Some(params.read_outputs()?);
+        }
+        Ok(())
+    }
+
+    /// Output parameter values of the last execute (parameter index, value): `None` until its
+    /// last result has been read (`next_result` returned false), and after they were taken.
+    pub fn take_outputs(&mut self) -> Option<Vec<(usize, ParamValue)>> {
+        self.outputs.take()
     }
 
     /// Close the cursor: discard pending results (the driver sends ATTENTION if rows are still

@@ -363,6 +363,7 @@ impl Stmt {
     pub unsafe fn bind_parameter(
         &mut self,
         number: u16,
+        direction: ParamType,
         c_type: CDataType,
         sql_type: i16,
         column_size: usize,
@@ -376,7 +377,7 @@ impl Stmt {
             sys::SQLBindParameter(
                 self.handle,
                 number,
-                ParamType::Input,
+                direction,
                 c_type,
                 SqlDataType(sql_type),
                 column_size,

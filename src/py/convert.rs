@@ -432,7 +432,7 @@ fn py_bytes(py: Python<'_>, v: &[u8]) -> PyResult<*mut ffi::PyObject> {
     })
 }
 
-fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {
+pub(super) fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {
     Ok(PyTime::new(
         py,
         t.hour as u8,
@@ -444,7 +444,7 @@ fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {
     .into_ptr())
 }
 
-fn datetime_obj(
+pub(super) fn datetime_obj(
     py: Python<'_>,
     ts: decode::Timestamp,
     tz: Option<&Bound<'_, PyTzInfo>>,

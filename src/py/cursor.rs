@@ -3,6 +3,7 @@
 use super::connection::{ConnShared, Connection};
 use super::convert::{PyPlan, build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
+use super::output::Output;
 use super::params::{to_input_size, to_param};
 use crate::odbc::CancelHandle;
 use crate::params::{InputSize, ParamValue, count_markers};
@@ -25,11 +26,21 @@ pub struct CursorState {
     /// An error found after some rows were already delivered: raised by the next fetch.
     pending: Option<PyErr>,
     applied_timeout: usize,
+    /// `Output` parameters of the last execute, by parameter index: filled when its last result
+    /// set has been read.
+    outputs: Vec<(usize, Py<Output>)>,
 }
 
 impl CursorState {
+    /// The last execute's results are gone: its unfilled outputs never will be.
+    fn discard_outputs(&mut self) {
+        for (_, out) in self.outputs.drain(..) {
+            out.get().discard();
+        }
+    }
     /// Free the statement (connection close): the cursor is unusable afterwards.
     pub fn release(&mut self) {
+        self.discard_outputs();
         self.plan = None;
         self.stmt = None;
         self.closed = true;
@@ -314,20 +325,47 @@ impl Cursor {
     fn run(
         &self,
         py: Python<'_>,
+        outputs: Vec<(usize, Py<Output>)>,
         op: impl FnOnce(&mut Statement, &[InputSize]) -> crate::Result<()> + Send,
     ) -> PyResult<()> {
         let mut guard = self.lock(py)?;
         let st = &mut *guard;
         st.pending = None;
+        st.discard_outputs();
+        for (_, out) in &outputs {
+            out.get().reset();
+        }
+        st.outputs = outputs;
         // `st.plan` stays: `ensure_plan` reuses it only if the new result set has exactly the
         // same shape (re-executing a query), and never past a converter or setting change.
         self.apply_timeout(py, st)?;
         let sizes = std::mem::take(&mut st.input_sizes);
         let stmt = self.statement(py, st)?;
         if let Err(e) = py.detach(|| op(stmt, &sizes)) {
+            st.discard_outputs();
             return Err(super::errors::to_pyerr(py, self.shared.track(e)));
         }
+        self.deliver_outputs(py, st)?;
         self.ensure_plan(py, st)?;
+        Ok(())
+    }
+
+    /// Hand output parameter values to their `Output` objects once the statement has them.
+    fn deliver_outputs(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
+        let Some(values) = st.stmt.as_mut().and_then(Statement::take_outputs) else {
+            return Ok(());
+        };
+        let errors = *self
+            .shared
+            .text_errors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        for (index, value) in values {
+            if let Some((_, out)) = st.outputs.iter().find(|(i, _)| *i == index) {
+                out.get().set_value(py, &value, errors)?;
+            }
+        }
+        st.outputs.clear();
         Ok(())
     }
 
@@ -337,6 +375,7 @@ impl Cursor {
         let st = &mut *guard;
         st.pending = None;
         st.plan = None;
+        st.discard_outputs();
         if let Some(stmt) = st.stmt.as_mut() {
             py.detach(|| stmt.close()).py(py)?;
         }
@@ -412,6 +451,66 @@ fn convert_row(seq: &Bound<'_, PyAny>) -> PyResult<Vec<ParamValue>> {
     Ok(out)
 }
 
+/// The `Output` objects among one row of parameters, by index.
+fn outputs_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, Py<Output>)>> {
+    let mut out = Vec::new();
+    for (i, item) in seq.try_iter()?.enumerate() {
+        if let Ok(o) = item?.cast_into::<Output>() {
+            out.push((i, o.unbind()));
+        }
+    }
+    Ok(out)
+}
+
+/// A procedure name for `{CALL ...}`: dot-separated parts, each a regular identifier, a
+/// `[bracketed]` one (`]]` escapes `]`) or a `"quoted"` one. It is spliced into SQL, so anything
+/// else (a `;`, a comment, a parenthesis) is refused.
+fn check_procname(name: &str) -> PyResult<()> {
+    let bad = || programming(format!("callproc: {name:?} is not a procedure name"));
+    let b: Vec<char> = name.chars().collect();
+    let mut i = 0;
+    loop {
+        match b.get(i) {
+            Some('[') => {
+                i += 1;
+                loop {
+                    match (b.get(i), b.get(i + 1)) {
+                        (Some(']'), Some(']')) => i += 2,
+                        (Some(']'), _) => break,
+                        (Some(_), _) => i += 1,
+                        (None, _) => return Err(bad()),
+                    }
+                }
+                i += 1;
+            }
+            Some('"') => {
+                i += 1;
+                while b.get(i).is_some_and(|&c| c != '"') {
+                    i += 1;
+                }
+                if b.get(i).is_none() {
+                    return Err(bad());
+                }
+                i += 1;
+            }
+            Some(&c) if c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$') => {
+                while b
+                    .get(i)
+                    .is_some_and(|&c| c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$'))
+                {
+                    i += 1;
+                }
+            }
+            _ => return Err(bad()),
+        }
+        match b.get(i) {
+            None => return Ok(()),
+            Some('.') => i += 1,
+            Some(_) => return Err(bad()),
+        }
+    }
+}
+
 fn check_count(sql: &str, supplied: usize, dbms: crate::plan::Dbms) -> PyResult<()> {
     let markers = count_markers(sql, dbms);
     if markers != supplied {
@@ -444,9 +543,11 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
         let this = slf.get();
-        let values = match convert_row(&flatten_params(params)?)
+        let params = flatten_params(params)?;
+        let converted = convert_row(&params)
             .and_then(|v| check_count(sql, v.len(), this.shared.dbms).map(|_| v))
-        {
+            .and_then(|v| Ok((v, outputs_of(&params)?)));
+        let (values, outputs) = match converted {
             Ok(v) => v,
             Err(e) => {
                 // A rejected execute still ends the previous result: no stale row may follow.
@@ -454,7 +555,9 @@ impl Cursor {
                 return Err(e);
             }
         };
-        this.run(py, move |stmt, sizes| stmt.execute(sql, values, sizes))?;
+        this.run(py, outputs, move |stmt, sizes| {
+            stmt.execute(sql, values, sizes)
+        })?;
         Ok(slf.clone())
     }
 
@@ -480,13 +583,72 @@ impl Cursor {
             this.discard_result(py)?;
             return Err(e);
         }
-        this.run(py, move |stmt, sizes| stmt.execute_many(sql, rows, sizes))?;
+        this.run(py, Vec::new(), move |stmt, sizes| {
+            stmt.execute_many(sql, rows, sizes)
+        })?;
         Ok(slf.clone())
     }
 
     fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
         self.fetch_one(py, &mut guard)
+    }
+
+    /// Call a stored procedure as `{CALL procname(?, ...)}`. Row counts before the procedure's
+    /// first result set are skipped, so the cursor is on its rows (if any). Returns a copy of
+    /// `parameters` with each `Output` replaced by its value when the value has arrived (the
+    /// call produced no result set); otherwise the `Output` objects stay in the copy and their
+    /// `.value` is set once the last result set has been read.
+    #[pyo3(signature = (procname, parameters = None))]
+    fn callproc<'py>(
+        slf: &Bound<'py, Self>,
+        procname: &str,
+        parameters: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        check_procname(procname)?;
+        let params: Vec<Bound<'py, PyAny>> = match parameters {
+            Some(p) => p.try_iter()?.collect::<PyResult<_>>()?,
+            None => Vec::new(),
+        };
+        let sql = if params.is_empty() {
+            format!("{{CALL {procname}}}")
+        } else {
+            format!(
+                "{{CALL {procname}({})}}",
+                vec!["?"; params.len()].join(", ")
+            )
+        };
+        Self::execute(slf, &sql, &PyTuple::new(py, [PyList::new(py, &params)?])?)?;
+        let this = slf.get();
+        loop {
+            let on_rows = this
+                .lock(py)?
+                .stmt
+                .as_ref()
+                .is_some_and(Statement::has_result_set);
+            if on_rows || !this.nextset(py)? {
+                break;
+            }
+        }
+        let copy = params
+            .iter()
+            .map(|p| {
+                match p
+                    .cast::<Output>()
+                    .ok()
+                    .and_then(|o| o.get().ready_value(py))
+                {
+                    Some(v) => v.into_bound(py),
+                    None => p.clone(),
+                }
+            })
+            .collect::<Vec<_>>();
+        if parameters.is_some_and(|p| p.is_instance_of::<PyList>()) {
+            Ok(PyList::new(py, copy)?.into_any())
+        } else {
+            Ok(PyTuple::new(py, copy)?.into_any())
+        }
     }
 
     #[pyo3(signature = (size = None))]
@@ -560,6 +722,8 @@ impl Cursor {
             .py(py)?;
         if more {
             self.ensure_plan(py, st)?;
+        } else {
+            self.deliver_outputs(py, st)?;
         }
         Ok(more)
     }

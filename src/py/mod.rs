@@ -5,6 +5,7 @@ mod connection;
 mod convert;
 mod cursor;
 pub mod errors;
+mod output;
 mod params;
 mod row;
 mod text;
@@ -28,6 +29,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
     m.add_class::<cursor::Cursor>()?;
     m.add_class::<row::Row>()?;
+    m.add_class::<output::Output>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     errors::register(py, m)?;

@@ -1,7 +1,11 @@
 //! Python parameter values → engine [`ParamValue`]s.
 
 use super::cache;
+use super::convert::{datetime_obj, time_obj};
 use super::errors::{data, programming};
+use super::output::Output;
+use super::text::{TextFailure, utf16_to_str};
+use crate::decode::TextErrors;
 use crate::decode::{Date, Time, Timestamp, TimestampOffset};
 use crate::params::{InputSize, ParamValue};
 use pyo3::prelude::*;
@@ -111,6 +115,9 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     if value.is_instance(cache::uuid_type(py)?)? {
         return Ok(ParamValue::Guid(value.getattr("int")?.extract()?));
     }
+    if let Ok(out) = value.cast::<Output>() {
+        return out.get().to_param(py, index);
+    }
     Err(programming(format!(
         "parameter {index}: unsupported type {} (supported: None, bool, int, float, str, bytes, bytearray, \
          memoryview, Decimal, date, time, datetime, UUID)",
@@ -194,4 +201,42 @@ pub fn to_input_size(item: &Bound<'_, PyAny>) -> PyResult<InputSize> {
     Err(programming(
         "setinputsizes entries must be None, an SQL type code or a (type, size[, digits]) tuple",
     ))
+}
+
+/// An engine value (an output parameter's) as the Python object a fetch would give.
+pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResult<Py<PyAny>> {
+    let owned = |p: *mut pyo3::ffi::PyObject| {
+        // SAFETY: only called with what the helpers below return: a new, non-NULL reference.
+        unsafe { Bound::from_owned_ptr(py, p).unbind() }
+    };
+    Ok(match v {
+        ParamValue::Null => py.None(),
+        ParamValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
+        ParamValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        ParamValue::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
+        ParamValue::Text(units) => match utf16_to_str(py, units, errors) {
+            Ok(p) => owned(p),
+            Err(TextFailure::Python(e)) => return Err(e),
+            Err(TextFailure::LoneSurrogate(at)) => {
+                return Err(data(format!(
+                    "output parameter text has a lone surrogate at code unit {at}"
+                )));
+            }
+        },
+        ParamValue::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
+        ParamValue::Decimal { text, .. } => cache::decimal_type(py)?.call1((text,))?.unbind(),
+        ParamValue::Date(d) => PyDate::new(py, d.year as i32, d.month as u8, d.day as u8)?
+            .into_any()
+            .unbind(),
+        ParamValue::Time(t) => owned(time_obj(py, *t)?),
+        ParamValue::Timestamp(ts) => owned(datetime_obj(py, *ts, None)?),
+        ParamValue::TimestampOffset(v) => {
+            let tz = cache::timezone(py, v.offset_minutes)?;
+            owned(datetime_obj(py, v.timestamp, Some(tz.cast()?))?)
+        }
+        ParamValue::Guid(g) => owned(cache::new_uuid(py, *g)?),
+        ParamValue::Output(_) => {
+            return Err(programming("an output parameter cannot hold another one"));
+        }
+    })
 }

@@ -291,8 +291,8 @@ def test_stored_procedure_with_output_parameter(conn, driver):
 
 
 def test_stored_procedure_odbc_call_escape_with_parameters(conn, driver):
-    """{CALL p(?, ?)} with bound parameters (the output one passed as None: ferrodbc binds
-    input parameters only): the procedure's result set comes back."""
+    """{CALL p(?, ?)} with the output parameter passed as a plain None (an input): the
+    procedure's result set comes back (output binding: test_sqlserver_output_params.py)."""
     cur = conn.cursor()
     p = tname("p")
     cur.execute(f"CREATE PROCEDURE {p} @a INT, @b INT OUTPUT AS BEGIN SET @b = @a * 2; SELECT @a AS a, N'é😀' AS s END")

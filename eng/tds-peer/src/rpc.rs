@@ -518,6 +518,18 @@ fn widen(ty: Option<Ty>, v: &Value) -> Option<Ty> {
 /// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
 pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     let more = !rpc.last;
+    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+        let name = match &rpc.proc {
+            Proc::Id(i) => format!("#{i}"),
+            Proc::Name(n) => n.clone(),
+        };
+        let params: Vec<_> = rpc
+            .params
+            .iter()
+            .map(|p| (&p.name, p.ty, p.output))
+            .collect();
+        eprintln!("tds-peer: rpc {name} {params:?}");
+    }
     let id = match &rpc.proc {
         Proc::Id(i) => *i,
         Proc::Name(n) => {

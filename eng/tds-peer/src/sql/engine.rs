@@ -49,6 +49,8 @@ pub struct Engine {
     /// Batch-scoped T-SQL variables (DECLARE) or the running procedure's parameters.
     pub(super) vars: Vec<super::procs::Var>,
     pub(super) proc_depth: u32,
+    /// `RETURN n` of the running procedure.
+    pub(super) return_status: Option<i32>,
     /// Inside BEGIN TRY: errors are caught instead of sent.
     pub(super) try_depth: u32,
     pub(super) caught: Option<SqlError>,
@@ -162,6 +164,7 @@ impl Engine {
             handles: Default::default(),
             vars: Vec::new(),
             proc_depth: 0,
+            return_status: None,
             try_depth: 0,
             caught: None,
             last_error: None,
@@ -372,6 +375,16 @@ impl Engine {
             return self.select_assign(toks, params);
         }
         if first == "RETURN" {
+            // `RETURN n` in a procedure sets its return status (`{? = CALL p}` reads it).
+            let start = toks
+                .iter()
+                .position(|t| !t.is_space())
+                .map_or(toks.len(), |i| i + 1);
+            let expr = &toks[start..];
+            if self.proc_depth > 0 && expr.iter().any(|t| !t.is_space()) {
+                let v = self.eval_value(expr, params)?;
+                self.return_status = Some(crate::token::value::as_i64(&v) as i32);
+            }
             return Ok(Flow::Stop);
         }
         if (first == "CREATE" || first == "ALTER") && super::procs::is_create_proc(toks) {

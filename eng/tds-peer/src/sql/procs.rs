@@ -652,7 +652,7 @@ impl Engine {
             }
             values[idx] = Some(self.eval_value(&expr, params)?);
         }
-        let flow = self.run_proc(name, &defs, values, out, r, |this, proc_vars| {
+        let flow = self.run_proc(name, &defs, values, out, r, |this, proc_vars, _status| {
             for (var, idx) in &copy_back {
                 if let Some(v) = proc_vars
                     .iter()
@@ -675,7 +675,7 @@ impl Engine {
         values: Vec<Option<Value>>,
         out: &mut Out,
         r: &mut Resp,
-        after: impl FnOnce(&mut Engine, &[Var]) -> Result<(), StmtErr>,
+        after: impl FnOnce(&mut Engine, &[Var], Option<i32>) -> Result<(), StmtErr>,
     ) -> Result<Flow, StmtErr> {
         let mut scope = Vec::new();
         for (d, v) in defs.iter().zip(values) {
@@ -705,6 +705,7 @@ impl Engine {
         }
         let body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
         let saved = std::mem::replace(&mut self.vars, scope);
+        let saved_status = self.return_status.take();
         self.proc_depth += 1;
         let res = if self.proc_depth > 32 {
             Err(StmtErr::Sql(SqlError::new(
@@ -717,8 +718,9 @@ impl Engine {
         };
         self.proc_depth -= 1;
         let proc_vars = std::mem::replace(&mut self.vars, saved);
+        let status = std::mem::replace(&mut self.return_status, saved_status);
         let flow = res?;
-        after(self, &proc_vars)?;
+        after(self, &proc_vars, status)?;
         // RETURN ends the procedure, not the caller's batch.
         Ok(if r.attn_acked { flow } else { Flow::Continue })
     }
@@ -756,18 +758,26 @@ impl Engine {
             }
         }
         let mut outputs: Vec<(u16, String, Ty, Value)> = Vec::new();
-        let res = self.run_proc(name, &defs, values, &mut out, r, |_, vars| {
+        let mut return_status = None;
+        let res = self.run_proc(name, &defs, values, &mut out, r, |_, vars, status| {
+            return_status = status;
             for (i, d) in defs.iter().enumerate() {
-                let is_out = d.output
-                    && params.iter().enumerate().any(|(pos, p)| {
-                        p.output
-                            && (p.name.eq_ignore_ascii_case(&d.name)
-                                || (p.name.is_empty() && pos == i))
-                    });
-                if is_out
+                let actual = params.iter().enumerate().find(|(pos, p)| {
+                    p.output
+                        && (p.name.eq_ignore_ascii_case(&d.name)
+                            || (p.name.is_empty() && *pos == i))
+                });
+                // SQL Server converts the formal parameter's value to the type the caller
+                // declared for the actual one, and sends it back at the caller's ordinal.
+                if let (true, Some((pos, p))) = (d.output, actual)
                     && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
                 {
-                    outputs.push((i as u16, d.name.clone(), d.ty, v.value.clone()));
+                    outputs.push((
+                        pos as u16,
+                        p.name.clone(),
+                        p.ty.unwrap_or(d.ty),
+                        v.value.clone(),
+                    ));
                 }
             }
             Ok(())
@@ -784,7 +794,11 @@ impl Engine {
             return Ok(());
         }
         let err = out.finish(r)? || err;
-        r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
+        r.put(&token::returnstatus(return_status.unwrap_or(if err {
+            1
+        } else {
+            0
+        })))?;
         for (ord, n, ty, v) in outputs {
             r.put(&token::returnvalue(ord, &n, ty, &v))?;
         }

@@ -4,8 +4,14 @@
 use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
-use crate::odbc::sys::{CDataType, Len, NULL_DATA, Pointer};
+use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType, Pointer};
 use crate::plan::{Backend, Dbms};
+
+mod markers;
+mod output;
+
+pub use markers::count_markers;
+pub use output::{OutputParam, OutputType};
 
 /// One parameter value, already converted from the caller's language.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,6 +34,8 @@ pub enum ParamValue {
     Timestamp(Timestamp),
     TimestampOffset(TimestampOffset),
     Guid(u128),
+    /// An output or input/output parameter of a procedure call (`execute` only).
+    Output(Box<OutputParam>),
 }
 
 /// A `setinputsizes` entry: overrides of the SQL type and size the engine would choose.
@@ -52,6 +60,7 @@ enum Kind {
     Timestamp,
     TimestampOffset,
     Guid,
+    Output,
 }
 
 fn kind_of(v: &ParamValue) -> Kind {
@@ -68,6 +77,7 @@ fn kind_of(v: &ParamValue) -> Kind {
         ParamValue::Timestamp(_) => Kind::Timestamp,
         ParamValue::TimestampOffset(_) => Kind::TimestampOffset,
         ParamValue::Guid(_) => Kind::Guid,
+        ParamValue::Output(_) => Kind::Output,
     }
 }
 
@@ -75,6 +85,7 @@ fn kind_of(v: &ParamValue) -> Kind {
 fn unify(a: Kind, b: Kind) -> Option<Kind> {
     use Kind::*;
     match (a, b) {
+        (Output, _) | (_, Output) => None,
         (x, y) if x == y => Some(x),
         (Null, x) | (x, Null) => Some(x),
         (Bool, Int) | (Int, Bool) => Some(Int),
@@ -111,6 +122,9 @@ const BINARY_BUCKET_BYTES: usize = 8000;
 
 /// One bound parameter column: `rows` elements of `element_len` bytes plus indicators.
 struct ParamColumn {
+    direction: ParamType,
+    /// What an output parameter's buffer is read back as (`None` for inputs).
+    output: Option<OutputType>,
     c_type: CDataType,
     sql_type: i16,
     column_size: usize,
@@ -121,6 +135,11 @@ struct ParamColumn {
 }
 
 impl ParamColumn {
+    fn data_bytes(&self) -> &[u8] {
+        // SAFETY: a u64 buffer viewed as bytes: same memory, u8 has no alignment requirement.
+        unsafe { std::slice::from_raw_parts(self.data.as_ptr().cast::<u8>(), self.data.len() * 8) }
+    }
+
     fn data_bytes_mut(&mut self) -> &mut [u8] {
         let len = self.data.len() * 8;
         // SAFETY: a u64 buffer viewed as bytes: same memory, u8 has no alignment requirement.
@@ -152,8 +171,19 @@ impl BoundParams {
                 rows[bad].len()
             )));
         }
+        let has_output = |r: &Vec<ParamValue>| r.iter().any(|v| matches!(v, ParamValue::Output(_)));
+        if n_rows > 1 && rows.iter().any(has_output) {
+            return Err(Error::Programming(
+                "output parameters are supported by execute (one parameter row), not executemany"
+                    .into(),
+            ));
+        }
         let mut columns = Vec::with_capacity(n_cols);
         for c in 0..n_cols {
+            if let (1, ParamValue::Output(out)) = (n_rows, &rows[0][c]) {
+                columns.push(output::encode(out, c, backend)?);
+                continue;
+            }
             let mut kind = Kind::Null;
             for row in rows {
                 match unify(kind, kind_of(&row[c])) {
@@ -178,6 +208,21 @@ impl BoundParams {
         self.columns.is_empty()
     }
 
+    pub fn has_outputs(&self) -> bool {
+        self.columns.iter().any(|c| c.output.is_some())
+    }
+
+    /// The values the driver stored in the output parameters, as (parameter index, value).
+    /// Only meaningful once every result of the execution has been read.
+    pub fn read_outputs(&self) -> Result<Vec<(usize, ParamValue)>> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.output.is_some())
+            .map(|(i, c)| Ok((i, output::decode(c, i)?)))
+            .collect()
+    }
+
     /// Bind every column to `stmt`.
     ///
     /// # Safety
@@ -190,6 +235,7 @@ impl BoundParams {
             unsafe {
                 stmt.bind_parameter(
                     (i + 1) as u16,
+                    col.direction,
                     col.c_type,
                     col.sql_type,
                     col.column_size,
@@ -290,6 +336,55 @@ fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend) -> Option<Vec<u8>> 
     })
 }
 
+/// The binding of a fixed-size kind: C type, SQL type, column size, digits and the bytes one
+/// value takes in the buffer (text fallbacks: room for the longest rendering plus NUL).
+struct FixedBinding {
+    c_type: CDataType,
+    sql_type: i16,
+    column_size: usize,
+    digits: i16,
+    element_len: usize,
+}
+
+fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding> {
+    let sql_server = backend.dbms == Dbms::SqlServer;
+    // Output room for a driver's rendering, which may be longer than ours (7 fraction digits).
+    let wide = |sql_type, chars: usize, digits| {
+        (CDataType::WChar, sql_type, chars, digits, (chars + 10) * 2)
+    };
+    let (c_type, sql_type, column_size, digits, element_len) = match kind {
+        Kind::Bool => (CDataType::Bit, sql::BIT, 1, 0, 1),
+        Kind::Float => (CDataType::Double, sql::DOUBLE, 15, 0, 8),
+        Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0, 6),
+        Kind::Time if backend.ss_c_types() => (CDataType::SsTime2, sql::SS_TIME2, 16, 7, 12),
+        Kind::Time => wide(sql::TYPE_TIME, 15, 6),
+        Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7, 16),
+        Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6, 16),
+        Kind::TimestampOffset if backend.ss_c_types() => (
+            CDataType::SsTimestampOffset,
+            sql::SS_TIMESTAMPOFFSET,
+            34,
+            7,
+            20,
+        ),
+        Kind::TimestampOffset => wide(sql::WVARCHAR, 40, 0),
+        Kind::Guid if matches!(backend.dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
+            (CDataType::Guid, sql::GUID, 36, 0, 16)
+        }
+        Kind::Guid => wide(sql::WVARCHAR, 36, 0),
+        Kind::Null | Kind::Int | Kind::Text | Kind::Bytes | Kind::Decimal | Kind::Output => {
+            return None;
+        }
+    };
+    Some(FixedBinding {
+        c_type,
+        sql_type,
+        column_size,
+        digits,
+        element_len,
+    })
+}
+
 fn encode_column(
     rows: &[Vec<ParamValue>],
     c: usize,
@@ -318,7 +413,6 @@ fn encode_column(
     let (c_type, sql_type, column_size, digits) = match kind {
         // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
         Kind::Null => (CDataType::Char, sql::VARCHAR, 1, 0),
-        Kind::Bool => (CDataType::Bit, sql::BIT, 1, 0),
         Kind::Int => {
             let fits_i32 = rows.iter().all(|r| match r[c] {
                 ParamValue::Int(i) => i32::try_from(i).is_ok(),
@@ -330,7 +424,6 @@ fn encode_column(
                 (CDataType::SBigInt, sql::BIGINT, 19, 0)
             }
         }
-        Kind::Float => (CDataType::Double, sql::DOUBLE, 15, 0),
         Kind::Text => {
             let units = max_len / 2;
             if units > TEXT_BUCKET_UNITS {
@@ -391,22 +484,21 @@ fn encode_column(
                 scale.min(i16::MAX as u32) as i16,
             )
         }
-        Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0),
-        Kind::Time if backend.ss_c_types() => (CDataType::SsTime2, sql::SS_TIME2, 16, 7),
-        Kind::Time => (CDataType::WChar, sql::TYPE_TIME, 15, 6),
-        Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7),
-        Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6),
-        Kind::TimestampOffset if backend.ss_c_types() => {
-            (CDataType::SsTimestampOffset, sql::SS_TIMESTAMPOFFSET, 34, 7)
+        Kind::Output => {
+            return Err(Error::Internal(
+                "output parameter in a parameter array".into(),
+            ));
         }
-        Kind::TimestampOffset => (CDataType::WChar, sql::WVARCHAR, 40, 0),
-        Kind::Guid if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
-            (CDataType::Guid, sql::GUID, 36, 0)
+        fixed => {
+            let b = fixed_binding(fixed, backend)
+                .ok_or_else(|| Error::Internal(format!("no binding for {fixed:?}")))?;
+            (b.c_type, b.sql_type, b.column_size, b.digits)
         }
-        Kind::Guid => (CDataType::WChar, sql::WVARCHAR, 36, 0),
     };
     let element_len = max_len.max(1);
     let mut col = ParamColumn {
+        direction: ParamType::Input,
+        output: None,
         c_type,
         sql_type: size.sql_type.unwrap_or(sql_type),
         column_size: size.column_size.unwrap_or(column_size),
@@ -506,117 +598,5 @@ mod tests {
             .err()
             .unwrap();
         assert!(matches!(e, Error::Programming(_)));
-    }
-}
-
-/// Count `?` parameter markers outside string literals, quoted identifiers and comments, so a
-/// wrong number of parameters is a clear ProgrammingError before the driver sees the statement.
-/// PostgreSQL adds dollar-quoted strings (`$$...$$`, `$tag$...$tag$`) and `E'...'` strings with
-/// backslash escapes; elsewhere `$` is part of identifiers and money literals.
-pub fn count_markers(sql: &str, dbms: Dbms) -> usize {
-    let b = sql.as_bytes();
-    let pg = dbms == Dbms::PostgreSql;
-    let mut i = 0;
-    let mut n = 0;
-    while i < b.len() {
-        match b[i] {
-            b'?' => n += 1,
-            q @ (b'\'' | b'"') => {
-                let backslash_escapes = pg
-                    && q == b'\''
-                    && i > 0
-                    && matches!(b[i - 1], b'E' | b'e')
-                    && (i < 2 || !(b[i - 2].is_ascii_alphanumeric() || b[i - 2] == b'_'));
-                i += 1;
-                while i < b.len() {
-                    if backslash_escapes && b[i] == b'\\' {
-                        i += 2;
-                        continue;
-                    }
-                    if b[i] == q {
-                        if i + 1 < b.len() && b[i + 1] == q {
-                            i += 1; // doubled quote inside the literal
-                        } else {
-                            break;
-                        }
-                    }
-                    i += 1;
-                }
-            }
-            b'$' if pg => {
-                if let Some(tag_len) = dollar_tag(&b[i..]) {
-                    let tag = &b[i..i + tag_len];
-                    let body = i + tag_len;
-                    match b[body..].windows(tag_len).position(|w| w == tag) {
-                        Some(end) => i = body + end + tag_len - 1,
-                        None => i = b.len(),
-                    }
-                }
-            }
-            b'[' => {
-                while i < b.len() && b[i] != b']' {
-                    i += 1;
-                }
-            }
-            b'-' if b.get(i + 1) == Some(&b'-') => {
-                while i < b.len() && b[i] != b'\n' {
-                    i += 1;
-                }
-            }
-            b'/' if b.get(i + 1) == Some(&b'*') => {
-                i += 2;
-                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
-                    i += 1;
-                }
-                i += 1;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    n
-}
-
-/// Length of a PostgreSQL dollar-quote opener at the start of `b` (`$$` or `$tag$`, the tag an
-/// identifier not starting with a digit), if there is one.
-fn dollar_tag(b: &[u8]) -> Option<usize> {
-    let mut j = 1;
-    while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
-        if j == 1 && b[j].is_ascii_digit() {
-            return None; // `$1` is a positional parameter, not a quote
-        }
-        j += 1;
-    }
-    (j < b.len() && b[j] == b'$').then_some(j + 1)
-}
-
-#[cfg(test)]
-mod marker_tests {
-    use super::count_markers;
-    use crate::plan::Dbms;
-
-    #[test]
-    fn postgres_dollar_quotes_and_escape_strings() {
-        let pg = Dbms::PostgreSql;
-        assert_eq!(count_markers("SELECT $$is it?$$", pg), 0);
-        assert_eq!(
-            count_markers("SELECT $tag$?$tag$, CAST(? AS integer)", pg),
-            1
-        );
-        assert_eq!(count_markers("SELECT E'it\\'s ?', ?", pg), 1);
-        assert_eq!(count_markers("SELECT $1, ?", pg), 1);
-        // Outside PostgreSQL `$` is ordinary (T-SQL money literals, identifiers).
-        assert_eq!(count_markers("SELECT $1.50, a$b$c, ?", Dbms::SqlServer), 1);
-    }
-
-    #[test]
-    fn markers_outside_literals_and_comments() {
-        assert_eq!(count_markers("SELECT ?, ?", Dbms::Other), 2);
-        assert_eq!(
-            count_markers("SELECT '?', \"?\", [a?b], ? -- ?\n, ? /* ? */", Dbms::Other),
-            2
-        );
-        assert_eq!(count_markers("SELECT 'it''s ?', ?", Dbms::Other), 1);
-        assert_eq!(count_markers("SELECT 1", Dbms::Other), 0);
     }
 }

@@ -474,7 +474,7 @@ impl Statement {
                 return Err(err);
             }
             self.deferred = Some(err);
-        } else if fetched.rows == 0 {
+        } else if fetched.rows == 0 || (fetched.rows < capacity && self.ends_on_short_array()) {
             self.exhausted = true;
         } else if fetched.rows == capacity && capacity < Batch::max_rows(plan) {
             // A partial row array is *not* taken as the end: Driver 18 returns the rows before
@@ -484,6 +484,14 @@ impl Statement {
             self.grow_next = true;
         }
         Ok(self.len - self.pos)
+    }
+
+    /// Whether a short row array is the end of the result set. FreeTDS fills an array up to the
+    /// result's DONE and reports an error after rows with that same fetch; one more SQLFetch
+    /// there steps over the PRINT messages that precede the next result and loses them (the
+    /// fetch returns SQL_NO_DATA, and unixODBC shows no records behind that).
+    fn ends_on_short_array(&self) -> bool {
+        self.backend.driver == crate::plan::Driver::FreeTds
     }
 
     /// Whether the next row array can be fetched on another thread while the buffered rows are

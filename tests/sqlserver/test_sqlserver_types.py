@@ -164,10 +164,6 @@ def test_non_ascii_column_names(conn, driver):
     assert row["中文"] == 3 and row[1] == 2
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PEER BUG: a column alias with an astral character ([😀], [a😀], [é😀 x]) is described with an "
-    "empty name through both drivers (pyodbc too): the peer sends the COLMETADATA name length in "
-    "characters, not UTF-16 code units"))
 def test_astral_column_name(conn, driver):
     cur = conn.cursor()
     cur.execute("SELECT 1 AS [😀], 2 AS [a😀b]")

@@ -880,21 +880,21 @@ impl Engine {
             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let forced = ctx.select_types(toks);
         let (cols, rows) = self.fetch(&sql, params)?;
+        let names = column_names(&cols, &super::rewrite::select_names(toks));
         if let Some((name, temp)) = target {
             let defs: Vec<String> = cols
                 .iter()
                 .enumerate()
-                .map(|(i, (n, d))| {
+                .map(|(i, (_, d))| {
                     let ty = forced
                         .get(i)
                         .copied()
                         .flatten()
                         .or(*d)
                         .unwrap_or_else(|| infer(&rows, i));
-                    let n = if n.is_empty() || n.contains('(') {
-                        format!("column{}", i + 1)
-                    } else {
-                        n.clone()
+                    let n = match names[i].as_str() {
+                        "" => format!("column{}", i + 1),
+                        n => n.to_string(),
                     };
                     format!("\"{}\" {}", n.replace('"', "\"\""), ty.sqlite_decl())
                 })
@@ -930,24 +930,14 @@ impl Engine {
         let columns: Vec<Column> = cols
             .iter()
             .enumerate()
-            .map(|(i, (name, decl_ty))| {
+            .map(|(i, (_, decl_ty))| {
                 let ty = forced
                     .get(i)
                     .copied()
                     .flatten()
                     .or(*decl_ty)
                     .unwrap_or_else(|| infer(&rows, i));
-                let ident = !name.is_empty()
-                    && name.chars().all(|c| {
-                        c.is_alphanumeric()
-                            || c == '_'
-                            || c == '#'
-                            || c == '@'
-                            || c == '$'
-                            || c == ' '
-                    });
-                let is_expr = name.contains('(') || !ident;
-                Column::new(if is_expr { "" } else { name }, ty)
+                Column::new(&names[i], ty)
             })
             .collect();
         self.send_rows(&columns, &rows, out, r)
@@ -1099,6 +1089,30 @@ impl Engine {
             .collect();
         self.send_rows(&columns, &rows, out, r)
     }
+}
+
+/// SQL Server's name of each result column: its alias or column name, "" for an unnamed
+/// expression (SQLite names those after their text). `items` are the SELECT list's candidate
+/// names (`rewrite::select_names`); columns past them (`*` expansions) keep SQLite's name unless
+/// it looks like expression text.
+fn column_names(cols: &[(String, Option<Ty>)], items: &[Option<String>]) -> Vec<String> {
+    cols.iter()
+        .enumerate()
+        .map(|(i, (name, _))| match items.get(i) {
+            // As written in the query (SQL Server's header for `SELECT A` is "A").
+            Some(Some(n)) if n.eq_ignore_ascii_case(name) => n.clone(),
+            Some(_) => String::new(),
+            None if looks_like_name(name) => name.clone(),
+            None => String::new(),
+        })
+        .collect()
+}
+
+fn looks_like_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "_#@$ ".contains(c))
 }
 
 /// Type of an expression column from its values: integers -> INT/BIGINT by range, reals ->

@@ -365,77 +365,10 @@ impl Ctx<'_> {
 
     /// Types of the items of the statement's main SELECT list (see module doc).
     pub fn select_types(&self, toks: &[Tok]) -> Vec<Option<Ty>> {
-        // Find the first SELECT at paren depth 0.
-        let mut depth = 0;
-        let mut start = None;
-        for (i, t) in toks.iter().enumerate() {
-            if t.is_punct('(') {
-                depth += 1;
-            } else if t.is_punct(')') {
-                depth -= 1;
-            } else if depth == 0 && t.is_word("SELECT") {
-                start = Some(i + 1);
-                break;
-            }
-        }
-        let Some(mut s) = start else {
-            return Vec::new();
-        };
-        // Skip DISTINCT/ALL/TOP n.
-        loop {
-            let Some(j) = next_sig(toks, s) else {
-                return Vec::new();
-            };
-            if toks[j].is_word("DISTINCT") || toks[j].is_word("ALL") {
-                s = j + 1;
-            } else if toks[j].is_word("TOP") {
-                let Some(k) = next_sig(toks, j + 1) else {
-                    return Vec::new();
-                };
-                s = if toks[k].is_punct('(') {
-                    matching(toks, k).map(|c| c + 1).unwrap_or(k + 1)
-                } else {
-                    k + 1
-                };
-            } else {
-                break;
-            }
-        }
-        let mut d = 0;
-        let mut end = toks.len();
-        for (i, t) in toks.iter().enumerate().skip(s) {
-            if t.is_punct('(') {
-                d += 1;
-            } else if t.is_punct(')') {
-                d -= 1;
-            } else if d == 0
-                && [
-                    "FROM",
-                    "WHERE",
-                    "GROUP",
-                    "ORDER",
-                    "UNION",
-                    "EXCEPT",
-                    "INTERSECT",
-                    "INTO",
-                    "HAVING",
-                ]
-                .iter()
-                .any(|k| t.is_word(k))
-            {
-                end = i;
-                break;
-            }
-        }
-        let mut types = Vec::new();
-        for item in split_commas(&toks[s..end]) {
-            let sg = sig(item);
-            if sg.iter().any(|t| t.is_punct('*')) && sg.len() <= 3 {
-                break;
-            }
-            types.push(self.item_type(item, &sg));
-        }
-        types
+        select_list(toks)
+            .into_iter()
+            .map(|item| self.item_type(item, &sig(item)))
+            .collect()
     }
 
     fn item_type(&self, item: &[Tok], sg: &[&Tok]) -> Option<Ty> {
@@ -546,6 +479,100 @@ impl Ctx<'_> {
             ))),
             _ => None,
         }
+    }
+}
+
+/// The items of the statement's main SELECT list (its first depth-0 SELECT), up to the first
+/// `*` / `t.*` item: after it, items no longer map one-to-one onto result columns.
+fn select_list(toks: &[Tok]) -> Vec<&[Tok]> {
+    // Find the first SELECT at paren depth 0.
+    let mut depth = 0;
+    let mut start = None;
+    for (i, t) in toks.iter().enumerate() {
+        if t.is_punct('(') {
+            depth += 1;
+        } else if t.is_punct(')') {
+            depth -= 1;
+        } else if depth == 0 && t.is_word("SELECT") {
+            start = Some(i + 1);
+            break;
+        }
+    }
+    let Some(mut s) = start else {
+        return Vec::new();
+    };
+    // Skip DISTINCT/ALL/TOP n.
+    loop {
+        let Some(j) = next_sig(toks, s) else {
+            return Vec::new();
+        };
+        if toks[j].is_word("DISTINCT") || toks[j].is_word("ALL") {
+            s = j + 1;
+        } else if toks[j].is_word("TOP") {
+            let Some(k) = next_sig(toks, j + 1) else {
+                return Vec::new();
+            };
+            s = if toks[k].is_punct('(') {
+                matching(toks, k).map(|c| c + 1).unwrap_or(k + 1)
+            } else {
+                k + 1
+            };
+        } else {
+            break;
+        }
+    }
+    let mut d = 0;
+    let mut end = toks.len();
+    for (i, t) in toks.iter().enumerate().skip(s) {
+        if t.is_punct('(') {
+            d += 1;
+        } else if t.is_punct(')') {
+            d -= 1;
+        } else if d == 0
+            && [
+                "FROM",
+                "WHERE",
+                "GROUP",
+                "ORDER",
+                "UNION",
+                "EXCEPT",
+                "INTERSECT",
+                "INTO",
+                "HAVING",
+            ]
+            .iter()
+            .any(|k| t.is_word(k))
+        {
+            end = i;
+            break;
+        }
+    }
+    split_commas(&toks[s..end])
+        .into_iter()
+        .take_while(|item| {
+            let sg = sig(item);
+            !(sg.iter().any(|t| t.is_punct('*')) && sg.len() <= 3)
+        })
+        .collect()
+}
+
+/// The name each item of the main SELECT list may give its column (see `select_list`): the
+/// alias of `expr AS a` and `expr a`, or the column of `col` / `t.col`. A candidate
+/// only: SQLite's column name confirms it (`CASE … END` ends with a word but has no name).
+pub fn select_names(toks: &[Tok]) -> Vec<Option<String>> {
+    select_list(toks)
+        .into_iter()
+        .map(|item| item_name(&sig(item)))
+        .collect()
+}
+
+fn item_name(sg: &[&Tok]) -> Option<String> {
+    let as_before = sg.len() >= 2 && sg[sg.len() - 2].is_word("AS");
+    match sg.last()? {
+        Tok::Word(w) if !w.eq_ignore_ascii_case("NULL") => Some(w.clone()),
+        Tok::Quoted(q) => Some(q.clone()),
+        Tok::Str { s, .. } if as_before => Some(s.clone()),
+        _ => None,
     }
 }
 
@@ -784,6 +811,19 @@ mod tests {
                 Some(Ty::DateTime),
                 Some(Ty::Numeric(3, 2))
             ]
+        );
+    }
+
+    #[test]
+    fn select_names() {
+        let n = super::select_names(
+            &tokenize("SELECT 1, 2 AS [😀], 3 x, t.c, NULL, 4 AS 'lit', a + b, *, 5 AS y FROM t")
+                .unwrap(),
+        );
+        let s = |v: &str| Some(v.to_string());
+        assert_eq!(
+            n,
+            vec![None, s("😀"), s("x"), s("c"), None, s("lit"), s("b")]
         );
     }
 

@@ -90,10 +90,6 @@ def test_select_param(request, conn, driver, value):
         exact(got, value)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "PEER BUG: float('nan') as a parameter comes back as NULL (SELECT ? -> None) and float('inf') "
-    "as inf, through both drivers (pyodbc too): SQL Server's FLOAT has no NaN/infinity and rejects "
-    "such an RPC parameter with an error; the peer stores it in SQLite (NaN becomes NULL) instead"))
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")], ids=["nan", "inf", "-inf"])
 def test_non_finite_float_is_rejected(conn, driver, value):
     with pytest.raises(ferrodbc.Error):

@@ -530,6 +530,9 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             .collect();
         eprintln!("tds-peer: rpc {name} {params:?}");
     }
+    if let Some(e) = invalid_param(&rpc.params) {
+        return fail_proc(r, more, &e);
+    }
     let id = match &rpc.proc {
         Proc::Id(i) => *i,
         Proc::Name(n) => {
@@ -569,10 +572,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 _ => {
                     let e =
                         SqlError::new(2812, 16, format!("Could not find stored procedure '{n}'."));
-                    let mut out = Out::new(true);
-                    out.error(r, &e)?;
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, true);
+                    return fail_proc(r, more, &e);
                 }
             }
         }
@@ -604,17 +604,12 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             match engine.handles.get(&h).cloned() {
                 Some((s, d)) => (s, d, p.get(1..).unwrap_or(&[]), None),
                 None => {
-                    let mut out = Out::new(true);
-                    out.error(
-                        r,
-                        &SqlError::new(
-                            8179,
-                            16,
-                            format!("Could not find prepared statement with handle {h}."),
-                        ),
-                    )?;
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, true);
+                    let e = SqlError::new(
+                        8179,
+                        16,
+                        format!("Could not find prepared statement with handle {h}."),
+                    );
+                    return fail_proc(r, more, &e);
                 }
             }
         }
@@ -627,10 +622,14 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             return finish_proc(r, more, None, false);
         }
         other => {
-            let mut out = Out::new(true);
-            out.error(r, &SqlError::new(2812, 16, format!("tds-peer does not implement system procedure id {other} (server-side cursors are not supported).")))?;
-            out.finish(r)?;
-            return finish_proc(r, more, None, true);
+            let e = SqlError::new(
+                2812,
+                16,
+                format!(
+                    "tds-peer does not implement system procedure id {other} (server-side cursors are not supported)."
+                ),
+            );
+            return fail_proc(r, more, &e);
         }
     };
     let bound = bind(&decl, values);
@@ -648,6 +647,40 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
         return Ok(());
     }
     finish_proc(r, more, handle, err)
+}
+
+/// SQL Server checks RPC parameter values before running anything: a float/real NaN or
+/// infinity (no such FLOAT value exists) rejects the whole RPC with 8023.
+fn invalid_param(params: &[Param]) -> Option<SqlError> {
+    let (i, p) = params
+        .iter()
+        .enumerate()
+        .find(|(_, p)| matches!(p.value, Value::Real(f) if !f.is_finite()))?;
+    let ty = if p.ty == Some(Ty::Real) {
+        "real"
+    } else {
+        "float"
+    };
+    Some(SqlError::new(
+        8023,
+        16,
+        format!(
+            "The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is \
+             incorrect. Parameter {} (\"{}\"): The supplied value is not a valid instance of data \
+             type {ty}. Check the source data for invalid values. An example of an invalid value is \
+             data of numeric type with scale greater than precision.",
+            i + 1,
+            p.name
+        ),
+    ))
+}
+
+/// Ends an RPC that failed before running: ERROR, RETURNSTATUS 1, DONEPROC(DONE_ERROR).
+fn fail_proc(r: &mut Resp, more: bool, e: &SqlError) -> io::Result<()> {
+    let mut out = Out::new(true);
+    out.error(r, e)?;
+    out.finish(r)?;
+    finish_proc(r, more, None, true)
 }
 
 pub fn finish_proc_pub(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
@@ -682,6 +715,21 @@ mod tests {
                 ("@P3".into(), Some(Ty::Decimal(10, 2)))
             ]
         );
+    }
+
+    #[test]
+    fn non_finite_floats_are_invalid() {
+        let p = |ty, v| Param {
+            name: "@x".into(),
+            ty: Some(ty),
+            value: Value::Real(v),
+            output: false,
+        };
+        assert!(invalid_param(&[p(Ty::Float, 1.5), p(Ty::Real, -0.0)]).is_none());
+        let e = invalid_param(&[p(Ty::Float, 1.5), p(Ty::Real, f64::NAN)]).unwrap();
+        assert_eq!((e.number, e.class), (8023, 16));
+        assert!(e.msg.contains("Parameter 2 (\"@x\")") && e.msg.contains("data type real."));
+        assert!(invalid_param(&[p(Ty::Float, f64::NEG_INFINITY)]).is_some());
     }
 
     #[test]

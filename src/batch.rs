@@ -496,56 +496,75 @@ impl Batch {
     /// the driver then reports the rows before it as fetched and the failing one by its row
     /// status. Those rows are delivered first: the result says how many, and the error.
     pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Fetched {
-        debug_assert!(self.bound);
-        *self.rows_fetched = 0;
-        self.row_status.fill(ROW_NOROW);
+        self.begin_fetch();
         let outcome = stmt.fetch_raw();
-        let reported = (*self.rows_fetched).min(self.capacity);
-        let error_records = match outcome {
-            Outcome::NoData => {
-                return Fetched {
-                    rows: 0,
-                    error: None,
-                    warnings: Vec::new(),
-                };
-            }
-            Outcome::Success => Vec::new(),
-            // Warnings (01xxx) are messages; anything else is an error that ends the result.
-            Outcome::SuccessWithInfo => stmt.diagnostics(),
-            _ => {
-                let records = stmt.diagnostics();
-                let good = self.leading_good_rows(reported);
-                return Fetched {
-                    rows: good,
-                    error: Some(Error::odbc("SQLFetch", records)),
-                    warnings: Vec::new(),
-                };
-            }
+        let records = match outcome {
+            Outcome::Success | Outcome::NoData => Vec::new(),
+            _ => stmt.diagnostics(),
         };
-        let (warnings, errors): (Vec<_>, Vec<_>) =
-            error_records.into_iter().partition(|d| !d.is_error());
-        let mut fetched = Fetched {
-            rows: reported,
-            error: None,
-            warnings,
-        };
-        if !errors.is_empty() {
-            fetched.rows = self.leading_good_rows(reported);
-            fetched.error = Some(Error::odbc("SQLFetch", errors));
+        let fetched = self.finish_fetch(outcome, records);
+        if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
             return fetched;
         }
-        if plan.has_streamed() && reported > 0 {
-            for i in plan.bound_prefix..self.columns.len() {
-                if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
-                    return Fetched {
-                        rows: 0,
-                        error: Some(e),
-                        warnings: fetched.warnings,
-                    };
-                }
+        for i in plan.bound_prefix..self.columns.len() {
+            if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
+                return Fetched {
+                    rows: 0,
+                    error: Some(e),
+                    warnings: fetched.warnings,
+                };
             }
         }
         fetched
+    }
+
+    /// Reset what the driver reports through (rows fetched, row status) before a block fetch.
+    pub fn begin_fetch(&mut self) {
+        debug_assert!(self.bound);
+        *self.rows_fetched = 0;
+        self.row_status.fill(ROW_NOROW);
+    }
+
+    /// Read a block fetch's result (its return code and diagnostic records, taken right after
+    /// the call) from what the driver wrote into this batch. Bound columns only: streamed
+    /// columns are read by [`Self::fetch`].
+    pub fn finish_fetch(
+        &mut self,
+        outcome: Outcome,
+        records: Vec<crate::odbc::Diagnostic>,
+    ) -> Fetched {
+        let reported = (*self.rows_fetched).min(self.capacity);
+        match outcome {
+            Outcome::NoData => Fetched {
+                rows: 0,
+                error: None,
+                warnings: Vec::new(),
+            },
+            // Warnings (01xxx) are messages; any error record ends the result after the good
+            // rows before it.
+            Outcome::Success | Outcome::SuccessWithInfo => {
+                let (warnings, errors): (Vec<_>, Vec<_>) =
+                    records.into_iter().partition(|d| !d.is_error());
+                if errors.is_empty() {
+                    Fetched {
+                        rows: reported,
+                        error: None,
+                        warnings,
+                    }
+                } else {
+                    Fetched {
+                        rows: self.leading_good_rows(reported),
+                        error: Some(Error::odbc("SQLFetch", errors)),
+                        warnings,
+                    }
+                }
+            }
+            _ => Fetched {
+                rows: self.leading_good_rows(reported),
+                error: Some(Error::odbc("SQLFetch", records)),
+                warnings: Vec::new(),
+            },
+        }
     }
 
     /// Rows at the start of the array whose status is success (with or without info).

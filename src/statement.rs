@@ -7,6 +7,7 @@ use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::{Backend, Dbms, ResultPlan};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 /// The binding of one parameter row (a single row always has one binding type per column).
 fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Result<BoundParams> {
@@ -14,23 +15,11 @@ fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Re
         .ok_or_else(|| crate::Error::Internal("one parameter row found no common binding".into()))
 }
 
-/// A block fetch to run on another thread while the previous rows are decoded.
-pub struct PrefetchJob<'a> {
-    stmt: &'a mut Stmt,
-    batch: &'a mut Batch,
-    plan: &'a ResultPlan,
-}
+/// Background prefetch starts only from row arrays this large: below that a thread start costs
+/// more than the fetch it would hide (a one-row SELECT never pays for one).
+const PREFETCH_MIN_CAPACITY: usize = 256;
 
-impl PrefetchJob<'_> {
-    pub fn run(self) -> crate::batch::Fetched {
-        if self.stmt.cancel_requested() {
-            return crate::batch::Fetched::failed(crate::Error::Cancelled {
-                records: Vec::new(),
-            });
-        }
-        self.batch.fetch(self.stmt, self.plan)
-    }
-}
+type PrefetchResult = Option<(Outcome, Vec<Diagnostic>)>;
 
 pub struct Statement {
     // Field order is drop order: the handle goes first, so the driver holds no pointer into
@@ -51,6 +40,9 @@ pub struct Statement {
     /// buffers with the next row array on another thread (see [`Statement::start_prefetch`]).
     shadow: Option<Batch>,
     serving_shadow: bool,
+    /// The thread fetching the next row array into the bound buffers. While it runs, nothing
+    /// touches `stmt` or `batch` (every method that would joins it first).
+    inflight: Option<JoinHandle<PrefetchResult>>,
     /// The row array the driver put in the bound buffers while the shadow was being served.
     next: Option<crate::batch::Fetched>,
     /// Result-set index of batch row 0 (for error messages that name a row).
@@ -94,6 +86,7 @@ impl Statement {
             batch_base: 0,
             shadow: None,
             serving_shadow: false,
+            inflight: None,
             next: None,
         }
     }
@@ -137,6 +130,7 @@ impl Statement {
     }
 
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
+        self.join_prefetch();
         self.stmt.set_query_timeout(secs)
     }
 
@@ -176,6 +170,7 @@ impl Statement {
     /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
+        self.join_prefetch();
         self.stmt.take_cancel_requested();
         self.deferred = None;
         self.serving_shadow = false;
@@ -418,6 +413,7 @@ impl Statement {
     }
 
     fn fill_inner(&mut self) -> Result<usize> {
+        self.join_prefetch();
         if let Some(err) = self.deferred.take() {
             return Err(err);
         }
@@ -442,7 +438,7 @@ impl Statement {
             // The next row array is already in the bound buffers: switch to it.
             self.serving_shadow = false;
             if let Some(fetched) = self.next.take() {
-                return self.accept(fetched, &plan);
+                return self.accept_and_prefetch(fetched, &plan);
             }
         }
         if self.grow_next {
@@ -458,7 +454,23 @@ impl Statement {
             .as_mut()
             .expect("a planned result set has a batch");
         let fetched = batch.fetch(&mut self.stmt, &plan);
-        self.accept(fetched, &plan)
+        self.accept_and_prefetch(fetched, &plan)
+    }
+
+    /// [`Self::accept`], then, if the array was full, start fetching the next one on another
+    /// thread while the caller decodes this one (every fetch shape gains: fetchall, fetchmany,
+    /// fetchone). Returns the rows available.
+    fn accept_and_prefetch(
+        &mut self,
+        fetched: crate::batch::Fetched,
+        plan: &Arc<ResultPlan>,
+    ) -> Result<usize> {
+        let available = self.accept(fetched, plan)?;
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        if available == capacity && capacity >= PREFETCH_MIN_CAPACITY && self.can_prefetch() {
+            self.start_prefetch()?;
+        }
+        Ok(available)
     }
 
     /// Take in a row array the driver produced: rows to serve, an error after them, warnings.
@@ -497,32 +509,40 @@ impl Statement {
     /// Whether the next row array can be fetched on another thread while the buffered rows are
     /// decoded: only bound-only plans (streamed columns need SQLGetData per row), only when the
     /// bound buffers hold the rows being served, and not past the end or a pending error.
-    pub fn can_prefetch(&self) -> bool {
+    fn can_prefetch(&self) -> bool {
         self.plan.as_ref().is_some_and(|p| !p.has_streamed())
             && !self.serving_shadow
+            && self.inflight.is_none()
             && !self.exhausted
             && self.deferred.is_none()
             && self.pos < self.len
     }
 
-    /// Move the buffered rows into the shadow copy and serve them from there, freeing the bound
-    /// buffers for the next row array (grown now if due). Call [`Self::prefetch_parts`] next.
-    pub fn start_prefetch(&mut self) -> Result<()> {
+    /// Move the buffered rows into the shadow copy and serve them from there, then let another
+    /// thread fetch the next row array into the bound buffers (grown first if due).
+    fn start_prefetch(&mut self) -> Result<()> {
         let plan = self.plan.clone().expect("can_prefetch checked the plan");
         let bound = self
             .batch
             .as_ref()
             .expect("a planned result set has a batch");
-        // Reuse the shadow when its buffers have this plan's layout and room for the rows.
+        // Reuse the shadow when its buffers have this plan's layout and room for the rows. A new
+        // one gets the capacity the bound batch is about to grow to, so it fits the next array
+        // too (and the same query executed again allocates nothing).
+        let next_capacity = if self.grow_next {
+            (bound.capacity() * GROWTH).min(Batch::max_rows(&plan))
+        } else {
+            bound.capacity()
+        };
         let fits = self.shadow.as_ref().is_some_and(|s| {
-            s.capacity() >= self.len
+            s.capacity() >= next_capacity.max(self.len)
                 && s.columns
                     .iter()
                     .map(|c| c.kind)
                     .eq(plan.columns.iter().map(|c| c.kind))
         });
         if !fits {
-            self.shadow = Some(Batch::new(&plan, bound.capacity()));
+            self.shadow = Some(Batch::new(&plan, next_capacity.max(self.len)));
         }
         let shadow = self.shadow.as_mut().expect("just ensured");
         shadow.copy_rows_from(bound, self.len);
@@ -531,29 +551,44 @@ impl Statement {
             let capacity = bound.capacity() * GROWTH;
             self.rebind(&plan, capacity)?;
         }
+        self.batch
+            .as_mut()
+            .expect("a planned result set has a batch")
+            .begin_fetch();
+        // SAFETY: until `join_prefetch` has joined this thread, no method touches `stmt` or
+        // `batch`: each one that would calls `join_prefetch` first (`Drop` included), and the
+        // rows being served come from the shadow copy. The bound buffers are heap allocations
+        // owned by `batch`, which is neither rebound nor dropped before that join.
+        let lease = unsafe { self.stmt.lend_for_fetch() };
+        let spawned = std::thread::Builder::new()
+            .name("ferrodbc-prefetch".into())
+            .spawn(move || lease.fetch());
+        match spawned {
+            Ok(handle) => self.inflight = Some(handle),
+            // No thread to be had: fetch in line when the shadow is used up.
+            Err(_) => self.next = None,
+        }
         Ok(())
     }
 
-    /// The shadow batch to decode from, and the job that fetches the next row array into the
-    /// bound buffers (run it on another thread, then hand its result to [`Self::finish_prefetch`]).
-    pub fn prefetch_parts(&mut self) -> (&Batch, PrefetchJob<'_>) {
-        let shadow = self
-            .shadow
-            .as_ref()
-            .expect("start_prefetch made the shadow");
-        let job = PrefetchJob {
-            stmt: &mut self.stmt,
-            batch: self
-                .batch
-                .as_mut()
-                .expect("a planned result set has a batch"),
-            plan: self.plan.as_deref().expect("a planned result set"),
+    /// Wait for the prefetch thread (if any) and keep the row array it fetched for the next fill.
+    fn join_prefetch(&mut self) {
+        let Some(handle) = self.inflight.take() else {
+            return;
         };
-        (shadow, job)
-    }
-
-    pub fn finish_prefetch(&mut self, fetched: crate::batch::Fetched) {
-        self.next = Some(fetched);
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a prefetch runs on the bound batch");
+        self.next = Some(match handle.join() {
+            Ok(Some((outcome, records))) => batch.finish_fetch(outcome, records),
+            Ok(None) => crate::batch::Fetched::failed(crate::Error::Cancelled {
+                records: Vec::new(),
+            }),
+            Err(_) => crate::batch::Fetched::failed(crate::Error::Internal(
+                "the prefetch thread panicked".into(),
+            )),
+        });
     }
 
     /// Hand out up to `n` buffered rows: returns the batch row range `start..end`.
@@ -581,6 +616,7 @@ impl Statement {
     }
 
     fn next_result_inner(&mut self) -> Result<bool> {
+        self.join_prefetch();
         self.epoch += 1;
         self.deferred = None;
         self.serving_shadow = false;
@@ -623,5 +659,12 @@ impl Statement {
 
     pub fn has_result_set(&self) -> bool {
         self.plan.is_some()
+    }
+}
+
+impl Drop for Statement {
+    /// A prefetch thread still fetching must finish before the handle and buffers are freed.
+    fn drop(&mut self) {
+        self.join_prefetch();
     }
 }

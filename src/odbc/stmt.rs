@@ -59,6 +59,35 @@ pub struct CancelHandle {
     executing: Arc<AtomicBool>,
 }
 
+/// A statement handle lent to another thread for one `SQLFetch` (the next row array, fetched
+/// while the owner decodes the previous one). Made by [`Stmt::lend_for_fetch`], whose contract
+/// keeps every other call off the handle until that thread is joined.
+pub struct FetchLease {
+    handle: RawStmt,
+    cancel: CancelHandle,
+}
+
+impl FetchLease {
+    /// `SQLFetch` into the bound buffers, and the diagnostic records when the driver left some
+    /// (anything but plain success or no data). `None` when a (cooperative) cancel is pending:
+    /// the fetch is not started.
+    pub fn fetch(&self) -> Option<(Outcome, Vec<Diagnostic>)> {
+        if self.cancel.is_requested() {
+            return None;
+        }
+        counters::bump(&counters::FETCH_CALLS);
+        let h = self.handle.0;
+        // SAFETY: the lease's contract: the handle is allocated, its bound buffers alive, and
+        // no other call runs on it.
+        let outcome = Outcome::from_ret(unsafe { sys::SQLFetch(h) });
+        let records = match outcome {
+            Outcome::Success | Outcome::NoData => Vec::new(),
+            _ => read_diagnostics(HandleType::Stmt, h.as_handle()),
+        };
+        Some((outcome, records))
+    }
+}
+
 #[derive(Clone, Copy)]
 struct RawStmt(HStmt);
 // SAFETY: SQLCancel is the one ODBC call allowed concurrently with another call on the same
@@ -313,6 +342,19 @@ impl Stmt {
         counters::bump(&counters::FETCH_CALLS);
         // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
         Outcome::from_ret(unsafe { sys::SQLFetch(self.handle) })
+    }
+
+    /// Lend the handle to one block fetch on another thread (see [`FetchLease`]).
+    ///
+    /// # Safety
+    /// Until the thread running the lease's fetch has been joined, the owner makes no call on
+    /// this statement (SQLCancel through its [`CancelHandle`] excepted) and keeps it allocated,
+    /// and the bound buffers stay alive and unread.
+    pub unsafe fn lend_for_fetch(&self) -> FetchLease {
+        FetchLease {
+            handle: RawStmt(self.handle),
+            cancel: self.cancel.clone(),
+        }
     }
 
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {

@@ -107,9 +107,6 @@ fn thread_token() -> usize {
     TOKEN.with(|t| t as *const u8 as usize)
 }
 
-/// Row arrays smaller than this are not worth a prefetch thread (spawning one costs ~20 µs).
-const PREFETCH_MIN_ROWS: usize = 512;
-
 impl Cursor {
     pub fn new(connection: Py<Connection>, shared: Arc<ConnShared>) -> Cursor {
         let state = Arc::new(Mutex::new(CursorState::default()));
@@ -276,33 +273,11 @@ impl Cursor {
             if available == 0 {
                 break;
             }
-            let wanted = max - out.len();
-            let failure =
-                if wanted > available && available >= PREFETCH_MIN_ROWS && stmt.can_prefetch() {
-                    // This call needs the next row array anyway: let the driver fetch it on another
-                    // thread (into the bound buffers) while these rows become Python objects.
-                    stmt.start_prefetch().py(py)?;
-                    let range = stmt.take(available);
-                    let base = stmt.batch_base();
-                    let (shadow, job) = stmt.prefetch_parts();
-                    let (built, fetched) = std::thread::scope(|scope| {
-                        let worker = scope.spawn(move || job.run());
-                        let built = build_rows(py, plan, shadow, range, base, &mut out);
-                        let fetched = py.detach(|| worker.join());
-                        (built, fetched)
-                    });
-                    let fetched = fetched.unwrap_or_else(|_| {
-                        crate::batch::Fetched::failed(crate::Error::Internal(
-                            "the prefetch thread panicked".into(),
-                        ))
-                    });
-                    stmt.finish_prefetch(fetched);
-                    built?
-                } else {
-                    let range = stmt.take(available.min(wanted));
-                    let batch = stmt.batch().expect("a planned result set has a batch");
-                    build_rows(py, plan, batch, range, stmt.batch_base(), &mut out)?
-                };
+            // The statement is already fetching the next row array on another thread when this
+            // one was full: decoding these rows overlaps with it.
+            let range = stmt.take(available.min(max - out.len()));
+            let batch = stmt.batch().expect("a planned result set has a batch");
+            let failure = build_rows(py, plan, batch, range, stmt.batch_base(), &mut out)?;
             if let Some(fail) = failure {
                 // Rows before the bad one are delivered; the bad row is consumed; rows after it
                 // are served by the next fetch.

@@ -50,12 +50,3 @@ def xfail_if(request, cond: bool, reason: str) -> None:
     """A strict xfail decided at run time (e.g. only through one driver)."""
     if cond:
         request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-
-EXECUTEMANY_FREETDS_PEER_BUG = (
-    "PEER BUG: FreeTDS runs a parameter array as ONE SQL batch of statements separated by a space, "
-    "no semicolon (\"INSERT INTO t VALUES (0, N's0') INSERT INTO t VALUES (1, ...) ...\", valid "
-    "T-SQL); the peer rejects it with 102 \"Incorrect syntax near 'INSERT'\" so 0 of the 1,000 rows "
-    "are inserted. The peer must split a batch into statements without requiring ';'"
-)

@@ -82,6 +82,19 @@ def test_multiple_result_sets(connect):
     assert not cur.nextset()
 
 
+def test_statements_without_separators(connect):
+    """T-SQL needs neither ';' nor new lines between statements (FreeTDS sends a parameter array
+    as one line `INSERT … VALUES (…) INSERT … VALUES (…)`)."""
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, s NVARCHAR(10)) INSERT INTO {t} VALUES (0, N's0') "
+                f"INSERT INTO {t} VALUES (1, N's1') DECLARE @n INT SET @n = 2 "
+                f"IF @n = 2 INSERT INTO {t} SELECT @n, N's2' ELSE SELECT 0 SELECT id, s FROM {t} ORDER BY id")
+    while cur.description is None:
+        assert cur.nextset()
+    assert [tuple(r) for r in cur.fetchall()] == [(0, "s0"), (1, "s1"), (2, "s2")]
+
+
 def test_print_messages(connect):
     cur = connect().cursor()
     cur.execute("PRINT 'hello from peer'; SELECT 1")

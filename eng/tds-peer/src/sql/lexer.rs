@@ -172,7 +172,7 @@ pub fn tokenize(sql: &str) -> Result<Vec<Tok>, String> {
     Ok(out)
 }
 
-/// Statement starters used to split batches that separate statements by newlines only.
+/// Words that may begin a statement (batch splitting, IF/WHILE bodies).
 const STARTERS: &[&str] = &[
     "SELECT",
     "INSERT",
@@ -211,79 +211,67 @@ pub(crate) fn is_body_starter(word: &str) -> bool {
     !word.eq_ignore_ascii_case("USE") && !word.eq_ignore_ascii_case("SAVE") && is_starter(word)
 }
 
-/// Splits a batch into statements at top-level `;` and at line starts that begin a new
-/// statement (T-SQL needs no separators). `INSERT … SELECT`, `UNION SELECT`, CTE bodies and
-/// `BEGIN TRAN` stay together.
+/// Splits a batch into statements at top-level `;` and wherever a statement keyword begins a
+/// new statement: T-SQL needs no separators, and FreeTDS sends a parameter array as one line
+/// `INSERT … VALUES (…) INSERT … VALUES (…)`. `INSERT … SELECT`, `UNION SELECT`, CTE bodies,
+/// `UPDATE … SET`, IF/WHILE bodies and `BEGIN … END` / `CASE … END` stay together.
 pub fn split(toks: &[Tok]) -> Vec<Vec<Tok>> {
     let mut stmts: Vec<Vec<Tok>> = Vec::new();
     let mut cur: Vec<Tok> = Vec::new();
     let mut depth = 0i32;
     // BEGIN … END blocks (not BEGIN TRAN) and CASE … END: never split inside them.
     let mut block = 0i32;
-    let mut after_newline = false;
     for (i, t) in toks.iter().enumerate() {
-        let t = t.clone();
-        match &t {
+        match t {
             Tok::Punct('(') => depth += 1,
             Tok::Punct(')') => depth -= 1,
             Tok::Punct(';') if depth == 0 && block == 0 => {
                 push_stmt(&mut stmts, &mut cur);
-                after_newline = false;
                 continue;
             }
-            Tok::Space(s) if s.contains('\n') => {
-                after_newline = true;
-                cur.push(t);
-                continue;
-            }
-            Tok::Word(w) if w.eq_ignore_ascii_case("CASE") => block += 1,
-            Tok::Word(w) if w.eq_ignore_ascii_case("END") => block = (block - 1).max(0),
-            Tok::Word(w) if w.eq_ignore_ascii_case("BEGIN") => {
-                let next = toks[i + 1..].iter().find(|t| !t.is_space());
-                let tran = next.is_some_and(|n| {
-                    n.is_word("TRAN") || n.is_word("TRANSACTION") || n.is_word("DISTRIBUTED")
-                });
-                let catch = next.is_some_and(|n| n.is_word("CATCH"));
-                if !tran {
-                    if depth == 0 && block == 0 && after_newline && !catch && starts_new(&cur, w) {
-                        push_stmt(&mut stmts, &mut cur);
-                    }
-                    block += 1;
-                    after_newline = false;
-                    cur.push(t);
-                    continue;
-                }
-                if depth == 0 && block == 0 && after_newline && starts_new(&cur, w) {
+            Tok::Word(w) => {
+                if depth == 0 && block == 0 && is_starter(w) && starts_new(&cur, &toks[i..]) {
                     push_stmt(&mut stmts, &mut cur);
                 }
-            }
-            Tok::Word(w)
-                if depth == 0
-                    && block == 0
-                    && after_newline
-                    && is_starter(w)
-                    && starts_new(&cur, w) =>
-            {
-                push_stmt(&mut stmts, &mut cur);
+                let next = toks[i + 1..].iter().find(|t| !t.is_space());
+                block = (block + block_step(t, next)).max(0);
             }
             _ => {}
         }
-        if !t.is_space() {
-            after_newline = false;
-        }
-        cur.push(t);
+        cur.push(t.clone());
     }
     push_stmt(&mut stmts, &mut cur);
     stmts
 }
 
-fn starts_new(cur: &[Tok], w: &str) -> bool {
+/// +1 for a word opening a block (`BEGIN` but not `BEGIN TRAN`, `CASE`), -1 for `END`;
+/// `next` is the following non-space token.
+fn block_step(t: &Tok, next: Option<&Tok>) -> i32 {
+    if t.is_word("CASE") {
+        1
+    } else if t.is_word("END") {
+        -1
+    } else if t.is_word("BEGIN") {
+        let tran = next.is_some_and(|n| {
+            n.is_word("TRAN") || n.is_word("TRANSACTION") || n.is_word("DISTRIBUTED")
+        });
+        if tran { 0 } else { 1 }
+    } else {
+        0
+    }
+}
+
+/// Whether the starter word `rest[0]` begins a new statement after `cur`, the statement so far.
+fn starts_new(cur: &[Tok], rest: &[Tok]) -> bool {
     let sig: Vec<&Tok> = cur.iter().filter(|t| !t.is_space()).collect();
-    let Some(first) = sig.first().and_then(|t| t.word()) else {
+    // None: an IF/WHILE still waits for its body, which this word begins.
+    let Some(stmt) = current_stmt(&sig) else {
+        return false;
+    };
+    let Some(first) = stmt.first().and_then(|t| t.word()) else {
         return false;
     };
     let last = sig.last().and_then(|t| t.word()).unwrap_or_default();
-    let w = w.to_ascii_uppercase();
     if [
         "UNION",
         "ALL",
@@ -293,43 +281,130 @@ fn starts_new(cur: &[Tok], w: &str) -> bool {
         "THEN",
         "ELSE",
         "BEGIN",
+        "OR",
     ]
     .contains(&last.as_str())
     {
         return false;
     }
-    if first == "IF" || first == "WHILE" {
-        // The first statement keyword after the condition starts the body, not a new statement.
-        let mut d = 0;
-        let mut body = false;
-        for t in &sig[1..] {
-            match t {
-                Tok::Punct('(') => d += 1,
-                Tok::Punct(')') => d -= 1,
-                Tok::Word(x) if d == 0 && (is_starter(x) || x.eq_ignore_ascii_case("BEGIN")) => {
-                    body = true
-                }
-                _ => {}
-            }
-        }
-        if !body {
-            return false;
-        }
+    let w = rest[0].word().unwrap_or_default();
+    let next: Vec<&Tok> = rest[1..].iter().filter(|t| !t.is_space()).take(2).collect();
+    if !begins_statement(&w, &next) {
+        return false;
     }
     if first == "WITH" && sig.last().is_some_and(|t| t.is_punct(')')) {
         // Main query of a CTE.
         return false;
     }
-    if w == "SELECT" && first == "INSERT" {
-        // INSERT … SELECT, unless the INSERT already has its rows.
-        return sig
+    let body = &stmt[verb_index(stmt)..];
+    match (body[0].word().unwrap_or_default().as_str(), w.as_str()) {
+        // INSERT … SELECT / INSERT … EXEC, unless the INSERT already has its rows.
+        ("INSERT", "SELECT" | "EXEC" | "EXECUTE") => body
             .iter()
-            .any(|t| t.is_word("SELECT") || t.is_word("VALUES"));
+            .any(|t| t.is_word("SELECT") || t.is_word("VALUES")),
+        ("UPDATE", "SET") => false,
+        // DROP TABLE IF EXISTS
+        ("DROP", "IF") => body.len() > 2,
+        _ => true,
     }
-    if w == "SET" && first == "UPDATE" {
-        return false;
+}
+
+/// Whether starter `w` followed by the tokens `next` can be a statement rather than a clause
+/// using the same keyword (`WITH (NOLOCK)`, `RAISERROR … WITH NOWAIT`, `ALTER COLUMN`,
+/// `DROP CONSTRAINT`, `ON DELETE SET NULL`, `BEGIN CATCH` after `END TRY`).
+fn begins_statement(w: &str, next: &[&Tok]) -> bool {
+    let n0 = next.first().and_then(|t| t.word()).unwrap_or_default();
+    match w {
+        // WITH cte AS (…) / WITH cte (cols) AS (…)
+        "WITH" => {
+            matches!(next.first(), Some(Tok::Word(_) | Tok::Quoted(_)))
+                && next
+                    .get(1)
+                    .is_some_and(|t| t.is_word("AS") || t.is_punct('('))
+        }
+        "SET" => match next.first() {
+            Some(Tok::Var(_)) => true,
+            Some(Tok::Word(_)) => n0 != "NULL" && n0 != "DEFAULT",
+            _ => false,
+        },
+        "DELETE" | "UPDATE" => !["CASCADE", "NO", "SET"].contains(&n0.as_str()),
+        "ALTER" | "DROP" => OBJECT_KINDS.contains(&n0.as_str()),
+        "BEGIN" => n0 != "CATCH",
+        _ => true,
     }
-    true
+}
+
+/// Object kinds after CREATE/ALTER/DROP (anything else after ALTER/DROP is a clause of ALTER TABLE).
+const OBJECT_KINDS: &[&str] = &[
+    "TABLE",
+    "VIEW",
+    "PROC",
+    "PROCEDURE",
+    "INDEX",
+    "FUNCTION",
+    "TRIGGER",
+    "SCHEMA",
+    "DATABASE",
+    "TYPE",
+    "SEQUENCE",
+    "SYNONYM",
+    "USER",
+    "LOGIN",
+    "ROLE",
+    "STATISTICS",
+];
+
+/// The simple statement `sig` ends in: what follows an IF/WHILE condition or an ELSE. None
+/// while an IF/WHILE waits for its body. BEGIN … END and CASE … END contents are skipped.
+fn current_stmt<'a>(sig: &'a [&'a Tok]) -> Option<&'a [&'a Tok]> {
+    let (mut d, mut b) = (0i32, 0i32);
+    let mut start = Some(0);
+    for (k, t) in sig.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            _ => {}
+        }
+        let Tok::Word(w) = t else { continue };
+        if d > 0 {
+            continue;
+        }
+        if b == 0 {
+            let drop_if = k >= 2 && sig[k - 2].is_word("DROP");
+            if (t.is_word("IF") || t.is_word("WHILE")) && !drop_if {
+                start = None;
+            } else if t.is_word("ELSE") {
+                start = Some(k + 1);
+            } else if start.is_none() && is_starter(w) {
+                start = Some(k);
+            }
+        }
+        b = (b + block_step(t, sig.get(k + 1).copied())).max(0);
+    }
+    start.map(|s| &sig[s..])
+}
+
+/// Index of a CTE statement's verb (the first depth-0 DML word after `WITH … AS (…)`); 0 else.
+fn verb_index(stmt: &[&Tok]) -> usize {
+    if !stmt[0].is_word("WITH") {
+        return 0;
+    }
+    let mut d = 0;
+    for (k, t) in stmt.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            _ if d == 0
+                && ["SELECT", "INSERT", "UPDATE", "DELETE", "MERGE"]
+                    .iter()
+                    .any(|v| t.is_word(v)) =>
+            {
+                return k;
+            }
+            _ => {}
+        }
+    }
+    0
 }
 
 fn push_stmt(stmts: &mut Vec<Vec<Tok>>, cur: &mut Vec<Tok>) {
@@ -431,5 +506,65 @@ mod tests {
                 "select * from t"
             ]
         );
+    }
+
+    #[test]
+    fn splitting_without_newlines() {
+        // FreeTDS's parameter array: one line, no separators.
+        assert_eq!(
+            words("INSERT INTO t VALUES (0, N's0') INSERT INTO t VALUES (1, N's1')"),
+            vec![
+                "INSERT INTO t VALUES (0, N's0')",
+                "INSERT INTO t VALUES (1, N's1')"
+            ]
+        );
+        assert_eq!(
+            words("declare @a int set @a = 1 select @a"),
+            vec!["declare @a int", "set @a = 1", "select @a"]
+        );
+        assert_eq!(
+            words("if 1 = 1 select 1 else if 2 = 2 select 2 else select 3 select 4"),
+            vec![
+                "if 1 = 1 select 1 else if 2 = 2 select 2 else select 3",
+                "select 4"
+            ]
+        );
+        assert_eq!(
+            words("while @i < 3 begin set @i = @i + 1 end select @i"),
+            vec!["while @i < 3 begin set @i = @i + 1 end", "select @i"]
+        );
+        assert_eq!(
+            words("begin tran insert into t values (1) commit"),
+            vec!["begin tran", "insert into t values (1)", "commit"]
+        );
+        assert_eq!(
+            words("begin try select 1 end try begin catch select 2 end catch select 3"),
+            vec![
+                "begin try select 1 end try begin catch select 2 end catch",
+                "select 3"
+            ]
+        );
+        assert_eq!(
+            words("set nocount on update t set a = 1 delete from t"),
+            vec!["set nocount on", "update t set a = 1", "delete from t"]
+        );
+        // Clauses that reuse statement keywords stay in their statement.
+        for one in [
+            "insert into t (a) select 1",
+            "insert into t exec p",
+            "with c as (select 1 a) insert into t select * from c",
+            "select a from t with (nolock)",
+            "raiserror('x', 16, 1) with nowait",
+            "drop table if exists t",
+            "if object_id('t') is not null drop table t",
+            "alter table t alter column a int",
+            "alter table t drop constraint k",
+            "alter table t add constraint k foreign key (a) references p (a) on delete set null",
+            "alter table t add constraint k foreign key (a) references p (a) on update cascade",
+            "select case when 1 = 1 then 'a' else 'b' end from t",
+            "select 1 union all select 2",
+        ] {
+            assert_eq!(words(one), vec![one]);
+        }
     }
 }

@@ -95,6 +95,17 @@ def test_statements_without_separators(connect):
     assert [tuple(r) for r in cur.fetchall()] == [(0, "s0"), (1, "s1"), (2, "s2")]
 
 
+def test_long_numeric_literals_are_exact(connect):
+    """Literals beyond a double's 15 digits or a BIGINT stay exact, as T-SQL numerics."""
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (d DECIMAL(38,10))")
+    cur.execute(f"INSERT INTO {t} VALUES (12345678901234567890.0123456789)")
+    assert cur.execute(f"SELECT d FROM {t}").fetchone()[0] == Decimal("12345678901234567890.0123456789")
+    row = cur.execute("SELECT 12345678901234567890.0123456789, 123456789012345678901234, 1.5 + 1").fetchone()
+    assert tuple(row) == (Decimal("12345678901234567890.0123456789"), Decimal("123456789012345678901234"), 2.5)
+
+
 def test_print_messages(connect):
     cur = connect().cursor()
     cur.execute("PRINT 'hello from peer'; SELECT 1")

@@ -58,6 +58,21 @@ fn parse_type(toks: &[Tok]) -> Result<Ty, String> {
     Ty::parse(&clean).ok_or_else(|| format!("Type {} is not a defined system type.", clean.trim()))
 }
 
+/// A numeric literal for SQLite. T-SQL reads `1234567890123456789012.5` as an exact
+/// numeric; SQLite would round it to a REAL (about 15 digits) or overflow an INTEGER, so such
+/// a literal becomes the decimal text, the peer's canonical exact form (a DECIMAL column stores
+/// it as is). Shorter literals stay numbers, keeping SQLite's arithmetic and comparisons.
+fn num_literal(n: &str) -> String {
+    let exponent = n.contains(['e', 'E']);
+    let digits = n.trim_start_matches('0').replace('.', "");
+    let exact = exponent || digits.len() <= 15 || (!n.contains('.') && n.parse::<i64>().is_ok());
+    if exact {
+        n.to_string()
+    } else {
+        format!("'{n}'")
+    }
+}
+
 fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
@@ -108,6 +123,7 @@ impl Ctx<'_> {
                     out.push(')');
                 }
                 Tok::Quoted(q) => out.push_str(&quote_ident(q)),
+                Tok::Num(n) => out.push_str(&num_literal(n)),
                 Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
                 Tok::Hex(h) => out.push_str(&format!(
                     "X'{}'",
@@ -467,6 +483,11 @@ impl Ctx<'_> {
                 Some(Ty::Numeric(digits.max(d.scale).max(1), d.scale))
             }
             Tok::Num(n) if n.contains(['e', 'E']) => Some(Ty::Float),
+            // Beyond BIGINT: sent as decimal text (see `num_literal`).
+            Tok::Num(n) if n.parse::<i64>().is_err() => Some(Ty::Numeric(
+                n.trim_start_matches('0').len().clamp(1, 38) as u8,
+                0,
+            )),
             Tok::Str { n: true, s } => Some(Ty::NVarChar(Some(
                 s.encode_utf16().count().clamp(1, 4000) as u16,
             ))),
@@ -811,6 +832,24 @@ mod tests {
                 Some(Ty::DateTime),
                 Some(Ty::Numeric(3, 2))
             ]
+        );
+    }
+
+    #[test]
+    fn long_numeric_literals_become_text() {
+        assert_eq!(super::num_literal("1.5"), "1.5");
+        assert_eq!(
+            super::num_literal("9223372036854775807"),
+            "9223372036854775807"
+        );
+        assert_eq!(super::num_literal("1.5e300"), "1.5e300");
+        assert_eq!(
+            super::num_literal("12345678901234567890.0123456789"),
+            "'12345678901234567890.0123456789'"
+        );
+        assert_eq!(
+            super::num_literal("9223372036854775808"),
+            "'9223372036854775808'"
         );
     }
 

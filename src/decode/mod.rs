@@ -1,8 +1,11 @@
 //! Pure-Rust interpretation of bound cells: structs of the ODBC C types, UTF-16 classification,
 //! decimal and time text. No Python here: the binding layer builds objects from these.
 
+mod decimal;
 mod temporal;
 mod text;
+
+pub use decimal::{DecimalParts, decimal_parts};
 
 pub use temporal::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 pub use text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};

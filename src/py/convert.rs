@@ -5,6 +5,7 @@
 //! decoder picks a monomorphised loop over the rows, writing straight into pre-sized tuples.
 
 use super::cache;
+use super::decimal::{DecimalFailure, new_decimal};
 use super::row::RowSchema;
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, ColumnBuffer, cell_error};
@@ -240,24 +241,18 @@ unsafe fn fill_with(
             CellKind::I64 => fill!(|r| py_int(py, buf.i64(r))),
             CellKind::F32 => fill!(|r| py_float(py, buf.f32(r) as f64)),
             CellKind::F64 => fill!(|r| py_float(py, buf.f64(r))),
-            CellKind::Decimal { .. } | CellKind::LongDecimal => {
-                let decimal = cache::decimal_type(py).map_err(|err| CellFail {
-                    row: rows.start,
-                    err,
-                })?;
-                fill!(|r| {
-                    let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
-                    let text = decode::decimal_text(bytes).ok_or_else(|| {
-                        super::errors::data(format!(
-                            "column {:?} (index {col}), row {}: the driver returned {:?}, not a decimal number",
-                            core.columns[col].desc.name,
-                            row_base + r as u64,
-                            String::from_utf8_lossy(bytes)
-                        ))
-                    })?;
-                    Ok(decimal.call1((text,))?.into_ptr())
+            CellKind::Decimal { .. } | CellKind::LongDecimal => fill!(|r| {
+                let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
+                new_decimal(py, bytes).map_err(|f| match f {
+                    DecimalFailure::Python(e) => e,
+                    DecimalFailure::NotDecimal => super::errors::data(format!(
+                        "column {:?} (index {col}), row {}: the driver returned {:?}, not a decimal number",
+                        core.columns[col].desc.name,
+                        row_base + r as u64,
+                        String::from_utf8_lossy(bytes)
+                    )),
                 })
-            }
+            }),
             CellKind::Date => fill!(|r| {
                 let d = buf.date(r);
                 let date = PyDate::new(py, d.year as i32, d.month as u8, d.day as u8);

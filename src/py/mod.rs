@@ -4,6 +4,7 @@ mod cache;
 mod connection;
 mod convert;
 mod cursor;
+mod decimal;
 pub mod errors;
 mod output;
 mod params;
@@ -24,6 +25,12 @@ fn reset_counters() {
     crate::counters::reset();
 }
 
+/// Whether Decimals are built through the verified `_decimal` layout (else `Decimal(text)`).
+#[pyfunction]
+fn _decimal_fast_path(py: Python<'_>) -> bool {
+    decimal::fast_path(py)
+}
+
 #[pymodule(gil_used = true)]
 fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
@@ -32,6 +39,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<output::Output>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
+    m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;
     errors::register(py, m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -8,7 +8,7 @@
 //! Buffers are laid out exactly as the driver writes them: odbc-api's `TextColumn<u16>`
 //! (strided UTF-16 elements + byte-length indicators) and plain value/indicator vectors.
 
-use _native::decode::{TextClass, classify_utf16, decimal_text, guid_to_u128};
+use _native::decode::{TextClass, classify_utf16, decimal_parts, decimal_text, guid_to_u128};
 use _native::odbc::ColumnDescription;
 use _native::plan::{Dbms, ResultPlan};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -88,6 +88,15 @@ fn bench_decimal_and_guid(c: &mut Criterion) {
                 .filter_map(|d| decimal_text(black_box(d)))
                 .map(str::len)
                 .sum::<usize>()
+        })
+    });
+    g.bench_function("decimal_parts", |b| {
+        b.iter(|| {
+            decimals
+                .iter()
+                .filter_map(|d| decimal_parts(black_box(d)))
+                .map(|p| p.words[0])
+                .fold(0u64, |a, v| a ^ v)
         })
     });
     g.bench_function("guid_to_u128", |b| {
@@ -328,10 +337,54 @@ fn bench_row_assembly(c: &mut Criterion) {
     g.finish();
 }
 
+/// Decimal objects from driver text: `Decimal(text)` against the verified-layout build.
+fn bench_decimal_objects(c: &mut Criterion) {
+    let decimals: Vec<Vec<u8>> = (0..ROWS as i64)
+        .map(|i| format!("{}.{:04}", i * 7919 - 500_000, i % 10_000).into_bytes())
+        .collect();
+    Python::attach(|py| {
+        let ctor = py.import("decimal").unwrap().getattr("Decimal").unwrap();
+        for d in &decimals {
+            let want = ctor.call1((std::str::from_utf8(d).unwrap(),)).unwrap();
+            let raw = _native::py::decimal::new_decimal(py, d).ok().unwrap();
+            // SAFETY: new_decimal returns a new reference.
+            let got = unsafe { Bound::from_owned_ptr(py, raw) };
+            assert!(
+                want.eq(&got).unwrap()
+                    && want.str().unwrap().to_str().unwrap()
+                        == got.str().unwrap().to_str().unwrap()
+            );
+        }
+        assert!(_native::py::decimal::fast_path(py), "layout did not verify");
+        let mut g = c.benchmark_group("decimal_objects");
+        g.throughput(Throughput::Elements(ROWS as u64));
+        g.bench_function("Decimal(text)", |b| {
+            b.iter(|| {
+                for d in &decimals {
+                    black_box(ctor.call1((std::str::from_utf8(d).unwrap(),)).unwrap());
+                }
+            })
+        });
+        g.bench_function("verified layout", |b| {
+            b.iter(|| {
+                for d in &decimals {
+                    let raw = _native::py::decimal::new_decimal(py, black_box(d))
+                        .ok()
+                        .unwrap();
+                    // SAFETY: a new reference, released at once.
+                    unsafe { ffi::Py_DecRef(raw) };
+                }
+            })
+        });
+        g.finish();
+    });
+}
+
 fn python_benches(c: &mut Criterion) {
     Python::initialize();
     bench_utf16_to_str(c);
     bench_row_assembly(c);
+    bench_decimal_objects(c);
 }
 
 criterion_group!(pure, bench_classify, bench_decimal_and_guid, bench_plan);

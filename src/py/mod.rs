@@ -4,7 +4,7 @@ mod cache;
 mod connection;
 mod convert;
 mod cursor;
-mod decimal;
+pub mod decimal;
 pub mod errors;
 mod output;
 mod params;

@@ -1,10 +1,13 @@
-"""The native floor (eng/floor, binary odbc-floor): build once, run a fetch query, read its JSON."""
+"""The floor a fetch task is compared with: the native fetch (eng/floor, binary odbc-floor: drain
+the driver into bound buffers, no Python objects) plus the object half (floor_objects.py: CPython
+building the same rows' objects from memory). Both run in fresh processes each round."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,3 +36,21 @@ def run(exe: Path, conn_str: str, query: str, expected_rows: int, timeout: float
     if r["rows"] != expected_rows:
         return {"status": "failed", "ms": None, "error": f"wrong result: {r['rows']} rows, expected {expected_rows}"}
     return {"status": "ok", "ms": r["ms"], "digest": [r["rows"], r["checksum"]]}
+
+
+def objects(shape: str, rows: int, chunk: int, timeout: float = 600) -> dict:
+    """Time CPython building the expected rows of peer.<shape>_<rows> from memory (see
+    floor_objects.py), in a fresh process."""
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    cmd = [sys.executable, "-m", "eng.profiler.floor_objects", "--shape", shape, "--rows", str(rows),
+           "--chunk", str(chunk)]
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": "failed", "ms": None, "error": f"objects timed out after {timeout:.0f} s"}
+    if p.returncode != 0:
+        return {"status": "failed", "ms": None, "error": p.stderr.strip()[-500:]}
+    r = json.loads(p.stdout.strip().splitlines()[-1])
+    if r["rows"] != rows:
+        return {"status": "failed", "ms": None, "error": f"objects built {r['rows']} rows, expected {rows}"}
+    return {"status": "ok", "ms": r["ms"]}

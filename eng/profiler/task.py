@@ -70,7 +70,10 @@ class Task:
     check: Callable[[Ctx, Any], Digest]
     expect: Callable[[int], Digest]
     setup: Callable[[Ctx], None] = lambda ctx: None
-    #: For fetch tasks: the query the native floor drains for comparison.
+    #: For fetch tasks: the query the native floor drains for comparison...
     floor_query: Callable[[int], str] | None = None
+    #: ... and the synthetic shape and rows per fetch call of the floor's object half.
+    floor_shape: str | None = None
+    floor_chunk: int = 0
     #: False for tasks that time connecting itself: the worker then opens no connection for them.
     needs_connection: bool = True

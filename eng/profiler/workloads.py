@@ -54,10 +54,14 @@ def query_body(shape: str, fetch: Callable[[Any], list]) -> Callable[[Ctx], list
     return body
 
 
-def fetch_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[Any], list], floor: bool = False) -> Task:
+def fetch_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[Any], list], floor: bool = False,
+               floor_chunk: int = 0) -> Task:
+    """`floor`: compare with the floor (native fetch + the objects built from memory in chunks of
+    `floor_chunk` rows, 0 = all at once, as the task's fetch calls return them)."""
     body = query_body(shape, fetch)
     return Task(name, title, size, body, rows_digest, synthetic_digest(shape),
-                floor_query=select_all(shape) if floor else None)
+                floor_query=select_all(shape) if floor else None,
+                floor_shape=shape if floor else None, floor_chunk=floor_chunk)
 
 
 def fetchall(cur: Any) -> list:
@@ -312,7 +316,7 @@ _TASKS = [
     fetch_task("fetchall_mixed", "fetchall of mixed rows", "mixed", Size(100_000, 10_000), fetchall,
                floor=True),
     fetch_task("fetch_1_2m", "1.2M-row fetch, fetchmany(10000) loop", "int_nvarchar_float",
-               Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True),
+               Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True, floor_chunk=10_000),
     fetch_task("fetchone_mixed", "fetchone over mixed rows", "mixed", Size(100_000, 10_000),
                fetchone_loop),
     fetch_task("fetchmany1_int_nvarchar", "fetchmany(1) over INT/NVARCHAR rows", "int_nvarchar",

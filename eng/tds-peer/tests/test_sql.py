@@ -152,6 +152,50 @@ def test_sql_errors_are_sql_server_errors(connect):
     assert cur.fetchone()[0] == 1
 
 
+def test_value_errors_are_sql_server_errors(connect):
+    """Values a column cannot hold, zero divisors and failed conversions raise SQL Server's
+    errors (SQLite would store, wrap, or yield NULL); the row is not written."""
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (s NVARCHAR(5), v VARCHAR(3), b VARBINARY(2), d DECIMAL(5,2), i TINYINT, "
+                "sm SMALLINT, n INT)")
+    # the largest values that fit (trailing blanks beyond a length are cut without an error)
+    cur.execute(f"INSERT INTO {t} (s, v, b, d, i, sm, n) VALUES (N'abcde', 'ab  ', 0x0102, 999.99, 255, -32768, -2147483648)")
+    cases = [
+        (f"INSERT INTO {t} (s) VALUES (?)", ("abcdefgh",), 2628,
+         f"String or binary data would be truncated in table 'master.dbo.{t}', column 's'. Truncated value: 'abcde'."),
+        (f"INSERT INTO {t} (s) VALUES (?)", ("ab😀cd",), 2628, "Truncated value: 'ab😀c'."),  # UTF-16 units
+        (f"UPDATE {t} SET v = 'abcd'", (), 2628, "column 'v'"),
+        (f"INSERT INTO {t} (b) VALUES (?)", (b"abcd",), 2628, "column 'b'"),
+        (f"INSERT INTO {t} (d) VALUES (?)", (12345.6,), 8115, "Arithmetic overflow error converting"),
+        (f"INSERT INTO {t} (i) VALUES (300)", (), 220, "Arithmetic overflow error for data type tinyint, value = 300."),
+        (f"INSERT INTO {t} (sm) VALUES (-40000)", (), 220, "data type smallint, value = -40000."),
+        (f"INSERT INTO {t} (n) VALUES (3000000000)", (), 8115, "converting expression to data type int."),
+        ("SELECT 1 / 0", (), 8134, "Divide by zero error encountered."),
+        ("SELECT 7 % (2 - 2)", (), 8134, "Divide by zero error encountered."),
+        ("SELECT CAST('abc' AS INT)", (), 245, "Conversion failed when converting the varchar value 'abc' to data type int."),
+    ]
+    for sql, params, number, text in cases:
+        with pytest.raises(pyodbc.Error) as ei:
+            cur.execute(sql, *params)
+        assert f"({number})" in str(ei.value) and text in str(ei.value), (sql, str(ei.value))
+    assert [tuple(r) for r in cur.execute(f"SELECT s, v FROM {t}").fetchall()] == [("abcde", "ab ")]
+    assert tuple(cur.execute("SELECT 7 / 2, 7 % 3, 7.0 / 2").fetchone()) == (3, 1, 3.5)
+
+
+def test_conversion_error_aborts_the_batch(connect):
+    """245 ends the batch, like SQL Server; 8134 ends only its statement."""
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a INT)")
+    for first, a in (("SELECT CAST('x' AS INT)", 1), ("SELECT 1 / 0", 2)):
+        with pytest.raises(pyodbc.Error):
+            cur.execute(f"{first}; INSERT INTO {t} VALUES ({a})")
+            while cur.nextset():
+                pass
+    assert [r[0] for r in cur.execute(f"SELECT a FROM {t}").fetchall()] == [2]
+
+
 def test_version_and_nocount(connect):
     cur = connect().cursor()
     cur.execute("SELECT @@VERSION")

@@ -311,7 +311,8 @@ impl Engine {
                         &SqlError::new(8180, 16, "Statement(s) could not be prepared."),
                     )?;
                 }
-                Ok(if compile || e.number == 2812 {
+                // So do conversion failures (245), unlike overflow or truncation errors.
+                Ok(if compile || matches!(e.number, 245 | 2812) {
                     Flow::Stop
                 } else {
                     Flow::Continue

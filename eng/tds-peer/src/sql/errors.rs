@@ -31,28 +31,49 @@ impl SqlError {
     }
 }
 
+fn function_error(msg: &str) -> Option<i32> {
+    FUNCTION_ERRORS
+        .iter()
+        .find(|(start, _)| msg.starts_with(start))
+        .map(|&(_, number)| number)
+}
+
 fn quoted_tail(msg: &str, prefix: &str) -> Option<String> {
     msg.find(prefix)
         .map(|p| msg[p + prefix.len()..].trim().trim_matches('"').to_string())
 }
+
+/// SQL Server messages the peer's SQLite functions (`functions.rs`) raise, by their start, and
+/// their numbers. SQLite hands a function's error back as bare text, so the text is the key.
+const FUNCTION_ERRORS: &[(&str, i32)] = &[
+    ("Conversion failed when converting date and/or time", 241),
+    (
+        "Conversion failed when converting from a character string to uniqueidentifier",
+        8169,
+    ),
+    ("Conversion failed when converting the ", 245),
+    ("Explicit conversion from data type", 529),
+    ("Error converting data type", 8114),
+    ("Arithmetic overflow error for data type", 220),
+    ("Arithmetic overflow error converting", 8115),
+    ("Divide by zero error encountered", 8134),
+    ("String or binary data would be truncated", 2628),
+];
 
 /// Maps a SQLite error message to the SQL Server error a real server would raise.
 pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
     let msg = match e {
         rusqlite::Error::SqliteFailure(_, Some(m)) => m.clone(),
         rusqlite::Error::UserFunctionError(u) => {
-            return SqlError::new(
-                if u.to_string().contains("date") {
-                    241
-                } else {
-                    8114
-                },
-                16,
-                u.to_string(),
-            );
+            let msg = u.to_string();
+            let number = function_error(&msg).unwrap_or(8114);
+            return SqlError::new(number, 16, msg);
         }
         other => other.to_string(),
     };
+    if let Some(number) = function_error(&msg) {
+        return SqlError::new(number, 16, msg);
+    }
     if let Some(t) = quoted_tail(&msg, "no such table:") {
         return SqlError::new(208, 16, format!("Invalid object name '{t}'."));
     }
@@ -101,4 +122,26 @@ pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
         );
     }
     SqlError::new(8180, 16, msg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_errors_keep_sql_server_numbers() {
+        let e = rusqlite::Error::UserFunctionError("Divide by zero error encountered.".into());
+        assert_eq!(from_sqlite(&e).number, 8134);
+        let e = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(1),
+            Some(
+                "Conversion failed when converting the varchar value 'x' to data type int.".into(),
+            ),
+        );
+        assert_eq!(from_sqlite(&e).number, 245);
+        assert_eq!(
+            function_error("Arithmetic overflow error for data type tinyint, value = 300."),
+            Some(220)
+        );
+    }
 }

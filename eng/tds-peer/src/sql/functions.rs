@@ -53,7 +53,7 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
             Value::Real(f) => Ok(f.trunc() as i64),
             Value::Text(s) => {
                 let t = s.trim();
-                t.parse::<i64>().or_else(|_| if t.eq_ignore_ascii_case("true") { Ok(1) } else if t.eq_ignore_ascii_case("false") { Ok(0) } else { Err(()) }).map_err(|_| user_err(format!("Conversion failed when converting the varchar value '{s}' to data type int.")))
+                t.parse::<i64>().or_else(|_| if t.eq_ignore_ascii_case("true") { Ok(1) } else if t.eq_ignore_ascii_case("false") { Ok(0) } else { Err(()) }).map_err(|_| user_err(format!("Conversion failed when converting the varchar value '{s}' to data type {}.", ty.name())))
             }
             Value::Blob(b) => Ok(b.iter().fold(0i64, |a, &x| (a << 8) | x as i64)),
             Value::Null => Ok(0),
@@ -70,7 +70,7 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
                 _ => true,
             };
             if !ok {
-                return Err(user_err(format!("Arithmetic overflow error converting expression to data type {}.", ty.name())));
+                return Err(int_overflow(ty, i));
             }
             Value::Integer(i)
         }
@@ -84,7 +84,12 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
             }
             let d = as_dec(&v).rescale(s);
             if d.mag.to_string().len() > p as usize && d.mag != 0 {
-                return Err(user_err(format!("Arithmetic overflow error converting {} to data type numeric.", as_text(&v))));
+                let from = match v {
+                    Value::Integer(_) => "int",
+                    Value::Real(_) => "float",
+                    _ => "numeric",
+                };
+                return Err(user_err(format!("Arithmetic overflow error converting {from} to data type numeric.")));
             }
             Value::Text(d.to_string_fixed())
         }
@@ -147,6 +152,80 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
     })
 }
 
+/// SQL Server reports tinyint/smallint overflow as 220 (with the value), int as 8115.
+fn int_overflow(ty: Ty, i: i64) -> Error {
+    user_err(match ty {
+        Ty::TinyInt | Ty::SmallInt => {
+            format!(
+                "Arithmetic overflow error for data type {}, value = {i}.",
+                ty.name()
+            )
+        }
+        _ => format!(
+            "Arithmetic overflow error converting expression to data type {}.",
+            ty.name()
+        ),
+    })
+}
+
+/// `__fits(value, type, table, column)`: the CHECK constraint of a typed column (see
+/// `rewrite::create_table`). SQLite stores any value; SQL Server rejects a string or binary
+/// value longer than the column (2628) and a number out of its range (220/8115), and fails to
+/// convert text that is no number (245/8114).
+pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
+    let (limit, unit): (Option<u16>, fn(char) -> usize) = match ty {
+        Ty::NChar(n) | Ty::NVarChar(Some(n)) => (Some(n), char::len_utf16),
+        Ty::Char(n, true) | Ty::VarChar(Some(n), true) => (Some(n), char::len_utf8),
+        // CP1252: one byte a character.
+        Ty::Char(n, false) | Ty::VarChar(Some(n), false) => (Some(n), |_| 1),
+        Ty::Binary(n) | Ty::VarBinary(Some(n)) => (Some(n), |_| 1),
+        Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::Decimal(..) | Ty::Numeric(..) => {
+            return cast_value(v, ty).map(|_| true);
+        }
+        _ => (None, |_| 1),
+    };
+    let Some(n) = limit.map(usize::from) else {
+        return Ok(true);
+    };
+    let truncated = match &v {
+        // Trailing blanks are cut without an error, as in SQL Server.
+        Value::Text(s) if s.trim_end_matches(' ').chars().map(unit).sum::<usize>() > n => {
+            prefix_within(s, n, unit)
+        }
+        Value::Blob(b) if b.len() > n => conv::from_cp1252(&b[..n]),
+        _ => return Ok(true),
+    };
+    Err(user_err(format!(
+        "String or binary data would be truncated in table '{table}', column '{column}'. \
+         Truncated value: '{truncated}'."
+    )))
+}
+
+/// The longest prefix of `s` at most `n` units long.
+fn prefix_within(s: &str, n: usize, unit: fn(char) -> usize) -> String {
+    let mut used = 0;
+    s.chars()
+        .take_while(|&c| {
+            used += unit(c);
+            used <= n
+        })
+        .collect()
+}
+
+/// `__nz(divisor)`: T-SQL raises 8134 on a zero divisor where SQLite yields NULL.
+fn nonzero_divisor(v: Value) -> Result<Value, Error> {
+    let zero = match &v {
+        Value::Integer(i) => *i == 0,
+        Value::Real(f) => *f == 0.0,
+        Value::Text(t) => conv::parse_decimal(t).is_some_and(|d| d.mag == 0),
+        _ => false,
+    };
+    if zero {
+        return Err(user_err("Divide by zero error encountered.".into()));
+    }
+    Ok(v)
+}
+
 fn arg(ctx: &Context, i: usize) -> Value {
     if i >= ctx.len() {
         return Value::Null;
@@ -199,6 +278,18 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             .ok_or_else(|| user_err(format!("Type {target} is not a defined system type.")))?;
         cast_value(arg(ctx, 0), ty)
     })?;
+    db.create_scalar_function("__fits", 4, det, |ctx| {
+        let name: String = ctx.get(1)?;
+        let ty = Ty::parse(&name)
+            .ok_or_else(|| user_err(format!("Type {name} is not a defined system type.")))?;
+        fits(
+            arg(ctx, 0),
+            ty,
+            &ctx.get::<String>(2)?,
+            &ctx.get::<String>(3)?,
+        )
+    })?;
+    db.create_scalar_function("__nz", 1, det, |ctx| nonzero_divisor(arg(ctx, 0)))?;
     db.create_scalar_function("__now", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let mode: i64 = ctx.get(0)?;
         let (d, t) = now();
@@ -464,4 +555,49 @@ fn dateadd(part: &str, n: i64, v: &Value) -> Result<String, Error> {
         Some(o) => format!("{text} {}", conv::fmt_offset(o)),
         None => text,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msg(r: Result<bool, Error>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn fits_bounds_like_sql_server() {
+        let f = |v: Value, ty: &str| fits(v, Ty::parse(ty).unwrap(), "master.dbo.t", "c");
+        assert!(f(Value::Text("abcde   ".into()), "nvarchar(5)").unwrap());
+        assert!(
+            msg(f(Value::Text("ab😀cd".into()), "nvarchar(4)"))
+                .ends_with("Truncated value: 'ab😀'.")
+        );
+        assert!(msg(f(Value::Text("é€".into()), "varchar(1)")).contains("column 'c'"));
+        assert!(
+            msg(f(
+                Value::Text("éé".into()),
+                "varchar(3) collate Latin1_General_100_CI_AS_SC_UTF8"
+            ))
+            .contains("'é'")
+        );
+        assert!(
+            msg(f(Value::Blob(vec![1, 2, 3]), "varbinary(2)")).starts_with("String or binary data")
+        );
+        assert!(msg(f(Value::Integer(256), "tinyint")).contains("value = 256"));
+        assert!(
+            msg(f(Value::Text("12345.6".into()), "decimal(5,2)"))
+                .starts_with("Arithmetic overflow")
+        );
+        assert!(f(Value::Text("999.994".into()), "decimal(5,2)").unwrap());
+        assert!(f(Value::Null, "int").unwrap());
+    }
+
+    #[test]
+    fn zero_divisors() {
+        assert!(nonzero_divisor(Value::Integer(0)).is_err());
+        assert!(nonzero_divisor(Value::Text("0.000".into())).is_err());
+        assert_eq!(nonzero_divisor(Value::Real(0.5)).unwrap(), Value::Real(0.5));
+        assert_eq!(nonzero_divisor(Value::Null).unwrap(), Value::Null);
+    }
 }

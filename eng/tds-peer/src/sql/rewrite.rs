@@ -44,6 +44,54 @@ fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
     (from..toks.len()).find(|&i| !toks[i].is_space())
 }
 
+/// End (exclusive) of the operand that starts at `from` (spaces skipped): signs, then a
+/// parenthesized expression, `CASE … END`, a (dotted) name or call, a literal or a variable.
+/// None for anything else.
+fn operand_end(toks: &[Tok], from: usize) -> Option<usize> {
+    let mut j = next_sig(toks, from)?;
+    while toks[j].is_punct('-') || toks[j].is_punct('+') {
+        j = next_sig(toks, j + 1)?;
+    }
+    match &toks[j] {
+        Tok::Punct('(') => Some(matching(toks, j)? + 1),
+        Tok::Word(w) if w.eq_ignore_ascii_case("CASE") => case_end(toks, j).map(|e| e + 1),
+        Tok::Word(_) | Tok::Quoted(_) => {
+            let mut end = j + 1;
+            loop {
+                match next_sig(toks, end) {
+                    Some(d) if toks[d].is_punct('.') => {
+                        let n = next_sig(toks, d + 1)?;
+                        if !matches!(toks[n], Tok::Word(_) | Tok::Quoted(_)) {
+                            return None;
+                        }
+                        end = n + 1;
+                    }
+                    Some(p) if toks[p].is_punct('(') => return Some(matching(toks, p)? + 1),
+                    _ => return Some(end),
+                }
+            }
+        }
+        Tok::Num(_) | Tok::Str { .. } | Tok::Var(_) | Tok::Hex(_) => Some(j + 1),
+        _ => None,
+    }
+}
+
+/// Index of the END closing the CASE at `case`.
+fn case_end(toks: &[Tok], case: usize) -> Option<usize> {
+    let mut d = 0;
+    for (i, t) in toks.iter().enumerate().skip(case) {
+        if t.is_word("CASE") {
+            d += 1;
+        } else if t.is_word("END") {
+            d -= 1;
+            if d == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
 fn text_of(toks: &[Tok]) -> String {
     toks.iter()
         .map(|t| t.text())
@@ -152,6 +200,15 @@ impl Ctx<'_> {
                         out.push_str("||");
                     } else {
                         out.push('+');
+                    }
+                }
+                Tok::Punct(op @ ('/' | '%')) => {
+                    // SQLite divides by zero into NULL; T-SQL raises 8134: guard the divisor.
+                    out.push(*op);
+                    if let Some(end) = operand_end(toks, i + 1) {
+                        out.push_str(&format!(" __nz({})", self.rw(&toks[i + 1..end])?.trim()));
+                        i = end;
+                        continue;
                     }
                 }
                 Tok::Word(w) if w.starts_with('#') => out.push_str(&quote_ident(w)),
@@ -633,6 +690,39 @@ pub struct CreateTable {
 /// CREATE TABLE: column types become affinity-carrying SQLite declared types (see
 /// `Ty::sqlite_decl`), IDENTITY becomes INTEGER PRIMARY KEY AUTOINCREMENT, `#t` becomes a TEMP
 /// table, COLLATE/CLUSTERED are dropped.
+/// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
+/// bounds (length, range, precision), else "". SQLite stores whatever it is given.
+fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
+    let bounded = matches!(
+        ty,
+        Ty::Char(..)
+            | Ty::VarChar(Some(_), _)
+            | Ty::NChar(_)
+            | Ty::NVarChar(Some(_))
+            | Ty::Binary(_)
+            | Ty::VarBinary(Some(_))
+            | Ty::TinyInt
+            | Ty::SmallInt
+            | Ty::Int
+            | Ty::Decimal(..)
+            | Ty::Numeric(..)
+    );
+    if !bounded {
+        return String::new();
+    }
+    let name = match name {
+        Tok::Word(n) | Tok::Quoted(n) => n.clone(),
+        other => other.text(),
+    };
+    let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    format!(
+        "CHECK (__fits({col}, {}, {}, {}))",
+        lit(&ty.name()),
+        lit(table),
+        lit(&name)
+    )
+}
+
 pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let open = toks
         .iter()
@@ -655,6 +745,13 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         .find("TABLE")
         .map(|p| name[p + 5..].trim().to_string())
         .unwrap_or_default();
+    // The table as SQL Server names it in messages.
+    let table = match name_tok {
+        Tok::Word(n) | Tok::Quoted(n) => {
+            format!("{}.dbo.{n}", if temp { "tempdb" } else { "master" })
+        }
+        other => other.text(),
+    };
     let mut defs_out = Vec::new();
     let defs = split_commas(&toks[open + 1..close]);
     let has_identity = defs.iter().any(|d| d.iter().any(|t| t.is_word("IDENTITY")));
@@ -750,10 +847,20 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         } else {
             ty.sqlite_decl()
         };
+        let check = if identity {
+            String::new()
+        } else {
+            fits_check(&col, ty, &table, &def[name_pos])
+        };
+        let rest = ctx.rw(&rest)?;
+        let parts = [col.as_str(), decl.as_str(), rest.trim(), check.as_str()];
         defs_out.push(
-            format!("{col} {decl} {}", ctx.rw(&rest)?.trim())
-                .trim()
-                .to_string(),
+            parts
+                .iter()
+                .filter(|p| !p.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
         );
     }
     let tail = ctx.rw(&toks[close + 1..])?;
@@ -836,6 +943,31 @@ mod tests {
     }
 
     #[test]
+    fn divisors_are_guarded() {
+        assert_eq!(
+            rw("SELECT a / b, a % -t.c, 1 / (x + 1) * 2, 2 / f(x), 3 / CASE WHEN a = 1 THEN 0 END"),
+            "SELECT a / __nz(b), a % __nz(-t.c), 1 / __nz((x + 1)) * 2, 2 / __nz(f(x)), \
+             3 / __nz(CASE WHEN a = 1 THEN 0 END)"
+        );
+    }
+
+    #[test]
+    fn bounded_columns_get_a_fits_check() {
+        let c = ctx();
+        let sql = super::create_table(
+            &c,
+            &tokenize(
+                "CREATE TABLE t (id INT IDENTITY(1,1), s NVARCHAR(5), m NVARCHAR(MAX), f FLOAT)",
+            )
+            .unwrap(),
+        )
+        .unwrap()
+        .sql;
+        assert!(sql.contains(r#""s" MSTEXT_NVARCHR_5 COLLATE NOCASE CHECK (__fits("s", 'nvarchar(5)', 'master.dbo.t', 's'))"#), "{sql}");
+        assert_eq!(sql.matches("__fits").count(), 1, "{sql}");
+    }
+
+    #[test]
     fn long_numeric_literals_become_text() {
         assert_eq!(super::num_literal("1.5"), "1.5");
         assert_eq!(
@@ -872,7 +1004,10 @@ mod tests {
         let ct = super::create_table(&c, &tokenize("CREATE TABLE #t (id INT IDENTITY(1,1) PRIMARY KEY, [n] NVARCHAR(50) NOT NULL, v varchar(20) COLLATE Latin1_General_100_CI_AS_SC_UTF8, d DECIMAL(38, 10))").unwrap()).unwrap();
         assert_eq!(
             ct.sql,
-            "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \"n\" MSTEXT_NVARCHR_50 COLLATE NOCASE NOT NULL, \"v\" MSTEXT_VARCHR_20_UTF8 COLLATE NOCASE, \"d\" MSTEXT_DECIMAL_38_10)"
+            "CREATE TEMP TABLE \"#t\" (\"id\" INTEGER PRIMARY KEY AUTOINCREMENT, \
+             \"n\" MSTEXT_NVARCHR_50 COLLATE NOCASE NOT NULL CHECK (__fits(\"n\", 'nvarchar(50)', 'tempdb.dbo.#t', 'n')), \
+             \"v\" MSTEXT_VARCHR_20_UTF8 COLLATE NOCASE CHECK (__fits(\"v\", 'varchar(20) collate Latin1_General_100_CI_AS_SC_UTF8', 'tempdb.dbo.#t', 'v')), \
+             \"d\" MSTEXT_DECIMAL_38_10 CHECK (__fits(\"d\", 'decimal(38,10)', 'tempdb.dbo.#t', 'd')))"
         );
     }
 }

@@ -2,11 +2,12 @@
 //!
 //! A [`PyPlan`] is built once per result set (and again only if the epoch moves: a converter or
 //! decoding setting changed). Filling is column-major: for each column, one `match` on its
-//! decoder picks a monomorphised loop over the rows, writing straight into pre-sized tuples.
+//! decoder picks a monomorphised loop over the rows, writing straight into the value slots of
+//! pre-allocated rows.
 
 use super::cache;
 use super::decimal::{DecimalFailure, new_decimal};
-use super::row::RowSchema;
+use super::row::{RowSchema, new_rows, row_type, values_of};
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, ColumnBuffer, cell_error};
 use crate::decode::{self, TextErrors};
@@ -31,9 +32,10 @@ pub struct PyPlan {
     pub generation: u64,
     pub core: Arc<ResultPlan>,
     pub decoders: Vec<ColumnDecoder>,
-    pub schema: Arc<RowSchema>,
+    pub schema: Py<RowSchema>,
+    /// `ferrodbc.Row`, held here so the hot path does not look it up.
+    pub row_type: Py<pyo3::types::PyType>,
     pub errors: TextErrors,
-    pub has_converters: bool,
     /// uniqueidentifier as upper-case `str` instead of `uuid.UUID` (connection.native_uuid off).
     pub uuid_as_str: bool,
 }
@@ -104,9 +106,6 @@ impl PyPlan {
                 None => ColumnDecoder::Plain(col.kind),
             });
         }
-        let has_converters = decoders
-            .iter()
-            .any(|d| matches!(d, ColumnDecoder::Converted(..)));
         let schema = RowSchema {
             names: PyTuple::new(py, names)?.unbind(),
             index: index.unbind(),
@@ -117,9 +116,9 @@ impl PyPlan {
             generation,
             core,
             decoders,
-            schema: Arc::new(schema),
+            schema: Py::new(py, schema)?,
+            row_type: row_type(py)?.clone().unbind(),
             errors,
-            has_converters,
             uuid_as_str,
         })
     }
@@ -131,13 +130,16 @@ pub struct CellFail {
     pub err: PyErr,
 }
 
-/// Fill column `col` of `tuples[i]` from batch row `rows.start + i` (result-set row
+/// The value slots of one row under construction (a `Row`'s inline array, or one local cell).
+pub type Slots = *mut *mut ffi::PyObject;
+
+/// Fill slot `col` of `targets[i]` from batch row `rows.start + i` (result-set row
 /// `row_base + rows.start + i`, for error messages), one monomorphised loop per
-/// decoder. On failure, tuples before the failing row are filled, the rest untouched.
+/// decoder. On failure, rows before the failing row are filled, the rest untouched.
 ///
 /// # Safety
-/// Every pointer in `tuples` must be a fresh, unshared tuple of at least `col + 1` slots whose
-/// slot `col` is empty (NULL).
+/// Every entry of `targets` must point at the slots of an unshared row under construction with
+/// at least `col + 1` slots, whose slot `col` is empty (NULL).
 pub unsafe fn fill_column(
     py: Python<'_>,
     plan: &PyPlan,
@@ -145,7 +147,7 @@ pub unsafe fn fill_column(
     buf: &ColumnBuffer,
     rows: Range<usize>,
     row_base: u64,
-    tuples: &[*mut ffi::PyObject],
+    targets: &[Slots],
 ) -> Result<(), CellFail> {
     let target = Target {
         col,
@@ -154,10 +156,10 @@ pub unsafe fn fill_column(
         row_base,
     };
     // SAFETY: forwarded contract; slot == col.
-    unsafe { fill_with(py, plan, &plan.decoders[col], buf, target, tuples) }
+    unsafe { fill_with(py, plan, &plan.decoders[col], buf, target, targets) }
 }
 
-/// Where decoded cells go: column `col` of the plan (for messages) into tuple slot `slot`.
+/// Where decoded cells go: column `col` of the plan (for messages) into value slot `slot`.
 #[derive(Clone)]
 struct Target {
     col: usize,
@@ -174,7 +176,7 @@ unsafe fn fill_with(
     decoder: &ColumnDecoder,
     buf: &ColumnBuffer,
     target: Target,
-    tuples: &[*mut ffi::PyObject],
+    targets: &[Slots],
 ) -> Result<(), CellFail> {
     let Target {
         col,
@@ -205,8 +207,8 @@ unsafe fn fill_with(
     // One generic loop per decoder arm: the closure is inlined into its own copy of the loop.
     macro_rules! fill {
         ($make:expr) => {
-            // SAFETY: forwarded caller contract on `tuples`.
-            unsafe { fill_loop(buf, slot, rows.clone(), tuples, $make) }
+            // SAFETY: forwarded caller contract on `targets`.
+            unsafe { fill_loop(buf, slot, rows.clone(), targets, $make) }
         };
     }
 
@@ -343,23 +345,24 @@ unsafe fn fill_with(
 /// The loop every decoder shares: NULL → None, else `make(row)`, written into slot `col`.
 ///
 /// # Safety
-/// As [`fill_column`]: fresh tuples with slot `col` empty.
+/// As [`fill_column`]: rows under construction with slot `slot` empty.
 #[inline(always)]
 unsafe fn fill_loop(
     buf: &ColumnBuffer,
     slot: usize,
     rows: Range<usize>,
-    tuples: &[*mut ffi::PyObject],
+    targets: &[Slots],
     mut make: impl FnMut(usize) -> PyResult<*mut ffi::PyObject>,
 ) -> Result<(), CellFail> {
-    for (i, r) in rows.enumerate().take(tuples.len()) {
+    for (i, r) in rows.enumerate().take(targets.len()) {
         let obj = if buf.is_null(r) {
             py_none()
         } else {
             make(r).map_err(|err| CellFail { row: r, err })?
         };
-        // SAFETY: caller contract: fresh tuple, empty slot; `obj` is an owned reference.
-        unsafe { ffi::PyTuple_SET_ITEM(tuples[i], slot as ffi::Py_ssize_t, obj) };
+        // SAFETY: caller contract: an empty slot of an unshared row; `obj` is an owned reference
+        // whose ownership moves into the slot.
+        unsafe { *targets[i].add(slot) = obj };
     }
     Ok(())
 }
@@ -371,11 +374,11 @@ fn variant_value(
     inner: &ColumnBuffer,
     target: Target,
 ) -> PyResult<*mut ffi::PyObject> {
-    let (t, tuple) = fresh_tuple(py, 1)?;
+    let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
     let decoder = ColumnDecoder::Plain(inner.kind);
-    // SAFETY: fresh tuple, slot 0 empty.
-    unsafe { fill_with(py, plan, &decoder, inner, target, &[t]) }.map_err(|f| f.err)?;
-    Ok(tuple.get_item(0)?.into_ptr())
+    // SAFETY: one empty local slot; on success it holds an owned reference, returned as is.
+    unsafe { fill_with(py, plan, &decoder, inner, target, &[&mut cell]) }.map_err(|f| f.err)?;
+    Ok(cell)
 }
 
 #[inline(always)]
@@ -491,41 +494,11 @@ fn raw_bytes<'py>(
     })
 }
 
-/// Batches at least this large are decoded with the cyclic GC paused.
-const GC_PAUSE_MIN_ROWS: usize = 256;
-
-/// Pauses CPython's cyclic GC while a batch of rows is built, and restores it after.
-///
-/// Each row allocates GC-aware objects (its tuple and `Row`), and every ~700 such allocations
-/// start a collection; with a big result list alive, the periodic full collections walk every
-/// row fetched so far (a third of fetchall's time in a profile, after untracking). The rows
-/// themselves are untracked, so pausing defers no real work: the one collection the
-/// accumulated count triggers afterwards is cheap.
-struct GcPause {
-    was_enabled: bool,
-}
-
-impl GcPause {
-    fn new() -> GcPause {
-        // SAFETY: called with the GIL held (we are building Python objects).
-        let previous = unsafe { ffi::PyGC_Disable() };
-        GcPause {
-            was_enabled: previous != 0,
-        }
-    }
-}
-
-impl Drop for GcPause {
-    fn drop(&mut self) {
-        if self.was_enabled {
-            // SAFETY: still under the GIL (the guard lives inside `build_rows`).
-            unsafe { ffi::PyGC_Enable() };
-        }
-    }
-}
-
 /// Decode rows `range` of `batch` into new `Row` objects. Returns the rows decoded and, if a cell
 /// failed, the batch row that failed and its error (rows before it are returned complete).
+///
+/// Rows are not tracked by the cyclic GC and no value built here is a GC container (unless an
+/// output converter returns one), so building a big batch starts no collection.
 pub fn build_rows(
     py: Python<'_>,
     plan: &PyPlan,
@@ -535,25 +508,13 @@ pub fn build_rows(
     out: &mut Vec<Py<PyAny>>,
 ) -> PyResult<Option<CellFail>> {
     let ncols = plan.decoders.len();
-    let n = range.len();
-    let _gc = (n >= GC_PAUSE_MIN_ROWS).then(GcPause::new);
-    let mut tuples: Vec<*mut ffi::PyObject> = Vec::with_capacity(n);
-    for _ in 0..n {
-        // SAFETY: plain allocation; NULL is checked.
-        let t = unsafe { ffi::PyTuple_New(ncols as ffi::Py_ssize_t) };
-        if t.is_null() {
-            for t in tuples {
-                // SAFETY: owned, possibly partially filled tuples never shared: dealloc handles NULL slots.
-                unsafe { ffi::Py_DecRef(t) };
-            }
-            return Err(PyErr::fetch(py));
-        }
-        tuples.push(t);
-    }
-    let mut good = n;
+    let rows = new_rows(py, plan.row_type.bind(py), &plan.schema, ncols, range.len())?;
+    // SAFETY: fresh rows, owned here.
+    let targets: Vec<Slots> = rows.iter().map(|&r| unsafe { values_of(r) }).collect();
+    let mut good = rows.len();
     let mut failure = None;
     for (c, buf) in batch.columns.iter().enumerate() {
-        // SAFETY: the tuples are fresh and slot `c` of rows < good is still empty.
+        // SAFETY: the rows are unshared and slot `c` of rows < good is still empty.
         if let Err(fail) = unsafe {
             fill_column(
                 py,
@@ -562,7 +523,7 @@ pub fn build_rows(
                 buf,
                 range.start..range.start + good,
                 row_base,
-                &tuples[..good],
+                &targets[..good],
             )
         } {
             good = fail.row - range.start;
@@ -570,68 +531,18 @@ pub fn build_rows(
         }
     }
     out.reserve(good);
-    for (i, t) in tuples.into_iter().enumerate() {
+    for (i, r) in rows.into_iter().enumerate() {
+        // SAFETY: an owned row; complete when i < good, else released (dealloc skips empty slots).
+        let row = unsafe { Bound::from_owned_ptr(py, r) };
         if i < good {
-            // SAFETY: `t` is a complete tuple of this plan's row, owned here.
-            out.push(unsafe { wrap_row(py, plan, t) }?);
-        } else {
-            // SAFETY: an incomplete tuple that never escaped; dealloc tolerates NULL slots.
-            unsafe { ffi::Py_DecRef(t) };
+            out.push(row.unbind());
         }
     }
     Ok(failure)
 }
 
-/// Turn a complete value tuple into a `Row` sharing the plan's schema.
-///
-/// Without converters every value is an atomic object (int, str, Decimal, ...) that cannot refer
-/// back to its row, so no cycle can pass through the tuple or the Row: both are untracked, which
-/// keeps the cyclic GC from walking every fetched row (it was a third of fetchall's time before;
-/// lesson 1 of the baseline findings).
-///
-/// # Safety
-/// `t` must be an owned, fully filled tuple that nothing else references.
-unsafe fn wrap_row(py: Python<'_>, plan: &PyPlan, t: *mut ffi::PyObject) -> PyResult<Py<PyAny>> {
-    // SAFETY: ownership of the complete tuple moves into the handle (caller contract).
-    let values: Py<PyTuple> = unsafe {
-        Bound::from_owned_ptr(py, t)
-            .cast_into_unchecked::<PyTuple>()
-            .unbind()
-    };
-    let row = Py::new(
-        py,
-        super::row::Row {
-            values,
-            schema: plan.schema.clone(),
-        },
-    )?;
-    if !plan.has_converters {
-        // SAFETY: both objects are alive and owned here; untracking a GC object that cannot take
-        // part in a cycle is always allowed (CPython does it lazily itself for such tuples).
-        unsafe {
-            ffi::PyObject_GC_UnTrack(row.as_ptr().cast());
-            ffi::PyObject_GC_UnTrack(t.cast());
-        }
-    }
-    Ok(row.into_any())
-}
-
-/// A fresh tuple of `n` empty slots, owned by the returned handle (a tuple with empty slots
-/// never escapes: dropping the handle frees it, and tuple dealloc tolerates empty slots).
-fn fresh_tuple(py: Python<'_>, n: usize) -> PyResult<(*mut ffi::PyObject, Bound<'_, PyTuple>)> {
-    // SAFETY: plain allocation; NULL is checked.
-    let t = unsafe { ffi::PyTuple_New(n as ffi::Py_ssize_t) };
-    if t.is_null() {
-        return Err(PyErr::fetch(py));
-    }
-    // SAFETY: `t` is a new, owned tuple.
-    Ok((t, unsafe {
-        Bound::from_owned_ptr(py, t).cast_into_unchecked()
-    }))
-}
-
 /// Decode batch row `row` into one `Row` (fetchone, iteration, fetchmany(1)): the same decoders
-/// as [`build_rows`], without its per-call vectors or the GC pause.
+/// as [`build_rows`], without its vectors.
 pub fn build_one_row(
     py: Python<'_>,
     plan: &PyPlan,
@@ -639,13 +550,24 @@ pub fn build_one_row(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    let (t, values) = fresh_tuple(py, plan.decoders.len()).map_err(|err| CellFail { row, err })?;
+    let fail = |err| CellFail { row, err };
+    let obj = new_rows(
+        py,
+        plan.row_type.bind(py),
+        &plan.schema,
+        plan.decoders.len(),
+        1,
+    )
+    .map_err(fail)?[0];
+    // SAFETY: an owned, unshared row: released by this handle if a cell fails.
+    let handle = unsafe { Bound::from_owned_ptr(py, obj) };
+    // SAFETY: as above.
+    let slots = [unsafe { values_of(obj) }];
     for (c, buf) in batch.columns.iter().enumerate() {
-        // SAFETY: fresh tuple, slot `c` still empty.
-        unsafe { fill_column(py, plan, c, buf, row..row + 1, row_base, &[t])? };
+        // SAFETY: unshared row, slot `c` still empty.
+        unsafe { fill_column(py, plan, c, buf, row..row + 1, row_base, &slots)? };
     }
-    // SAFETY: the tuple is complete; the handle's ownership moves into the row.
-    unsafe { wrap_row(py, plan, values.into_ptr()) }.map_err(|err| CellFail { row, err })
+    Ok(handle.unbind())
 }
 
 /// Decode the first cell of batch row `row` (for `fetchval`: no row object is built).
@@ -656,11 +578,19 @@ pub fn build_first_value(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    let (t, tuple) = fresh_tuple(py, 1).map_err(|err| CellFail { row, err })?;
-    // SAFETY: fresh tuple with an empty slot 0, which is the slot of column 0.
-    unsafe { fill_column(py, plan, 0, &batch.columns[0], row..row + 1, row_base, &[t])? };
-    tuple
-        .get_item(0)
-        .map(Bound::unbind)
-        .map_err(|err| CellFail { row, err })
+    let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: one empty local slot, the slot of column 0.
+    unsafe {
+        fill_column(
+            py,
+            plan,
+            0,
+            &batch.columns[0],
+            row..row + 1,
+            row_base,
+            &[&mut cell],
+        )?
+    };
+    // SAFETY: filled with an owned reference on success.
+    Ok(unsafe { Bound::from_owned_ptr(py, cell) }.unbind())
 }

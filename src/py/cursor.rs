@@ -713,7 +713,7 @@ impl Cursor {
         Ok(guard
             .plan
             .as_ref()
-            .map(|p| p.schema.description.clone_ref(py)))
+            .map(|p| p.schema.get().description.clone_ref(py)))
     }
 
     /// Rows affected by the last INSERT/UPDATE/DELETE; -1 for result sets and when unknown.

@@ -35,7 +35,7 @@ fn _decimal_fast_path(py: Python<'_>) -> bool {
 fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
     m.add_class::<cursor::Cursor>()?;
-    m.add_class::<row::Row>()?;
+    m.add("Row", row::row_type(py)?)?;
     m.add_class::<output::Output>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;

@@ -1,17 +1,25 @@
-//! `Row`: what every fetch returns. A tuple of the values plus the result set's shared schema
-//! (names, name → index map, description), built once per result set.
+//! `Row`: what every fetch returns. One allocation per row: the values inline after a pointer to
+//! the result set's shared schema (names, name → index map, description), built once per plan.
 //!
-//! Not tracked by the cyclic GC (no `__traverse__`): big fetches do not make collections slower,
-//! the trap that doubled turbodbc's fetchall time.
+//! A tuple plus a PyO3 object per row cost two allocations, a GC link and unlink each and an
+//! atomic count on the schema (about 450 instructions a row, callgrind on fetchall); this type is
+//! written against the C API instead, like pyodbc's `Row`. It is not tracked by the cyclic GC:
+//! big fetches do not make collections slower (the trap that doubled turbodbc's fetchall time).
+//! Values are atomic (int, str, Decimal, ...) unless an output converter returns containers; a
+//! cycle through a row then needs a value mutated to point back at it, and would leak, as with
+//! pyodbc's rows.
 
-use pyo3::IntoPyObjectExt;
+use super::cache;
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::pyclass::CompareOp;
-use pyo3::types::{PyDict, PySlice, PyString, PyTuple};
-use std::sync::Arc;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use std::ffi::{c_int, c_void};
+use std::ptr::null_mut;
 
 /// Column names and description of one result set, shared by all its rows.
+#[pyclass(frozen, module = "ferrodbc", name = "RowSchema")]
 pub struct RowSchema {
     pub names: Py<PyTuple>,
     /// name → index; with duplicate names the last column wins (pyodbc, mssql-python).
@@ -19,142 +27,462 @@ pub struct RowSchema {
     pub description: Py<PyTuple>,
 }
 
-#[pyclass(frozen, sequence, module = "ferrodbc", name = "Row")]
-pub struct Row {
-    pub values: Py<PyTuple>,
-    pub schema: Arc<RowSchema>,
+/// The object layout: a var-sized header (`ob_size` = number of values), the schema, the values.
+#[repr(C)]
+struct RowObject {
+    ob_base: ffi::PyVarObject,
+    schema: *mut ffi::PyObject,
+    values: [*mut ffi::PyObject; 0],
 }
 
-impl Row {
-    fn index_of(&self, py: Python<'_>, name: &Bound<'_, PyString>) -> PyResult<Option<usize>> {
-        match self.schema.index.bind(py).get_item(name)? {
-            Some(i) => Ok(Some(i.extract()?)),
-            None => Ok(None),
-        }
-    }
+static ROW_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `ferrodbc.Row` type, created once per process.
+pub fn row_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    ROW_TYPE
+        .get_or_try_init(py, || create_type(py))
+        .map(|t| t.bind(py))
 }
 
-#[pymethods]
-impl Row {
-    fn __len__(&self, py: Python<'_>) -> usize {
-        self.values.bind(py).len()
-    }
-
-    fn __getitem__<'py>(
-        &self,
-        py: Python<'py>,
-        key: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let values = self.values.bind(py);
-        if let Ok(i) = key.extract::<isize>() {
-            let len = values.len() as isize;
-            let j = if i < 0 { i + len } else { i };
-            if j < 0 || j >= len {
-                return Err(PyIndexError::new_err("row index out of range"));
+/// New rows of `n` values each, every value slot empty (NULL), sharing `schema`.
+/// Returns owned references; a row whose slots are not all filled must only be released.
+pub fn new_rows(
+    py: Python<'_>,
+    tp: &Bound<'_, PyType>,
+    schema: &Py<RowSchema>,
+    n: usize,
+    count: usize,
+) -> PyResult<Vec<*mut ffi::PyObject>> {
+    let size = std::mem::size_of::<RowObject>() + n * std::mem::size_of::<*mut ffi::PyObject>();
+    let tp = tp.as_ptr().cast::<ffi::PyTypeObject>();
+    let mut out = Vec::with_capacity(count);
+    for _ in 0..count {
+        // SAFETY: a fresh block of `size` bytes is initialised as a `RowObject` of `n` values
+        // (header by PyObject_InitVar, which also takes the reference a heap type's instance
+        // holds on it; schema; NULL slots) before anything else sees it.
+        unsafe {
+            let obj = ffi::PyObject_Malloc(size).cast::<ffi::PyObject>();
+            if obj.is_null() {
+                release(out);
+                return Err(PyErr::fetch(py));
             }
-            return values.get_item(j as usize);
+            ffi::PyObject_InitVar(obj.cast(), tp, n as ffi::Py_ssize_t);
+            let row = obj.cast::<RowObject>();
+            ffi::Py_IncRef(schema.as_ptr());
+            (*row).schema = schema.as_ptr();
+            std::ptr::write_bytes(values_of(obj), 0, n);
+            out.push(obj);
         }
-        if let Ok(slice) = key.cast::<PySlice>() {
-            return values.as_any().get_item(slice);
+    }
+    Ok(out)
+}
+
+fn release(rows: Vec<*mut ffi::PyObject>) {
+    for r in rows {
+        // SAFETY: owned references to rows (dealloc tolerates empty slots).
+        unsafe { ffi::Py_DecRef(r) };
+    }
+}
+
+/// The value slots of a row (see [`new_rows`]).
+///
+/// # Safety
+/// `row` must be a live `Row`.
+#[inline(always)]
+pub unsafe fn values_of(row: *mut ffi::PyObject) -> *mut *mut ffi::PyObject {
+    // SAFETY: caller contract; `values` is the trailing array of the layout.
+    unsafe { (*row.cast::<RowObject>()).values.as_mut_ptr() }
+}
+
+/// # Safety
+/// `obj` must be a live `Row`.
+unsafe fn len_of(obj: *mut ffi::PyObject) -> usize {
+    // SAFETY: caller contract.
+    unsafe { (*obj.cast::<RowObject>()).ob_base.ob_size as usize }
+}
+
+/// # Safety
+/// `obj` must be a live, complete `Row` (every slot filled).
+unsafe fn values<'a>(obj: *mut ffi::PyObject) -> &'a [*mut ffi::PyObject] {
+    // SAFETY: caller contract: `len_of` initialised slots.
+    unsafe { std::slice::from_raw_parts(values_of(obj), len_of(obj)) }
+}
+
+/// # Safety
+/// `obj` must be a live `Row`; the GIL is held.
+unsafe fn schema<'py>(py: Python<'py>, obj: *mut ffi::PyObject) -> Bound<'py, RowSchema> {
+    // SAFETY: caller contract; every row holds a strong reference to a `RowSchema`.
+    unsafe { Bound::from_borrowed_ptr(py, (*obj.cast::<RowObject>()).schema).cast_into_unchecked() }
+}
+
+/// The values as a new tuple (for repr, hash, comparison, slicing, iteration, pickling).
+///
+/// # Safety
+/// `obj` must be a live, complete `Row`; the GIL is held.
+unsafe fn as_tuple<'py>(py: Python<'py>, obj: *mut ffi::PyObject) -> PyResult<Bound<'py, PyTuple>> {
+    // SAFETY: caller contract; the values are borrowed for the copy.
+    let vals = unsafe { values(obj) };
+    let items = vals
+        .iter()
+        // SAFETY: every slot holds a live object.
+        .map(|&v| unsafe { Bound::from_borrowed_ptr(py, v) });
+    PyTuple::new(py, items)
+}
+
+/// Index of column `name`, if there is one.
+fn column_index(
+    py: Python<'_>,
+    schema: &Bound<'_, RowSchema>,
+    name: &Bound<'_, PyAny>,
+) -> PyResult<Option<usize>> {
+    match schema.get().index.bind(py).get_item(name)? {
+        Some(i) => Ok(Some(i.extract()?)),
+        None => Ok(None),
+    }
+}
+
+/// Run a slot body, turning a `PyErr` into the C convention (exception set, NULL returned).
+fn trap(body: impl FnOnce(Python<'_>) -> PyResult<*mut ffi::PyObject>) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls type slots with the GIL held.
+    let py = unsafe { Python::assume_attached() };
+    match body(py) {
+        Ok(obj) => obj,
+        Err(e) => {
+            e.restore(py);
+            null_mut()
         }
-        if let Ok(name) = key.cast::<PyString>() {
-            return match self.index_of(py, name)? {
-                Some(i) => values.get_item(i),
-                None => Err(PyKeyError::new_err(name.clone().unbind())),
+    }
+}
+
+unsafe extern "C" fn row_dealloc(obj: *mut ffi::PyObject) {
+    // SAFETY: CPython deallocates a Row exactly once, when its count reaches zero; the slots and
+    // schema are owned references (or NULL for a row that failed half-built).
+    unsafe {
+        let row = obj.cast::<RowObject>();
+        for i in 0..len_of(obj) {
+            let v = *values_of(obj).add(i);
+            if !v.is_null() {
+                ffi::Py_DecRef(v);
+            }
+        }
+        if !(*row).schema.is_null() {
+            ffi::Py_DecRef((*row).schema);
+        }
+        let tp = ffi::Py_TYPE(obj);
+        ffi::PyObject_Free(obj.cast());
+        // Instances of heap types hold a reference to their type (taken by PyObject_InitVar).
+        ffi::Py_DecRef(tp.cast());
+    }
+}
+
+unsafe extern "C" fn row_length(obj: *mut ffi::PyObject) -> ffi::Py_ssize_t {
+    // SAFETY: CPython passes a live Row.
+    unsafe { len_of(obj) as ffi::Py_ssize_t }
+}
+
+/// The value at `i` (negative counts from the end), or IndexError.
+///
+/// # Safety
+/// `obj` must be a live, complete `Row`.
+unsafe fn item(obj: *mut ffi::PyObject, i: isize) -> PyResult<*mut ffi::PyObject> {
+    // SAFETY: caller contract.
+    let vals = unsafe { values(obj) };
+    let j = if i < 0 { i + vals.len() as isize } else { i };
+    if j < 0 || j as usize >= vals.len() {
+        return Err(PyIndexError::new_err("row index out of range"));
+    }
+    let v = vals[j as usize];
+    // SAFETY: a live object; the caller receives a new reference.
+    unsafe { ffi::Py_IncRef(v) };
+    Ok(v)
+}
+
+unsafe extern "C" fn row_sq_item(
+    obj: *mut ffi::PyObject,
+    i: ffi::Py_ssize_t,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython passes a live, complete Row.
+    trap(|_| unsafe { item(obj, i) })
+}
+
+unsafe extern "C" fn row_subscript(
+    obj: *mut ffi::PyObject,
+    key: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live Row and a live key.
+        let key = unsafe { Bound::from_borrowed_ptr(py, key) };
+        if let Ok(i) = key.extract::<isize>() {
+            // SAFETY: as above.
+            return unsafe { item(obj, i) };
+        }
+        if key.is_instance_of::<pyo3::types::PySlice>() {
+            // SAFETY: as above.
+            let t = unsafe { as_tuple(py, obj) }?;
+            return Ok(t.as_any().get_item(key)?.into_ptr());
+        }
+        if key.is_instance_of::<PyString>() {
+            // SAFETY: as above.
+            let s = unsafe { schema(py, obj) };
+            return match column_index(py, &s, &key)? {
+                // SAFETY: as above.
+                Some(i) => unsafe { item(obj, i as isize) },
+                None => Err(PyKeyError::new_err(key.unbind())),
             };
         }
         Err(PyTypeError::new_err(
             "row indices must be integers, slices or column names",
         ))
-    }
+    })
+}
 
-    fn __getattr__<'py>(
-        &self,
-        py: Python<'py>,
-        name: &Bound<'py, PyString>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        match self.index_of(py, name)? {
-            Some(i) => self.values.bind(py).get_item(i),
-            None => Err(PyAttributeError::new_err(format!(
-                "Row has no column named {name}"
-            ))),
+/// Attributes: column names first (as pyodbc), then the row's own members, then AttributeError.
+unsafe extern "C" fn row_getattro(
+    obj: *mut ffi::PyObject,
+    name: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live Row and a live name.
+        let name_b = unsafe { Bound::from_borrowed_ptr(py, name) };
+        // SAFETY: as above.
+        let s = unsafe { schema(py, obj) };
+        if let Some(i) = column_index(py, &s, &name_b)? {
+            // SAFETY: as above.
+            return unsafe { item(obj, i as isize) };
         }
-    }
-
-    fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        self.values.bind(py).contains(value)
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.values.bind(py).as_any().try_iter()?.into_any())
-    }
-
-    fn __richcmp__(
-        &self,
-        py: Python<'_>,
-        other: &Bound<'_, PyAny>,
-        op: CompareOp,
-    ) -> PyResult<Py<PyAny>> {
-        let values = self.values.bind(py);
-        let other_values: Bound<'_, PyAny> = if let Ok(row) = other.cast::<Row>() {
-            row.get().values.bind(py).clone().into_any()
-        } else if other.is_instance_of::<PyTuple>() {
-            other.clone()
+        // SAFETY: generic lookup of the type's methods and getters on a live object.
+        let found = unsafe { ffi::PyObject_GenericGetAttr(obj, name) };
+        if !found.is_null() {
+            return Ok(found);
+        }
+        let err = PyErr::fetch(py);
+        if err.is_instance_of::<PyAttributeError>(py) {
+            Err(PyAttributeError::new_err(format!(
+                "Row has no column named {name_b}"
+            )))
         } else {
-            return Ok(py.NotImplemented());
-        };
-        values
-            .as_any()
-            .rich_compare(other_values, op)?
-            .into_py_any(py)
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.values.bind(py).hash()
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.values.bind(py).repr()?.to_string())
-    }
-
-    /// Pickles (and copies) as a plain tuple of the values.
-    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Py<PyTuple>,))> {
-        Ok((
-            py.get_type::<PyTuple>().into_any(),
-            (self.values.clone_ref(py),),
-        ))
-    }
-
-    /// A read-only mapping of column name → value (`dict(row._mapping)`).
-    #[getter]
-    fn _mapping<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let dict = PyDict::new(py);
-        for (name, value) in self
-            .schema
-            .names
-            .bind(py)
-            .iter()
-            .zip(self.values.bind(py).iter())
-        {
-            dict.set_item(name, value)?;
+            Err(err)
         }
-        super::cache::mapping_proxy_type(py)?.call1((dict,))
-    }
+    })
+}
 
-    /// The `cursor.description` of the result set this row came from (pyodbc).
-    #[getter]
-    fn cursor_description(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.schema.description.clone_ref(py)
-    }
+unsafe extern "C" fn row_richcompare(
+    a: *mut ffi::PyObject,
+    b: *mut ffi::PyObject,
+    op: c_int,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live Row `a` and a live `b`.
+        let other = unsafe { Bound::from_borrowed_ptr(py, b) };
+        let tp = row_type(py)?;
+        let other_values = if other.is_instance(tp)? {
+            // SAFETY: `b` is a Row.
+            unsafe { as_tuple(py, b) }?.into_any()
+        } else if other.is_instance_of::<PyTuple>() {
+            other
+        } else {
+            return Ok(py.NotImplemented().into_ptr());
+        };
+        // SAFETY: `a` is a live Row.
+        let mine = unsafe { as_tuple(py, a) }?;
+        // SAFETY: both operands are live; `op` is the comparison CPython asked for.
+        let r = unsafe { ffi::PyObject_RichCompare(mine.as_ptr(), other_values.as_ptr(), op) };
+        if r.is_null() {
+            Err(PyErr::fetch(py))
+        } else {
+            Ok(r)
+        }
+    })
+}
 
-    /// The values as a plain tuple (no copy).
-    fn _tuple(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.values.clone_ref(py)
+unsafe extern "C" fn row_hash(obj: *mut ffi::PyObject) -> ffi::Py_hash_t {
+    // SAFETY: CPython calls slots with the GIL held, on a live Row.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as above.
+    match unsafe { as_tuple(py, obj) }.and_then(|t| t.hash()) {
+        Ok(h) => h,
+        Err(e) => {
+            e.restore(py);
+            -1
+        }
     }
+}
 
-    /// Column names, in order (like a namedtuple's `_fields`).
-    #[getter]
-    fn _fields(&self, py: Python<'_>) -> Py<PyTuple> {
-        self.schema.names.clone_ref(py)
+unsafe extern "C" fn row_repr(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: CPython passes a live, complete Row.
+    trap(|py| Ok(unsafe { as_tuple(py, obj) }?.repr()?.into_ptr()))
+}
+
+unsafe extern "C" fn row_iter(obj: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live, complete Row.
+        Ok(unsafe { as_tuple(py, obj) }?
+            .as_any()
+            .try_iter()?
+            .into_ptr())
+    })
+}
+
+unsafe extern "C" fn row_contains(obj: *mut ffi::PyObject, value: *mut ffi::PyObject) -> c_int {
+    // SAFETY: CPython calls slots with the GIL held, on a live Row and a live value.
+    unsafe {
+        for &v in values(obj) {
+            match ffi::PyObject_RichCompareBool(v, value, ffi::Py_EQ) {
+                0 => {}
+                r => return r, // 1: found; -1: error set
+            }
+        }
     }
+    0
+}
+
+/// `__reduce__`: rows pickle (and copy) as a plain tuple of the values.
+unsafe extern "C" fn row_reduce(
+    obj: *mut ffi::PyObject,
+    _: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live, complete Row.
+        let t = unsafe { as_tuple(py, obj) }?;
+        Ok((py.get_type::<PyTuple>(), (t,))
+            .into_pyobject(py)?
+            .into_ptr())
+    })
+}
+
+/// `_tuple()`: the values as a plain tuple.
+unsafe extern "C" fn row_tuple(
+    obj: *mut ffi::PyObject,
+    _: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython passes a live, complete Row.
+    trap(|py| Ok(unsafe { as_tuple(py, obj) }?.into_ptr()))
+}
+
+/// `_mapping`: a read-only mapping of column name → value (`dict(row._mapping)`).
+unsafe extern "C" fn row_mapping(obj: *mut ffi::PyObject, _: *mut c_void) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live, complete Row.
+        let (s, vals) = unsafe { (schema(py, obj), values(obj)) };
+        let dict = PyDict::new(py);
+        for (name, &v) in s.get().names.bind(py).iter().zip(vals) {
+            // SAFETY: a live value, borrowed for the insertion.
+            dict.set_item(name, unsafe { Bound::from_borrowed_ptr(py, v) })?;
+        }
+        Ok(cache::mapping_proxy_type(py)?.call1((dict,))?.into_ptr())
+    })
+}
+
+/// `cursor_description`: the `cursor.description` of the result set (pyodbc).
+unsafe extern "C" fn row_description(
+    obj: *mut ffi::PyObject,
+    _: *mut c_void,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live Row.
+        Ok(unsafe { schema(py, obj) }
+            .get()
+            .description
+            .clone_ref(py)
+            .into_ptr())
+    })
+}
+
+/// `_fields`: the column names, in order (like a namedtuple's).
+unsafe extern "C" fn row_fields(obj: *mut ffi::PyObject, _: *mut c_void) -> *mut ffi::PyObject {
+    trap(|py| {
+        // SAFETY: CPython passes a live Row.
+        Ok(unsafe { schema(py, obj) }
+            .get()
+            .names
+            .clone_ref(py)
+            .into_ptr())
+    })
+}
+
+fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
+    // Method and getter tables must outlive the type (one per process): leaked on purpose.
+    let methods: &'static mut [ffi::PyMethodDef] = Box::leak(Box::new([
+        ffi::PyMethodDef {
+            ml_name: c"__reduce__".as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunction: row_reduce,
+            },
+            ml_flags: ffi::METH_NOARGS,
+            ml_doc: c"Pickle and copy as a plain tuple of the values.".as_ptr(),
+        },
+        ffi::PyMethodDef {
+            ml_name: c"_tuple".as_ptr(),
+            ml_meth: ffi::PyMethodDefPointer {
+                PyCFunction: row_tuple,
+            },
+            ml_flags: ffi::METH_NOARGS,
+            ml_doc: c"The values as a plain tuple.".as_ptr(),
+        },
+        ffi::PyMethodDef::zeroed(),
+    ]));
+    let getsets: &'static mut [ffi::PyGetSetDef] = Box::leak(Box::new([
+        ffi::PyGetSetDef {
+            name: c"_mapping".as_ptr(),
+            get: Some(row_mapping),
+            set: None,
+            doc: c"A read-only mapping of column name to value.".as_ptr(),
+            closure: null_mut(),
+        },
+        ffi::PyGetSetDef {
+            name: c"cursor_description".as_ptr(),
+            get: Some(row_description),
+            set: None,
+            doc: c"The cursor.description of the result set this row came from.".as_ptr(),
+            closure: null_mut(),
+        },
+        ffi::PyGetSetDef {
+            name: c"_fields".as_ptr(),
+            get: Some(row_fields),
+            set: None,
+            doc: c"Column names, in order.".as_ptr(),
+            closure: null_mut(),
+        },
+        ffi::PyGetSetDef::default(),
+    ]));
+    let slot = |slot: c_int, pfunc: *mut c_void| ffi::PyType_Slot { slot, pfunc };
+    let slots: &'static mut [ffi::PyType_Slot] = Box::leak(Box::new([
+        slot(
+            ffi::Py_tp_doc,
+            c"A fetched row: a tuple of the values, addressable by column name.".as_ptr()
+                as *mut c_void,
+        ),
+        slot(ffi::Py_tp_dealloc, row_dealloc as *mut c_void),
+        slot(ffi::Py_tp_repr, row_repr as *mut c_void),
+        slot(ffi::Py_tp_hash, row_hash as *mut c_void),
+        slot(ffi::Py_tp_richcompare, row_richcompare as *mut c_void),
+        slot(ffi::Py_tp_iter, row_iter as *mut c_void),
+        slot(ffi::Py_tp_getattro, row_getattro as *mut c_void),
+        slot(ffi::Py_sq_length, row_length as *mut c_void),
+        slot(ffi::Py_sq_item, row_sq_item as *mut c_void),
+        slot(ffi::Py_sq_contains, row_contains as *mut c_void),
+        slot(ffi::Py_mp_length, row_length as *mut c_void),
+        slot(ffi::Py_mp_subscript, row_subscript as *mut c_void),
+        slot(ffi::Py_tp_methods, methods.as_mut_ptr().cast()),
+        slot(ffi::Py_tp_getset, getsets.as_mut_ptr().cast()),
+        slot(0, null_mut()),
+    ]));
+    let spec: &'static mut ffi::PyType_Spec = Box::leak(Box::new(ffi::PyType_Spec {
+        name: c"ferrodbc.Row".as_ptr(),
+        basicsize: std::mem::size_of::<RowObject>() as c_int,
+        itemsize: std::mem::size_of::<*mut ffi::PyObject>() as c_int,
+        flags: (ffi::Py_TPFLAGS_DEFAULT
+            | ffi::Py_TPFLAGS_IMMUTABLETYPE
+            | ffi::Py_TPFLAGS_DISALLOW_INSTANTIATION
+            | ffi::Py_TPFLAGS_SEQUENCE) as _,
+        slots: slots.as_mut_ptr(),
+    }));
+    // SAFETY: the spec and every table it points to are 'static; the slot functions have the
+    // signatures CPython expects for their slots.
+    let tp = unsafe { ffi::PyType_FromSpec(spec) };
+    if tp.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference to the type object just created.
+    Ok(unsafe { Bound::from_owned_ptr(py, tp).cast_into_unchecked::<PyType>() }.unbind())
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import sys
 
 import pytest
 
@@ -189,3 +190,13 @@ def test_repeated_fetches_do_not_leak(conn, table):
     churn(30)
     gc.collect()
     assert _rss_mb() - before < 25
+
+
+def test_rows_are_one_untracked_object(row):
+    """One allocation per row (values inline, like pyodbc's Row), invisible to the cyclic GC, and
+    not constructible from Python."""
+    assert gc.is_tracked(row) is False
+    # header (refcount, type, size) + schema pointer + one pointer per value; no GC header
+    assert sys.getsizeof(row) == 32 + 8 * len(row)
+    with pytest.raises(TypeError):
+        ferrodbc.Row()  # type: ignore[call-arg]

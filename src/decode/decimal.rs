@@ -22,57 +22,55 @@ pub struct DecimalParts {
 /// anything else (NaN, exponents, more than 38 significant digits): the caller takes the
 /// general path for those.
 pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
+    const RADIX: u128 = 10_000_000_000_000_000_000; // 10^19
     let (negative, body) = match bytes.first()? {
         b'-' => (true, &bytes[1..]),
         b'+' => (false, &bytes[1..]),
         _ => (false, bytes),
     };
-    // Up to 38 significant digits, collected without the point and leading zeros.
-    let mut digits = [0u8; 38];
-    let mut n = 0usize;
-    let mut fraction: Option<usize> = None;
+    // One pass: the coefficient accumulates in a u128 (38 digits < 2^127), leading zeros are
+    // not counted as digits, the point only starts counting the exponent.
+    let mut coefficient: u128 = 0;
+    let mut digits = 0u32;
+    let mut fraction: Option<i32> = None;
     let mut any_digit = false;
     for &b in body {
-        match b {
-            b'0'..=b'9' => {
-                any_digit = true;
-                if let Some(f) = fraction.as_mut() {
-                    *f += 1;
-                }
-                if n == 0 && b == b'0' {
-                    continue;
-                }
-                if n == digits.len() {
-                    return None;
-                }
-                digits[n] = b - b'0';
-                n += 1;
+        if b.is_ascii_digit() {
+            any_digit = true;
+            if let Some(f) = fraction.as_mut() {
+                *f += 1;
             }
-            b'.' if fraction.is_none() => fraction = Some(0),
-            _ => return None,
+            if digits == 0 && b == b'0' {
+                continue;
+            }
+            digits += 1;
+            if digits > 38 {
+                return None;
+            }
+            coefficient = coefficient * 10 + (b - b'0') as u128;
+        } else if b == b'.' && fraction.is_none() {
+            fraction = Some(0);
+        } else {
+            return None;
         }
     }
     if !any_digit {
         return None;
     }
-    let exponent = -(fraction.unwrap_or(0) as i32);
-    if n == 0 {
-        return Some(DecimalParts {
-            negative,
-            digits: 1,
-            exponent,
-            words: [0, 0],
-            len: 1,
-        });
-    }
-    let word = |ds: &[u8]| ds.iter().fold(0u64, |acc, &d| acc * 10 + d as u64);
-    let (high, low) = digits[..n].split_at(n.saturating_sub(WORD_DIGITS));
+    let (words, len) = if coefficient < RADIX {
+        ([coefficient as u64, 0], 1)
+    } else {
+        (
+            [(coefficient % RADIX) as u64, (coefficient / RADIX) as u64],
+            2,
+        )
+    };
     Some(DecimalParts {
         negative,
-        digits: n as u32,
-        exponent,
-        words: [word(low), word(high)],
-        len: if high.is_empty() { 1 } else { 2 },
+        digits: digits.max(1),
+        exponent: -fraction.unwrap_or(0),
+        words,
+        len,
     })
 }
 

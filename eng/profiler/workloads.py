@@ -351,6 +351,7 @@ _TASKS = [
     Task("converters_fetchmany", "output-converted rows via fetchmany(1000)", Size(10_000, 2000),
          query_body("int_nvarchar", fetchmany_loop(1000)), rows_digest,
          converted_expect, converter_setup),
+    fetch_task("wide32_fetchall", "fetchall of 32-column rows", "wide32", Size(10_000, 2000), fetchall),
     Task("wide32_mapping", "32-column rows read as dict(row._mapping)", Size(10_000, 2000), mapping_body,
          mapping_check, synthetic_digest("wide32")),
     Task("dto_dec_guid", "datetimeoffset/decimal/uniqueidentifier table, fetchall", Size(10_000, 2000),

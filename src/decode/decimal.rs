@@ -1,9 +1,6 @@
 //! Decimal text (what drivers write for `SQL_C_CHAR` numerics) → sign, coefficient and
 //! exponent, in the form libmpdec stores a decimal: base-10^19 words, least significant first.
 
-/// libmpdec's radix on 64-bit builds: one word holds 19 decimal digits.
-pub const WORD_DIGITS: usize = 19;
-
 /// A finite decimal of at most 38 significant digits (every SQL Server DECIMAL/NUMERIC/MONEY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecimalParts {
@@ -22,7 +19,8 @@ pub struct DecimalParts {
 /// anything else (NaN, exponents, more than 38 significant digits): the caller takes the
 /// general path for those.
 pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
-    const RADIX: u128 = 10_000_000_000_000_000_000; // 10^19
+    // libmpdec's radix on 64-bit builds: one word holds 19 decimal digits.
+    const RADIX: u128 = 10_000_000_000_000_000_000;
     let (negative, body) = match bytes.first()? {
         b'-' => (true, &bytes[1..]),
         b'+' => (false, &bytes[1..]),

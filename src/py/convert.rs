@@ -7,7 +7,7 @@
 
 use super::cache;
 use super::decimal::{DecimalFailure, new_decimal};
-use super::row::{RowSchema, new_rows, row_type, values_of};
+use super::row::{RowSchema, new_row, row_type, values_of};
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, ColumnBuffer, cell_error};
 use crate::decode::{self, TextErrors};
@@ -507,10 +507,18 @@ pub fn build_rows(
     row_base: u64,
     out: &mut Vec<Py<PyAny>>,
 ) -> PyResult<Option<CellFail>> {
-    let ncols = plan.decoders.len();
-    let rows = new_rows(py, plan.row_type.bind(py), &plan.schema, ncols, range.len())?;
-    // SAFETY: fresh rows, owned here.
-    let targets: Vec<Slots> = rows.iter().map(|&r| unsafe { values_of(r) }).collect();
+    let (ncols, tp) = (plan.decoders.len(), plan.row_type.bind(py));
+    let mut rows: Vec<Bound<'_, PyAny>> = Vec::with_capacity(range.len());
+    for _ in 0..range.len() {
+        let r = new_row(py, tp, &plan.schema, ncols)?;
+        // SAFETY: a new row, owned by this handle (released with empty slots on any failure).
+        rows.push(unsafe { Bound::from_owned_ptr(py, r) });
+    }
+    // SAFETY: live rows, owned above.
+    let targets: Vec<Slots> = rows
+        .iter()
+        .map(|r| unsafe { values_of(r.as_ptr()) })
+        .collect();
     let mut good = rows.len();
     let mut failure = None;
     for (c, buf) in batch.columns.iter().enumerate() {
@@ -530,14 +538,8 @@ pub fn build_rows(
             failure = Some(fail);
         }
     }
-    out.reserve(good);
-    for (i, r) in rows.into_iter().enumerate() {
-        // SAFETY: an owned row; complete when i < good, else released (dealloc skips empty slots).
-        let row = unsafe { Bound::from_owned_ptr(py, r) };
-        if i < good {
-            out.push(row.unbind());
-        }
-    }
+    // Rows from `good` on are incomplete: dropped here (dealloc skips their empty slots).
+    out.extend(rows.into_iter().take(good).map(Bound::unbind));
     Ok(failure)
 }
 
@@ -550,15 +552,13 @@ pub fn build_one_row(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    let fail = |err| CellFail { row, err };
-    let obj = new_rows(
+    let obj = new_row(
         py,
         plan.row_type.bind(py),
         &plan.schema,
         plan.decoders.len(),
-        1,
     )
-    .map_err(fail)?[0];
+    .map_err(|err| CellFail { row, err })?;
     // SAFETY: an owned, unshared row: released by this handle if a cell fails.
     let handle = unsafe { Bound::from_owned_ptr(py, obj) };
     // SAFETY: as above.

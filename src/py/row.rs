@@ -44,43 +44,31 @@ pub fn row_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
         .map(|t| t.bind(py))
 }
 
-/// New rows of `n` values each, every value slot empty (NULL), sharing `schema`.
-/// Returns owned references; a row whose slots are not all filled must only be released.
-pub fn new_rows(
-    py: Python<'_>,
+/// A new row of `n` values, every value slot empty (NULL), sharing `schema`: an owned
+/// reference. A row whose slots are not all filled must only be released.
+pub fn new_row(
+    _py: Python<'_>,
     tp: &Bound<'_, PyType>,
     schema: &Py<RowSchema>,
     n: usize,
-    count: usize,
-) -> PyResult<Vec<*mut ffi::PyObject>> {
+) -> PyResult<*mut ffi::PyObject> {
     let size = std::mem::size_of::<RowObject>() + n * std::mem::size_of::<*mut ffi::PyObject>();
-    let tp = tp.as_ptr().cast::<ffi::PyTypeObject>();
-    let mut out = Vec::with_capacity(count);
-    for _ in 0..count {
-        // SAFETY: a fresh block of `size` bytes is initialised as a `RowObject` of `n` values
-        // (header by PyObject_InitVar, which also takes the reference a heap type's instance
-        // holds on it; schema; NULL slots) before anything else sees it.
-        unsafe {
-            let obj = ffi::PyObject_Malloc(size).cast::<ffi::PyObject>();
-            if obj.is_null() {
-                release(out);
-                return Err(PyErr::fetch(py));
-            }
-            ffi::PyObject_InitVar(obj.cast(), tp, n as ffi::Py_ssize_t);
-            let row = obj.cast::<RowObject>();
-            ffi::Py_IncRef(schema.as_ptr());
-            (*row).schema = schema.as_ptr();
-            std::ptr::write_bytes(values_of(obj), 0, n);
-            out.push(obj);
+    // SAFETY: a fresh block of `size` bytes is initialised as a `RowObject` of `n` values
+    // (header by PyObject_InitVar, which also takes the reference a heap type's instance holds
+    // on it; schema; NULL slots) before anything else sees it.
+    unsafe {
+        let obj = ffi::PyObject_Malloc(size).cast::<ffi::PyObject>();
+        if obj.is_null() {
+            return Err(pyo3::exceptions::PyMemoryError::new_err(
+                "out of memory for a row",
+            ));
         }
-    }
-    Ok(out)
-}
-
-fn release(rows: Vec<*mut ffi::PyObject>) {
-    for r in rows {
-        // SAFETY: owned references to rows (dealloc tolerates empty slots).
-        unsafe { ffi::Py_DecRef(r) };
+        ffi::PyObject_InitVar(obj.cast(), tp.as_ptr().cast(), n as ffi::Py_ssize_t);
+        let row = obj.cast::<RowObject>();
+        ffi::Py_IncRef(schema.as_ptr());
+        (*row).schema = schema.as_ptr();
+        std::ptr::write_bytes(values_of(obj), 0, n);
+        Ok(obj)
     }
 }
 

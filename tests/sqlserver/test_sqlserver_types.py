@@ -358,10 +358,6 @@ REPLICATED = [
     ("varchar_8000", "REPLICATE('y', 8000)", "y" * 8000),
     ("varchar_max_1e6", "REPLICATE(CAST('y' AS VARCHAR(MAX)), 1000000)", "y" * 1_000_000),
     pytest.param("CAST(REPLICATE(CAST(0xAB AS VARBINARY(MAX)), 9000) AS VARBINARY(MAX))", b"\xab" * 9000,
-                 marks=pytest.mark.xfail(strict=True, reason=(
-                     "PEER BUG: REPLICATE over a VARBINARY(MAX) value treats the bytes as text: "
-                     "REPLICATE(CAST(0xAB AS VARBINARY(MAX)), 9000) returns 27,000 bytes of EF BF BD "
-                     "(U+FFFD in UTF-8) instead of 9,000 bytes 0xAB")),
                  id="varbinary_max_9000"),
 ]
 
@@ -464,21 +460,11 @@ def test_seventh_digit_truncated_not_rounded(conn, driver):
 
 # --- binary <-> nvarchar and malformed UTF-16 ---------------------------------------------------
 
-BINARY_NVARCHAR_PEER_BUG = (
-    "PEER BUG: CAST between VARBINARY and NVARCHAR uses UTF-8 instead of SQL Server's UTF-16LE: "
-    "CAST(N'é' AS VARBINARY(10)) gives 0xC3A9 (want 0xE900), CAST(0x4100 AS NVARCHAR(10)) gives "
-    "'A\\x00' (want 'A'); so a lone surrogate (CAST(0x3DD8 AS NVARCHAR(1)) = U+D83D) cannot be "
-    "produced to exercise decode_errors through SQL Server (NCHAR() is missing too)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=BINARY_NVARCHAR_PEER_BUG)
 def test_binary_nvarchar_casts_are_utf16(conn, driver):
     row = conn.cursor().execute("SELECT CAST(N'é' AS VARBINARY(10)), CAST(0x4100 AS NVARCHAR(10))").fetchone()
     assert tuple(row) == (b"\xe9\x00", "A")
 
 
-@pytest.mark.xfail(strict=True, reason=BINARY_NVARCHAR_PEER_BUG)
 def test_lone_surrogate_follows_decode_errors(conn, driver):
     """nvarchar holding a lone high surrogate (U+D83D): strict raises DataError naming the column
     and row, replace gives U+FFFD, surrogatepass keeps the code unit."""

@@ -44,6 +44,12 @@ fn dt_of(v: &Value) -> Result<conv::DateTime, Error> {
 
 /// Converts `v` into the canonical stored form of `ty`.
 pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
+    cast_from(v, None, ty)
+}
+
+/// `cast_value` knowing the type of the value's expression (`from`), when the rewriter does:
+/// character data converts to binary in its own encoding.
+pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
     if matches!(v, Value::Null) {
         return Ok(Value::Null);
     }
@@ -128,6 +134,11 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
         Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_) | Ty::Xml => {
             let mut s = match &v {
                 Value::Real(f) => fmt_float(*f),
+                Value::Blob(b) => match binary_as_text(b, ty) {
+                    Ok(s) => s,
+                    // UTF-16 that SQLite text cannot hold: the bytes stay (value::text_bytes).
+                    Err(raw) => return Ok(Value::Blob(raw)),
+                },
                 other => as_text(other),
             };
             let limit = match ty {
@@ -143,13 +154,44 @@ pub fn cast_value(v: Value, ty: Ty) -> Result<Value, Error> {
         }
         Ty::Binary(_) | Ty::VarBinary(_) => match v {
             Value::Blob(b) => Value::Blob(b),
-            Value::Text(s) => Value::Blob(s.into_bytes()),
+            Value::Text(s) => Value::Blob(text_as_binary(&s, from)),
             Value::Integer(i) => Value::Blob(i.to_be_bytes().to_vec()),
             Value::Real(f) => Value::Blob(f.to_be_bytes().to_vec()),
             Value::Null => Value::Null,
         },
         Ty::Variant => v,
     })
+}
+
+/// Binary data as a character type: UTF-16LE for NCHAR/NVARCHAR, else the code page's bytes.
+/// Err holds UTF-16 with unpaired surrogates (whole code units, at most the type's length).
+fn binary_as_text(b: &[u8], ty: Ty) -> Result<String, Vec<u8>> {
+    match ty {
+        Ty::NChar(_) | Ty::NVarChar(_) => {
+            let units = b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+            char::decode_utf16(units)
+                .collect::<Result<String, _>>()
+                .map_err(|_| {
+                    let n = match ty {
+                        Ty::NChar(n) | Ty::NVarChar(Some(n)) => n as usize * 2,
+                        _ => b.len(),
+                    };
+                    b[..b.len().min(n) & !1].to_vec()
+                })
+        }
+        Ty::Char(_, false) | Ty::VarChar(_, false) => Ok(conv::from_cp1252(b)),
+        _ => Ok(String::from_utf8_lossy(b).into_owned()),
+    }
+}
+
+/// Character data as binary: the bytes of its type's encoding. SQLite text whose type the
+/// rewriter does not know is taken as NVARCHAR, as untyped text results are.
+fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
+    match from {
+        Some(Ty::Char(_, true) | Ty::VarChar(_, true)) => s.as_bytes().to_vec(),
+        Some(Ty::Char(..) | Ty::VarChar(..)) => conv::to_cp1252(s),
+        _ => conv::utf16(s),
+    }
 }
 
 /// SQL Server reports tinyint/smallint overflow as 220 (with the value), int as 8115.
@@ -226,6 +268,10 @@ fn nonzero_divisor(v: Value) -> Result<Value, Error> {
     Ok(v)
 }
 
+fn parse_ty(name: &str) -> Result<Ty, Error> {
+    Ty::parse(name).ok_or_else(|| user_err(format!("Type {name} is not a defined system type.")))
+}
+
 fn arg(ctx: &Context, i: usize) -> Value {
     if i >= ctx.len() {
         return Value::Null;
@@ -264,24 +310,27 @@ pub fn newid() -> String {
 
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
-    db.create_scalar_function("__cast", 2, det, |ctx| {
-        let target: String = ctx.get(1)?;
-        if let Some(base) = target.strip_prefix("sql_variant:") {
-            let bty = Ty::parse(base)
-                .ok_or_else(|| user_err(format!("Type {base} is not a defined system type.")))?;
-            return Ok(match cast_value(arg(ctx, 0), bty)? {
-                Value::Null => Value::Null,
-                v => Value::Text(crate::token::value::variant_tag(bty, &v)),
-            });
-        }
-        let ty = Ty::parse(&target)
-            .ok_or_else(|| user_err(format!("Type {target} is not a defined system type.")))?;
-        cast_value(arg(ctx, 0), ty)
-    })?;
+    // __cast(value, 'target type'[, 'source type'])
+    for n_args in [2, 3] {
+        db.create_scalar_function("__cast", n_args, det, |ctx| {
+            let target: String = ctx.get(1)?;
+            let from = if ctx.len() > 2 {
+                Some(parse_ty(&ctx.get::<String>(2)?)?)
+            } else {
+                None
+            };
+            if let Some(base) = target.strip_prefix("sql_variant:") {
+                let bty = parse_ty(base)?;
+                return Ok(match cast_from(arg(ctx, 0), from, bty)? {
+                    Value::Null => Value::Null,
+                    v => Value::Text(crate::token::value::variant_tag(bty, &v)),
+                });
+            }
+            cast_from(arg(ctx, 0), from, parse_ty(&target)?)
+        })?;
+    }
     db.create_scalar_function("__fits", 4, det, |ctx| {
-        let name: String = ctx.get(1)?;
-        let ty = Ty::parse(&name)
-            .ok_or_else(|| user_err(format!("Type {name} is not a defined system type.")))?;
+        let ty = parse_ty(&ctx.get::<String>(1)?)?;
         fits(
             arg(ctx, 0),
             ty,
@@ -337,9 +386,10 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         let n: i64 = ctx.get::<Option<i64>>(1)?.unwrap_or(-1);
         Ok(match arg(ctx, 0) {
             // SQL Server: NULL for a NULL string or a negative count.
-            Value::Null => None,
-            _ if n < 0 => None,
-            v => Some(as_text(&v).repeat(n as usize)),
+            Value::Null => Value::Null,
+            _ if n < 0 => Value::Null,
+            Value::Blob(b) => Value::Blob(b.repeat(n as usize)),
+            v => Value::Text(as_text(&v).repeat(n as usize)),
         })
     })?;
     db.create_scalar_function("SPACE", 1, det, |ctx| {
@@ -591,6 +641,36 @@ mod tests {
         );
         assert!(f(Value::Text("999.994".into()), "decimal(5,2)").unwrap());
         assert!(f(Value::Null, "int").unwrap());
+    }
+
+    #[test]
+    fn binary_and_character_data_convert_in_their_encoding() {
+        let cast = |v: Value, from: Option<&str>, to: &str| {
+            cast_from(
+                v,
+                from.map(|f| Ty::parse(f).unwrap()),
+                Ty::parse(to).unwrap(),
+            )
+            .unwrap()
+        };
+        let text = |s: &str| Value::Text(s.into());
+        let blob = |b: &[u8]| Value::Blob(b.to_vec());
+        assert_eq!(
+            cast(text("é"), Some("nvarchar(1)"), "varbinary(10)"),
+            blob(&[0xE9, 0])
+        );
+        assert_eq!(cast(text("é"), None, "varbinary(10)"), blob(&[0xE9, 0]));
+        assert_eq!(
+            cast(text("é€"), Some("varchar(2)"), "varbinary(10)"),
+            blob(&[0xE9, 0x80])
+        );
+        assert_eq!(cast(blob(&[0x41, 0]), None, "nvarchar(10)"), text("A"));
+        assert_eq!(cast(blob(&[0xE9]), None, "varchar(10)"), text("é"));
+        // An unpaired surrogate stays UTF-16 bytes, cut to the type's length.
+        assert_eq!(
+            cast(blob(&[0x3D, 0xD8, 0x41, 0]), None, "nvarchar(1)"),
+            blob(&[0x3D, 0xD8])
+        );
     }
 
     #[test]

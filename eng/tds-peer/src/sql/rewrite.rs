@@ -245,8 +245,16 @@ impl Ctx<'_> {
                                 Some(b) => format!("sql_variant:{}", b.name()),
                                 None => ty.name(),
                             };
+                            // Character data converts to binary in its own encoding.
+                            let from = match ty {
+                                Ty::Binary(_) | Ty::VarBinary(_) => self
+                                    .item_type(expr, &sig(expr))
+                                    .map(|t| format!(", '{}'", t.name()))
+                                    .unwrap_or_default(),
+                                _ => String::new(),
+                            };
                             out.push_str(&format!(
-                                "__cast({}, '{}')",
+                                "__cast({}, '{}'{from})",
                                 self.rw(expr)?.trim(),
                                 target
                             ));

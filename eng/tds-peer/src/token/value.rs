@@ -169,44 +169,34 @@ pub fn put_null(out: &mut Vec<u8>, ty: Ty) {
     }
 }
 
-fn text_bytes(ty: Ty, s: &str) -> Vec<u8> {
+/// Wire bytes of a character value of `ty`: text in the type's encoding (CP1252 or UTF-8 for
+/// VARCHAR, UTF-16LE for NVARCHAR), or a blob's bytes as they are: a binary value converted to a
+/// character type keeps its bytes in SQL Server, including UTF-16 that SQLite text cannot hold
+/// (an unpaired surrogate from `CAST(0x3DD8 AS NVARCHAR(1))`).
+fn text_bytes(ty: Ty, v: &Value) -> Vec<u8> {
+    let b = match v {
+        Value::Blob(b) => b.clone(),
+        _ => {
+            let s = as_text(v);
+            match ty {
+                Ty::Char(_, true) | Ty::VarChar(_, true) => s.into_bytes(),
+                Ty::Char(..) | Ty::VarChar(..) => conv::to_cp1252(&s),
+                _ => conv::utf16(&s),
+            }
+        }
+    };
     match ty {
-        Ty::Char(n, u) => {
-            let b = if u {
-                s.as_bytes().to_vec()
-            } else {
-                conv::to_cp1252(s)
-            };
-            pad_to(b, n as usize, b" ")
-        }
-        Ty::VarChar(n, u) => {
-            let mut b = if u {
-                s.as_bytes().to_vec()
-            } else {
-                conv::to_cp1252(s)
-            };
-            if let Some(n) = n {
-                b.truncate(n as usize);
-            }
-            b
-        }
-        Ty::NChar(n) => pad_to(conv::utf16(s), n as usize * 2, &[0x20, 0]),
-        Ty::NVarChar(_) => {
-            let mut b = conv::utf16(s);
-            if let Some(n) = n_limit(ty) {
-                b.truncate(n);
-            }
-            b
-        }
-        _ => conv::utf16(s),
+        Ty::Char(n, _) => pad_to(b, n as usize, b" "),
+        Ty::NChar(n) => pad_to(b, n as usize * 2, &[0x20, 0]),
+        Ty::VarChar(Some(n), _) => truncated(b, n as usize),
+        Ty::NVarChar(Some(n)) => truncated(b, n as usize * 2),
+        _ => b,
     }
 }
 
-fn n_limit(ty: Ty) -> Option<usize> {
-    match ty {
-        Ty::NVarChar(Some(n)) => Some(n as usize * 2),
-        _ => None,
-    }
+fn truncated(mut b: Vec<u8>, n: usize) -> Vec<u8> {
+    b.truncate(n);
+    b
 }
 
 /// Encodes a non-NULL value (or NULL) for `ty` into a ROW token body.
@@ -328,13 +318,11 @@ pub fn put_value(out: &mut Vec<u8>, ty: Ty, v: &Value) {
             out.extend_from_slice(&conv::guid_wire(&g));
         }
         Ty::Char(..) | Ty::VarChar(Some(_), _) | Ty::NChar(_) | Ty::NVarChar(Some(_)) => {
-            let b = text_bytes(ty, &as_text(v));
+            let b = text_bytes(ty, v);
             out.extend_from_slice(&(b.len() as u16).to_le_bytes());
             out.extend_from_slice(&b);
         }
-        Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::Xml => {
-            put_plp(out, &text_bytes(ty, &as_text(v)))
-        }
+        Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::Xml => put_plp(out, &text_bytes(ty, v)),
         Ty::Binary(n) => {
             let b = pad_to(as_blob(v), n as usize, &[0]);
             out.extend_from_slice(&(b.len() as u16).to_le_bytes());
@@ -545,6 +533,24 @@ mod tests {
                 Value::Text("1900-01-01 01:00:00 +01:00".into())
             ),
             vec![8, 0, 0, 0, 0x5B, 0x95, 0x0A, 60, 0]
+        );
+    }
+
+    #[test]
+    fn character_columns_send_blobs_as_they_are() {
+        let t = Ty::NVarChar(Some(1));
+        assert_eq!(
+            text_bytes(t, &Value::Blob(vec![0x3D, 0xD8])),
+            vec![0x3D, 0xD8]
+        );
+        assert_eq!(text_bytes(t, &Value::Text("ab".into())), vec![b'a', 0]);
+        assert_eq!(
+            text_bytes(Ty::VarChar(Some(4), false), &Value::Text("é€".into())),
+            vec![0xE9, 0x80]
+        );
+        assert_eq!(
+            text_bytes(Ty::NChar(2), &Value::Text("a".into())),
+            vec![b'a', 0, 0x20, 0]
         );
     }
 

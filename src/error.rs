@@ -113,7 +113,10 @@ impl Error {
                 // A failed call that left only warnings: FreeTDS reports a lost link this way
                 // (01000, native 20017 "Unexpected EOF from the server").
                 Some(state) if !is_error_state(state) => ErrorClass::Operational,
-                Some(state) => class_for_sqlstate(state),
+                Some(state) => self
+                    .primary()
+                    .and_then(sql_server_data_error)
+                    .unwrap_or_else(|| class_for_sqlstate(state)),
                 // No diagnostics at all: the driver is confused; the connection may be dead.
                 None if *function == "SQLDriverConnect" => ErrorClass::Interface,
                 None => ErrorClass::Operational,
@@ -134,6 +137,19 @@ impl Error {
             && matches!(self.native_error(), Some(20004 | 20006 | 20017));
         freetds_link || matches!(self.sqlstate(), Some("08S01" | "08003" | "08007"))
     }
+}
+
+/// SQL Server errors about the data whose SQLSTATE the drivers get wrong: 2628 "String or
+/// binary data would be truncated" (SQL Server 2019+; Driver 18 and FreeTDS 1.3 say 42000, only
+/// the older 8152 is 22001 in their tables), and arithmetic overflow 220 / 8115, which FreeTDS
+/// turns into 22003 and then into the ODBC 3 state HY019 (an InterfaceError). PEP 249 has
+/// DataError for these (and for 8134 divide by zero and 245 conversion failed, which the drivers
+/// already report as 22012 / 22018). Only records the server sent (`[SQL Server]` in the driver's prefix)
+/// are re-classed: the same numbers from another DBMS mean something else.
+fn sql_server_data_error(record: &Diagnostic) -> Option<ErrorClass> {
+    let from_sql_server = record.message.contains("[SQL Server]");
+    (from_sql_server && matches!(record.native_error, 2628 | 8152 | 220 | 8115 | 8134 | 245))
+        .then_some(ErrorClass::Data)
 }
 
 /// Whether an SQLSTATE names a failure (not class 00 success / 01 warning).
@@ -177,6 +193,42 @@ pub fn class_for_sqlstate(state: &str) -> ErrorClass {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record(state: &str, native: i32, message: &str) -> Diagnostic {
+        Diagnostic {
+            sqlstate: state.into(),
+            native_error: native,
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn sql_server_data_errors_are_data_errors_whatever_the_driver_says() {
+        let truncation = Error::odbc(
+            "SQLExecDirect",
+            vec![record(
+                "42000",
+                2628,
+                "[Microsoft][ODBC Driver 18 for SQL Server][SQL Server]String or binary data would be truncated",
+            )],
+        );
+        assert_eq!(truncation.class(), ErrorClass::Data);
+        let overflow = Error::odbc(
+            "SQLExecDirect",
+            vec![record(
+                "HY019",
+                220,
+                "[FreeTDS][SQL Server]Arithmetic overflow error",
+            )],
+        );
+        assert_eq!(overflow.class(), ErrorClass::Data);
+        // The same number from elsewhere keeps its SQLSTATE's class.
+        let other = Error::odbc(
+            "SQLExecDirect",
+            vec![record("42000", 2628, "[SQLite]near x")],
+        );
+        assert_eq!(other.class(), ErrorClass::Programming);
+    }
 
     #[test]
     fn sqlstate_classes() {

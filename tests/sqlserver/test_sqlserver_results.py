@@ -337,14 +337,9 @@ def test_rownumber_and_arraysize(conn, driver):
 
 # --- server errors map to the PEP 249 classes ------------------------------------------------------
 
-# Not peer bugs: the peer sends SQL Server's error numbers; the drivers pick the SQLSTATE.
-TRUNCATION_2628_IS_42000 = pytest.mark.xfail(strict=True, reason=(
-    "DRIVERS, not the peer: SQL Server 2019+ (and the peer, like 2022) reports truncation as 2628, "
-    "which Driver 18 and FreeTDS 1.3 both map to SQLSTATE 42000 (only the older 8152 is 22001 in "
-    "their tables), so ferrodbc, classifying by SQLSTATE, raises ProgrammingError"))
-FREETDS_22003_IS_HY019 = (
-    "FREETDS, not the peer: FreeTDS 1.3 maps 220/8115 to 22003, then 'converts' it as an ODBC 2 state "
-    "to the ODBC 3 state HY019, so ferrodbc raises InterfaceError (Driver 18 gives 22003 -> DataError)")
+# The drivers' SQLSTATEs for these are wrong (2628 -> 42000 in Driver 18 and FreeTDS 1.3; 220/8115
+# -> HY019 in FreeTDS): ferrodbc classes SQL Server's data errors by their native number
+# (src/error.rs, sql_server_data_error), so each is a DataError through both drivers.
 
 
 # (id, setup-free statement on table {t} (s NVARCHAR(5), d DECIMAL(5,2), i TINYINT, b VARBINARY(2),
@@ -353,10 +348,8 @@ SERVER_ERRORS = [
     pytest.param("INSERT INTO {t} (id, n) VALUES (1, NULL)", (), ferrodbc.IntegrityError, (515,), id="not_null_515"),
     # the second statement fails: raised by execute or by the nextset() that reaches it
     pytest.param("INSERT INTO {t} (id, n) VALUES (2, 1); INSERT INTO {t} (id, n) VALUES (2, 1)", (), ferrodbc.IntegrityError, (2627,), id="primary_key_2627"),
-    pytest.param("INSERT INTO {t} (s, id, n) VALUES (?, 3, 1)", ("abcdefgh",), ferrodbc.DataError, (2628, 8152), id="nvarchar_truncation_2628",
-                 marks=TRUNCATION_2628_IS_42000),
-    pytest.param("INSERT INTO {t} (b, id, n) VALUES (?, 4, 1)", (b"abcd",), ferrodbc.DataError, (2628, 8152), id="varbinary_truncation_2628",
-                 marks=TRUNCATION_2628_IS_42000),
+    pytest.param("INSERT INTO {t} (s, id, n) VALUES (?, 3, 1)", ("abcdefgh",), ferrodbc.DataError, (2628, 8152), id="nvarchar_truncation_2628"),
+    pytest.param("INSERT INTO {t} (b, id, n) VALUES (?, 4, 1)", (b"abcd",), ferrodbc.DataError, (2628, 8152), id="varbinary_truncation_2628"),
     pytest.param("INSERT INTO {t} (d, id, n) VALUES (?, 5, 1)", (12345.6,), ferrodbc.DataError, (8115,), id="decimal_overflow_8115"),
     pytest.param("INSERT INTO {t} (i, id, n) VALUES (?, 6, 1)", (300,), ferrodbc.DataError, (220,), id="tinyint_overflow_220"),
     pytest.param("SELECT 1/0", (), ferrodbc.DataError, (8134,), id="divide_by_zero_8134"),
@@ -365,8 +358,7 @@ SERVER_ERRORS = [
 
 
 @pytest.mark.parametrize("sql,params,exc,natives", SERVER_ERRORS)
-def test_server_error_classes(request, conn, driver, sql, params, exc, natives):
-    xfail_if(request, driver == "freetds" and natives[0] in (220, 8115), FREETDS_22003_IS_HY019)
+def test_server_error_classes(conn, driver, sql, params, exc, natives):
     cur = conn.cursor()
     t = tname()
     cur.execute(f"CREATE TABLE {t} (s NVARCHAR(5), d DECIMAL(5,2), i TINYINT, b VARBINARY(2), id INT PRIMARY KEY, n INT NOT NULL)")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import ferrodbc
-from sqlserver_support import synthetic, tname, xfail_if
+from sqlserver_support import synthetic, tname
 
 
 def drain(cur):

@@ -277,7 +277,14 @@ impl Statement {
         // sqlite3odbc applies row 0's length indicator to every row of a SQL_C_BINARY array
         // (silent corruption, seen in the suite); SQLite is in-process, so rows one by one cost
         // little there.
-        let arrays_ok = self.backend.dbms != Dbms::Sqlite;
+        // FreeTDS sends a parameter array as one text batch and writes each timestamp as a
+        // literal without its fraction ('2024-01-01 00:00:01' for 00:00:01.001): silent loss, so
+        // arrays with timestamps go row by row there (one RPC each, which keeps the fraction).
+        let freetds_timestamps = self.backend.driver == crate::plan::Driver::FreeTds
+            && rows
+                .iter()
+                .any(|r| r.iter().any(|v| matches!(v, ParamValue::Timestamp(_))));
+        let arrays_ok = self.backend.dbms != Dbms::Sqlite && !freetds_timestamps;
         let array = if arrays_ok {
             BoundParams::build(&rows, sizes, self.backend)?
         } else {

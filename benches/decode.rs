@@ -8,7 +8,9 @@
 //! Buffers are laid out exactly as the driver writes them: odbc-api's `TextColumn<u16>`
 //! (strided UTF-16 elements + byte-length indicators) and plain value/indicator vectors.
 
-use _native::decode::{TextClass, classify_utf16, decimal_parts, decimal_text, guid_to_u128};
+use _native::decode::{
+    DecimalParts, TextClass, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
+};
 use _native::odbc::ColumnDescription;
 use _native::plan::{Dbms, ResultPlan};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
@@ -95,6 +97,25 @@ fn bench_decimal_and_guid(c: &mut Criterion) {
             decimals
                 .iter()
                 .filter_map(|d| decimal_parts(black_box(d)))
+                .map(|p| p.words[0])
+                .fold(0u64, |a, v| a ^ v)
+        })
+    });
+    let numerics: Vec<[u8; 19]> = (0..ROWS as u128)
+        .map(|i| {
+            let mut raw = [0u8; 19];
+            raw[0] = 18;
+            raw[1] = 4;
+            raw[2] = (i % 2) as u8;
+            raw[3..].copy_from_slice(&(i * 7_919_000_003).to_le_bytes());
+            raw
+        })
+        .collect();
+    g.bench_function("numeric_struct_parts", |b| {
+        b.iter(|| {
+            numerics
+                .iter()
+                .filter_map(|n| DecimalParts::from_numeric(black_box(n)))
                 .map(|p| p.words[0])
                 .fold(0u64, |a, v| a ^ v)
         })

@@ -225,6 +225,15 @@ impl ColumnBuffer {
         Ok(units)
     }
 
+    /// A non-NULL `SQL_NUMERIC_STRUCT` cell: precision, scale, sign, 16-byte magnitude.
+    #[inline]
+    pub fn numeric(&self, row: usize) -> &[u8; 19] {
+        let start = row * self.element_len;
+        self.values.as_bytes()[start..start + 19]
+            .try_into()
+            .expect("a numeric element is 19 bytes")
+    }
+
     /// The bytes of a non-NULL binary or decimal-text cell (bound or streamed).
     #[inline]
     pub fn bytes(&self, row: usize) -> std::result::Result<&[u8], CellError> {
@@ -254,8 +263,12 @@ impl ColumnBuffer {
                 ptr,
                 self.element_len as Len,
                 self.indicators.as_mut_ptr(),
-            )
+            )?;
+            if let CellKind::Numeric { precision, scale } = self.kind {
+                stmt.set_numeric_precision(column, precision, scale, ptr)?;
+            }
         }
+        Ok(())
     }
 
     /// Read a streamed column of the current row with SQLGetData, chunk by chunk, whole.

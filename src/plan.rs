@@ -98,6 +98,11 @@ pub enum CellKind {
     F32,
     /// `SQL_C_DOUBLE` → float.
     F64,
+    /// `SQL_C_NUMERIC` struct (sign, 128-bit magnitude) with the column's precision and scale set
+    /// on the ARD → `Decimal`, exact: SQL Server's DECIMAL/NUMERIC/MONEY (p ≤ 38) through Driver
+    /// 18 (FreeTDS ignores the ARD scale). Driver 18
+    /// spends ~150 ns a cell rendering a decimal as text; the struct is a copy of the wire value.
+    Numeric { precision: u8, scale: i8 },
     /// `SQL_C_CHAR` digits → `Decimal`, exact. `buffer_len` includes the NUL.
     Decimal {
         precision: u8,
@@ -145,6 +150,7 @@ impl CellKind {
             CellKind::F32 => CDataType::Float,
             CellKind::F64 => CDataType::Double,
             CellKind::Decimal { .. } | CellKind::LongDecimal => CDataType::Char,
+            CellKind::Numeric { .. } => CDataType::Numeric,
             CellKind::Variant => CDataType::Binary,
             CellKind::Date => CDataType::TypeDate,
             CellKind::TimeText
@@ -167,6 +173,7 @@ impl CellKind {
             CellKind::I32 | CellKind::F32 => 4,
             CellKind::I64 | CellKind::F64 => 8,
             CellKind::Decimal { buffer_len, .. } => buffer_len as usize,
+            CellKind::Numeric { .. } => 19,
             CellKind::Date => 6,
             CellKind::TimeText => TIME_TEXT_UNITS * 2,
             CellKind::OffsetText => OFFSET_TEXT_UNITS * 2,
@@ -208,6 +215,8 @@ impl CellKind {
         match self {
             CellKind::WText { .. } => CellKind::LongWText,
             CellKind::Binary { .. } => CellKind::LongBinary,
+            // SQLGetData would convert with the ARD's default scale 0: read the digits instead.
+            CellKind::Numeric { .. } => CellKind::LongDecimal,
             other => other,
         }
     }
@@ -324,6 +333,18 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
         SqlDataType::FLOAT | SqlDataType::DOUBLE => CellKind::F64,
         SqlDataType::NUMERIC | SqlDataType::DECIMAL if size == 0 => CellKind::LongDecimal,
+        // Driver 18 only: FreeTDS 1.3 ignores the ARD's precision and scale and converts with
+        // scale 0 (12.34 came back as 12: silent loss), so it keeps the text binding.
+        SqlDataType::NUMERIC | SqlDataType::DECIMAL
+            if backend.ss_c_types()
+                && size <= 38
+                && (0..=size as i16).contains(&desc.decimal_digits) =>
+        {
+            CellKind::Numeric {
+                precision: size as u8,
+                scale: desc.decimal_digits as i8,
+            }
+        }
         SqlDataType::NUMERIC | SqlDataType::DECIMAL => {
             let precision = size.min(255) as u8;
             // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
@@ -469,8 +490,15 @@ mod tests {
             choose_kind(&col(-152, 0, 0), Dbms::SqlServer),
             CellKind::LongWText
         );
-        assert!(matches!(
+        assert_eq!(
             choose_kind(&col(3, 38, 10), Dbms::SqlServer),
+            CellKind::Numeric {
+                precision: 38,
+                scale: 10,
+            }
+        );
+        assert!(matches!(
+            choose_kind(&col(3, 38, 10), Dbms::PostgreSql),
             CellKind::Decimal {
                 precision: 38,
                 scale: 10,

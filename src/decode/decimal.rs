@@ -72,6 +72,62 @@ pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
     })
 }
 
+/// 10^0 ..= 10^38.
+const POW10: [u128; 39] = {
+    let mut t = [1u128; 39];
+    let mut i = 1;
+    while i < 39 {
+        t[i] = t[i - 1] * 10;
+        i += 1;
+    }
+    t
+};
+
+impl DecimalParts {
+    /// The parts of an `SQL_NUMERIC_STRUCT` (precision, scale, sign 1 = positive, 16-byte
+    /// little-endian magnitude). `None` for a magnitude beyond 38 digits or a negative scale.
+    pub fn from_numeric(raw: &[u8; 19]) -> Option<DecimalParts> {
+        const RADIX: u128 = 10_000_000_000_000_000_000;
+        let scale = raw[1] as i8;
+        let coefficient = u128::from_le_bytes(raw[3..19].try_into().ok()?);
+        if scale < 0 || coefficient >= POW10[38] {
+            return None;
+        }
+        // Digits of the coefficient by comparison with powers of ten (u128 division is slow).
+        let digits = 1 + POW10[1..].iter().take_while(|&&p| coefficient >= p).count() as u32;
+        let (words, len) = if coefficient < RADIX {
+            ([coefficient as u64, 0], 1)
+        } else {
+            (
+                [(coefficient % RADIX) as u64, (coefficient / RADIX) as u64],
+                2,
+            )
+        };
+        Some(DecimalParts {
+            negative: raw[2] == 0,
+            digits,
+            exponent: -(scale as i32),
+            words,
+            len,
+        })
+    }
+
+    /// Plain decimal text (`-12.3400`), for the general `Decimal(text)` path and converters.
+    pub fn to_text(&self) -> String {
+        const RADIX: u128 = 10_000_000_000_000_000_000;
+        let coefficient = self.words[1] as u128 * RADIX + self.words[0] as u128;
+        let scale = (-self.exponent).max(0) as usize;
+        let digits = format!("{coefficient:0>width$}", width = scale + 1);
+        let (int_part, frac) = digits.split_at(digits.len() - scale);
+        let sign = if self.negative { "-" } else { "" };
+        if frac.is_empty() {
+            format!("{sign}{int_part}")
+        } else {
+            format!("{sign}{int_part}.{frac}")
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -111,6 +167,47 @@ mod tests {
         assert_eq!(p.digits, 38);
         let p = decimal_parts(b"1234567890123456789").unwrap();
         assert_eq!((p.len, p.words[0]), (1, 1234567890123456789));
+    }
+
+    fn numeric(negative: bool, scale: i8, magnitude: u128) -> [u8; 19] {
+        let mut raw = [0u8; 19];
+        raw[0] = 38;
+        raw[1] = scale as u8;
+        raw[2] = u8::from(!negative);
+        raw[3..].copy_from_slice(&magnitude.to_le_bytes());
+        raw
+    }
+
+    #[test]
+    fn numeric_struct_matches_the_text_parts() {
+        for (text, negative, scale, magnitude) in [
+            ("-12.3400", true, 4, 123400u128),
+            ("0.0000", false, 4, 0),
+            ("0.5", false, 1, 5),
+            (
+                "12345678901234567890.0123456789",
+                false,
+                10,
+                123456789012345678900123456789,
+            ),
+            (
+                "-99999999999999999999999999999999999999",
+                true,
+                0,
+                10u128.pow(38) - 1,
+            ),
+            ("0.00000000000000000000000000000000000001", false, 38, 1),
+        ] {
+            let from_struct =
+                DecimalParts::from_numeric(&numeric(negative, scale, magnitude)).unwrap();
+            assert_eq!(Some(from_struct), decimal_parts(text.as_bytes()), "{text}");
+            assert_eq!(from_struct.to_text(), text);
+        }
+        assert_eq!(
+            DecimalParts::from_numeric(&numeric(false, 0, 10u128.pow(38))),
+            None
+        );
+        assert_eq!(DecimalParts::from_numeric(&numeric(false, -1, 5)), None);
     }
 
     #[test]

@@ -379,6 +379,51 @@ impl Stmt {
         self.check(ret, "SQLBindCol").map(|_| ())
     }
 
+    /// Give a column bound as `SQL_C_NUMERIC` its precision and scale. Without this the driver
+    /// converts with the ARD's default scale 0 (Driver 18 truncates 12.34 to 12). The ODBC
+    /// recipe: set the fields on the application row descriptor, then the data pointer again
+    /// last, which makes the driver check and keep the record.
+    ///
+    /// # Safety
+    /// As [`Self::bind_col`], for `value` (the pointer the column is bound to).
+    pub unsafe fn set_numeric_precision(
+        &mut self,
+        col: u16,
+        precision: u8,
+        scale: i8,
+        value: Pointer,
+    ) -> Result<()> {
+        let mut ard = sys::HDesc(null_mut());
+        // SAFETY: valid handle; the out pointer receives the descriptor handle.
+        let ret = unsafe {
+            sys::SQLGetStmtAttr(
+                self.handle,
+                StatementAttribute::AppRowDesc,
+                (&mut ard as *mut sys::HDesc).cast(),
+                0,
+                null_mut(),
+            )
+        };
+        self.check(ret, "SQLGetStmtAttr(APP_ROW_DESC)")?;
+        let fields = [
+            (sys::Desc::Precision, precision as isize as Pointer),
+            (sys::Desc::Scale, scale as isize as Pointer),
+            (sys::Desc::DataPtr, value),
+        ];
+        for (field, v) in fields {
+            // SAFETY: `ard` is this statement's ARD; integer fields are passed by value and the
+            // data pointer obeys the caller's contract.
+            let ret = unsafe { sys::SQLSetDescField(ard, col as i16, field, v, 0) };
+            if !Outcome::from_ret(ret).is_ok() {
+                return Err(Error::odbc(
+                    "SQLSetDescField(ARD)",
+                    read_diagnostics(HandleType::Desc, ard.as_handle()),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     pub fn unbind_cols(&mut self) -> Result<()> {
         // SAFETY: valid handle.
         let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::Unbind) };

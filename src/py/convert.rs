@@ -6,7 +6,7 @@
 //! pre-allocated rows.
 
 use super::cache;
-use super::decimal::{DecimalFailure, new_decimal};
+use super::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
 use super::row::{RowSchema, new_row, row_type, values_of};
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, ColumnBuffer, cell_error};
@@ -52,7 +52,7 @@ fn type_code<'py>(
         CellKind::Bit => py.get_type::<PyBool>().into_any(),
         CellKind::I16 | CellKind::I32 | CellKind::I64 => py.get_type::<PyInt>().into_any(),
         CellKind::F32 | CellKind::F64 => py.get_type::<PyFloat>().into_any(),
-        CellKind::Decimal { .. } | CellKind::LongDecimal => {
+        CellKind::Decimal { .. } | CellKind::LongDecimal | CellKind::Numeric { .. } => {
             cache::decimal_type(py)?.clone().into_any()
         }
         CellKind::Date => py.get_type::<PyDate>().into_any(),
@@ -254,6 +254,16 @@ unsafe fn fill_with(
                         String::from_utf8_lossy(bytes)
                     )),
                 })
+            }),
+            CellKind::Numeric { .. } => fill!(|r| {
+                let parts = decode::DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
+                    super::errors::data(format!(
+                        "column {:?} (index {col}), row {}: the driver returned a numeric beyond 38 digits",
+                        core.columns[col].desc.name,
+                        row_base + r as u64,
+                    ))
+                })?;
+                decimal_from_parts(py, &parts)
             }),
             CellKind::Date => fill!(|r| {
                 let d = buf.date(r);
@@ -485,6 +495,12 @@ fn raw_bytes<'py>(
         | CellKind::LongBinary
         | CellKind::Decimal { .. }
         | CellKind::LongDecimal => PyBytes::new(py, buf.bytes(r)?),
+        // Converters get a decimal's ASCII digits whatever it was bound as (pyodbc passes text).
+        CellKind::Numeric { .. } => match crate::decode::DecimalParts::from_numeric(buf.numeric(r))
+        {
+            Some(parts) => PyBytes::new(py, parts.to_text().as_bytes()),
+            None => PyBytes::new(py, buf.numeric(r)),
+        },
         CellKind::Variant => match buf.streamed.variant.as_deref() {
             Some(inner) if inner.kind.is_long() => PyBytes::new(py, &inner.streamed.bytes),
             Some(inner) => PyBytes::new(py, inner.element(0)),

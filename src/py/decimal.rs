@@ -180,6 +180,18 @@ pub fn new_decimal(py: Python<'_>, bytes: &[u8]) -> Result<*mut ffi::PyObject, D
         .map_err(DecimalFailure::Python)
 }
 
+/// A new Decimal for the parts of a numeric struct (an owned reference).
+#[inline]
+pub fn decimal_from_parts(py: Python<'_>, parts: &DecimalParts) -> PyResult<*mut ffi::PyObject> {
+    if let Builder::Layout(tp) = builder(py) {
+        let tp = tp.as_ptr().cast::<ffi::PyTypeObject>();
+        // SAFETY: the layout of `tp` was verified for this process.
+        return unsafe { build(py, tp, parts) };
+    }
+    let decimal = cache::decimal_type(py)?;
+    Ok(decimal.call1((parts.to_text(),))?.into_ptr())
+}
+
 /// Whether this process builds Decimals through the verified layout (for tests and reports).
 pub fn fast_path(py: Python<'_>) -> bool {
     matches!(builder(py), Builder::Layout(_))

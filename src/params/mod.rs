@@ -291,49 +291,48 @@ fn text_of_guid(v: u128) -> String {
     )
 }
 
-/// Encoded bytes of one cell for the chosen column kind (`None` for NULL).
-fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend) -> Option<Vec<u8>> {
+/// Append the encoded bytes of one cell for the chosen column kind to `out`; `false` for NULL
+/// (nothing appended). Appending to one buffer per column spares an allocation per cell (an
+/// executemany of 10,000 rows x 3 columns made 30,000).
+fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mut Vec<u8>) -> bool {
     let dbms = backend.dbms;
-    let wide = |s: &str| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_ne_bytes).collect() };
-    Some(match (v, kind) {
-        (ParamValue::Null, _) => return None,
-        (ParamValue::Bool(b), Kind::Bool) => vec![u8::from(*b)],
-        (ParamValue::Bool(b), Kind::Int) => i64::from(*b).to_ne_bytes().to_vec(),
-        (ParamValue::Bool(b), Kind::Float) => f64::from(u8::from(*b)).to_ne_bytes().to_vec(),
-        (ParamValue::Int(i), Kind::Int) => i.to_ne_bytes().to_vec(),
-        (ParamValue::Int(i), Kind::Float) => (*i as f64).to_ne_bytes().to_vec(),
-        (ParamValue::Int(i), Kind::Decimal) => i.to_string().into_bytes(),
-        (ParamValue::Float(f), _) => f.to_ne_bytes().to_vec(),
-        (ParamValue::Text(u), _) => u.iter().flat_map(|x| x.to_ne_bytes()).collect(),
-        (ParamValue::Bytes(b), _) => b.clone(),
-        (ParamValue::Decimal { text, .. }, _) => text.clone().into_bytes(),
+    let wide = |s: &str, out: &mut Vec<u8>| out.extend(s.encode_utf16().flat_map(u16::to_ne_bytes));
+    match (v, kind) {
+        (ParamValue::Null, _) => return false,
+        (ParamValue::Bool(b), Kind::Bool) => out.push(u8::from(*b)),
+        (ParamValue::Bool(b), Kind::Int) => out.extend(i64::from(*b).to_ne_bytes()),
+        (ParamValue::Bool(b), Kind::Float) => out.extend(f64::from(u8::from(*b)).to_ne_bytes()),
+        (ParamValue::Int(i), Kind::Int) => out.extend(i.to_ne_bytes()),
+        (ParamValue::Int(i), Kind::Float) => out.extend((*i as f64).to_ne_bytes()),
+        (ParamValue::Int(i), Kind::Decimal) => out.extend(i.to_string().as_bytes()),
+        (ParamValue::Float(f), _) => out.extend(f.to_ne_bytes()),
+        (ParamValue::Text(u), _) => out.extend(u.iter().flat_map(|x| x.to_ne_bytes())),
+        (ParamValue::Bytes(b), _) => out.extend_from_slice(b),
+        (ParamValue::Decimal { text, .. }, _) => out.extend_from_slice(text.as_bytes()),
         (ParamValue::Date(d), _) => {
-            let mut out = Vec::with_capacity(6);
             out.extend(d.year.to_ne_bytes());
             out.extend(d.month.to_ne_bytes());
             out.extend(d.day.to_ne_bytes());
-            out
         }
         (ParamValue::Time(t), _) if backend.ss_c_types() => {
-            let mut out = Vec::with_capacity(12);
             out.extend(t.hour.to_ne_bytes());
             out.extend(t.minute.to_ne_bytes());
             out.extend(t.second.to_ne_bytes());
             out.extend([0u8, 0]);
             out.extend(t.nanosecond.to_ne_bytes());
-            out
         }
-        (ParamValue::Time(t), _) => wide(&text_of_time(t)),
-        (ParamValue::Timestamp(ts), _) => ts.to_ne_bytes().to_vec(),
-        (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => v.to_ne_bytes().to_vec(),
-        (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v)),
+        (ParamValue::Time(t), _) => wide(&text_of_time(t), out),
+        (ParamValue::Timestamp(ts), _) => out.extend(ts.to_ne_bytes()),
+        (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => out.extend(v.to_ne_bytes()),
+        (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v), out),
         (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
-            u128_to_guid(*g).to_vec()
+            out.extend(u128_to_guid(*g))
         }
-        (ParamValue::Guid(g), _) => wide(&text_of_guid(*g)),
+        (ParamValue::Guid(g), _) => wide(&text_of_guid(*g), out),
         // `unify` only produces the combinations above.
-        (_, _) => return None,
-    })
+        (_, _) => return false,
+    }
+    true
 }
 
 /// The binding of a fixed-size kind: C type, SQL type, column size, digits and the bytes one
@@ -404,11 +403,16 @@ fn encode_column(
             )));
         }
     }
-    let cells: Vec<Option<Vec<u8>>> = rows
+    // Every cell encoded back to back into one buffer; `spans` says where each one is.
+    let mut packed: Vec<u8> = Vec::with_capacity(rows.len() * 8);
+    let spans: Vec<Option<std::ops::Range<usize>>> = rows
         .iter()
-        .map(|r| encode_cell(&r[c], kind, backend))
+        .map(|r| {
+            let start = packed.len();
+            encode_cell(&r[c], kind, backend, &mut packed).then_some(start..packed.len())
+        })
         .collect();
-    let max_len = cells.iter().flatten().map(Vec::len).max().unwrap_or(0);
+    let max_len = spans.iter().flatten().map(|s| s.len()).max().unwrap_or(0);
     let sql_server = dbms == Dbms::SqlServer;
     let (c_type, sql_type, column_size, digits) = match kind {
         // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
@@ -507,11 +511,16 @@ fn encode_column(
         data: vec![0u64; (element_len * rows.len().max(1)).div_ceil(8)],
         indicators: vec![NULL_DATA; rows.len().max(1)],
     };
-    for (r, cell) in cells.into_iter().enumerate() {
-        if let Some(bytes) = cell {
+    for (r, span) in spans.iter().enumerate() {
+        if let Some(span) = span {
+            col.indicators[r] = span.len() as Len;
+        }
+    }
+    let data = col.data_bytes_mut();
+    for (r, span) in spans.into_iter().enumerate() {
+        if let Some(span) = span {
             let start = r * element_len;
-            col.data_bytes_mut()[start..start + bytes.len()].copy_from_slice(&bytes);
-            col.indicators[r] = bytes.len() as Len;
+            data[start..start + span.len()].copy_from_slice(&packed[span]);
         }
     }
     Ok(col)

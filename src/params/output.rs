@@ -142,7 +142,8 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
         data: vec![0u64; element_len.div_ceil(8)],
         indicators: vec![NULL_DATA],
     };
-    if let Some(bytes) = encode_cell(&out.input, kind, backend) {
+    let mut bytes = Vec::new();
+    if encode_cell(&out.input, kind, backend, &mut bytes) {
         if bytes.len() > element_len {
             return Err(Error::Programming(format!(
                 "parameter {index}: the input value ({} bytes) is larger than the output room ({element_len} bytes); pass a larger size",

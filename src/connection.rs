@@ -132,6 +132,27 @@ impl Connection {
         self.dbc.is_dead()
     }
 
+    /// Whether the session can be reset for a next user: SQL Server through Microsoft's driver,
+    /// whose SQL_COPT_SS_RESET_CONNECTION makes the next request run sp_reset_connection.
+    /// FreeTDS and other DBMS have no such reset, so they are never pooled.
+    pub fn poolable(&self) -> bool {
+        self.backend.dbms == Dbms::SqlServer && self.backend.driver == Driver::MsOdbc
+    }
+
+    /// Leave the connection as a new user must find it: the open transaction rolled back, and
+    /// (on the next request) the server session reset.
+    pub fn reset_for_reuse(&mut self) -> Result<()> {
+        /// `SQL_COPT_SS_RESET_CONNECTION` / `SQL_RESET_CONNECTION_YES` (msodbcsql.h).
+        const SS_RESET_CONNECTION: i32 = 1204;
+        if !self.autocommit {
+            self.dbc.end_transaction(false)?;
+        }
+        self.dbc.set_attr_uint(
+            crate::odbc::sys::ConnectionAttribute(SS_RESET_CONNECTION),
+            1,
+        )
+    }
+
     /// Roll back, disconnect, free. All statements must have been freed first.
     pub fn close(mut self) -> Result<()> {
         self.dbc.close()

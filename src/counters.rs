@@ -17,6 +17,8 @@ pub static BINDS: AtomicU64 = AtomicU64::new(0);
 pub static BUFFER_ALLOCS: AtomicU64 = AtomicU64::new(0);
 /// `SQLExecute` / `SQLExecDirect` calls.
 pub static EXECUTES: AtomicU64 = AtomicU64::new(0);
+/// `SQLDriverConnect` calls (a connection taken from the pool makes none).
+pub static CONNECTS: AtomicU64 = AtomicU64::new(0);
 
 #[inline]
 pub fn bump(counter: &AtomicU64) {
@@ -24,7 +26,7 @@ pub fn bump(counter: &AtomicU64) {
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 6] {
+pub fn snapshot() -> [(&'static str, u64); 7] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -32,6 +34,7 @@ pub fn snapshot() -> [(&'static str, u64); 6] {
         ("binds", BINDS.load(Ordering::Relaxed)),
         ("buffer_allocs", BUFFER_ALLOCS.load(Ordering::Relaxed)),
         ("executes", EXECUTES.load(Ordering::Relaxed)),
+        ("connects", CONNECTS.load(Ordering::Relaxed)),
     ]
 }
 
@@ -43,6 +46,7 @@ pub fn reset() {
         &BINDS,
         &BUFFER_ALLOCS,
         &EXECUTES,
+        &CONNECTS,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -13,6 +13,7 @@ pub mod error;
 pub mod odbc;
 pub mod params;
 pub mod plan;
+pub mod pool;
 pub mod statement;
 
 #[cfg(feature = "python")]

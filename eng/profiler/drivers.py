@@ -45,6 +45,10 @@ class Driver:
     def connect(self, conn_str: str, autocommit: bool = False) -> Any:
         return self.mod.connect(conn_str, autocommit=autocommit)
 
+    def connect_pooled(self, conn_str: str) -> Any:
+        """A connection from the driver's own pool (`connect_pooled` task)."""
+        raise NotApplicable(f"{self.name} has no connection pool of its own")
+
     def counters(self) -> dict[str, int] | None:
         """Engine path counters (ferrodbc only)."""
         return None
@@ -70,6 +74,11 @@ def _upper_from_utf16(raw: bytes | None) -> str | None:
 class Ferrodbc(Driver):
     name = "ferrodbc"
     module_name = "ferrodbc"
+
+    def connect_pooled(self, conn_str: str) -> Any:
+        if not hasattr(self.mod, "clear_pool"):
+            raise NotApplicable("this revision has no connection pool")
+        return self.mod.connect(conn_str, pooling=True)
 
     def counters(self) -> dict[str, int] | None:
         # Old revisions (compare --base) may predate the counters; then there is nothing to show.
@@ -99,6 +108,9 @@ class Pyodbc(Driver):
     def mapping(self, row: Any) -> dict[str, Any]:
         raise NotApplicable("pyodbc.Row has no _mapping")
 
+    def connect_pooled(self, conn_str: str) -> Any:
+        raise NotApplicable("pyodbc pools only through unixODBC (Pooling=Yes in odbcinst.ini), not set up here")
+
 
 def _dto_from_struct(raw: bytes | None) -> dt.datetime | None:
     if raw is None:
@@ -123,6 +135,9 @@ class MssqlPython(Driver):
         # mssql-python always loads its bundled driver and rejects a Driver= keyword.
         cs = re.sub(r"(?i)(^|;)\s*driver\s*=\s*(\{[^}]*\}|[^;]*)", "", conn_str).strip(";")
         return self.mod.connect(cs, autocommit=autocommit, native_uuid=True)
+
+    def connect_pooled(self, conn_str: str) -> Any:
+        return self.connect(conn_str)  # pooling is its default
 
     def add_upper_converter(self, conn: Any) -> str:
         conn.add_output_converter(SQL_WVARCHAR, _upper_any)

@@ -41,6 +41,9 @@ class Ctx:
     def connect(self, autocommit: bool = False) -> Any:
         return self.driver.connect(self.conn_str, autocommit=autocommit)
 
+    def connect_pooled(self) -> Any:
+        return self.driver.connect_pooled(self.conn_str)
+
     def create_table(self, prefix: str, ddl: str, rows: list[tuple] | None = None) -> str:
         """Create (and fill with literal VALUES) a table this worker owns; dropped afterwards."""
         name = wd.table_name(prefix)

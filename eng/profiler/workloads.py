@@ -98,6 +98,12 @@ def connect_body(ctx: Ctx) -> int:
     return ctx.n
 
 
+def connect_pooled_body(ctx: Ctx) -> int:
+    for _ in range(ctx.n):
+        ctx.connect_pooled().close()
+    return ctx.n
+
+
 def connect_check(ctx: Ctx, opened: int) -> Digest:
     conn = ctx.connect()
     cur = conn.cursor()
@@ -305,6 +311,8 @@ def sets_expect(n: int) -> Digest:
 _TASKS = [
     Task("connect", "open a connection", Size(20, 5), connect_body, connect_check,
          lambda n: of_values([1] * n), needs_connection=False),
+    Task("connect_pooled", "open a connection from the driver's pool", Size(20, 5), connect_pooled_body,
+         connect_check, lambda n: of_values([1] * n), needs_connection=False),
     Task("select_one", "SELECT 1 round trip", Size(1000, 200), select_one_body, values_check,
          lambda n: of_values([1] * n)),
     Task("insert_single", "insert single rows, parameterised", Size(1000, 200), insert_single_body,

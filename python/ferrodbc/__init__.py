@@ -7,6 +7,7 @@ fetchmany, fetchall, fetchval, iteration) is served from that one native batch.
 
 from __future__ import annotations
 
+import atexit
 from typing import Any
 
 from . import _native
@@ -57,10 +58,15 @@ def _quote(value: Any) -> str:
     return text
 
 
+#: Pool connections by default (see ``connect(pooling=...)``). Off: ``close()`` disconnects.
+pooling: bool = False
+
+
 def connect(
     connection_string: str = "",
     autocommit: bool = False,
     timeout: int | None = None,
+    pooling: bool | None = None,
     **attrs: Any,
 ) -> Connection:
     """Open a connection.
@@ -69,12 +75,25 @@ def connect(
     ``"Driver={ODBC Driver 18 for SQL Server};Server=host,1433;UID=sa;PWD=...;TrustServerCertificate=yes"``.
     Keyword arguments are appended as ``key=value`` pairs (pyodbc style: ``server="host"``).
     ``timeout`` is the login timeout in seconds. Transactions are manual unless ``autocommit``.
+    ``pooling`` (default: the module's ``ferrodbc.pooling``, off): ``close()`` parks the
+    connection for the next ``connect`` with the same string instead of disconnecting. Only SQL
+    Server sessions through Microsoft's driver are pooled: the transaction is rolled back and the
+    next request resets the session (``sp_reset_connection``: temp tables, SET options).
     """
     if not isinstance(connection_string, str):
         raise InterfaceError("the connection string must be a str")
     parts = [connection_string.rstrip(";")] if connection_string else []
     parts += [f"{key}={_quote(value)}" for key, value in attrs.items()]
-    return Connection(";".join(parts), autocommit=autocommit, timeout=timeout)
+    use_pool = pooling if pooling is not None else globals()["pooling"]
+    return Connection(";".join(parts), autocommit=autocommit, timeout=timeout, pooling=bool(use_pool))
+
+
+def clear_pool() -> None:
+    """Disconnect every pooled connection (also done at interpreter exit)."""
+    _native.clear_pool()
+
+
+atexit.register(clear_pool)
 
 
 def counters() -> dict[str, int]:
@@ -114,9 +133,11 @@ __all__ = [
     "TimestampFromTicks",
     "Warning",
     "apilevel",
+    "clear_pool",
     "connect",
     "counters",
     "paramstyle",
+    "pooling",
     "reset_counters",
     "threadsafety",
     *_sqltypes_all,

@@ -40,6 +40,7 @@ impl Dbc {
             dbc.set_attr_uint(ConnectionAttribute::LOGIN_TIMEOUT, secs as usize)?;
         }
         let wide = to_wide(connection_string);
+        crate::counters::bump(&crate::counters::CONNECTS);
         // SAFETY: the input string is valid for its length; no output buffer is requested.
         let ret = unsafe {
             sys::SQLDriverConnectW(

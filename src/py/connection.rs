@@ -29,6 +29,9 @@ pub struct ConnShared {
     /// The link died (a communication-link error was seen): every later call on this
     /// connection's cursors is an OperationalError, not whatever state the driver is left in.
     pub lost: AtomicBool,
+    /// The connection string this connection returns to the pool under on close (pooling on and
+    /// a poolable session); `None`: close disconnects.
+    pub pool_key: Option<String>,
 }
 
 impl ConnShared {
@@ -76,16 +79,24 @@ impl Connection {
 #[pymethods]
 impl Connection {
     #[new]
-    #[pyo3(signature = (connection_string, autocommit = false, timeout = None))]
+    #[pyo3(signature = (connection_string, autocommit = false, timeout = None, pooling = false))]
     fn new(
         py: Python<'_>,
         connection_string: &str,
         autocommit: bool,
         timeout: Option<u32>,
+        pooling: bool,
     ) -> PyResult<Self> {
         let conn = py
-            .detach(|| crate::Connection::connect(connection_string, autocommit, timeout))
+            .detach(|| {
+                if pooling {
+                    crate::pool::connect(connection_string, autocommit, timeout)
+                } else {
+                    crate::Connection::connect(connection_string, autocommit, timeout)
+                }
+            })
             .py(py)?;
+        let pool_key = (pooling && conn.poolable()).then(|| connection_string.to_string());
         let dbms = conn.dbms();
         Ok(Connection {
             shared: Arc::new(ConnShared {
@@ -99,6 +110,7 @@ impl Connection {
                 timeout: AtomicUsize::new(0),
                 native_uuid: AtomicBool::new(true),
                 lost: AtomicBool::new(false),
+                pool_key,
             }),
         })
     }
@@ -291,7 +303,11 @@ impl Connection {
         }
         let conn = self.shared.lock_conn(py).take();
         if let Some(conn) = conn {
-            py.detach(|| conn.close()).py(py)?;
+            let lost = self.shared.lost.load(Ordering::Relaxed);
+            match &self.shared.pool_key {
+                Some(key) if !lost => py.detach(|| crate::pool::release(key, conn)).py(py)?,
+                _ => py.detach(|| conn.close()).py(py)?,
+            }
         }
         Ok(())
     }

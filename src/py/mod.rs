@@ -31,6 +31,12 @@ fn _decimal_fast_path(py: Python<'_>) -> bool {
     decimal::fast_path(py)
 }
 
+/// Close every pooled (parked) connection.
+#[pyfunction]
+fn clear_pool(py: Python<'_>) {
+    py.detach(crate::pool::clear);
+}
+
 #[pymodule(gil_used = true)]
 fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
@@ -40,6 +46,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;
+    m.add_function(wrap_pyfunction!(clear_pool, m)?)?;
     errors::register(py, m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

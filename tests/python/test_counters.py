@@ -35,7 +35,7 @@ def ints(conn, table):
 
 
 def test_counters_report_every_path_counter_and_reset_to_zero():
-    names = {"fetch_calls", "getdata_calls", "plans_built", "binds", "buffer_allocs", "executes"}
+    names = {"fetch_calls", "getdata_calls", "plans_built", "binds", "buffer_allocs", "executes", "connects"}
     assert set(ferrodbc.counters()) == names
     ferrodbc.reset_counters()
     assert all(v == 0 for v in ferrodbc.counters().values())

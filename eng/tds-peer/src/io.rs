@@ -90,6 +90,9 @@ pub struct Io {
     pub spid: u16,
     /// An ATTENTION packet was seen by `poll_attention` and must be acknowledged.
     pub attention: bool,
+    /// The last message asked for a session reset (RESETCONNECTION or RESETCONNECTIONSKIPTRAN
+    /// in its first packet's status: a pooled connection handed to a new user).
+    pub reset_requested: bool,
 }
 
 impl Io {
@@ -104,6 +107,7 @@ impl Io {
             psize: 4096,
             spid,
             attention: false,
+            reset_requested: false,
         }
     }
 
@@ -162,6 +166,8 @@ impl Io {
     /// Reads packets until EOM; returns (type, payload).
     pub fn read_message(&mut self) -> io::Result<(u8, Vec<u8>)> {
         let (typ, mut status, mut data) = self.read_packet()?;
+        self.reset_requested =
+            status & (packet::STATUS_RESETCONNECTION | packet::STATUS_RESETCONNECTIONSKIPTRAN) != 0;
         while status & packet::STATUS_EOM == 0 {
             let (_, s, d) = self.read_packet()?;
             status = s;

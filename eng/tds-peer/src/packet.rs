@@ -10,6 +10,10 @@ pub const P_PRELOGIN: u8 = 0x12;
 
 pub const HEADER_LEN: usize = 8;
 pub const STATUS_EOM: u8 = 0x01;
+/// Run sp_reset_connection before this request (client-side pooling).
+pub const STATUS_RESETCONNECTION: u8 = 0x08;
+/// The same, keeping the transaction.
+pub const STATUS_RESETCONNECTIONSKIPTRAN: u8 = 0x10;
 
 /// Appends one packet header + body to `out`.
 pub fn push_packet(out: &mut Vec<u8>, typ: u8, eom: bool, spid: u16, pid: u8, body: &[u8]) {

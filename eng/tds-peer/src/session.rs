@@ -137,6 +137,9 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;
+        if io.reset_requested {
+            engine.reset_session();
+        }
         match typ {
             P_SQL => {
                 let hl = u32::from_le_bytes(

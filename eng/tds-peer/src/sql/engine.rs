@@ -218,6 +218,30 @@ impl Engine {
         Ok(())
     }
 
+    /// sp_reset_connection: what a pooled connection's previous user left is gone (open
+    /// transaction rolled back, temp tables dropped, SET NOCOUNT and @@ counters back to their
+    /// defaults). Prepared handles survive, as in SQL Server.
+    pub fn reset_session(&mut self) {
+        let _ = self.end_txn(false);
+        let temps: Vec<String> = self
+            .db
+            .prepare("SELECT name FROM sqlite_temp_master WHERE type = 'table'")
+            .and_then(|mut st| {
+                st.query_map([], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<Vec<_>>>()
+            })
+            .unwrap_or_default();
+        for t in temps {
+            let _ = self
+                .db
+                .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
+        }
+        self.nocount = false;
+        self.rowcount = 0;
+        self.identity = None;
+        self.vars.clear();
+    }
+
     // ---- batches ------------------------------------------------------------------------
 
     /// Runs a batch (SQL batch or the statement of an RPC). Returns whether an error occurred.

@@ -23,34 +23,34 @@ def build() -> Path:
     return exe
 
 
-def run(exe: Path, conn_str: str, query: str, expected_rows: int, timeout: float = 600) -> dict:
-    """One fresh process, one execution. Validated by row count (it builds no Python values)."""
+def _json_run(cmd: list[str], expected_rows: int, what: str, timeout: float, **kw) -> dict:
+    """Run one fresh process that prints a JSON line with `rows` and `ms`; failed unless it
+    exits cleanly with the expected row count."""
     try:
-        p = subprocess.run([str(exe), "--connection-string", conn_str, "--query", query, "--batch", "10000"],
-                           capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
     except subprocess.TimeoutExpired:
-        return {"status": "failed", "ms": None, "error": f"timed out after {timeout:.0f} s"}
+        return {"status": "failed", "ms": None, "error": f"{what} timed out after {timeout:.0f} s"}
     if p.returncode != 0:
         return {"status": "failed", "ms": None, "error": p.stderr.strip()[-500:]}
     r = json.loads(p.stdout.strip().splitlines()[-1])
     if r["rows"] != expected_rows:
-        return {"status": "failed", "ms": None, "error": f"wrong result: {r['rows']} rows, expected {expected_rows}"}
+        return {"status": "failed", "ms": None, "error": f"{what}: {r['rows']} rows, expected {expected_rows}"}
+    return {"status": "ok", **r}
+
+
+def run(exe: Path, conn_str: str, query: str, expected_rows: int, timeout: float = 600) -> dict:
+    """One fresh process, one execution. Validated by row count (it builds no Python values)."""
+    r = _json_run([str(exe), "--connection-string", conn_str, "--query", query, "--batch", "10000"],
+                  expected_rows, "native fetch", timeout)
+    if r["status"] != "ok":
+        return r
     return {"status": "ok", "ms": r["ms"], "digest": [r["rows"], r["checksum"]]}
 
 
 def objects(shape: str, rows: int, chunk: int, timeout: float = 600) -> dict:
     """Time CPython building the expected rows of peer.<shape>_<rows> from memory (see
     floor_objects.py), in a fresh process."""
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
     cmd = [sys.executable, "-m", "eng.profiler.floor_objects", "--shape", shape, "--rows", str(rows),
            "--chunk", str(chunk)]
-    try:
-        p = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return {"status": "failed", "ms": None, "error": f"objects timed out after {timeout:.0f} s"}
-    if p.returncode != 0:
-        return {"status": "failed", "ms": None, "error": p.stderr.strip()[-500:]}
-    r = json.loads(p.stdout.strip().splitlines()[-1])
-    if r["rows"] != rows:
-        return {"status": "failed", "ms": None, "error": f"objects built {r['rows']} rows, expected {rows}"}
-    return {"status": "ok", "ms": r["ms"]}
+    r = _json_run(cmd, rows, "objects", timeout, cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "0"})
+    return {"status": "ok", "ms": r["ms"]} if r["status"] == "ok" else r

@@ -11,14 +11,25 @@ use crate::odbc::{Outcome, Stmt};
 use crate::plan::{CellKind, ResultPlan};
 use crate::{counters, decode};
 
-/// Bytes a batch may use for bound buffers before it stops growing.
-pub const BATCH_BYTE_BUDGET: usize = 16 << 20;
+/// Bytes a batch may use for bound buffers before it stops growing. Small enough that wide rows
+/// pipeline (decoding one array overlaps fetching the next, and the last array, decoded with
+/// nothing to overlap, stays short): 10,000 rows x 32 columns took 38 ms with a 16 MiB budget
+/// and 25 ms with 2 MiB; narrow rows still reach the 8,192-row cap.
+pub const BATCH_BYTE_BUDGET: usize = 2 << 20;
 /// Row cap for one row array (some drivers count rows in 16 bits).
 pub const MAX_BATCH_ROWS: usize = 8192;
 /// Rows in the first row array of a result set: small, so `SELECT 1` costs nothing extra.
 pub const FIRST_BATCH_ROWS: usize = 32;
-/// Each refill multiplies the row array by this until the cap.
-pub const GROWTH: usize = 8;
+
+/// The row array after a full one of `rows`: ×8 up to 2,048 rows, then ×2 up to the cap.
+///
+/// Big arrays cost Driver 18 fewer calls (a fetch-bound 1.2M-row result: 258 ms with 8,192-row
+/// arrays, 328 ms with 2,048), but the last array of a result is decoded with no fetch left to
+/// overlap: growing by 2 past 2,048 keeps that tail shorter (10,000 rows x 32 columns: 47 ms
+/// growing straight to 8,192, 38 ms this way; see also [`BATCH_BYTE_BUDGET`]).
+pub fn grown(rows: usize) -> usize {
+    if rows < 2048 { rows * 8 } else { rows * 2 }
+}
 /// First SQLGetData chunk for a streamed column (grown to the size the driver announces).
 pub const LOB_CHUNK_BYTES: usize = 32 << 10;
 

@@ -14,6 +14,7 @@ pub mod odbc;
 pub mod params;
 pub mod plan;
 pub mod pool;
+pub mod prefetch;
 pub mod statement;
 
 #[cfg(feature = "python")]

@@ -1,13 +1,13 @@
 //! A statement and the result set it is positioned on: execute, the batch cursor every fetch
 //! shape shares, nextset, row counts and messages.
 
-use crate::batch::{Batch, FIRST_BATCH_ROWS, GROWTH};
+use crate::batch::{Batch, FIRST_BATCH_ROWS, grown};
 use crate::error::Result;
 use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::{Backend, Dbms, ResultPlan};
+use crate::prefetch::Prefetcher;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// The binding of one parameter row (a single row always has one binding type per column).
 fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Result<BoundParams> {
@@ -18,8 +18,6 @@ fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Re
 /// Background prefetch starts only from row arrays this large: below that a thread start costs
 /// more than the fetch it would hide (a one-row SELECT never pays for one).
 const PREFETCH_MIN_CAPACITY: usize = 256;
-
-type PrefetchResult = Option<(Outcome, Vec<Diagnostic>)>;
 
 pub struct Statement {
     // Field order is drop order: the handle goes first, so the driver holds no pointer into
@@ -40,9 +38,9 @@ pub struct Statement {
     /// buffers with the next row array on another thread (see [`Statement::start_prefetch`]).
     shadow: Option<Batch>,
     serving_shadow: bool,
-    /// The thread fetching the next row array into the bound buffers. While it runs, nothing
-    /// touches `stmt` or `batch` (every method that would joins it first).
-    inflight: Option<JoinHandle<PrefetchResult>>,
+    /// The thread fetching row arrays into the bound buffers. While a fetch runs, nothing
+    /// touches `stmt` or `batch` (every method that would waits for it first).
+    prefetcher: Option<Prefetcher>,
     /// The row array the driver put in the bound buffers while the shadow was being served.
     next: Option<crate::batch::Fetched>,
     /// Result-set index of batch row 0 (for error messages that name a row).
@@ -86,7 +84,7 @@ impl Statement {
             batch_base: 0,
             shadow: None,
             serving_shadow: false,
-            inflight: None,
+            prefetcher: None,
             next: None,
         }
     }
@@ -171,6 +169,7 @@ impl Statement {
     /// is restored after the execute, when the plan is installed.
     fn reset(&mut self) -> Result<()> {
         self.join_prefetch();
+        self.prefetcher = None;
         self.stmt.take_cancel_requested();
         self.deferred = None;
         self.serving_shadow = false;
@@ -449,11 +448,11 @@ impl Statement {
             }
         }
         if self.grow_next {
-            let capacity = self
-                .batch
-                .as_ref()
-                .map_or(FIRST_BATCH_ROWS, Batch::capacity)
-                * GROWTH;
+            let capacity = grown(
+                self.batch
+                    .as_ref()
+                    .map_or(FIRST_BATCH_ROWS, Batch::capacity),
+            );
             self.rebind(&plan, capacity)?;
         }
         let batch = self
@@ -519,7 +518,7 @@ impl Statement {
     fn can_prefetch(&self) -> bool {
         self.plan.as_ref().is_some_and(|p| !p.has_streamed())
             && !self.serving_shadow
-            && self.inflight.is_none()
+            && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)
             && !self.exhausted
             && self.deferred.is_none()
             && self.pos < self.len
@@ -537,7 +536,7 @@ impl Statement {
         // one gets the capacity the bound batch is about to grow to, so it fits the next array
         // too (and the same query executed again allocates nothing).
         let next_capacity = if self.grow_next {
-            (bound.capacity() * GROWTH).min(Batch::max_rows(&plan))
+            grown(bound.capacity()).min(Batch::max_rows(&plan))
         } else {
             bound.capacity()
         };
@@ -555,39 +554,38 @@ impl Statement {
         shadow.copy_rows_from(bound, self.len);
         self.serving_shadow = true;
         if self.grow_next {
-            let capacity = bound.capacity() * GROWTH;
+            let capacity = grown(bound.capacity());
             self.rebind(&plan, capacity)?;
         }
         self.batch
             .as_mut()
             .expect("a planned result set has a batch")
             .begin_fetch();
-        // SAFETY: until `join_prefetch` has joined this thread, no method touches `stmt` or
+        if self.prefetcher.is_none() {
+            // No thread to be had: the shadow is served, then the next fill fetches in line.
+            self.prefetcher = Prefetcher::start().ok();
+        }
+        // SAFETY: until `join_prefetch` has waited for this fetch, no method touches `stmt` or
         // `batch`: each one that would calls `join_prefetch` first (`Drop` included), and the
         // rows being served come from the shadow copy. The bound buffers are heap allocations
-        // owned by `batch`, which is neither rebound nor dropped before that join.
+        // owned by `batch`, which is neither rebound nor dropped before that wait.
         let lease = unsafe { self.stmt.lend_for_fetch() };
-        let spawned = std::thread::Builder::new()
-            .name("ferrodbc-prefetch".into())
-            .spawn(move || lease.fetch());
-        match spawned {
-            Ok(handle) => self.inflight = Some(handle),
-            // No thread to be had: fetch in line when the shadow is used up.
-            Err(_) => self.next = None,
+        if !self.prefetcher.as_mut().is_some_and(|p| p.submit(lease)) {
+            self.next = None;
         }
         Ok(())
     }
 
-    /// Wait for the prefetch thread (if any) and keep the row array it fetched for the next fill.
+    /// Wait for the running prefetch (if any) and keep the row array it fetched for the next fill.
     fn join_prefetch(&mut self) {
-        let Some(handle) = self.inflight.take() else {
+        let Some(result) = self.prefetcher.as_mut().and_then(Prefetcher::wait) else {
             return;
         };
         let batch = self
             .batch
             .as_mut()
             .expect("a prefetch runs on the bound batch");
-        self.next = Some(match handle.join() {
+        self.next = Some(match result {
             Ok(Some((outcome, records))) => batch.finish_fetch(outcome, records),
             Ok(None) => crate::batch::Fetched::failed(crate::Error::Cancelled {
                 records: Vec::new(),
@@ -624,6 +622,7 @@ impl Statement {
 
     fn next_result_inner(&mut self) -> Result<bool> {
         self.join_prefetch();
+        self.prefetcher = None;
         self.epoch += 1;
         self.deferred = None;
         self.serving_shadow = false;

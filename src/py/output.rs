@@ -132,11 +132,11 @@ impl Output {
     ) -> PyResult<Output> {
         let ty = output_type(py, r#type, tz)?;
         let input = value.unwrap_or_else(|| py.None());
-        // A decimal's scale: as given, else the input value's, else 10 (SQL Server rounds an
-        // output with more places to the declared scale: pass `scale=` for those).
+        // A decimal's scale: as given, else 10 or the input value's if larger (SQL Server rounds
+        // an output with more places to the declared scale: pass `scale=` for those).
         let scale = match (scale, to_param(input.bind(py), 0)?) {
             (Some(s), _) => s,
-            (None, ParamValue::Decimal { scale, .. }) => scale,
+            (None, ParamValue::Decimal { scale, .. }) => scale.max(10).min(precision),
             (None, _) => 10.min(precision),
         };
         Ok(Output {

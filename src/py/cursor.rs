@@ -38,6 +38,7 @@ impl CursorState {
             out.get().discard();
         }
     }
+
     /// Free the statement (connection close): the cursor is unusable afterwards.
     pub fn release(&mut self) {
         self.discard_outputs();

@@ -399,26 +399,7 @@ impl Engine {
         } else {
             vec![body.to_vec()]
         };
-        for s in stmts {
-            // Variables may have been set by earlier statements of the block.
-            let all: Vec<Param> = params
-                .iter()
-                .filter(|p| {
-                    !self
-                        .vars
-                        .iter()
-                        .any(|v| v.name.eq_ignore_ascii_case(&p.name))
-                })
-                .cloned()
-                .collect();
-            if let Flow::Stop = self.statement(&s, &all, out, r).map_err(StmtErr::Io)? {
-                return Ok(Flow::Stop);
-            }
-            if self.try_depth > 0 && self.caught.is_some() {
-                return Ok(Flow::Stop);
-            }
-        }
-        Ok(Flow::Continue)
+        self.run_each(stmts, params, out, r)
     }
 
     /// BEGIN TRY … END TRY BEGIN CATCH … END CATCH
@@ -492,7 +473,19 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        for s in lexer::split(toks) {
+        self.run_each(lexer::split(toks), params, out, r)
+    }
+
+    /// Run statements in order until one stops the flow (RETURN, an error caught by TRY).
+    fn run_each(
+        &mut self,
+        stmts: Vec<Vec<Tok>>,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        for s in stmts {
+            // Variables may have been set by earlier statements: they shadow parameters.
             let all: Vec<Param> = params
                 .iter()
                 .filter(|p| {

@@ -113,15 +113,6 @@ impl<'a> Resp<'a> {
 
     /// Ends the message: last packet with EOM, flush.
     pub fn finish(mut self) -> io::Result<()> {
-        push_packet(
-            &mut self.out,
-            P_REPLY,
-            true,
-            self.io.spid,
-            self.pid,
-            &self.body,
-        );
-        self.io.write_raw(&self.out)?;
-        self.io.flush()
+        self.end_message_now()
     }
 }

@@ -469,6 +469,18 @@ fn parse_decl(s: &str) -> Vec<(String, Option<Ty>)> {
     out
 }
 
+/// parse_decl, remembering the last declaration (executemany repeats it for every row).
+fn declared(engine: &mut Engine, text: String) -> Decl {
+    match &engine.declared {
+        Some((t, d)) if *t == text => d.clone(),
+        _ => {
+            let d = parse_decl(&text);
+            engine.declared = Some((text, d.clone()));
+            d
+        }
+    }
+}
+
 fn text_param(p: Option<&Param>) -> String {
     p.map(|p| crate::token::value::as_text(&p.value))
         .unwrap_or_default()
@@ -516,9 +528,15 @@ fn widen(ty: Option<Ty>, v: &Value) -> Option<Ty> {
 }
 
 /// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
+/// TDS_PEER_TRACE set: log every RPC to stderr (read once; the lookup allocates).
+fn tracing() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("TDS_PEER_TRACE").is_some())
+}
+
 pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     let more = !rpc.last;
-    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+    if tracing() {
         let name = match &rpc.proc {
             Proc::Id(i) => format!("#{i}"),
             Proc::Name(n) => n.clone(),
@@ -581,7 +599,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     let (stmt, decl, values, handle): (String, Decl, &[Param], Option<i32>) = match id {
         10 => (
             text_param(p.first()),
-            parse_decl(&text_param(p.get(1))),
+            declared(engine, text_param(p.get(1))),
             p.get(2..).unwrap_or(&[]),
             None,
         ),
@@ -633,7 +651,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
         }
     };
     let bound = bind(&decl, values);
-    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+    if tracing() {
         eprintln!(
             "tds-peer: rpc decl={decl:?} params={:?}",
             bound

@@ -4,6 +4,7 @@ import datetime as dt
 import uuid
 from decimal import Decimal
 
+import pyodbc
 import pytest
 
 VALUES = [
@@ -106,3 +107,31 @@ def test_fast_executemany_parameter_array(connect, driver):
     cur.fast_executemany = False
     assert tuple(cur.execute(f"SELECT COUNT(*), SUM(id) FROM {t}").fetchone()) == (1000, sum(range(1000)))
     assert cur.execute(f"SELECT amount FROM {t} WHERE id = 999").fetchone()[0] == Decimal("249.75")
+
+
+def test_repeated_statement_sees_schema_change(connect):
+    """The same INSERT text (its SQLite statement cached) after the table was recreated with a
+    narrower column: the new CHECK applies, as SQL Server would recompile."""
+    cur = connect().cursor()
+    t = f"tc_{uuid.uuid4().hex[:8]}"
+    insert = f"INSERT INTO {t} (name) VALUES (?)"
+    cur.execute(f"CREATE TABLE {t} (name NVARCHAR(5))")
+    cur.execute(insert, "abcd")
+    cur.execute(f"DROP TABLE {t}")
+    cur.execute(f"CREATE TABLE {t} (name NVARCHAR(2))")
+    with pytest.raises(pyodbc.Error, match="truncated"):
+        cur.execute(insert, "abcd")
+    cur.execute(insert, "ab")
+    assert [r[0] for r in cur.execute(f"SELECT name FROM {t}").fetchall()] == ["ab"]
+
+
+def test_repeated_statement_reading_session_state_is_not_reused(connect):
+    """A statement that reads @@IDENTITY is rewritten every time it runs (its SQLite text embeds
+    the current value), even when the same text repeats row after row (executemany)."""
+    cur = connect().cursor()
+    t = f"ts_{uuid.uuid4().hex[:8]}"
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1) PRIMARY KEY, prev INT, v INT)")
+    cur.execute(f"INSERT INTO {t} (prev, v) VALUES (NULL, 0)")
+    cur.executemany(f"INSERT INTO {t} (prev, v) VALUES (@@IDENTITY, ?)", [(1,), (2,), (3,)])
+    rows = [tuple(r) for r in cur.execute(f"SELECT id, prev, v FROM {t} ORDER BY id").fetchall()]
+    assert rows == [(1, None, 0), (2, 1, 1), (3, 2, 2), (4, 3, 3)]

@@ -142,8 +142,10 @@ impl Connection {
     /// Leave the connection as a new user must find it: the open transaction rolled back, and
     /// (on the next request) the server session reset.
     pub fn reset_for_reuse(&mut self) -> Result<()> {
-        /// `SQL_COPT_SS_RESET_CONNECTION` / `SQL_RESET_CONNECTION_YES` (msodbcsql.h).
-        const SS_RESET_CONNECTION: i32 = 1204;
+        /// `SQL_COPT_SS_RESET_CONNECTION` (msodbcsql.h: `SQL_COPT_SS_BASE_EX + 6` = 1246) with
+        /// `SQL_RESET_CONNECTION_YES`: the driver flags its next packet RESETCONNECTION. (1204,
+        /// used here before, is SQL_COPT_SS_PRESERVE_CURSORS: sessions went out unreset.)
+        const SS_RESET_CONNECTION: i32 = 1246;
         if !self.autocommit {
             self.dbc.end_transaction(false)?;
         }

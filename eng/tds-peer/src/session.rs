@@ -138,6 +138,9 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
         let (typ, data) = io.read_message()?;
         io.attention = false;
         if io.reset_requested {
+            if cfg.verbose {
+                eprintln!("tds-peer: [{spid}] session reset (sp_reset_connection)");
+            }
             engine.reset_session();
         }
         match typ {

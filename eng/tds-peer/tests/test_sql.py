@@ -325,6 +325,21 @@ def test_stored_procedure_output_parameter(connect):
         cur.execute(f"EXEC {p} 1")
 
 
+def test_set_nocount_inside_a_procedure_ends_with_it(connect, driver):
+    """SQL Server scopes SET options to the module that set them: after the procedure returns,
+    the caller's INSERTs are counted again."""
+    cur = connect().cursor()
+    p, t = tname("p"), tname()
+    cur.execute(f"CREATE TABLE {t} (x INT)")
+    cur.execute(f"CREATE PROCEDURE {p} AS BEGIN SET NOCOUNT ON; INSERT INTO {t} VALUES (1) END")
+    cur.execute(f"EXEC {p}")
+    # No DONE count: Driver 18 says -1, FreeTDS 0.
+    assert cur.rowcount == (-1 if driver == "msodbcsql" else 0), "no count from inside the procedure"
+    cur.execute(f"INSERT INTO {t} VALUES (2)")
+    assert cur.rowcount == 1
+    cur.execute(f"DROP PROCEDURE {p}")
+
+
 def test_case_insensitive_text_comparison(connect):
     cur = connect().cursor()
     t = tname()

@@ -37,7 +37,7 @@ pub struct Engine {
     pub db: Connection,
     pub shared: Arc<Shared>,
     pub spid: u16,
-    nocount: bool,
+    pub(super) nocount: bool,
     rowcount: i64,
     identity: Option<i64>,
     /// Logical transaction (TM BEGIN / BEGIN TRAN) open.

@@ -698,6 +698,9 @@ impl Engine {
         let body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
         let saved = std::mem::replace(&mut self.vars, scope);
         let saved_status = self.return_status.take();
+        // SET NOCOUNT inside a procedure lasts until the procedure returns (SQL Server scopes
+        // SET options to the module that set them).
+        let saved_nocount = self.nocount;
         self.proc_depth += 1;
         let res = if self.proc_depth > 32 {
             Err(StmtErr::Sql(SqlError::new(
@@ -709,6 +712,7 @@ impl Engine {
             self.run_text(&body, &[], out, r).map_err(StmtErr::Io)
         };
         self.proc_depth -= 1;
+        self.nocount = saved_nocount;
         let proc_vars = std::mem::replace(&mut self.vars, saved);
         let status = std::mem::replace(&mut self.return_status, saved_status);
         let flow = res?;

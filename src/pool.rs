@@ -1,12 +1,13 @@
-//! Opt-in connection pooling: a closed connection is parked under its connection string and
-//! handed to the next connect with the same string, skipping the login round trips (what
-//! mssql-python does by default). Only sessions the server can reset are pooled (see
-//! [`Connection::poolable`]); a parked connection is reset before it is parked, checked alive
-//! when taken, and dropped after [`IDLE_TIMEOUT`].
+//! Connection pooling (on by default, as in mssql-python; pyodbc's `pooling` also defaults to
+//! on): a closed connection is parked under its connection string and handed to the next
+//! connect with the same string, skipping the login round trips. Only sessions the server can
+//! reset are pooled (see [`Connection::poolable`]); a parked connection is reset before it is
+//! parked, checked alive when taken, and dropped after [`IDLE_TIMEOUT`]. A forked child never
+//! takes its parent's parked sessions (two processes on one socket would interleave TDS).
 
 use crate::connection::Connection;
 use crate::error::Result;
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -16,12 +17,27 @@ const MAX_IDLE: usize = 16;
 /// drop idle sessions).
 const IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 
-type Idle = HashMap<String, Vec<(Instant, Connection)>>;
+/// The parked connections, by connection string, and the process that opened them.
+struct Parked {
+    owner: u32,
+    idle: BTreeMap<String, Vec<(Instant, Connection)>>,
+}
 
-static IDLE: Mutex<Option<Idle>> = Mutex::new(None);
+static PARKED: Mutex<Parked> = Mutex::new(Parked {
+    owner: 0,
+    idle: BTreeMap::new(),
+});
 
-fn idle() -> std::sync::MutexGuard<'static, Option<Idle>> {
-    IDLE.lock().unwrap_or_else(|e| e.into_inner())
+/// This process's parked connections. After a fork the parent's are forgotten, not closed: a
+/// logout from the child would end sessions the parent still uses.
+fn parked() -> std::sync::MutexGuard<'static, Parked> {
+    let mut guard = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+    let pid = std::process::id();
+    if guard.owner != pid {
+        std::mem::forget(std::mem::take(&mut guard.idle));
+        guard.owner = pid;
+    }
+    guard
 }
 
 /// A parked connection for `connection_string`, set to `autocommit`, or a new one.
@@ -31,11 +47,8 @@ pub fn connect(
     login_timeout_sec: Option<u32>,
 ) -> Result<Connection> {
     loop {
-        let parked = idle()
-            .as_mut()
-            .and_then(|m| m.get_mut(connection_string))
-            .and_then(Vec::pop);
-        let Some((since, mut conn)) = parked else {
+        let taken = parked().idle.get_mut(connection_string).and_then(Vec::pop);
+        let Some((since, mut conn)) = taken else {
             return Connection::connect(connection_string, autocommit, login_timeout_sec);
         };
         if since.elapsed() > IDLE_TIMEOUT
@@ -59,11 +72,8 @@ pub fn release(connection_string: &str, mut conn: Connection) -> Result<()> {
         let _ = conn.close();
         return Err(e);
     }
-    let mut guard = idle();
-    let slot = guard
-        .get_or_insert_with(HashMap::new)
-        .entry(connection_string.to_string())
-        .or_default();
+    let mut guard = parked();
+    let slot = guard.idle.entry(connection_string.to_string()).or_default();
     slot.retain(|(since, _)| since.elapsed() <= IDLE_TIMEOUT);
     if slot.len() >= MAX_IDLE {
         drop(guard);
@@ -75,12 +85,8 @@ pub fn release(connection_string: &str, mut conn: Connection) -> Result<()> {
 
 /// Close every parked connection (interpreter exit, tests).
 pub fn clear() {
-    let parked: Vec<Connection> = idle()
-        .take()
-        .into_iter()
-        .flat_map(|m| m.into_values().flatten().map(|(_, c)| c))
-        .collect();
-    for conn in parked {
+    let idle = std::mem::take(&mut parked().idle);
+    for conn in idle.into_values().flatten().map(|(_, c)| c) {
         let _ = conn.close();
     }
 }

@@ -58,8 +58,9 @@ def _quote(value: Any) -> str:
     return text
 
 
-#: Pool connections by default (see ``connect(pooling=...)``). Off: ``close()`` disconnects.
-pooling: bool = False
+#: Pool connections by default (see ``connect(pooling=...)``), as mssql-python does and as
+#: pyodbc's ``pooling`` asks of the driver manager. Off: ``close()`` disconnects.
+pooling: bool = True
 
 
 def connect(
@@ -75,10 +76,11 @@ def connect(
     ``"Driver={ODBC Driver 18 for SQL Server};Server=host,1433;UID=sa;PWD=...;TrustServerCertificate=yes"``.
     Keyword arguments are appended as ``key=value`` pairs (pyodbc style: ``server="host"``).
     ``timeout`` is the login timeout in seconds. Transactions are manual unless ``autocommit``.
-    ``pooling`` (default: the module's ``ferrodbc.pooling``, off): ``close()`` parks the
+    ``pooling`` (default: the module's ``ferrodbc.pooling``, on): ``close()`` parks the
     connection for the next ``connect`` with the same string instead of disconnecting. Only SQL
     Server sessions through Microsoft's driver are pooled: the transaction is rolled back and the
-    next request resets the session (``sp_reset_connection``: temp tables, SET options).
+    next request resets the session (``sp_reset_connection``: temp tables, SET options). Other
+    drivers always disconnect. A forked child never takes its parent's pooled sessions.
     """
     if not isinstance(connection_string, str):
         raise InterfaceError("the connection string must be a str")

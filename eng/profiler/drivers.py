@@ -7,11 +7,12 @@ A driver that cannot do something raises ``NotApplicable`` with the reason; the 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import importlib
 import re
 import struct
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 # ODBC SQL type codes (same numbers in every driver's constants).
 SQL_INTEGER = 4
@@ -49,6 +50,15 @@ class Driver:
         """A connection from the driver's own pool (`connect_pooled` task)."""
         raise NotApplicable(f"{self.name} has no connection pool of its own")
 
+    def connect_unpooled(self, conn_str: str) -> Any:
+        """A connection that logs in and `close()` logs out (`connect_unpooled` task)."""
+        return self.connect(conn_str)
+
+    @contextlib.contextmanager
+    def pooling_off(self) -> Iterator[None]:
+        """Process-wide pooling switched off for the block (drivers that pool globally)."""
+        yield
+
     def counters(self) -> dict[str, int] | None:
         """Engine path counters (ferrodbc only)."""
         return None
@@ -80,6 +90,11 @@ class Ferrodbc(Driver):
             raise NotApplicable("this revision has no connection pool")
         return self.mod.connect(conn_str, pooling=True)
 
+    def connect_unpooled(self, conn_str: str) -> Any:
+        if not hasattr(self.mod, "clear_pool"):
+            return self.mod.connect(conn_str)  # revisions before pooling: never pooled
+        return self.mod.connect(conn_str, pooling=False)
+
     def counters(self) -> dict[str, int] | None:
         # Old revisions (compare --base) may predate the counters; then there is nothing to show.
         if not hasattr(self.mod, "counters"):
@@ -91,7 +106,8 @@ class Pyodbc(Driver):
     name = "pyodbc"
     module_name = "pyodbc"
     notes = (
-        "pyodbc: defaults (row-by-row SQLGetData, executemany without fast_executemany), "
+        "pyodbc: defaults (row-by-row SQLGetData, executemany without fast_executemany, "
+        "no pooling: unixODBC's is not configured), "
         "native_uuid=True so GUIDs compare as uuid.UUID",
     )
 
@@ -111,6 +127,8 @@ class Pyodbc(Driver):
     def connect_pooled(self, conn_str: str) -> Any:
         raise NotApplicable("pyodbc pools only through unixODBC (Pooling=Yes in odbcinst.ini), not set up here")
 
+    # connect_unpooled: the default connect (unixODBC pooling is not configured here).
+
 
 def _dto_from_struct(raw: bytes | None) -> dt.datetime | None:
     if raw is None:
@@ -125,7 +143,7 @@ class MssqlPython(Driver):
     module_name = "mssql_python"
     notes = (
         "mssql-python: native_uuid=True; its own Driver (the Driver= keyword is removed); "
-        "connection pooling on by default (it shows in `connect`); "
+        "connection pooling on by default (it shows in `connect`; `connect_unpooled` turns it off); "
         "output converters receive decoded str, not raw bytes",
     )
 
@@ -138,6 +156,14 @@ class MssqlPython(Driver):
 
     def connect_pooled(self, conn_str: str) -> Any:
         return self.connect(conn_str)  # pooling is its default
+
+    @contextlib.contextmanager
+    def pooling_off(self) -> Iterator[None]:
+        self.mod.pooling(enabled=False)
+        try:
+            yield
+        finally:
+            self.mod.pooling()  # back to its default (what later tasks in this process get)
 
     def add_upper_converter(self, conn: Any) -> str:
         conn.add_output_converter(SQL_WVARCHAR, _upper_any)

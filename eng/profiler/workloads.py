@@ -104,6 +104,13 @@ def connect_pooled_body(ctx: Ctx) -> int:
     return ctx.n
 
 
+def connect_unpooled_body(ctx: Ctx) -> int:
+    with ctx.driver.pooling_off():
+        for _ in range(ctx.n):
+            ctx.driver.connect_unpooled(ctx.conn_str).close()
+    return ctx.n
+
+
 def connect_check(ctx: Ctx, opened: int) -> Digest:
     conn = ctx.connect()
     cur = conn.cursor()
@@ -309,8 +316,10 @@ def sets_expect(n: int) -> Digest:
 # ---- the registry: n is rows fetched or written, or iterations of per-statement tasks ----------
 
 _TASKS = [
-    Task("connect", "open a connection", Size(20, 5), connect_body, connect_check,
+    Task("connect", "open a connection (each driver's default)", Size(20, 5), connect_body, connect_check,
          lambda n: of_values([1] * n), needs_connection=False),
+    Task("connect_unpooled", "open a connection, pooling off (a login each time)", Size(20, 5),
+         connect_unpooled_body, connect_check, lambda n: of_values([1] * n), needs_connection=False),
     Task("connect_pooled", "open a connection from the driver's pool", Size(20, 5), connect_pooled_body,
          connect_check, lambda n: of_values([1] * n), needs_connection=False),
     Task("select_one", "SELECT 1 round trip", Size(1000, 200), select_one_body, values_check,

@@ -7,7 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NO_TOTAL, NULL_DATA, Pointer, ULen};
-use crate::odbc::{GetData, Outcome, Stmt};
+use crate::odbc::{Outcome, Stmt};
 use crate::plan::{CellKind, ResultPlan};
 use crate::{counters, decode};
 
@@ -284,67 +284,57 @@ impl ColumnBuffer {
 
     /// Read a streamed column of the current row with SQLGetData, chunk by chunk, whole.
     fn read_streamed(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
-        if self.kind != CellKind::Variant {
-            return self.read_plain_streamed(stmt, column);
-        }
-        // Microsoft's documented recipe: a zero-length SQLGetData makes the driver read the
-        // variant header, then SQL_CA_SS_VARIANT_TYPE names its C type.
-        let cell = &mut self.streamed;
-        let mut probe = [0u8; 1];
-        let mut ind: Len = 0;
-        // SAFETY: a zero-length read into a valid one-byte buffer.
-        unsafe {
-            stmt.get_data(
-                column,
-                CDataType::Binary,
-                probe.as_mut_ptr() as Pointer,
-                0,
-                &mut ind,
-            )?
-        };
-        cell.is_null = ind == NULL_DATA;
-        if cell.is_null {
-            return Ok(());
-        }
-        let c_type = stmt.col_attr_int(column, SS_VARIANT_TYPE)?;
-        let kind = variant_kind(c_type as i16);
-        let inner = cell
-            .variant
-            .get_or_insert_with(|| Box::new(ColumnBuffer::new(kind, 1)));
-        if inner.kind != kind {
-            **inner = ColumnBuffer::new(kind, 1);
-        }
-        inner.read_streamed(stmt, column)
-    }
-
-    /// [`Self::read_streamed`] for every kind but `Variant` (which asks the statement for the
-    /// cell's type): what the prefetch thread can do through its lease.
-    fn read_plain_streamed(&mut self, src: &mut impl GetData, column: u16) -> Result<()> {
         let cell = &mut self.streamed;
         match self.kind {
             CellKind::LongWText => {
                 // Text chunks end in a NUL code unit that is not payload.
-                cell.is_null = read_long(src, column, CDataType::WChar, &mut cell.units, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?;
                 Ok(())
             }
             CellKind::LongBinary => {
-                cell.is_null = read_long(src, column, CDataType::Binary, &mut cell.bytes, 0)?;
+                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?;
                 Ok(())
             }
             CellKind::LongDecimal => {
-                cell.is_null = read_long(src, column, CDataType::Char, &mut cell.bytes, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1)?;
                 Ok(())
             }
-            CellKind::Variant => Err(Error::Internal(
-                "a sql_variant cell is read through the statement".into(),
-            )),
+            CellKind::Variant => {
+                // Microsoft's documented recipe: a zero-length SQLGetData makes the driver read
+                // the variant header, then SQL_CA_SS_VARIANT_TYPE names its C type.
+                let mut probe = [0u8; 1];
+                let mut ind: Len = 0;
+                // SAFETY: a zero-length read into a valid one-byte buffer.
+                unsafe {
+                    stmt.get_data(
+                        column,
+                        CDataType::Binary,
+                        probe.as_mut_ptr() as Pointer,
+                        0,
+                        &mut ind,
+                    )?
+                };
+                cell.is_null = ind == NULL_DATA;
+                if cell.is_null {
+                    return Ok(());
+                }
+                let c_type = stmt.col_attr_int(column, SS_VARIANT_TYPE)?;
+                let kind = variant_kind(c_type as i16);
+                let inner = cell
+                    .variant
+                    .get_or_insert_with(|| Box::new(ColumnBuffer::new(kind, 1)));
+                if inner.kind != kind {
+                    **inner = ColumnBuffer::new(kind, 1);
+                }
+                inner.read_streamed(stmt, column)
+            }
             kind => {
                 // A fixed-size cell after a streamed one: one SQLGetData into element 0.
                 let ptr = self.values.as_mut_ptr() as Pointer;
                 let mut ind: Len = 0;
                 // SAFETY: element 0 is `element_len` bytes long.
                 unsafe {
-                    src.get_data(
+                    stmt.get_data(
                         column,
                         kind.c_type(),
                         ptr,
@@ -388,7 +378,7 @@ fn variant_kind(c_type: i16) -> CellKind {
 /// number of NUL units the driver writes after each text chunk. Chunks start at
 /// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
 fn read_long<T: Copy>(
-    src: &mut impl GetData,
+    stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
     out: &mut Vec<T>,
@@ -409,7 +399,7 @@ fn read_long<T: Copy>(
         // writes at most `room * unit` bytes there, and only the bytes it reports are read.
         let outcome = unsafe {
             let target = out.as_mut_ptr().add(filled) as Pointer;
-            src.get_data(column, c_type, target, (room * unit) as Len, &mut ind)?
+            stmt.get_data(column, c_type, target, (room * unit) as Len, &mut ind)?
         };
         match outcome {
             Outcome::NoData => break,
@@ -475,17 +465,12 @@ impl Batch {
         self.capacity
     }
 
-    /// Rows `0..rows` of `bound` (same plan) moved into this unbound batch, reusing its buffers:
-    /// bound cells are copied, streamed values swapped (a 256 KiB text is not copied; `bound`
-    /// gets this batch's old buffers to read the next row into). This is what lets the driver
-    /// fill the bound buffers with the next rows while these are turned into Python objects.
-    pub fn take_rows_from(&mut self, bound: &mut Batch, rows: usize) {
-        for (dst, src) in self.columns.iter_mut().zip(&mut bound.columns) {
-            if src.kind.is_long() {
-                std::mem::swap(&mut dst.streamed, &mut src.streamed);
-            } else {
-                dst.copy_rows_from(src, rows);
-            }
+    /// An unbound copy of rows `0..rows` of `bound` (same plan), reusing `self`'s buffers.
+    /// This is what lets the driver fill the bound buffers with the next row array while the
+    /// copied rows are still being turned into Python objects.
+    pub fn copy_rows_from(&mut self, bound: &Batch, rows: usize) {
+        for (dst, src) in self.columns.iter_mut().zip(&bound.columns) {
+            dst.copy_rows_from(src, rows);
         }
     }
 
@@ -545,41 +530,16 @@ impl Batch {
         if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
             return fetched;
         }
-        let read = (plan.bound_prefix..self.columns.len())
-            .try_for_each(|i| self.columns[i].read_streamed(stmt, (i + 1) as u16));
-        with_streamed(fetched, read)
-    }
-
-    /// [`Self::fetch`] on the prefetch thread: `fetch` is the lease's `SQLFetch` (`None`: a cancel
-    /// was pending), then the fetched row's streamed cells through the same lease. Plans with a
-    /// `sql_variant` column are not read ahead (see [`ResultPlan::reads_ahead`]).
-    pub fn fetch_leased(
-        &mut self,
-        lease: &mut crate::odbc::FetchLease,
-        plan: &ResultPlan,
-    ) -> Fetched {
-        self.begin_fetch();
-        let Some((outcome, records)) = lease.fetch() else {
-            return Fetched::failed(Error::Cancelled {
-                records: Vec::new(),
-            });
-        };
-        let fetched = self.finish_fetch(outcome, records);
-        if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
-            return fetched;
+        for i in plan.bound_prefix..self.columns.len() {
+            if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
+                return Fetched {
+                    rows: 0,
+                    error: Some(e),
+                    warnings: fetched.warnings,
+                };
+            }
         }
-        let read = (plan.bound_prefix..self.columns.len())
-            .try_for_each(|i| self.columns[i].read_plain_streamed(lease, (i + 1) as u16));
-        with_streamed(fetched, read)
-    }
-
-    /// Bytes of the current row's streamed values (what reading the next row ahead would overlap).
-    pub fn streamed_bytes(&self) -> usize {
-        self.columns
-            .iter()
-            .filter(|c| c.kind.is_long())
-            .map(|c| c.streamed.units.len() * 2 + c.streamed.bytes.len())
-            .sum()
+        fetched
     }
 
     /// Reset what the driver reports through (rows fetched, row status) before a block fetch.
@@ -651,18 +611,6 @@ pub struct Fetched {
     pub rows: usize,
     pub error: Option<Error>,
     pub warnings: Vec<crate::odbc::Diagnostic>,
-}
-
-/// A fetched row, or the error that reading its streamed cells ran into (the row is dropped).
-fn with_streamed(fetched: Fetched, read: Result<()>) -> Fetched {
-    match read {
-        Ok(()) => fetched,
-        Err(e) => Fetched {
-            rows: 0,
-            error: Some(e),
-            warnings: fetched.warnings,
-        },
-    }
 }
 
 impl Fetched {

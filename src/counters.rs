@@ -19,8 +19,6 @@ pub static BUFFER_ALLOCS: AtomicU64 = AtomicU64::new(0);
 pub static EXECUTES: AtomicU64 = AtomicU64::new(0);
 /// `SQLDriverConnect` calls (a connection taken from the pool makes none).
 pub static CONNECTS: AtomicU64 = AtomicU64::new(0);
-/// Fetches handed to the prefetch thread (a row array, or a row read ahead with its long values).
-pub static PREFETCHES: AtomicU64 = AtomicU64::new(0);
 
 #[inline]
 pub fn bump(counter: &AtomicU64) {
@@ -28,7 +26,7 @@ pub fn bump(counter: &AtomicU64) {
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 8] {
+pub fn snapshot() -> [(&'static str, u64); 7] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -37,7 +35,6 @@ pub fn snapshot() -> [(&'static str, u64); 8] {
         ("buffer_allocs", BUFFER_ALLOCS.load(Ordering::Relaxed)),
         ("executes", EXECUTES.load(Ordering::Relaxed)),
         ("connects", CONNECTS.load(Ordering::Relaxed)),
-        ("prefetches", PREFETCHES.load(Ordering::Relaxed)),
     ]
 }
 
@@ -50,7 +47,6 @@ pub fn reset() {
         &BUFFER_ALLOCS,
         &EXECUTES,
         &CONNECTS,
-        &PREFETCHES,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -284,12 +284,6 @@ impl ResultPlan {
         self.bound_prefix < self.columns.len()
     }
 
-    /// Whether the prefetch thread can read a whole row of this plan (SQLFetch, then SQLGetData
-    /// for the streamed cells): not when a `sql_variant` needs the statement for its cell type.
-    pub fn reads_ahead(&self) -> bool {
-        !self.columns.iter().any(|c| c.kind == CellKind::Variant)
-    }
-
     /// Whether buffers built for `other` can serve this plan unchanged (same kinds in order).
     pub fn same_buffers(&self, other: &ResultPlan) -> bool {
         self.columns.len() == other.columns.len()

@@ -1,31 +1,31 @@
-//! The thread that runs fetches ahead of the decoder: started on a result set's first prefetch
-//! and kept until the statement leaves that result set. Starting a thread per row array
+//! The thread that runs block fetches ahead of the decoder: started on a result set's first
+//! prefetch and kept until the statement leaves that result set. Starting a thread per row array
 //! (~50 µs here) made small arrays expensive; with one thread per result set the arrays can stay
 //! small enough that decoding one always overlaps fetching the next.
 
-use crate::batch::Fetched;
+use crate::odbc::{Diagnostic, FetchLease, Outcome};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
-/// One fetch for the thread: the next row array, or the next row with its long values.
-pub type Job = Box<dyn FnOnce() -> Fetched + Send>;
+/// What one background fetch returned (`None`: not started, a cancel was pending).
+pub type FetchResult = Option<(Outcome, Vec<Diagnostic>)>;
 
 pub struct Prefetcher {
-    jobs: Option<Sender<Job>>,
-    results: Receiver<Fetched>,
+    jobs: Option<Sender<FetchLease>>,
+    results: Receiver<FetchResult>,
     thread: Option<JoinHandle<()>>,
     busy: bool,
 }
 
 impl Prefetcher {
     pub fn start() -> std::io::Result<Prefetcher> {
-        let (jobs, job_rx) = channel::<Job>();
+        let (jobs, job_rx) = channel::<FetchLease>();
         let (result_tx, results) = channel();
         let thread = std::thread::Builder::new()
             .name("ferrodbc-prefetch".into())
             .spawn(move || {
-                for job in job_rx {
-                    if result_tx.send(job()).is_err() {
+                for lease in job_rx {
+                    if result_tx.send(lease.fetch()).is_err() {
                         break;
                     }
                 }
@@ -39,8 +39,8 @@ impl Prefetcher {
     }
 
     /// Start a fetch on the worker. `false` if the worker is gone (the caller fetches in line).
-    pub fn submit(&mut self, job: Job) -> bool {
-        self.busy = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
+    pub fn submit(&mut self, lease: FetchLease) -> bool {
+        self.busy = self.jobs.as_ref().is_some_and(|j| j.send(lease).is_ok());
         self.busy
     }
 
@@ -49,7 +49,7 @@ impl Prefetcher {
     }
 
     /// Wait for the submitted fetch: `None` if none is running, `Some(Err(()))` if the worker died.
-    pub fn wait(&mut self) -> Option<Result<Fetched, ()>> {
+    pub fn wait(&mut self) -> Option<Result<FetchResult, ()>> {
         if !self.busy {
             return None;
         }

@@ -1,12 +1,12 @@
 //! A statement and the result set it is positioned on: execute, the batch cursor every fetch
 //! shape shares, nextset, row counts and messages.
 
-use crate::batch::{Batch, FIRST_BATCH_ROWS, Fetched, grown};
+use crate::batch::{Batch, FIRST_BATCH_ROWS, grown};
 use crate::error::Result;
 use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::{Backend, Dbms, ResultPlan};
-use crate::prefetch::{Job, Prefetcher};
+use crate::prefetch::Prefetcher;
 use std::sync::Arc;
 
 /// The binding of one parameter row (a single row always has one binding type per column).
@@ -20,33 +20,11 @@ fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Re
 /// (three 1,000-row result sets took 1.3-1.5x as long prefetching from 256-row arrays).
 const PREFETCH_MIN_CAPACITY: usize = 2048;
 
-/// Rows with streamed (long) values are read ahead, one row on the prefetch thread while the
-/// previous one is decoded, once a row carried this many bytes of them: 20 rows of 256 KiB
-/// NVARCHAR(MAX) spent as long in SQLGetData (4 KiB TDS packets, a recv each) as in building
-/// their `str`s. Short long values (an NVARCHAR(MAX) holding a name) cost less than the handoff.
-const READ_AHEAD_MIN_BYTES: usize = 64 << 10;
-
-/// The bound batch, lent to the prefetch thread for one job (see [`Statement::start_prefetch`]).
-struct LentBatch(*mut Batch);
-// SAFETY: the batch is only reached through this pointer on the prefetch thread, while the owner
-// keeps off it until the job is joined (the contract of `Stmt::lend_for_fetch`).
-unsafe impl Send for LentBatch {}
-
-impl LentBatch {
-    /// # Safety
-    /// The owner does not touch the batch, and keeps it allocated, until this job is joined.
-    unsafe fn get(&mut self) -> &mut Batch {
-        // SAFETY: forwarded contract; the pointer came from a live `Box<Batch>`.
-        unsafe { &mut *self.0 }
-    }
-}
-
 pub struct Statement {
     // Field order is drop order: the handle goes first, so the driver holds no pointer into
     // `batch` or `params` when they are freed.
     stmt: Stmt,
-    /// Boxed: the prefetch thread holds a pointer to it while the `Statement` may move.
-    batch: Option<Box<Batch>>,
+    batch: Option<Batch>,
     params: Option<BoundParams>,
     plan: Option<Arc<ResultPlan>>,
     backend: Backend,
@@ -65,7 +43,7 @@ pub struct Statement {
     /// touches `stmt` or `batch` (every method that would waits for it first).
     prefetcher: Option<Prefetcher>,
     /// The row array the driver put in the bound buffers while the shadow was being served.
-    next: Option<Fetched>,
+    next: Option<crate::batch::Fetched>,
     /// Result-set index of batch row 0 (for error messages that name a row).
     batch_base: u64,
     /// An error that arrived after rows of the same row array: raised once those are served.
@@ -129,7 +107,7 @@ impl Statement {
         if self.serving_shadow {
             self.shadow.as_ref()
         } else {
-            self.batch.as_deref()
+            self.batch.as_ref()
         }
     }
 
@@ -399,7 +377,7 @@ impl Statement {
     fn install_plan(&mut self, plan: &Arc<ResultPlan>) -> Result<()> {
         if let (Some(_), Some(old)) = (&self.batch, &self.batch_plan) {
             if old.same_buffers(plan) {
-                let capacity = self.batch.as_deref().map_or(1, Batch::capacity);
+                let capacity = self.batch.as_ref().map_or(1, Batch::capacity);
                 self.stmt.set_row_array_size(capacity)?;
                 self.grow_next = false;
                 return Ok(());
@@ -412,7 +390,7 @@ impl Statement {
         if let Some(mut old) = self.batch.take() {
             old.unbind(&mut self.stmt)?;
         }
-        let mut batch = Box::new(Batch::new(plan, capacity.min(Batch::max_rows(plan))));
+        let mut batch = Batch::new(plan, capacity.min(Batch::max_rows(plan)));
         // SAFETY: the batch is stored in `self.batch` and only dropped after `unbind` or after the
         // statement handle (declared first) is freed; its buffers are heap allocations that do
         // not move with the `Batch` value.
@@ -473,7 +451,7 @@ impl Statement {
         if self.grow_next {
             let capacity = grown(
                 self.batch
-                    .as_deref()
+                    .as_ref()
                     .map_or(FIRST_BATCH_ROWS, Batch::capacity),
             );
             self.rebind(&plan, capacity)?;
@@ -486,29 +464,25 @@ impl Statement {
         self.accept_and_prefetch(fetched, &plan)
     }
 
-    /// [`Self::accept`], then, if it pays, start fetching the next rows on another thread while
-    /// the caller decodes these (every fetch shape gains: fetchall, fetchmany, fetchone):
-    /// after a full, large row array, or a row with large streamed values. Returns the rows
-    /// available.
-    fn accept_and_prefetch(&mut self, fetched: Fetched, plan: &Arc<ResultPlan>) -> Result<usize> {
+    /// [`Self::accept`], then, if the array was full, start fetching the next one on another
+    /// thread while the caller decodes this one (every fetch shape gains: fetchall, fetchmany,
+    /// fetchone). Returns the rows available.
+    fn accept_and_prefetch(
+        &mut self,
+        fetched: crate::batch::Fetched,
+        plan: &Arc<ResultPlan>,
+    ) -> Result<usize> {
         let available = self.accept(fetched, plan)?;
-        let Some(batch) = self.batch.as_deref() else {
-            return Ok(available);
-        };
-        let pays = if plan.has_streamed() {
-            plan.reads_ahead() && batch.streamed_bytes() >= READ_AHEAD_MIN_BYTES
-        } else {
-            available == batch.capacity() && batch.capacity() >= PREFETCH_MIN_CAPACITY
-        };
-        if pays && self.can_prefetch() {
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        if available == capacity && capacity >= PREFETCH_MIN_CAPACITY && self.can_prefetch() {
             self.start_prefetch()?;
         }
         Ok(available)
     }
 
     /// Take in a row array the driver produced: rows to serve, an error after them, warnings.
-    fn accept(&mut self, fetched: Fetched, plan: &ResultPlan) -> Result<usize> {
-        let capacity = self.batch.as_deref().map_or(0, Batch::capacity);
+    fn accept(&mut self, fetched: crate::batch::Fetched, plan: &ResultPlan) -> Result<usize> {
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
         self.messages.extend(fetched.warnings);
         self.pos = 0;
         self.len = fetched.rows;
@@ -539,11 +513,11 @@ impl Statement {
         self.backend.driver == crate::plan::Driver::FreeTds
     }
 
-    /// Whether the next rows can be fetched on another thread while the buffered rows are
-    /// decoded: only when the bound buffers hold the rows being served, and not past the end or
-    /// a pending error.
+    /// Whether the next row array can be fetched on another thread while the buffered rows are
+    /// decoded: only bound-only plans (streamed columns need SQLGetData per row), only when the
+    /// bound buffers hold the rows being served, and not past the end or a pending error.
     fn can_prefetch(&self) -> bool {
-        self.plan.is_some()
+        self.plan.as_ref().is_some_and(|p| !p.has_streamed())
             && !self.serving_shadow
             && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)
             && !self.exhausted
@@ -552,13 +526,12 @@ impl Statement {
     }
 
     /// Move the buffered rows into the shadow copy and serve them from there, then let another
-    /// thread fetch the next rows into the bound buffers (grown first if due), with their
-    /// streamed values if the plan has some.
+    /// thread fetch the next row array into the bound buffers (grown first if due).
     fn start_prefetch(&mut self) -> Result<()> {
         let plan = self.plan.clone().expect("can_prefetch checked the plan");
         let bound = self
             .batch
-            .as_deref_mut()
+            .as_ref()
             .expect("a planned result set has a batch");
         // Reuse the shadow when its buffers have this plan's layout and room for the rows. A new
         // one gets the capacity the bound batch is about to grow to, so it fits the next array
@@ -579,36 +552,26 @@ impl Statement {
             self.shadow = Some(Batch::new(&plan, next_capacity.max(self.len)));
         }
         let shadow = self.shadow.as_mut().expect("just ensured");
-        shadow.take_rows_from(bound, self.len);
+        shadow.copy_rows_from(bound, self.len);
         self.serving_shadow = true;
         if self.grow_next {
             let capacity = grown(bound.capacity());
             self.rebind(&plan, capacity)?;
         }
+        self.batch
+            .as_mut()
+            .expect("a planned result set has a batch")
+            .begin_fetch();
         if self.prefetcher.is_none() {
             // No thread to be had: the shadow is served, then the next fill fetches in line.
             self.prefetcher = Prefetcher::start().ok();
         }
-        let bound: *mut Batch = self
-            .batch
-            .as_deref_mut()
-            .expect("a planned result set has a batch");
-        // The lease and the batch pointer share one contract: until `join_prefetch` has waited
-        // for this job, no method touches `stmt` or `batch`: each one that would calls
-        // `join_prefetch` first (`Drop` included), and the rows being served come from the
-        // shadow. The batch is boxed, so the pointer survives the `Statement` moving, and it is
-        // neither rebound nor dropped before that wait.
-        let mut batch = LentBatch(bound);
-        // SAFETY: the contract above.
-        let mut lease = unsafe { self.stmt.lend_for_fetch() };
-        let job: Job = Box::new(move || {
-            // SAFETY: the contract above.
-            let batch = unsafe { batch.get() };
-            batch.fetch_leased(&mut lease, &plan)
-        });
-        if self.prefetcher.as_mut().is_some_and(|p| p.submit(job)) {
-            crate::counters::bump(&crate::counters::PREFETCHES);
-        } else {
+        // SAFETY: until `join_prefetch` has waited for this fetch, no method touches `stmt` or
+        // `batch`: each one that would calls `join_prefetch` first (`Drop` included), and the
+        // rows being served come from the shadow copy. The bound buffers are heap allocations
+        // owned by `batch`, which is neither rebound nor dropped before that wait.
+        let lease = unsafe { self.stmt.lend_for_fetch() };
+        if !self.prefetcher.as_mut().is_some_and(|p| p.submit(lease)) {
             self.next = None;
         }
         Ok(())
@@ -619,11 +582,19 @@ impl Statement {
         let Some(result) = self.prefetcher.as_mut().and_then(Prefetcher::wait) else {
             return;
         };
-        self.next = Some(result.unwrap_or_else(|()| {
-            Fetched::failed(crate::Error::Internal(
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a prefetch runs on the bound batch");
+        self.next = Some(match result {
+            Ok(Some((outcome, records))) => batch.finish_fetch(outcome, records),
+            Ok(None) => crate::batch::Fetched::failed(crate::Error::Cancelled {
+                records: Vec::new(),
+            }),
+            Err(_) => crate::batch::Fetched::failed(crate::Error::Internal(
                 "the prefetch thread panicked".into(),
-            ))
-        }));
+            )),
+        });
     }
 
     /// Hand out up to `n` buffered rows: returns the batch row range `start..end`.

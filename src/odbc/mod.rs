@@ -19,7 +19,7 @@ mod stmt;
 pub use dbc::Dbc;
 pub use diag::{Diagnostic, read_diagnostics};
 pub use env::environment;
-pub use stmt::{CancelHandle, ColumnDescription, FetchLease, GetData, Stmt};
+pub use stmt::{CancelHandle, ColumnDescription, FetchLease, Stmt};
 
 pub use odbc_api::sys;
 

@@ -60,7 +60,7 @@ pub struct CancelHandle {
 }
 
 /// A statement handle lent to another thread for one `SQLFetch` (the next row array, fetched
-/// while the owner decodes the previous one), and the `SQLGetData` calls of that row. Made by [`Stmt::lend_for_fetch`], whose contract
+/// while the owner decodes the previous one). Made by [`Stmt::lend_for_fetch`], whose contract
 /// keeps every other call off the handle until that thread is joined.
 pub struct FetchLease {
     handle: RawStmt,
@@ -85,59 +85,6 @@ impl FetchLease {
             _ => read_diagnostics(HandleType::Stmt, h.as_handle()),
         };
         Some((outcome, records))
-    }
-}
-
-/// Where `SQLGetData` can be called: on the statement, or through a lease on the prefetch thread
-/// (the next row's long values, read while the owner decodes the previous row's).
-pub trait GetData {
-    /// # Safety
-    /// `target` must be valid for `len` bytes.
-    unsafe fn get_data(
-        &mut self,
-        col: u16,
-        c_type: CDataType,
-        target: Pointer,
-        len: Len,
-        indicator: &mut Len,
-    ) -> Result<Outcome>;
-}
-
-impl GetData for FetchLease {
-    unsafe fn get_data(
-        &mut self,
-        col: u16,
-        c_type: CDataType,
-        target: Pointer,
-        len: Len,
-        indicator: &mut Len,
-    ) -> Result<Outcome> {
-        counters::bump(&counters::GETDATA_CALLS);
-        let h = self.handle.0;
-        // SAFETY: the lease's contract keeps the handle allocated and every other call off it;
-        // `target` is valid for `len` bytes (forwarded contract).
-        let ret = unsafe { sys::SQLGetData(h, col, c_type, target, len, indicator) };
-        match Outcome::from_ret(ret) {
-            Outcome::Error | Outcome::InvalidHandle => Err(Error::odbc(
-                "SQLGetData",
-                read_diagnostics(HandleType::Stmt, h.as_handle()),
-            )),
-            other => Ok(other),
-        }
-    }
-}
-
-impl GetData for Stmt {
-    unsafe fn get_data(
-        &mut self,
-        col: u16,
-        c_type: CDataType,
-        target: Pointer,
-        len: Len,
-        indicator: &mut Len,
-    ) -> Result<Outcome> {
-        // SAFETY: forwarded contract.
-        unsafe { Stmt::get_data(self, col, c_type, target, len, indicator) }
     }
 }
 

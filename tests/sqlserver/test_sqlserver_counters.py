@@ -67,7 +67,6 @@ def test_lob_suffix_streamed_prefix_bound(conn, driver, lob_table, shape):
     assert c["getdata_calls"] == ROWS * STREAMED, c
     # row array of one: one SQLFetch per row plus the one that says SQL_NO_DATA
     assert c["fetch_calls"] == ROWS + 1, c
-    assert c["prefetches"] == 0, "values under 64 KiB are not worth reading ahead"
 
 
 def test_lob_costs_do_not_grow_per_row_beyond_getdata(conn, driver, lob_table):
@@ -222,60 +221,3 @@ def test_lob_over_64_mib_whole_in_two_calls(conn, driver, shape):
     rows, c = snapshot(lambda: conn.cursor().execute(f"SELECT * FROM peer.{shape}_1").fetchall())
     assert tuple(rows[0]) == synthetic.row(shape, 0)
     assert c["getdata_calls"] == 2, c
-
-
-BIG = 70_000  # UTF-16 units / bytes: past the 64 KiB that makes the next row worth reading ahead
-
-
-@pytest.fixture
-def big_lob_table(conn):
-    """(id, body NVARCHAR(MAX), blob VARBINARY(MAX), tail INT): large, small and NULL values, so
-    read-ahead starts, stops and starts again; `big` is how many rows carry >= 64 KiB."""
-    t = tname("biglob")
-    cur = conn.cursor()
-    cur.execute(f"CREATE TABLE {t} (id INT, body NVARCHAR(MAX), blob VARBINARY(MAX), tail INT)")
-    values = []
-    for i in range(12):
-        body = {0: "é😀" * (BIG // 3), 1: None, 2: "short"}.get(i % 4, chr(0x4E00 + i) * BIG)
-        blob = None if i % 5 == 3 else bytes([i]) * (BIG if i % 3 == 0 else 10)
-        values.append((i, body, blob, -i))
-    for row in values:
-        cur.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", *row)
-    big = sum(1 for _, body, blob, _ in values if len(body or "") * 2 + len(blob or b"") >= 64 << 10)
-    return t, values, big
-
-
-@pytest.mark.parametrize("shape", list(FETCH_SHAPES))
-def test_large_lob_rows_are_read_ahead(conn, driver, big_lob_table, shape):
-    """After a row with >= 64 KiB of long values, the next row (SQLFetch and its SQLGetData) is
-    read on the prefetch thread while this one is decoded: same values, same driver calls."""
-    t, values, big = big_lob_table
-    cur = conn.cursor()
-
-    def run():
-        cur.execute(f"SELECT id, body, blob, tail FROM {t} ORDER BY id")
-        return FETCH_SHAPES[shape](cur)
-
-    rows, c = snapshot(run)
-    assert [tuple(r) for r in rows] == values
-    assert c["prefetches"] == big, c
-    assert c["fetch_calls"] == len(values) + 1, c
-    assert c["plans_built"] == 1 and c["binds"] == 1, c
-
-
-def test_leaving_a_result_mid_read_ahead(conn, driver, big_lob_table):
-    """execute, nextset-less close and a new execute while the next row is being read ahead:
-    each waits for it, and what follows is right."""
-    t, values, _ = big_lob_table
-    cur = conn.cursor()
-    cur.execute(f"SELECT id, body, blob, tail FROM {t} ORDER BY id")
-    assert tuple(cur.fetchone()) == values[0]
-    cur.execute(f"SELECT id, body FROM {t} WHERE id = 4")  # row 1 was being read ahead
-    assert [tuple(r) for r in cur.fetchall()] == [values[4][:2]]
-    cur.execute(f"SELECT id, body, blob, tail FROM {t} ORDER BY id")
-    assert tuple(cur.fetchone()) == values[0]
-    cur.close()
-    cur2 = conn.cursor()
-    cur2.execute(f"SELECT id, body, blob, tail FROM {t} ORDER BY id")
-    assert [tuple(r) for r in cur2.fetchmany(2)] == values[:2]
-    conn.close()  # with a row still being read ahead

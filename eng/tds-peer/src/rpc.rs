@@ -527,13 +527,13 @@ fn widen(ty: Option<Ty>, v: &Value) -> Option<Ty> {
     }
 }
 
-/// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
 /// TDS_PEER_TRACE set: log every RPC to stderr (read once; the lookup allocates).
 fn tracing() -> bool {
     static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *TRACE.get_or_init(|| std::env::var_os("TDS_PEER_TRACE").is_some())
 }
 
+/// Serves one RPC request: results, RETURNSTATUS, RETURNVALUE(@handle) where applicable, DONEPROC.
 pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     let more = !rpc.last;
     if tracing() {

@@ -19,10 +19,6 @@ fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Re
 /// before a worker thread (started once per execute) and the shadow copy pay for themselves
 /// (three 1,000-row result sets took 1.3-1.5x as long prefetching from 256-row arrays).
 const PREFETCH_MIN_CAPACITY: usize = 2048;
-/// ... or once a full array of at least 256 rows holds this many bytes: wide rows make the
-/// driver's work per row large enough to overlap sooner (10,000 x 32 columns fetched its first
-/// 2,336 rows without overlap).
-const PREFETCH_MIN_BYTES: usize = 192 << 10;
 
 pub struct Statement {
     // Field order is drop order: the handle goes first, so the driver holds no pointer into
@@ -478,9 +474,7 @@ impl Statement {
     ) -> Result<usize> {
         let available = self.accept(fetched, plan)?;
         let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
-        let large = capacity >= PREFETCH_MIN_CAPACITY
-            || (capacity >= 256 && capacity * plan.row_bytes >= PREFETCH_MIN_BYTES);
-        if available == capacity && large && self.can_prefetch() {
+        if available == capacity && capacity >= PREFETCH_MIN_CAPACITY && self.can_prefetch() {
             self.start_prefetch()?;
         }
         Ok(available)

@@ -93,7 +93,6 @@ def test_module_default_is_on_and_pooling_false_disconnects(peer, driver):
     ferrodbc.clear_pool()
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 def test_a_forked_child_never_takes_the_parents_sessions(pooled, driver):
     """Two processes on one TDS session would interleave their requests: after fork the child
     logs in anew, and the parent's parked session still works for the parent."""

@@ -325,6 +325,26 @@ def test_stored_procedure_output_parameter(connect):
         cur.execute(f"EXEC {p} 1")
 
 
+def test_set_nocount_in_dynamic_sql_ends_with_it(connect, driver):
+    """SET in a parameterised statement (an sp_executesql RPC) or in EXEC sp_executesql reverts
+    when that batch returns; a plain batch's SET NOCOUNT lasts for the session."""
+    cur = connect().cursor()
+    t = tname()
+    no_count = -1 if driver == "msodbcsql" else 0  # no DONE count: Driver 18 -1, FreeTDS 0
+    cur.execute(f"CREATE TABLE {t} (x INT)")
+    cur.execute(f"SET NOCOUNT ON; INSERT INTO {t} VALUES (?)", 1)
+    assert cur.rowcount == no_count
+    cur.execute(f"INSERT INTO {t} VALUES (2)")
+    assert cur.rowcount == 1, "the RPC's SET NOCOUNT ended with it"
+    cur.execute(f"EXEC sp_executesql N'SET NOCOUNT ON; INSERT INTO {t} VALUES (3)'")
+    cur.execute(f"INSERT INTO {t} VALUES (4)")
+    assert cur.rowcount == 1, "EXEC sp_executesql's SET NOCOUNT ended with it"
+    cur.execute("SET NOCOUNT ON")
+    cur.execute(f"INSERT INTO {t} VALUES (5)")
+    assert cur.rowcount == no_count, "a batch's SET NOCOUNT lasts"
+    cur.execute("SET NOCOUNT OFF")
+
+
 def test_set_nocount_inside_a_procedure_ends_with_it(connect, driver):
     """SQL Server scopes SET options to the module that set them: after the procedure returns,
     the caller's INSERTs are counted again."""

@@ -303,7 +303,13 @@ impl Engine {
     ) -> io::Result<bool> {
         let mut out = Out::new(in_proc);
         self.vars.clear();
+        // SET NOCOUNT in an RPC's statement (sp_executesql, sp_prepexec: every parameterised
+        // execute) lasts until that RPC returns, as SQL Server scopes SET in dynamic SQL.
+        let nocount = self.nocount;
         self.run_text(sql, params, &mut out, r)?;
+        if in_proc {
+            self.nocount = nocount;
+        }
         self.vars.clear();
         if r.attn_acked {
             // The DONE(ATTN) already ended the response.

@@ -308,11 +308,14 @@ impl Engine {
             bound[idx].value =
                 cast_value(v, defs[idx].ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         }
-        // The statement runs in its own scope: the caller's variables are not visible.
+        // The statement runs in its own scope: the caller's variables are not visible, and its
+        // SET NOCOUNT ends with it.
         let saved = std::mem::take(&mut self.vars);
+        let saved_nocount = self.nocount;
         self.proc_depth += 1;
         let res = self.run_text(&stmt, &bound, out, r);
         self.proc_depth -= 1;
+        self.nocount = saved_nocount;
         self.vars = saved;
         res.map_err(StmtErr::Io)?;
         Ok(Flow::Continue)

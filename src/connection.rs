@@ -1,6 +1,7 @@
 //! A connection: the driver's connection handle, its DBMS, and the transaction mode.
 
 use crate::error::{Error, Result};
+use crate::info::{AttrValue, InfoKind, InfoValue};
 use crate::odbc::sys::InfoType;
 use crate::odbc::{Dbc, Stmt};
 use crate::plan::{Backend, Dbms, Driver};
@@ -58,8 +59,18 @@ impl Connection {
         autocommit: bool,
         login_timeout_sec: Option<u32>,
     ) -> Result<Connection> {
+        Self::connect_with_attrs(connection_string, autocommit, login_timeout_sec, &[])
+    }
+
+    /// [`Connection::connect`], setting `attrs_before` on the handle before it connects.
+    pub fn connect_with_attrs(
+        connection_string: &str,
+        autocommit: bool,
+        login_timeout_sec: Option<u32>,
+        attrs_before: &[(i32, AttrValue)],
+    ) -> Result<Connection> {
         validate_connection_string(connection_string)?;
-        let mut dbc = Dbc::connect(connection_string, login_timeout_sec)?;
+        let mut dbc = Dbc::connect(connection_string, login_timeout_sec, attrs_before)?;
         let dbms_name = dbc.info_string(InfoType::DbmsName).unwrap_or_default();
         let dbms = Dbms::from_name(&dbms_name);
         let driver =
@@ -92,6 +103,21 @@ impl Connection {
         self.dbc
             .info_string(InfoType::DriverName)
             .unwrap_or_default()
+    }
+
+    /// `SQLGetInfo(info_type)`, read as `kind` says.
+    pub fn info(&self, info_type: u16, kind: InfoKind) -> Result<InfoValue> {
+        self.dbc.info(info_type, kind)
+    }
+
+    /// `SQLSetConnectAttr(attr, value)` (pyodbc's `set_attr`).
+    pub fn set_attr(&mut self, attr: i32, value: &AttrValue) -> Result<()> {
+        self.dbc.set_attr(attr, value)
+    }
+
+    /// The connection handle's address (pyodbc's `hdbc`).
+    pub fn handle_address(&self) -> usize {
+        self.dbc.as_sys().0 as usize
     }
 
     pub fn autocommit(&self) -> bool {

@@ -6,10 +6,12 @@
 //! (feature `python`) is the only place PyO3 appears.
 
 pub mod batch;
+pub mod catalog;
 pub mod connection;
 pub mod counters;
 pub mod decode;
 pub mod error;
+pub mod info;
 pub mod odbc;
 pub mod params;
 pub mod plan;

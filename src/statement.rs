@@ -90,6 +90,11 @@ impl Statement {
         }
     }
 
+    /// The statement handle's address (pyodbc's `cursor.hstmt`).
+    pub fn handle_address(&self) -> usize {
+        self.stmt.address()
+    }
+
     pub fn cancel_handle(&self) -> CancelHandle {
         self.stmt.cancel_handle()
     }
@@ -220,6 +225,20 @@ impl Statement {
             self.exec_bound(sql, bound)?
         };
         self.note(outcome, "SQLExecDirect", false)?;
+        self.enter_result(outcome)
+    }
+
+    /// Run an ODBC catalog function (SQLTables, SQLColumns, ...): its result set is planned,
+    /// bound and fetched exactly like the result of an execute.
+    pub fn catalog(&mut self, call: &crate::catalog::CatalogCall) -> Result<()> {
+        self.catalog_inner(call).map_err(|e| self.relabel(e))
+    }
+
+    fn catalog_inner(&mut self, call: &crate::catalog::CatalogCall) -> Result<()> {
+        self.reset()?;
+        self.unbind_params()?;
+        let outcome = self.stmt.catalog(call)?;
+        self.note(outcome, call.function(), false)?;
         self.enter_result(outcome)
     }
 

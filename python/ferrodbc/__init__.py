@@ -8,6 +8,7 @@ fetchmany, fetchall, fetchval, iteration) is served from that one native batch.
 from __future__ import annotations
 
 import atexit
+import codecs
 from typing import Any
 
 from . import _native
@@ -41,6 +42,8 @@ from .dbapi import (
     Timestamp,
     TimestampFromTicks,
 )
+from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
+from .sqlconstants import __all__ as _sqlconstants_all
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
 from .sqltypes import __all__ as _sqltypes_all
 
@@ -49,6 +52,51 @@ apilevel = "2.0"
 threadsafety = 1
 paramstyle = "qmark"
 __version__ = _native.__version__
+#: pyodbc's ``version`` (a "major.minor.patch" string): ferrodbc's own version.
+version = __version__
+#: The ODBC version the environment asks of the driver manager (ferrodbc sets 3.80).
+odbcversion = "3.8"
+#: pyodbc: column names in lower case in ``description`` and on rows (read when a result set
+#: is described).
+lowercase: bool = False
+#: pyodbc: uniqueidentifier columns as ``uuid.UUID`` (True) or upper-case ``str``; read when a
+#: result set is described, together with ``Connection.native_uuid``.
+native_uuid: bool = True
+
+_decimal_separator = "."
+
+
+def setDecimalSeparator(separator: str) -> None:
+    """pyodbc's decimal separator for reading decimal text. ferrodbc reads decimals from the
+    driver's locale-independent text (SQL_C_CHAR numerics always use '.'), so the value only
+    round-trips through ``getDecimalSeparator``; it never changes a value read."""
+    global _decimal_separator
+    if not isinstance(separator, str):
+        raise TypeError("the decimal separator must be a str")
+    if not separator:
+        raise ValueError("the decimal separator must not be empty")
+    _decimal_separator = separator
+
+
+def getDecimalSeparator() -> str:
+    return _decimal_separator
+
+
+def drivers() -> list[str]:
+    """The names of the ODBC drivers the driver manager knows (SQLDrivers)."""
+    return _native.drivers()
+
+
+def dataSources() -> dict[str, str]:
+    """The configured data sources, ``{name: driver description}`` (SQLDataSources)."""
+    return _native.dataSources()
+
+
+def __getattr__(name: str) -> Any:
+    # pyodbc's `henv`: the process's ODBC environment handle as a ctypes.c_void_p.
+    if name == "henv":
+        return _native._henv()
+    raise AttributeError(f"module 'ferrodbc' has no attribute {name!r}")
 
 
 def _quote(value: Any) -> str:
@@ -63,11 +111,22 @@ def _quote(value: Any) -> str:
 pooling: bool = True
 
 
+# pyodbc's keyword spellings that ODBC connection strings name differently.
+_KEYWORD_ALIASES = {"user": "uid", "password": "pwd", "host": "server"}
+_SQL_ATTR_ACCESS_MODE = 101
+_SQL_MODE_READ_ONLY = 1
+
+
 def connect(
     connection_string: str = "",
     autocommit: bool = False,
     timeout: int | None = None,
     pooling: bool | None = None,
+    *,
+    attrs_before: dict[int, Any] | None = None,
+    encoding: str | None = None,
+    readonly: bool = False,
+    ansi: bool = False,
     **attrs: Any,
 ) -> Connection:
     """Open a connection.
@@ -84,10 +143,28 @@ def connect(
     """
     if not isinstance(connection_string, str):
         raise InterfaceError("the connection string must be a str")
+    if encoding is not None:
+        # pyodbc encodes the connection string with it for the ANSI entry point; ferrodbc
+        # always connects through SQLDriverConnectW, which carries any text, so the name is
+        # only checked (a bad one raises as in pyodbc).
+        codecs.lookup(encoding)
     parts = [connection_string.rstrip(";")] if connection_string else []
-    parts += [f"{key}={_quote(value)}" for key, value in attrs.items()]
-    use_pool = pooling if pooling is not None else globals()["pooling"]
-    return Connection(";".join(parts), autocommit=autocommit, timeout=timeout, pooling=bool(use_pool))
+    parts += [
+        f"{_KEYWORD_ALIASES.get(key.lower(), key)}={_quote(value)}"
+        for key, value in attrs.items()
+    ]
+    # `del ferrodbc.pooling` means the default (as pyodbc).
+    use_pool = pooling if pooling is not None else globals().get("pooling", True)
+    cnxn = Connection(
+        ";".join(parts),
+        autocommit=autocommit,
+        timeout=timeout,
+        pooling=bool(use_pool),
+        attrs_before=attrs_before,
+    )
+    if readonly:
+        cnxn.set_attr(_SQL_ATTR_ACCESS_MODE, _SQL_MODE_READ_ONLY)
+    return cnxn
 
 
 def clear_pool() -> None:
@@ -138,9 +215,18 @@ __all__ = [
     "clear_pool",
     "connect",
     "counters",
+    "dataSources",
+    "drivers",
+    "getDecimalSeparator",
+    "lowercase",
+    "native_uuid",
+    "odbcversion",
     "paramstyle",
     "pooling",
     "reset_counters",
+    "setDecimalSeparator",
     "threadsafety",
+    "version",
+    *_sqlconstants_all,
     *_sqltypes_all,
 ]

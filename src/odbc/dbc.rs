@@ -21,7 +21,13 @@ unsafe impl Send for Dbc {}
 
 impl Dbc {
     /// Connect with a full ODBC connection string (`SQLDriverConnectW`, no prompt).
-    pub fn connect(connection_string: &str, login_timeout_sec: Option<u32>) -> Result<Dbc> {
+    /// `attrs_before` are set (in order) on the handle before it connects (pyodbc's
+    /// `attrs_before`: attributes such as SQL_COPT_SS_ACCESS_TOKEN only work there).
+    pub fn connect(
+        connection_string: &str,
+        login_timeout_sec: Option<u32>,
+        attrs_before: &[(i32, crate::info::AttrValue)],
+    ) -> Result<Dbc> {
         let env = environment()?;
         let mut handle = Handle::null();
         // SAFETY: env is a valid environment handle; out pointer valid.
@@ -38,6 +44,9 @@ impl Dbc {
         if let Some(secs) = login_timeout_sec {
             // Integer attributes are passed by value in the pointer argument.
             dbc.set_attr_uint(ConnectionAttribute::LOGIN_TIMEOUT, secs as usize)?;
+        }
+        for (attr, value) in attrs_before {
+            dbc.set_attr(*attr, value)?;
         }
         let wide = to_wide(connection_string);
         crate::counters::bump(&crate::counters::CONNECTS);

@@ -11,14 +11,17 @@
 //! so SQL text and diagnostics survive any process locale; and every handle wrapper is `Send`
 //! (ODBC allows handles to move between threads) but never `Sync`.
 
+mod catalog;
 mod dbc;
 mod diag;
 mod env;
+mod info;
 mod stmt;
 
 pub use dbc::Dbc;
 pub use diag::{Diagnostic, read_diagnostics};
 pub use env::environment;
+pub use info::{data_sources, drivers, environment_address};
 pub use stmt::{CancelHandle, ColumnDescription, FetchLease, Stmt};
 
 pub use odbc_api::sys;

@@ -179,11 +179,21 @@ impl Stmt {
         self.cancel.take_requested()
     }
 
+    /// The raw handle, for the catalog calls in `super::catalog` (same ownership rules).
+    pub(super) fn raw(&self) -> HStmt {
+        self.handle
+    }
+
+    /// The handle's address (pyodbc exposes it as `cursor.hstmt`).
+    pub fn address(&self) -> usize {
+        self.handle.0 as usize
+    }
+
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         read_diagnostics(HandleType::Stmt, self.handle.as_handle())
     }
 
-    fn check(&self, ret: sys::SqlReturn, function: &'static str) -> Result<Outcome> {
+    pub(super) fn check(&self, ret: sys::SqlReturn, function: &'static str) -> Result<Outcome> {
         match Outcome::from_ret(ret) {
             Outcome::Error | Outcome::InvalidHandle => {
                 Err(Error::odbc(function, self.diagnostics()))

@@ -32,6 +32,8 @@ pub struct ConnShared {
     /// The connection string this connection returns to the pool under on close (pooling on and
     /// a poolable session); `None`: close disconnects.
     pub pool_key: Option<String>,
+    /// pyodbc settings with no engine meaning of their own (decimal_mode, readvar_initsize, ...).
+    pub compat: Mutex<super::compat::ConnCompat>,
 }
 
 impl ConnShared {
@@ -63,6 +65,10 @@ pub struct Connection {
 }
 
 impl Connection {
+    fn compat(&self) -> MutexGuard<'_, super::compat::ConnCompat> {
+        self.shared.compat.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     fn with_conn<T: Send>(
         &self,
         py: Python<'_>,
@@ -79,17 +85,29 @@ impl Connection {
 #[pymethods]
 impl Connection {
     #[new]
-    #[pyo3(signature = (connection_string, autocommit = false, timeout = None, pooling = false))]
+    #[pyo3(signature = (connection_string, autocommit = false, timeout = None, pooling = false, attrs_before = None))]
     fn new(
         py: Python<'_>,
         connection_string: &str,
         autocommit: bool,
         timeout: Option<u32>,
         pooling: bool,
+        attrs_before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let attrs = super::compat::attrs_before(attrs_before)?;
+        // A session opened with attributes set before connecting is never pooled: the next
+        // user asking for the same string would inherit them.
+        let pooling = pooling && attrs.is_empty();
         let conn = py
             .detach(|| {
-                if pooling {
+                if !attrs.is_empty() {
+                    crate::Connection::connect_with_attrs(
+                        connection_string,
+                        autocommit,
+                        timeout,
+                        &attrs,
+                    )
+                } else if pooling {
                     crate::pool::connect(connection_string, autocommit, timeout)
                 } else {
                     crate::Connection::connect(connection_string, autocommit, timeout)
@@ -111,6 +129,7 @@ impl Connection {
                 native_uuid: AtomicBool::new(true),
                 lost: AtomicBool::new(false),
                 pool_key,
+                compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
             }),
         })
     }
@@ -271,6 +290,106 @@ impl Connection {
             .unwrap_or_else(|e| e.into_inner())
             .clear();
         self.shared.bump();
+    }
+
+    /// `SQLGetInfo(info_type)`: str, bool or int as the information type is (pyodbc).
+    fn getinfo(&self, py: Python<'_>, info_type: u16) -> PyResult<Py<PyAny>> {
+        let kind = crate::info::info_kind(info_type)
+            .ok_or_else(|| programming(format!("Invalid getinfo value: {info_type}")))?;
+        let value = self.with_conn(py, |c| c.info(info_type, kind))?;
+        super::compat::info_to_py(py, value)
+    }
+
+    /// `SQLSetConnectAttr(attr, value)`: value an int, str or bytes (pyodbc).
+    fn set_attr(
+        &self,
+        py: Python<'_>,
+        attr: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let attr = super::compat::attr_key(attr)?;
+        let value = super::compat::attr_value(value)?;
+        self.with_conn(py, |c| c.set_attr(attr, &value))
+    }
+
+    /// The escape character for catalog search patterns (`SQL_SEARCH_PATTERN_ESCAPE`).
+    #[getter]
+    fn searchescape(&self, py: Python<'_>) -> PyResult<String> {
+        const SQL_SEARCH_PATTERN_ESCAPE: u16 = 14;
+        let value = self.with_conn(py, |c| {
+            c.info(SQL_SEARCH_PATTERN_ESCAPE, crate::info::InfoKind::Text)
+        })?;
+        match value {
+            crate::info::InfoValue::Text(s) => Ok(s),
+            _ => Ok(String::new()),
+        }
+    }
+
+    /// The connection handle as a `ctypes.c_void_p` (None once closed), as pyodbc has it.
+    #[getter]
+    fn hdbc(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let address = self
+            .shared
+            .lock_conn(py)
+            .as_ref()
+            .map(|c| c.handle_address());
+        address.map(|a| super::compat::void_p(py, a)).transpose()
+    }
+
+    /// pyodbc 5.5's decimal read mode ('binary', 'text', 'locale'). ferrodbc reads decimals
+    /// exactly in every mode (driver text parsed without the locale); the value is kept.
+    #[getter]
+    fn get_decimal_mode(&self) -> &'static str {
+        self.compat().decimal_mode.name()
+    }
+
+    #[setter]
+    fn set_decimal_mode(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let mode = super::compat::parse_decimal_mode(value, "decimal_mode")?;
+        self.compat().decimal_mode = mode;
+        Ok(())
+    }
+
+    /// Deprecated in pyodbc 5.5 (FutureWarning): True is decimal_mode 'locale', False 'binary'.
+    #[getter]
+    fn get_fetch_decimal_as_string(&self, py: Python<'_>) -> PyResult<bool> {
+        let mode = self.compat().decimal_mode;
+        super::compat::fetch_decimal_as_string(py, mode)
+    }
+
+    #[setter]
+    fn set_fetch_decimal_as_string(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let mode = super::compat::parse_decimal_mode(value, "fetch_decimal_as_string")?;
+        self.compat().decimal_mode = mode;
+        Ok(())
+    }
+
+    /// pyodbc's first buffer size for long values read with SQLGetData. ferrodbc sizes its own
+    /// buffers from the column description and grows them; the value is kept and validated.
+    #[getter]
+    fn get_readvar_initsize(&self) -> usize {
+        self.compat().readvar_initsize
+    }
+
+    #[setter]
+    fn set_readvar_initsize(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let n = super::compat::parse_size(value, "readvar_initsize")?;
+        self.compat().readvar_initsize = n;
+        Ok(())
+    }
+
+    /// pyodbc's size above which parameters are streamed with SQLPutData (0: its default). The
+    /// value is kept; ferrodbc binds each parameter value whole.
+    #[getter]
+    fn get_maxwrite(&self) -> usize {
+        self.compat().maxwrite
+    }
+
+    #[setter]
+    fn set_maxwrite(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let n = super::compat::parse_size(value, "maxwrite")?;
+        self.compat().maxwrite = n;
+        Ok(())
     }
 
     /// Close the connection: every cursor's statement is freed first, the open transaction is

@@ -69,6 +69,7 @@ fn type_code<'py>(
 }
 
 impl PyPlan {
+    #[allow(clippy::too_many_arguments)]
     pub fn build(
         py: Python<'_>,
         core: Arc<ResultPlan>,
@@ -77,13 +78,18 @@ impl PyPlan {
         converters: &HashMap<i16, Py<PyAny>>,
         errors: TextErrors,
         uuid_as_str: bool,
+        lowercase: bool,
     ) -> PyResult<PyPlan> {
         let mut names = Vec::with_capacity(core.columns.len());
         let mut description = Vec::with_capacity(core.columns.len());
         let index = PyDict::new(py);
         let mut decoders = Vec::with_capacity(core.columns.len());
         for (i, col) in core.columns.iter().enumerate() {
-            let name = PyString::intern(py, &col.desc.name);
+            let name = if lowercase {
+                PyString::intern(py, &col.desc.name.to_lowercase())
+            } else {
+                PyString::intern(py, &col.desc.name)
+            };
             index.set_item(&name, i)?;
             let size = if col.desc.size == 0 {
                 None

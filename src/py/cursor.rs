@@ -12,7 +12,7 @@ use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Everything a cursor changes while it works, behind one mutex.
@@ -63,6 +63,11 @@ pub struct Cursor {
     /// works (an output converter) may touch the same cursor: that must be an error, not a
     /// self-deadlock on `state`.
     owner: AtomicUsize,
+    /// pyodbc's `fast_executemany`. ferrodbc always sends executemany as parameter arrays; the
+    /// flag is kept for programs that set and read it.
+    fast_executemany: AtomicBool,
+    /// pyodbc's `noscan` (SQL_ATTR_NOSCAN): kept; ferrodbc never rewrites escape sequences.
+    noscan: AtomicBool,
 }
 
 /// `state`, locked by this thread; clears the owner token before unlocking.
@@ -123,6 +128,8 @@ impl Cursor {
             cancel: Mutex::new(None),
             arraysize: AtomicUsize::new(1),
             owner: AtomicUsize::new(0),
+            fast_executemany: AtomicBool::new(false),
+            noscan: AtomicBool::new(false),
         }
     }
 
@@ -211,7 +218,8 @@ impl Cursor {
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let uuid_as_str = !self.shared.native_uuid.load(Ordering::Relaxed);
+        let flags = super::compat::ModuleFlags::read(py);
+        let uuid_as_str = !self.shared.native_uuid.load(Ordering::Relaxed) || !flags.native_uuid;
         let plan = PyPlan::build(
             py,
             core.clone(),
@@ -220,6 +228,7 @@ impl Cursor {
             &converters,
             errors,
             uuid_as_str,
+            flags.lowercase,
         )?;
         drop(converters);
         st.plan = Some(plan);
@@ -382,6 +391,41 @@ impl Cursor {
         build_one_row(py, plan, batch, row, stmt.batch_base())
             .map(Some)
             .map_err(|f| f.err)
+    }
+
+    /// Run a catalog function; the cursor is then on its result set.
+    fn run_catalog<'py>(
+        slf: &Bound<'py, Self>,
+        call: crate::catalog::CatalogCall,
+    ) -> PyResult<Bound<'py, Self>> {
+        slf.get().run(slf.py(), Vec::new(), move |stmt, _sizes| {
+            stmt.catalog(&call)
+        })?;
+        Ok(slf.clone())
+    }
+
+    /// Discard up to `n` rows without building them (pyodbc's `skip`).
+    fn skip_rows(&self, py: Python<'_>, st: &mut CursorState, mut n: usize) -> PyResult<()> {
+        if let Some(err) = st.pending.take() {
+            return Err(err);
+        }
+        self.require_results(py, st)?;
+        let stmt = st.stmt.as_mut().expect("checked by require_results");
+        while n > 0 {
+            if stmt.needs_fetch() {
+                py.detach(|| stmt.fill())
+                    .map_err(|e| self.shared.track(e))
+                    .py(py)?;
+            }
+            let available = stmt.buffered();
+            if available == 0 {
+                break;
+            }
+            let taken = available.min(n);
+            stmt.take(taken);
+            n -= taken;
+        }
+        Ok(())
     }
 
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
@@ -834,6 +878,230 @@ impl Cursor {
         // Waits (GIL released) for a call running on another thread; inside one of this
         // cursor's own calls it is an error like any other re-entrant use.
         Ok(self.lock_any(py)?.closed)
+    }
+
+    /// Skip the next `count` rows of the result set (pyodbc).
+    fn skip(&self, py: Python<'_>, count: isize) -> PyResult<()> {
+        if count < 0 {
+            return Err(programming("skip count must not be negative"));
+        }
+        let mut guard = self.lock(py)?;
+        self.skip_rows(py, &mut guard, count as usize)
+    }
+
+    /// Commit the connection's transaction (pyodbc's `cursor.commit()`).
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        drop(self.lock(py)?);
+        self.connection.bind(py).call_method0("commit")?;
+        Ok(())
+    }
+
+    /// Roll back the connection's transaction (pyodbc's `cursor.rollback()`).
+    fn rollback(&self, py: Python<'_>) -> PyResult<()> {
+        drop(self.lock(py)?);
+        self.connection.bind(py).call_method0("rollback")?;
+        Ok(())
+    }
+
+    #[getter]
+    fn get_fast_executemany(&self) -> bool {
+        self.fast_executemany.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_fast_executemany(&self, on: bool) {
+        self.fast_executemany.store(on, Ordering::Relaxed);
+    }
+
+    #[getter]
+    fn get_noscan(&self) -> bool {
+        self.noscan.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_noscan(&self, on: bool) {
+        self.noscan.store(on, Ordering::Relaxed);
+    }
+
+    /// The statement handle as a `ctypes.c_void_p`; None before first use and once closed.
+    #[getter]
+    fn hstmt(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let address = {
+            let guard = self.lock_any(py)?;
+            guard.stmt.as_ref().map(Statement::handle_address)
+        };
+        address.map(|a| super::compat::void_p(py, a)).transpose()
+    }
+
+    /// SQLTables: tables (and views, ...) matching the patterns.
+    #[pyo3(signature = (table = None, catalog = None, schema = None, tableType = None))]
+    #[allow(non_snake_case)]
+    fn tables<'py>(
+        slf: &Bound<'py, Self>,
+        table: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+        tableType: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(
+            slf,
+            super::catalog::tables(table, catalog, schema, tableType)?,
+        )
+    }
+
+    /// SQLColumns: the columns of matching tables.
+    #[pyo3(signature = (table = None, catalog = None, schema = None, column = None))]
+    fn columns<'py>(
+        slf: &Bound<'py, Self>,
+        table: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+        column: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(
+            slf,
+            super::catalog::columns(table, catalog, schema, column)?,
+        )
+    }
+
+    /// SQLStatistics: a table's statistics and indexes.
+    #[pyo3(signature = (table, catalog = None, schema = None, unique = false, quick = true))]
+    fn statistics<'py>(
+        slf: &Bound<'py, Self>,
+        table: String,
+        catalog: Option<String>,
+        schema: Option<String>,
+        unique: bool,
+        quick: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(
+            slf,
+            super::catalog::statistics(table, catalog, schema, unique, quick)?,
+        )
+    }
+
+    /// SQLSpecialColumns(SQL_BEST_ROWID): the columns that identify a row.
+    #[pyo3(name = "rowIdColumns", signature = (table, catalog = None, schema = None, nullable = true))]
+    fn row_id_columns<'py>(
+        slf: &Bound<'py, Self>,
+        table: String,
+        catalog: Option<String>,
+        schema: Option<String>,
+        nullable: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let call = super::catalog::special_columns(
+            crate::catalog::SpecialColumns::BestRowId,
+            table,
+            catalog,
+            schema,
+            nullable,
+        )?;
+        Self::run_catalog(slf, call)
+    }
+
+    /// SQLSpecialColumns(SQL_ROWVER): the columns updated whenever a row changes.
+    #[pyo3(name = "rowVerColumns", signature = (table, catalog = None, schema = None, nullable = true))]
+    fn row_ver_columns<'py>(
+        slf: &Bound<'py, Self>,
+        table: String,
+        catalog: Option<String>,
+        schema: Option<String>,
+        nullable: bool,
+    ) -> PyResult<Bound<'py, Self>> {
+        let call = super::catalog::special_columns(
+            crate::catalog::SpecialColumns::RowVer,
+            table,
+            catalog,
+            schema,
+            nullable,
+        )?;
+        Self::run_catalog(slf, call)
+    }
+
+    /// SQLPrimaryKeys: a table's primary key columns.
+    #[pyo3(name = "primaryKeys", signature = (table, catalog = None, schema = None))]
+    fn primary_keys<'py>(
+        slf: &Bound<'py, Self>,
+        table: String,
+        catalog: Option<String>,
+        schema: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(slf, super::catalog::primary_keys(table, catalog, schema)?)
+    }
+
+    /// SQLForeignKeys: foreign keys referring to `table`, or those of `foreignTable`.
+    #[pyo3(name = "foreignKeys", signature = (table = None, catalog = None, schema = None, foreignTable = None, foreignCatalog = None, foreignSchema = None))]
+    #[allow(non_snake_case, clippy::too_many_arguments)]
+    fn foreign_keys<'py>(
+        slf: &Bound<'py, Self>,
+        table: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+        foreignTable: Option<String>,
+        foreignCatalog: Option<String>,
+        foreignSchema: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let call = super::catalog::foreign_keys(
+            table,
+            catalog,
+            schema,
+            foreignTable,
+            foreignCatalog,
+            foreignSchema,
+        )?;
+        Self::run_catalog(slf, call)
+    }
+
+    /// SQLProcedures: stored procedures matching the patterns.
+    #[pyo3(signature = (procedure = None, catalog = None, schema = None))]
+    fn procedures<'py>(
+        slf: &Bound<'py, Self>,
+        procedure: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(slf, super::catalog::procedures(procedure, catalog, schema)?)
+    }
+
+    /// SQLProcedureColumns: the parameters and result columns of matching procedures.
+    #[pyo3(name = "procedureColumns", signature = (procedure = None, catalog = None, schema = None))]
+    fn procedure_columns<'py>(
+        slf: &Bound<'py, Self>,
+        procedure: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(
+            slf,
+            super::catalog::procedure_columns(procedure, catalog, schema)?,
+        )
+    }
+
+    /// SQLTablePrivileges: the privileges on matching tables.
+    #[pyo3(name = "tablePrivileges", signature = (table = None, catalog = None, schema = None))]
+    fn table_privileges<'py>(
+        slf: &Bound<'py, Self>,
+        table: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+    ) -> PyResult<Bound<'py, Self>> {
+        Self::run_catalog(
+            slf,
+            super::catalog::table_privileges(table, catalog, schema)?,
+        )
+    }
+
+    /// SQLGetTypeInfo: the data types the data source supports (all, or one SQL type).
+    #[pyo3(name = "getTypeInfo", signature = (sqlType = None))]
+    #[allow(non_snake_case)]
+    fn get_type_info<'py>(
+        slf: &Bound<'py, Self>,
+        sqlType: Option<i16>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let call = crate::catalog::CatalogCall::TypeInfo {
+            sql_type: sqlType.unwrap_or(0),
+        };
+        Self::run_catalog(slf, call)
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

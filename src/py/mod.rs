@@ -1,6 +1,8 @@
 //! The Python binding: the only module that uses PyO3. `ferrodbc._native`.
 
 mod cache;
+mod catalog;
+mod compat;
 mod connection;
 mod convert;
 mod cursor;
@@ -37,6 +39,33 @@ fn clear_pool(py: Python<'_>) {
     py.detach(crate::pool::clear);
 }
 
+/// The names of the installed ODBC drivers (pyodbc's `drivers()`).
+#[pyfunction]
+fn drivers(py: Python<'_>) -> PyResult<Vec<String>> {
+    use errors::IntoPyResult;
+    py.detach(crate::odbc::drivers).py(py)
+}
+
+/// The configured data sources, `{name: driver description}` (pyodbc's `dataSources()`).
+#[pyfunction]
+#[pyo3(name = "dataSources")]
+fn data_sources(py: Python<'_>) -> PyResult<std::collections::HashMap<String, String>> {
+    use errors::IntoPyResult;
+    Ok(py
+        .detach(crate::odbc::data_sources)
+        .py(py)?
+        .into_iter()
+        .collect())
+}
+
+/// The process's ODBC environment handle as a `ctypes.c_void_p` (pyodbc's `henv`).
+#[pyfunction]
+fn _henv(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    use errors::IntoPyResult;
+    let address = crate::odbc::environment_address().py(py)?;
+    compat::void_p(py, address)
+}
+
 #[pymodule(gil_used = true)]
 fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
@@ -47,6 +76,9 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;
     m.add_function(wrap_pyfunction!(clear_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(drivers, m)?)?;
+    m.add_function(wrap_pyfunction!(data_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(_henv, m)?)?;
     errors::register(py, m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

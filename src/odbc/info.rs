@@ -1,0 +1,175 @@
+//! `SQLGetInfo` of any type, `SQLSetConnectAttr` of any attribute, and the driver manager's
+//! lists of drivers and data sources.
+
+use super::dbc::Dbc;
+use super::env::environment;
+use super::sys::{HDbc, HEnv, SqlReturn};
+use super::{Outcome, to_wide};
+use crate::error::{Error, Result};
+use crate::info::{AttrValue, InfoKind, InfoValue};
+
+unsafe extern "system" {
+    // Plain-integer signatures (odbc-sys types `info_type` and `attribute` as enums that cannot
+    // carry every value).
+    fn SQLGetInfoW(h: HDbc, info: u16, value: *mut u8, len: i16, out_len: *mut i16) -> SqlReturn;
+    fn SQLSetConnectAttrW(h: HDbc, attr: i32, value: *mut u8, len: i32) -> SqlReturn;
+    fn SQLDriversW(
+        h: HEnv,
+        direction: u16,
+        desc: *mut u16,
+        desc_max: i16,
+        desc_len: *mut i16,
+        attrs: *mut u16,
+        attrs_max: i16,
+        attrs_len: *mut i16,
+    ) -> SqlReturn;
+    fn SQLDataSourcesW(
+        h: HEnv,
+        direction: u16,
+        name: *mut u16,
+        name_max: i16,
+        name_len: *mut i16,
+        desc: *mut u16,
+        desc_max: i16,
+        desc_len: *mut i16,
+    ) -> SqlReturn;
+}
+
+const SQL_FETCH_NEXT: u16 = 1;
+const SQL_FETCH_FIRST: u16 = 2;
+/// `SQL_IS_INTEGER`-style lengths are ignored for integer attributes; strings pass their byte
+/// length; binary values `SQL_LEN_BINARY_ATTR(len)` = -100 - len.
+const SQL_LEN_BINARY_ATTR_OFFSET: i32 = -100;
+
+impl Dbc {
+    /// `SQLGetInfo(info_type)`, read as `kind` says.
+    pub fn info(&self, info_type: u16, kind: InfoKind) -> Result<InfoValue> {
+        let mut buf = vec![0u8; 2048];
+        let mut len: i16 = 0;
+        // SAFETY: the buffer is valid for the byte length given (even for the 2- and 4-byte
+        // answers, which drivers write at its start); the length out pointer is valid.
+        let ret = unsafe {
+            SQLGetInfoW(
+                self.as_sys(),
+                info_type,
+                buf.as_mut_ptr(),
+                buf.len() as i16,
+                &mut len,
+            )
+        };
+        self.check(ret, "SQLGetInfo")?;
+        Ok(match kind {
+            InfoKind::Text | InfoKind::YesNo => {
+                let bytes = (len.max(0) as usize).min(buf.len() - 2);
+                let units: Vec<u16> = buf[..bytes & !1]
+                    .chunks_exact(2)
+                    .map(|c| u16::from_ne_bytes([c[0], c[1]]))
+                    .collect();
+                let text = String::from_utf16_lossy(&units);
+                if kind == InfoKind::YesNo {
+                    InfoValue::Bool(text.starts_with('Y') || text.starts_with('y'))
+                } else {
+                    InfoValue::Text(text)
+                }
+            }
+            InfoKind::U32 => InfoValue::U32(u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]])),
+            InfoKind::U16 => InfoValue::U16(u16::from_ne_bytes([buf[0], buf[1]])),
+        })
+    }
+
+    /// `SQLSetConnectAttr(attr, value)`.
+    pub fn set_attr(&mut self, attr: i32, value: &AttrValue) -> Result<()> {
+        let ret = match value {
+            // SAFETY: integer attributes are passed by value in the pointer argument.
+            AttrValue::Int(v) => unsafe {
+                SQLSetConnectAttrW(self.as_sys(), attr, *v as *mut u8, 0)
+            },
+            AttrValue::Text(s) => {
+                let mut wide = to_wide(s);
+                let bytes = (wide.len() * 2) as i32;
+                wide.push(0);
+                // SAFETY: the wide string lives (NUL-terminated) until the call returns; the driver
+                // copies attribute strings.
+                unsafe { SQLSetConnectAttrW(self.as_sys(), attr, wide.as_mut_ptr().cast(), bytes) }
+            }
+            AttrValue::Bytes(b) => {
+                let mut copy = b.clone();
+                let len = i32::try_from(copy.len())
+                    .map_err(|_| Error::Programming("the attribute value is too long".into()))?;
+                // SAFETY: the buffer lives until the call returns; its length is passed.
+                unsafe {
+                    SQLSetConnectAttrW(
+                        self.as_sys(),
+                        attr,
+                        copy.as_mut_ptr(),
+                        SQL_LEN_BINARY_ATTR_OFFSET - len,
+                    )
+                }
+            }
+        };
+        self.check(ret, "SQLSetConnectAttr").map(|_| ())
+    }
+}
+
+/// The environment handle's address (pyodbc exposes it as `pyodbc.henv`).
+pub fn environment_address() -> Result<usize> {
+    Ok(environment()?.0.0 as usize)
+}
+
+/// Walk one of the driver manager's lists (`SQLDrivers` / `SQLDataSources`): (first, second)
+/// strings of each entry.
+fn walk(
+    call: impl Fn(HEnv, u16, *mut u16, i16, *mut i16, *mut u16, i16, *mut i16) -> SqlReturn,
+    function: &'static str,
+) -> Result<Vec<(String, String)>> {
+    let env = environment()?;
+    let mut out = Vec::new();
+    let mut direction = SQL_FETCH_FIRST;
+    let mut a = vec![0u16; 1024];
+    let mut b = vec![0u16; 8192];
+    loop {
+        let (mut alen, mut blen) = (0i16, 0i16);
+        let ret = call(
+            env.0,
+            direction,
+            a.as_mut_ptr(),
+            a.len() as i16,
+            &mut alen,
+            b.as_mut_ptr(),
+            b.len() as i16,
+            &mut blen,
+        );
+        match Outcome::from_ret(ret) {
+            Outcome::NoData => break,
+            o if o.is_ok() => {}
+            _ => return Err(Error::Interface(format!("{function} failed"))),
+        }
+        // Lengths are in characters; a truncated entry is cut at the buffer.
+        let take = |buf: &[u16], len: i16| {
+            let n = (len.max(0) as usize).min(buf.len() - 1);
+            String::from_utf16_lossy(&buf[..n])
+        };
+        out.push((take(&a, alen), take(&b, blen)));
+        direction = SQL_FETCH_NEXT;
+    }
+    Ok(out)
+}
+
+/// The names of the installed ODBC drivers.
+pub fn drivers() -> Result<Vec<String>> {
+    let list = walk(
+        // SAFETY: buffers valid for the character counts given; env handle valid.
+        |h, d, a, am, al, b, bm, bl| unsafe { SQLDriversW(h, d, a, am, al, b, bm, bl) },
+        "SQLDrivers",
+    )?;
+    Ok(list.into_iter().map(|(name, _)| name).collect())
+}
+
+/// The configured data sources: (name, driver description).
+pub fn data_sources() -> Result<Vec<(String, String)>> {
+    walk(
+        // SAFETY: buffers valid for the character counts given; env handle valid.
+        |h, d, a, am, al, b, bm, bl| unsafe { SQLDataSourcesW(h, d, a, am, al, b, bm, bl) },
+        "SQLDataSources",
+    )
+}

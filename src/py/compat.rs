@@ -1,0 +1,223 @@
+//! pyodbc's connection settings and value conversions that have no engine meaning of their own:
+//! `decimal_mode`, `readvar_initsize`, `maxwrite`, `attrs_before` / `set_attr` values, `getinfo`
+//! answers. Kept here so `connection.rs` and `cursor.rs` only declare the methods.
+
+use crate::info::{AttrValue, InfoValue};
+use crate::plan::Dbms;
+use pyo3::exceptions::{PyFutureWarning, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyString};
+
+/// How pyodbc 5.5 reads DECIMAL/NUMERIC columns. ferrodbc reads them exactly (as text the driver
+/// formats, parsed without any locale) in every mode; the mode is kept so programs that set and
+/// read it keep working.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecimalMode {
+    Binary,
+    Text,
+    Locale,
+}
+
+impl DecimalMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            DecimalMode::Binary => "binary",
+            DecimalMode::Text => "text",
+            DecimalMode::Locale => "locale",
+        }
+    }
+
+    /// pyodbc's default: 'text' where the driver cannot fill SQL_NUMERIC_STRUCT faithfully
+    /// (psqlODBC: NaN, Infinity, more than 38 digits), 'binary' elsewhere.
+    pub fn default_for(dbms: Dbms) -> DecimalMode {
+        match dbms {
+            Dbms::PostgreSql => DecimalMode::Text,
+            _ => DecimalMode::Binary,
+        }
+    }
+}
+
+/// pyodbc settings of one connection.
+pub struct ConnCompat {
+    pub decimal_mode: DecimalMode,
+    pub readvar_initsize: usize,
+    pub maxwrite: usize,
+}
+
+impl ConnCompat {
+    pub fn new(dbms: Dbms) -> ConnCompat {
+        ConnCompat {
+            decimal_mode: DecimalMode::default_for(dbms),
+            // pyodbc's defaults.
+            readvar_initsize: 4096,
+            maxwrite: 0,
+        }
+    }
+}
+
+fn future_warning(py: Python<'_>, message: &std::ffi::CStr) -> PyResult<()> {
+    PyErr::warn(py, &py.get_type::<PyFutureWarning>(), message, 1)
+}
+
+/// A `decimal_mode` assignment: 'binary' | 'text' | 'locale', or (deprecated) a bool.
+pub fn parse_decimal_mode(value: Option<&Bound<'_, PyAny>>, attr: &str) -> PyResult<DecimalMode> {
+    let Some(value) = value else {
+        return Err(PyTypeError::new_err(format!("cannot delete {attr}")));
+    };
+    if let Ok(flag) = value.cast::<PyBool>() {
+        let message: &std::ffi::CStr = if attr == "decimal_mode" {
+            c"decimal_mode = True/False is deprecated; use 'locale' or 'binary'"
+        } else {
+            c"fetch_decimal_as_string is deprecated; use decimal_mode"
+        };
+        future_warning(value.py(), message)?;
+        return Ok(if flag.is_true() {
+            DecimalMode::Locale
+        } else {
+            DecimalMode::Binary
+        });
+    }
+    if attr != "decimal_mode" {
+        return Err(PyTypeError::new_err(format!("{attr} must be a bool")));
+    }
+    let text = value
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err("decimal_mode must be 'binary', 'text' or 'locale'"))?;
+    match text.to_str()? {
+        "binary" => Ok(DecimalMode::Binary),
+        "text" => Ok(DecimalMode::Text),
+        "locale" => Ok(DecimalMode::Locale),
+        other => Err(PyValueError::new_err(format!(
+            "decimal_mode must be 'binary', 'text' or 'locale', not {other:?}"
+        ))),
+    }
+}
+
+/// The deprecated `fetch_decimal_as_string` read: warns, then says whether decimals are text.
+pub fn fetch_decimal_as_string(py: Python<'_>, mode: DecimalMode) -> PyResult<bool> {
+    future_warning(
+        py,
+        c"fetch_decimal_as_string is deprecated; use decimal_mode",
+    )?;
+    Ok(mode != DecimalMode::Binary)
+}
+
+/// A non-negative size setting (`readvar_initsize`, `maxwrite`).
+pub fn parse_size(value: Option<&Bound<'_, PyAny>>, attr: &str) -> PyResult<usize> {
+    let Some(value) = value else {
+        return Err(PyTypeError::new_err(format!("cannot delete {attr}")));
+    };
+    if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
+        return Err(PyTypeError::new_err(format!("{attr} must be an int")));
+    }
+    let n: i64 = value.extract()?;
+    usize::try_from(n).map_err(|_| PyValueError::new_err(format!("{attr} must not be negative")))
+}
+
+/// One attribute value for `SQLSetConnectAttr`: int (by value), str (wide string), bytes.
+pub fn attr_value(value: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
+    if value.is_instance_of::<PyInt>() {
+        // SQLULEN by value: negative values are passed as their two's complement (the C API
+        // takes SQLPOINTER); anything wider than 64 bits cannot be passed.
+        if let Ok(n) = value.extract::<i64>() {
+            return Ok(AttrValue::Int(n as usize));
+        }
+        return value
+            .extract::<u64>()
+            .map(|n| AttrValue::Int(n as usize))
+            .map_err(|_| PyOverflowError::new_err("the attribute value does not fit an SQLULEN"));
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        // `to_str` raises UnicodeEncodeError for lone surrogates: they cannot be sent.
+        return Ok(AttrValue::Text(s.to_str()?.to_owned()));
+    }
+    if let Ok(b) = value.cast::<PyBytes>() {
+        return Ok(AttrValue::Bytes(b.as_bytes().to_vec()));
+    }
+    if let Ok(b) = value.cast::<PyByteArray>() {
+        return Ok(AttrValue::Bytes(b.to_vec()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "an attribute value must be an int, str, bytes or bytearray, not {}",
+        value.get_type().name()?
+    )))
+}
+
+/// An attribute number: an SQLINTEGER (a wider key would be silently truncated into another
+/// attribute: 2**40 + 102 became 102, SQL_ATTR_AUTOCOMMIT).
+pub fn attr_key(key: &Bound<'_, PyAny>) -> PyResult<i32> {
+    if !key.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err("attribute keys must be ints"));
+    }
+    key.extract::<i32>()
+        .map_err(|_| PyOverflowError::new_err("the attribute key does not fit an SQLINTEGER"))
+}
+
+/// `attrs_before={attr: value}`; a value may be a sequence of values, each set in order.
+pub fn attrs_before(attrs: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<(i32, AttrValue)>> {
+    let Some(attrs) = attrs.filter(|a| !a.is_none()) else {
+        return Ok(Vec::new());
+    };
+    let dict = attrs
+        .cast::<PyDict>()
+        .map_err(|_| PyTypeError::new_err("attrs_before must be a dict"))?;
+    let mut out = Vec::new();
+    for (key, value) in dict.iter() {
+        let key = attr_key(&key)?;
+        let is_scalar = value.is_instance_of::<PyInt>()
+            || value.is_instance_of::<PyString>()
+            || value.is_instance_of::<PyBytes>()
+            || value.is_instance_of::<PyByteArray>();
+        if is_scalar {
+            out.push((key, attr_value(&value)?));
+            continue;
+        }
+        let n = value.len()?;
+        for i in 0..n {
+            out.push((key, attr_value(&value.get_item(i)?)?));
+        }
+    }
+    Ok(out)
+}
+
+pub fn info_to_py(py: Python<'_>, value: InfoValue) -> PyResult<Py<PyAny>> {
+    Ok(match value {
+        InfoValue::Text(s) => s.into_pyobject(py)?.into_any().unbind(),
+        InfoValue::Bool(b) => PyBool::new(py, b).to_owned().into_any().unbind(),
+        InfoValue::U32(n) => n.into_pyobject(py)?.into_any().unbind(),
+        InfoValue::U16(n) => n.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// A handle address as pyodbc gives it: a `ctypes.c_void_p`.
+pub fn void_p(py: Python<'_>, address: usize) -> PyResult<Py<PyAny>> {
+    Ok(py
+        .import("ctypes")?
+        .getattr("c_void_p")?
+        .call1((address,))?
+        .unbind())
+}
+
+/// pyodbc's module-level switches that shape a result set's plan, read when a plan is built
+/// (never per row). A deleted attribute means its default (pyodbc 5.5 does the same).
+pub struct ModuleFlags {
+    /// `ferrodbc.lowercase`: column names in lower case.
+    pub lowercase: bool,
+    /// `ferrodbc.native_uuid`: uniqueidentifier as uuid.UUID (else upper-case str).
+    pub native_uuid: bool,
+}
+
+impl ModuleFlags {
+    pub fn read(py: Python<'_>) -> ModuleFlags {
+        let flag = |name: &str, default: bool| {
+            py.import("ferrodbc")
+                .and_then(|m| m.getattr(name))
+                .and_then(|v| v.is_truthy())
+                .unwrap_or(default)
+        };
+        ModuleFlags {
+            lowercase: flag("lowercase", false),
+            native_uuid: flag("native_uuid", true),
+        }
+    }
+}

@@ -18,16 +18,28 @@ Timestamp = datetime.datetime
 Binary = bytes
 
 
+def _localtime(ticks: float) -> time.struct_time:
+    # A timestamp the platform's localtime() cannot represent raises OSError (EOVERFLOW) or
+    # ValueError depending on the size; both are an out-of-range argument (OverflowError, as
+    # pyodbc raises).
+    try:
+        return time.localtime(ticks)
+    except (OSError, ValueError) as e:
+        raise OverflowError(
+            f"timestamp {ticks!r} is out of the platform's range"
+        ) from e
+
+
 def DateFromTicks(ticks: float) -> datetime.date:
-    return Date(*time.localtime(ticks)[:3])
+    return Date(*_localtime(ticks)[:3])
 
 
 def TimeFromTicks(ticks: float) -> datetime.time:
-    return Time(*time.localtime(ticks)[3:6])
+    return Time(*_localtime(ticks)[3:6])
 
 
 def TimestampFromTicks(ticks: float) -> datetime.datetime:
-    return Timestamp(*time.localtime(ticks)[:6])
+    return Timestamp(*_localtime(ticks)[:6])
 
 
 class DBAPITypeObject:

@@ -2,6 +2,7 @@
 //! `decimal_mode`, `readvar_initsize`, `maxwrite`, `attrs_before` / `set_attr` values, `getinfo`
 //! answers. Kept here so `connection.rs` and `cursor.rs` only declare the methods.
 
+use super::errors::NotSupportedError;
 use crate::info::{AttrValue, InfoValue};
 use crate::plan::Dbms;
 use pyo3::exceptions::{PyFutureWarning, PyOverflowError, PyTypeError, PyValueError};
@@ -53,6 +54,11 @@ impl ConnCompat {
             maxwrite: 0,
         }
     }
+}
+
+/// Deleting a pyodbc connection setting is a TypeError (pyodbc 5.5).
+pub fn cannot_delete(attr: &str) -> PyErr {
+    PyTypeError::new_err(format!("cannot delete {attr}"))
 }
 
 fn future_warning(py: Python<'_>, message: &std::ffi::CStr) -> PyResult<()> {
@@ -220,4 +226,64 @@ impl ModuleFlags {
             native_uuid: flag("native_uuid", true),
         }
     }
+}
+
+const SQL_CHAR: i16 = 1;
+const SQL_WCHAR: i16 = -8;
+/// pyodbc's pseudo type for column names and other metadata.
+const SQL_WMETADATA: i16 = -888;
+const SQL_C_CHAR: i16 = 1;
+const SQL_C_WCHAR: i16 = -8;
+
+/// pyodbc's `setdecoding` / `setencoding`, honoured or refused.
+///
+/// ferrodbc always exchanges text with the driver as UTF-16 (SQL_C_WCHAR, the W entry points):
+/// the driver converts from and to the database's character set. A UTF-8 or UTF-16 setting
+/// therefore gives exactly the text pyodbc would give, and is accepted. Any other encoding (a
+/// legacy code page, 'ascii') asks pyodbc to reinterpret the driver's bytes, which ferrodbc
+/// never sees: NotSupportedError, never a silently different result. Column names
+/// (SQL_WMETADATA) are read only through the W API, so only UTF-16 fits there.
+pub fn check_text_setting(
+    py: Python<'_>,
+    sqltype: Option<i16>,
+    encoding: Option<&str>,
+    ctype: Option<i16>,
+) -> PyResult<()> {
+    if let Some(t) = sqltype {
+        if ![SQL_CHAR, SQL_WCHAR, SQL_WMETADATA].contains(&t) {
+            return Err(PyValueError::new_err(format!(
+                "Invalid sqltype {t}: must be SQL_CHAR, SQL_WCHAR or SQL_WMETADATA"
+            )));
+        }
+    }
+    if let Some(c) = ctype {
+        if c != SQL_C_CHAR && c != SQL_C_WCHAR {
+            return Err(PyValueError::new_err(format!(
+                "Invalid ctype {c}: must be SQL_CHAR or SQL_WCHAR"
+            )));
+        }
+    }
+    let Some(encoding) = encoding else {
+        return Ok(());
+    };
+    let name: String = py
+        .import("codecs")?
+        .call_method1("lookup", (encoding,))?
+        .getattr("name")?
+        .extract()?;
+    let utf16 = matches!(name.as_str(), "utf-16" | "utf-16-le");
+    let fits = utf16 || (name == "utf-8" && sqltype != Some(SQL_WMETADATA));
+    if fits {
+        return Ok(());
+    }
+    Err(NotSupportedError::new_err(format!(
+        "ferrodbc exchanges text with the driver as UTF-16 (the driver converts from the \
+         database's character set), so it cannot decode or encode {} as {name:?}; UTF-8 and \
+         UTF-16 settings give the same text and are accepted",
+        if sqltype == Some(SQL_WMETADATA) {
+            "column names"
+        } else {
+            "text"
+        }
+    )))
 }

@@ -292,6 +292,37 @@ impl Connection {
         self.shared.bump();
     }
 
+    /// pyodbc's `setdecoding(sqltype, encoding=None, ctype=None)`: UTF-8 / UTF-16 accepted
+    /// (the text ferrodbc reads is the same), anything else NotSupportedError.
+    #[pyo3(signature = (sqltype, encoding = None, ctype = None))]
+    fn setdecoding(
+        &self,
+        py: Python<'_>,
+        sqltype: i16,
+        encoding: Option<&str>,
+        ctype: Option<i16>,
+    ) -> PyResult<()> {
+        if self.shared.is_closed() {
+            return Err(programming("Attempt to use a closed connection."));
+        }
+        super::compat::check_text_setting(py, Some(sqltype), encoding, ctype)
+    }
+
+    /// pyodbc's `setencoding(encoding=None, ctype=None)` for parameters: parameters are always
+    /// bound as UTF-16 text, so UTF-8 / UTF-16 are accepted and anything else refused.
+    #[pyo3(signature = (encoding = None, ctype = None))]
+    fn setencoding(
+        &self,
+        py: Python<'_>,
+        encoding: Option<&str>,
+        ctype: Option<i16>,
+    ) -> PyResult<()> {
+        if self.shared.is_closed() {
+            return Err(programming("Attempt to use a closed connection."));
+        }
+        super::compat::check_text_setting(py, None, encoding, ctype)
+    }
+
     /// `SQLGetInfo(info_type)`: str, bool or int as the information type is (pyodbc).
     fn getinfo(&self, py: Python<'_>, info_type: u16) -> PyResult<Py<PyAny>> {
         let kind = crate::info::info_kind(info_type)
@@ -350,6 +381,11 @@ impl Connection {
         Ok(())
     }
 
+    #[deleter]
+    fn delete_decimal_mode(&self) -> PyResult<()> {
+        Err(super::compat::cannot_delete("decimal_mode"))
+    }
+
     /// Deprecated in pyodbc 5.5 (FutureWarning): True is decimal_mode 'locale', False 'binary'.
     #[getter]
     fn get_fetch_decimal_as_string(&self, py: Python<'_>) -> PyResult<bool> {
@@ -360,7 +396,13 @@ impl Connection {
     #[setter]
     fn set_fetch_decimal_as_string(&self, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
         let mode = super::compat::parse_decimal_mode(value, "fetch_decimal_as_string")?;
-        self.compat().decimal_mode = mode;
+        let mut compat = self.compat();
+        // Writing back what was read (saving and restoring the flag) keeps 'text' as 'text'.
+        let same = (mode != super::compat::DecimalMode::Binary)
+            == (compat.decimal_mode != super::compat::DecimalMode::Binary);
+        if !same {
+            compat.decimal_mode = mode;
+        }
         Ok(())
     }
 
@@ -378,6 +420,11 @@ impl Connection {
         Ok(())
     }
 
+    #[deleter]
+    fn delete_readvar_initsize(&self) -> PyResult<()> {
+        Err(super::compat::cannot_delete("readvar_initsize"))
+    }
+
     /// pyodbc's size above which parameters are streamed with SQLPutData (0: its default). The
     /// value is kept; ferrodbc binds each parameter value whole.
     #[getter]
@@ -390,6 +437,11 @@ impl Connection {
         let n = super::compat::parse_size(value, "maxwrite")?;
         self.compat().maxwrite = n;
         Ok(())
+    }
+
+    #[deleter]
+    fn delete_maxwrite(&self) -> PyResult<()> {
+        Err(super::compat::cannot_delete("maxwrite"))
     }
 
     /// Close the connection: every cursor's statement is freed first, the open transaction is

@@ -29,6 +29,11 @@ pub struct CursorState {
     /// `Output` parameters of the last execute, by parameter index: filled when its last result
     /// set has been read.
     outputs: Vec<(usize, Py<Output>)>,
+    /// The current result set came from a catalog function: its column names are given in
+    /// lower case (pyodbc does, so `row.column_name` works on every driver).
+    catalog_result: bool,
+    /// Whether `plan` was built with lower-case names.
+    plan_lowercase: bool,
 }
 
 impl CursorState {
@@ -68,6 +73,8 @@ pub struct Cursor {
     fast_executemany: AtomicBool,
     /// pyodbc's `noscan` (SQL_ATTR_NOSCAN): kept; ferrodbc never rewrites escape sequences.
     noscan: AtomicBool,
+    /// pyodbc's `rows_as_dicts`: fetches return `{name: value}` dicts instead of rows.
+    rows_as_dicts: AtomicBool,
 }
 
 /// `state`, locked by this thread; clears the owner token before unlocking.
@@ -130,6 +137,7 @@ impl Cursor {
             owner: AtomicUsize::new(0),
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
+            rows_as_dicts: AtomicBool::new(false),
         }
     }
 
@@ -199,8 +207,9 @@ impl Cursor {
         };
         let generation = self.shared.generation.load(Ordering::Relaxed);
         let epoch = stmt.epoch();
+        let same_names = st.plan_lowercase == st.catalog_result;
         if let Some(p) = &mut st.plan {
-            if p.generation == generation && (p.epoch == epoch || *p.core == **core) {
+            if same_names && p.generation == generation && (p.epoch == epoch || *p.core == **core) {
                 // Same epoch, or a new result set shaped exactly like the last one (the same
                 // query executed again): the decoders, names and description still hold.
                 p.epoch = epoch;
@@ -228,10 +237,11 @@ impl Cursor {
             &converters,
             errors,
             uuid_as_str,
-            flags.lowercase,
+            flags.lowercase || st.catalog_result,
         )?;
         drop(converters);
         st.plan = Some(plan);
+        st.plan_lowercase = st.catalog_result;
         Ok(true)
     }
 
@@ -311,10 +321,12 @@ impl Cursor {
         &self,
         py: Python<'_>,
         outputs: Vec<(usize, Py<Output>)>,
+        catalog: bool,
         op: impl FnOnce(&mut Statement, &[InputSize]) -> crate::Result<()> + Send,
     ) -> PyResult<()> {
         let mut guard = self.lock(py)?;
         let st = &mut *guard;
+        st.catalog_result = catalog;
         st.pending = None;
         st.discard_outputs();
         for (_, out) in &outputs {
@@ -393,14 +405,30 @@ impl Cursor {
             .map_err(|f| f.err)
     }
 
+    /// Rows as dicts when `rows_as_dicts` is on (a later column of the same name wins).
+    fn shape_rows(&self, py: Python<'_>, rows: Vec<Py<PyAny>>) -> PyResult<Vec<Py<PyAny>>> {
+        if !self.rows_as_dicts.load(Ordering::Relaxed) {
+            return Ok(rows);
+        }
+        rows.into_iter().map(|r| row_as_dict(py, r)).collect()
+    }
+
+    fn shape_row(&self, py: Python<'_>, row: Option<Py<PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+        match row {
+            Some(r) if self.rows_as_dicts.load(Ordering::Relaxed) => row_as_dict(py, r).map(Some),
+            other => Ok(other),
+        }
+    }
+
     /// Run a catalog function; the cursor is then on its result set.
     fn run_catalog<'py>(
         slf: &Bound<'py, Self>,
         call: crate::catalog::CatalogCall,
     ) -> PyResult<Bound<'py, Self>> {
-        slf.get().run(slf.py(), Vec::new(), move |stmt, _sizes| {
-            stmt.catalog(&call)
-        })?;
+        slf.get()
+            .run(slf.py(), Vec::new(), true, move |stmt, _sizes| {
+                stmt.catalog(&call)
+            })?;
         Ok(slf.clone())
     }
 
@@ -449,11 +477,28 @@ fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>) -> PyErr 
     err
 }
 
+fn row_as_dict(py: Python<'_>, row: Py<PyAny>) -> PyResult<Py<PyAny>> {
+    let row = row.into_bound(py);
+    let dict = pyo3::types::PyDict::new(py);
+    for (name, value) in row.getattr("_fields")?.try_iter()?.zip(row.try_iter()?) {
+        dict.set_item(name?, value?)?;
+    }
+    Ok(dict.into_any().unbind())
+}
+
+/// A parameter row: a tuple, list or Row (pyodbc refuses sets and other iterables: their
+/// order is not the parameters' order).
+fn is_param_row(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PyList>()
+        || obj.is_instance(super::row::row_type(py)?)?)
+}
+
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.
 fn flatten_params<'py>(params: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
     if params.len() == 1 {
         let first = params.get_item(0)?;
-        let is_sequence = (first.is_instance_of::<PyTuple>() || first.is_instance_of::<PyList>())
+        let is_sequence = is_param_row(params.py(), &first)?
             && !first.is_instance_of::<PyString>()
             && !first.is_instance_of::<PyBytes>();
         if is_sequence {
@@ -575,7 +620,7 @@ impl Cursor {
                 return Err(e);
             }
         };
-        this.run(py, outputs, move |stmt, sizes| {
+        this.run(py, outputs, false, move |stmt, sizes| {
             stmt.execute(sql, values, sizes)
         })?;
         Ok(slf.clone())
@@ -593,7 +638,14 @@ impl Cursor {
         let mut rows = Vec::new();
         let converted = (|| -> PyResult<()> {
             for row in seq_of_params.try_iter()? {
-                let row = convert_row(&row?)?;
+                let row = row?;
+                if !is_param_row(py, &row)? {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "executemany: each row of parameters must be a tuple, list or Row, not {}",
+                        row.get_type().name()?
+                    )));
+                }
+                let row = convert_row(&row)?;
                 check_count(sql, row.len(), this.shared.dbms)?;
                 rows.push(row);
             }
@@ -603,7 +655,7 @@ impl Cursor {
             this.discard_result(py)?;
             return Err(e);
         }
-        this.run(py, Vec::new(), move |stmt, sizes| {
+        this.run(py, Vec::new(), false, move |stmt, sizes| {
             stmt.execute_many(sql, rows, sizes)
         })?;
         Ok(slf.clone())
@@ -611,7 +663,9 @@ impl Cursor {
 
     fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
-        self.fetch_one(py, &mut guard)
+        let row = self.fetch_one(py, &mut guard)?;
+        drop(guard);
+        self.shape_row(py, row)
     }
 
     /// Call a stored procedure as `{CALL procname(?, ...)}`. Row counts before the procedure's
@@ -681,14 +735,19 @@ impl Cursor {
         let mut guard = self.lock(py)?;
         if n == 1 {
             let row = self.fetch_one(py, &mut guard)?;
-            return PyList::new(py, row);
+            drop(guard);
+            return PyList::new(py, self.shape_row(py, row)?);
         }
-        PyList::new(py, self.fetch_rows(py, &mut guard, n)?)
+        let rows = self.fetch_rows(py, &mut guard, n)?;
+        drop(guard);
+        PyList::new(py, self.shape_rows(py, rows)?)
     }
 
     fn fetchall<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.lock(py)?;
-        PyList::new(py, self.fetch_rows(py, &mut guard, usize::MAX)?)
+        let rows = self.fetch_rows(py, &mut guard, usize::MAX)?;
+        drop(guard);
+        PyList::new(py, self.shape_rows(py, rows)?)
     }
 
     /// The first column of the next row (or None when there is no row); no row object is built.
@@ -911,6 +970,16 @@ impl Cursor {
     #[setter]
     fn set_fast_executemany(&self, on: bool) {
         self.fast_executemany.store(on, Ordering::Relaxed);
+    }
+
+    #[getter]
+    fn get_rows_as_dicts(&self) -> bool {
+        self.rows_as_dicts.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_rows_as_dicts(&self, on: bool) {
+        self.rows_as_dicts.store(on, Ordering::Relaxed);
     }
 
     #[getter]

@@ -204,9 +204,16 @@ unsafe extern "C" fn row_subscript(
             // SAFETY: as above.
             return unsafe { item(obj, i) };
         }
-        if key.is_instance_of::<pyo3::types::PySlice>() {
+        if let Ok(slice) = key.cast::<pyo3::types::PySlice>() {
             // SAFETY: as above.
             let t = unsafe { as_tuple(py, obj) }?;
+            // A slice covering the whole row is the row itself (pyodbc: `row[:] is row`).
+            let whole = slice.indices(t.len() as isize)?;
+            if whole.start == 0 && whole.step == 1 && whole.stop == t.len() as isize {
+                // SAFETY: a live object; the caller receives a new reference.
+                unsafe { ffi::Py_IncRef(obj) };
+                return Ok(obj);
+            }
             return Ok(t.as_any().get_item(key)?.into_ptr());
         }
         if key.is_instance_of::<PyString>() {

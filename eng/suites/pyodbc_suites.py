@@ -369,7 +369,7 @@ def compare(
     ]
     for nodeid in stale:
         print(
-            f"    listed as a difference but ferrodbc passes it (remove it from the list): {nodeid}"
+            f"    listed in pyodbc_differences.toml but ferrodbc passes it (remove it): {nodeid}"
         )
     for nodeid in regressions[:show]:
         print(f"    FAIL {nodeid}: {ours.get(nodeid, {}).get('message', 'not run')}")

@@ -337,6 +337,17 @@ impl Cursor {
         // same shape (re-executing a query), and never past a converter or setting change.
         self.apply_timeout(py, st)?;
         let sizes = std::mem::take(&mut st.input_sizes);
+        if let Some(bad) = sizes
+            .iter()
+            .find(|s| s.decimal_digits.is_some_and(|d| d < 0))
+        {
+            // pyodbc refuses it at bind time with the same words; a negative scale would
+            // index past the scaling table in its binder.
+            return Err(programming(format!(
+                "setinputsizes: scale {} is negative (Numeric overflow: no value can be scaled by it)",
+                bad.decimal_digits.unwrap_or_default()
+            )));
+        }
         let stmt = self.statement(py, st)?;
         if let Err(e) = py.detach(|| op(stmt, &sizes)) {
             st.discard_outputs();

@@ -185,7 +185,13 @@ pub fn to_input_size(item: &Bound<'_, PyAny>) -> PyResult<InputSize> {
             ..Default::default()
         });
     }
-    if let Ok(t) = item.cast::<PyTuple>() {
+    // A tuple or a list: (sql_type[, column_size[, decimal_digits]]), as pyodbc reads any
+    // sequence there.
+    let seq = item
+        .cast::<PyTuple>()
+        .cloned()
+        .or_else(|_| item.cast::<pyo3::types::PyList>().map(|l| l.to_tuple()));
+    if let Ok(t) = seq {
         let sql_type = t.get_item(0).ok().and_then(|v| v.extract::<i16>().ok());
         let column_size = t.get_item(1).ok().and_then(|v| v.extract::<usize>().ok());
         let decimal_digits = t.get_item(2).ok().and_then(|v| v.extract::<i16>().ok());

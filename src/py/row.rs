@@ -124,7 +124,10 @@ fn column_index(
     name: &Bound<'_, PyAny>,
 ) -> PyResult<Option<usize>> {
     match schema.get().index.bind(py).get_item(name)? {
-        Some(i) => Ok(Some(i.extract()?)),
+        // A map built by `Row(...)` from Python may point anywhere: negative is out of range.
+        Some(i) => usize::try_from(i.extract::<isize>()?)
+            .map(Some)
+            .map_err(|_| PyIndexError::new_err("row index out of range")),
         None => Ok(None),
     }
 }
@@ -258,6 +261,97 @@ unsafe extern "C" fn row_getattro(
         } else {
             Err(err)
         }
+    })
+}
+
+/// Rows are read-only: assigning a column is an AttributeError, deleting one a TypeError (as
+/// pyodbc raises for deletion); other attribute names get the generic behaviour.
+unsafe extern "C" fn row_setattro(
+    obj: *mut ffi::PyObject,
+    name: *mut ffi::PyObject,
+    value: *mut ffi::PyObject,
+) -> c_int {
+    // SAFETY: CPython calls slots with the GIL held, on a live Row and a live name.
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: as above.
+    let name_b = unsafe { Bound::from_borrowed_ptr(py, name) };
+    // SAFETY: as above.
+    let s = unsafe { schema(py, obj) };
+    let is_column = s.get().index.bind(py).contains(&name_b);
+    match is_column {
+        Ok(true) if value.is_null() => {
+            PyTypeError::new_err(format!("Row columns cannot be deleted ({name_b})")).restore(py);
+            -1
+        }
+        Ok(true) => {
+            PyAttributeError::new_err(format!("Row columns are read-only ({name_b})")).restore(py);
+            -1
+        }
+        // SAFETY: generic attribute assignment on a live object (raises AttributeError: a Row
+        // has no instance dict).
+        Ok(false) => unsafe { ffi::PyObject_GenericSetAttr(obj, name, value) },
+        Err(e) => {
+            e.restore(py);
+            -1
+        }
+    }
+}
+
+/// `Row(description, name_map, *values)`, as pyodbc's Row can be built: `description` is a
+/// `cursor.description`-like sequence, `name_map` maps each column name to its index.
+unsafe extern "C" fn row_new(
+    tp: *mut ffi::PyTypeObject,
+    args: *mut ffi::PyObject,
+    kwargs: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    trap(|py| {
+        if !kwargs.is_null() {
+            // SAFETY: a live dict when not NULL.
+            let kw = unsafe { Bound::from_borrowed_ptr(py, kwargs) };
+            if kw.len()? > 0 {
+                return Err(PyTypeError::new_err("Row() takes no keyword arguments"));
+            }
+        }
+        // SAFETY: CPython passes the positional arguments as a live tuple.
+        let args = unsafe { Bound::from_borrowed_ptr(py, args) }.cast_into::<PyTuple>()?;
+        if args.len() < 2 {
+            return Err(PyTypeError::new_err(
+                "Row(description, name_map, *values): description and name_map are required",
+            ));
+        }
+        let description = PyTuple::new(
+            py,
+            args.get_item(0)?
+                .try_iter()?
+                .collect::<PyResult<Vec<_>>>()?,
+        )?;
+        let map = args
+            .get_item(1)?
+            .cast_into::<PyDict>()
+            .map_err(|_| PyTypeError::new_err("Row(): name_map must be a dict"))?;
+        let values: Vec<Bound<'_, PyAny>> = args.iter().skip(2).collect();
+        let mut names: Vec<(isize, Bound<'_, PyAny>)> = Vec::new();
+        for (name, index) in map.iter() {
+            names.push((index.extract::<isize>()?, name));
+        }
+        names.sort_by_key(|(i, _)| *i);
+        let schema = Py::new(
+            py,
+            RowSchema {
+                names: PyTuple::new(py, names.into_iter().map(|(_, n)| n))?.unbind(),
+                index: map.copy()?.unbind(),
+                description: description.unbind(),
+            },
+        )?;
+        // SAFETY: `tp` is this Row type (or a subtype CPython checked), alive for the call.
+        let tp = unsafe { Bound::from_borrowed_ptr(py, tp.cast()) }.cast_into::<PyType>()?;
+        let row = new_row(py, &tp, &schema, values.len())?;
+        for (i, v) in values.into_iter().enumerate() {
+            // SAFETY: `row` was just made with `values.len()` empty slots; each gets an owned
+            // reference.
+            unsafe { *values_of(row).add(i) = v.into_ptr() };
+        }
+        Ok(row)
     })
 }
 
@@ -453,6 +547,8 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         slot(ffi::Py_tp_richcompare, row_richcompare as *mut c_void),
         slot(ffi::Py_tp_iter, row_iter as *mut c_void),
         slot(ffi::Py_tp_getattro, row_getattro as *mut c_void),
+        slot(ffi::Py_tp_setattro, row_setattro as *mut c_void),
+        slot(ffi::Py_tp_new, row_new as *mut c_void),
         slot(ffi::Py_sq_length, row_length as *mut c_void),
         slot(ffi::Py_sq_item, row_sq_item as *mut c_void),
         slot(ffi::Py_sq_contains, row_contains as *mut c_void),
@@ -466,10 +562,8 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         name: c"ferrodbc.Row".as_ptr(),
         basicsize: std::mem::size_of::<RowObject>() as c_int,
         itemsize: std::mem::size_of::<*mut ffi::PyObject>() as c_int,
-        flags: (ffi::Py_TPFLAGS_DEFAULT
-            | ffi::Py_TPFLAGS_IMMUTABLETYPE
-            | ffi::Py_TPFLAGS_DISALLOW_INSTANTIATION
-            | ffi::Py_TPFLAGS_SEQUENCE) as _,
+        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_IMMUTABLETYPE | ffi::Py_TPFLAGS_SEQUENCE)
+            as _,
         slots: slots.as_mut_ptr(),
     }));
     // SAFETY: the spec and every table it points to are 'static; the slot functions have the

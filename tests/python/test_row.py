@@ -194,7 +194,7 @@ def test_repeated_fetches_do_not_leak(conn, table):
 
 def test_rows_are_one_untracked_object(row):
     """One allocation per row (values inline, like pyodbc's Row), invisible to the cyclic GC, and
-    not constructible from Python."""
+    constructible from Python only as pyodbc's Row(description, name_map, *values)."""
     assert gc.is_tracked(row) is False
     # header (refcount, type, size) + schema pointer + one pointer per value; no GC header
     assert sys.getsizeof(row) == 32 + 8 * len(row)

@@ -38,4 +38,16 @@ for suite in "${suites[@]}"; do
     failed=1
   fi
 done
+echo "== pyodbc 5.5.0's own tests, real pyodbc vs ferrodbc (eng/suites/pyodbc_suites.py)"
+# Downloads the pyodbc sdist (sha256 checked) into ~/.cache/ferrodbc, runs its SQLite and
+# PostgreSQL test files with both modules; fails when ferrodbc fails a test pyodbc passes that
+# eng/suites/pyodbc_differences.toml does not list. Under a minute (four short pytest runs).
+set +e
+.venv/bin/python -m eng.suites.pyodbc_suites
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  echo "pyodbc suites: exit $rc" >&2
+  failed=1
+fi
 exit "$failed"

@@ -7,6 +7,7 @@ use crate::info::{AttrValue, InfoValue};
 use crate::plan::Dbms;
 use pyo3::exceptions::{PyFutureWarning, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyString};
 
 /// How pyodbc 5.5 reads DECIMAL/NUMERIC columns. ferrodbc reads them exactly (as text the driver
@@ -215,10 +216,17 @@ pub struct ModuleFlags {
 
 impl ModuleFlags {
     pub fn read(py: Python<'_>) -> ModuleFlags {
+        // The module's namespace, looked up once: an import per plan would go through the
+        // import machinery (and its lock) every time.
+        static NAMESPACE: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+        let namespace =
+            NAMESPACE.get_or_try_init(py, || py.import("ferrodbc").map(|m| m.dict().unbind()));
         let flag = |name: &str, default: bool| {
-            py.import("ferrodbc")
-                .and_then(|m| m.getattr(name))
-                .and_then(|v| v.is_truthy())
+            namespace
+                .as_ref()
+                .ok()
+                .and_then(|ns| ns.bind(py).get_item(name).ok().flatten())
+                .and_then(|v| v.is_truthy().ok())
                 .unwrap_or(default)
         };
         ModuleFlags {

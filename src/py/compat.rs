@@ -2,7 +2,7 @@
 //! `decimal_mode`, `readvar_initsize`, `maxwrite`, `attrs_before` / `set_attr` values, `getinfo`
 //! answers. Kept here so `connection.rs` and `cursor.rs` only declare the methods.
 
-use super::errors::NotSupportedError;
+use super::errors::{NotSupportedError, programming};
 use crate::info::{AttrValue, InfoValue};
 use crate::plan::Dbms;
 use pyo3::exceptions::{PyFutureWarning, PyOverflowError, PyTypeError, PyValueError};
@@ -294,4 +294,59 @@ pub fn check_text_setting(
             "text"
         }
     )))
+}
+
+/// pyodbc's `fast_executemany` errors, kept when a program turns it on: pyodbc binds Decimals
+/// there as SQL_NUMERIC_STRUCT, which holds at most 38 digits and no NaN or infinity, and
+/// refuses such a value with ProgrammingError instead of sending it. ferrodbc always sends
+/// exact decimal text (any value the column can take is stored when the flag is off).
+pub fn check_fast_executemany_row(
+    py: Python<'_>,
+    row: &Bound<'_, PyAny>,
+    index: usize,
+) -> PyResult<()> {
+    let decimal = super::cache::decimal_type(py)?;
+    for (column, value) in row.try_iter()?.enumerate() {
+        let value = value?;
+        if value.is_instance(decimal)? && !value.call_method0("is_finite")?.is_truthy()? {
+            return Err(programming(format!(
+                "fast_executemany row {index}, parameter {column}: Decimal {} cannot be bound \
+                 as a numeric (no NaN or infinity in SQL_NUMERIC_STRUCT)",
+                value.str()?
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The digit limits of the same check, on the converted values (Decimals and big ints).
+pub fn check_fast_executemany_values(
+    values: &[crate::params::ParamValue],
+    index: usize,
+) -> PyResult<()> {
+    const MAX_DIGITS: u32 = 38;
+    for (column, value) in values.iter().enumerate() {
+        let crate::params::ParamValue::Decimal { text, .. } = value else {
+            continue;
+        };
+        // Digits that carry value: trailing zeros after the point and leading zeros before it
+        // fit any scale (pyodbc binds 1.000...0 with 40 zeros, and 0E-50, without complaint).
+        let unsigned = text.trim_start_matches('-');
+        let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+        let scale = fraction.trim_end_matches('0').len() as u32;
+        let precision = whole.trim_start_matches('0').len() as u32 + scale;
+        if scale > MAX_DIGITS {
+            return Err(programming(format!(
+                "fast_executemany row {index}, parameter {column}: converting the value loses \
+                 precision ({scale} decimal places; a numeric holds at most {MAX_DIGITS})"
+            )));
+        }
+        if precision > MAX_DIGITS {
+            return Err(programming(format!(
+                "fast_executemany row {index}, parameter {column}: Numeric overflow ({precision} \
+                 digits; a numeric holds at most {MAX_DIGITS})"
+            )));
+        }
+    }
+    Ok(())
 }

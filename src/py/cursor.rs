@@ -647,8 +647,9 @@ impl Cursor {
         let py = slf.py();
         let this = slf.get();
         let mut rows = Vec::new();
+        let fast = this.fast_executemany.load(Ordering::Relaxed);
         let converted = (|| -> PyResult<()> {
-            for row in seq_of_params.try_iter()? {
+            for (index, row) in seq_of_params.try_iter()?.enumerate() {
                 let row = row?;
                 if !is_param_row(py, &row)? {
                     return Err(pyo3::exceptions::PyTypeError::new_err(format!(
@@ -656,7 +657,13 @@ impl Cursor {
                         row.get_type().name()?
                     )));
                 }
+                if fast {
+                    super::compat::check_fast_executemany_row(py, &row, index)?;
+                }
                 let row = convert_row(&row)?;
+                if fast {
+                    super::compat::check_fast_executemany_values(&row, index)?;
+                }
                 check_count(sql, row.len(), this.shared.dbms)?;
                 rows.push(row);
             }

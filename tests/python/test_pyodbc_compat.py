@@ -456,3 +456,32 @@ def test_row_constructor_and_pickling():
     right = ferrodbc.Row(("a",), {"a": 0}, Uncomparable())
     with pytest.raises(ValueError, match="no comparing"):
         _ = left == right
+
+
+def test_fast_executemany_keeps_pyodbcs_numeric_errors(pg_conn, pg_table):
+    # pyodbc binds Decimals as SQL_NUMERIC_STRUCT under fast_executemany and refuses what it
+    # cannot hold; ferrodbc keeps those errors when the flag is on, and stores the exact value
+    # when it is off. Trailing zeros and 0E-50 are no loss of precision.
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (n INTEGER, v NUMERIC)")
+    sql = f"INSERT INTO {pg_table} VALUES (?, ?)"
+    cur.fast_executemany = True
+    for value, match in [
+        (decimal.Decimal("1" * 39), "Numeric overflow"),
+        (int("1" * 39), "Numeric overflow"),
+        (decimal.Decimal("1E-40"), "loses precision"),
+        (decimal.Decimal("NaN"), "NaN"),
+    ]:
+        with pytest.raises(ferrodbc.ProgrammingError, match=match):
+            cur.executemany(sql, [(1, decimal.Decimal("1.5")), (2, value)])
+    assert cur.execute(f"SELECT COUNT(*) FROM {pg_table}").fetchval() == 0
+    fits = [
+        decimal.Decimal("1." + "0" * 40),
+        decimal.Decimal("0E-50"),
+        decimal.Decimal("1E-38"),
+    ]
+    cur.executemany(sql, list(enumerate(fits)))
+    cur.fast_executemany = False
+    cur.executemany(sql, [(9, decimal.Decimal("1" * 39))])
+    got = [row[0] for row in cur.execute(f"SELECT v FROM {pg_table} ORDER BY n")]
+    assert got == [*fits, decimal.Decimal("1" * 39)]

@@ -72,15 +72,26 @@ create_exception!(
 #[cold]
 pub fn to_pyerr(py: Python<'_>, err: EngineError) -> PyErr {
     let message = err.to_string();
+    // pyodbc's shape for errors the driver reported: args = (sqlstate, message), so programs
+    // written for it (`e.args[0] == '23000'`, `e.args[1]`) keep working. Errors of ferrodbc's
+    // own have the message alone, as pyodbc's own do.
+    let args: Py<PyTuple> = match (&err, err.sqlstate()) {
+        (EngineError::Odbc { .. } | EngineError::Cancelled { .. }, Some(state)) => {
+            PyTuple::new(py, [state.to_owned(), message])
+        }
+        _ => PyTuple::new(py, [message]),
+    }
+    .map(Bound::unbind)
+    .unwrap_or_else(|_| PyTuple::empty(py).unbind());
     let pyerr = match err.class() {
-        ErrorClass::Interface => InterfaceError::new_err(message),
-        ErrorClass::Database => DatabaseError::new_err(message),
-        ErrorClass::Data => DataError::new_err(message),
-        ErrorClass::Operational => OperationalError::new_err(message),
-        ErrorClass::Integrity => IntegrityError::new_err(message),
-        ErrorClass::Internal => InternalError::new_err(message),
-        ErrorClass::Programming => ProgrammingError::new_err(message),
-        ErrorClass::NotSupported => NotSupportedError::new_err(message),
+        ErrorClass::Interface => InterfaceError::new_err(args),
+        ErrorClass::Database => DatabaseError::new_err(args),
+        ErrorClass::Data => DataError::new_err(args),
+        ErrorClass::Operational => OperationalError::new_err(args),
+        ErrorClass::Integrity => IntegrityError::new_err(args),
+        ErrorClass::Internal => InternalError::new_err(args),
+        ErrorClass::Programming => ProgrammingError::new_err(args),
+        ErrorClass::NotSupported => NotSupportedError::new_err(args),
     };
     let value = pyerr.value(py);
     let (sqlstate, native) = (err.sqlstate().map(str::to_owned), err.native_error());

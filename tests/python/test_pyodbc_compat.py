@@ -485,3 +485,18 @@ def test_fast_executemany_keeps_pyodbcs_numeric_errors(pg_conn, pg_table):
     cur.executemany(sql, [(9, decimal.Decimal("1" * 39))])
     got = [row[0] for row in cur.execute(f"SELECT v FROM {pg_table} ORDER BY n")]
     assert got == [*fits, decimal.Decimal("1" * 39)]
+
+
+def test_driver_errors_carry_the_sqlstate_first_like_pyodbc(conn):
+    # pyodbc: e.args == (sqlstate, "[sqlstate] [driver]message (native) (function)").
+    with pytest.raises(ferrodbc.Error) as info:
+        conn.cursor().execute("SELECT * FROM no_such_table_anywhere")
+    error = info.value
+    assert len(error.args) == 2
+    assert error.args[0] == error.sqlstate and len(error.sqlstate) == 5
+    assert error.args[1].startswith(f"[{error.sqlstate}] ")
+    assert error.args[1].endswith("(SQLExecDirect)")
+    # ferrodbc's own errors carry the message alone (as pyodbc's own do).
+    with pytest.raises(ferrodbc.ProgrammingError) as info:
+        conn.cursor().fetchone()
+    assert len(info.value.args) == 1

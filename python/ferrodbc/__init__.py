@@ -10,7 +10,7 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
-from . import _native
+from . import _native, sqltypes
 from ._native import (
     Connection,
     Cursor,
@@ -42,7 +42,6 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
-from .sqltypes import __all__ as _sqltypes_all
 
 apilevel = "2.0"
 # Threads may share the module and connections, not cursors (each cursor serialises its calls).
@@ -142,5 +141,5 @@ __all__ = [
     "pooling",
     "reset_counters",
     "threadsafety",
-    *_sqltypes_all,
 ]
+__all__ += sqltypes.__all__

@@ -15,6 +15,7 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import synthetic, tname
 
 N = 60  # rows of types_all per column test: covers NULL rows 3, 10, 17, ... and both LOB sizes

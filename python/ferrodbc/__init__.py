@@ -44,7 +44,12 @@ from .dbapi import (
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
 
 apilevel = "2.0"
-# Threads may share the module and connections, not cursors (each cursor serialises its calls).
+# PEP 249 level 1: threads may share the module, not connections or cursors. Beyond that promise,
+# misuse is still safe (tests/python/test_threads.py): each cursor call holds that cursor's lock
+# and each connection call (commit, rollback, close, ...) the connection's, so nothing crashes and
+# rows never mix. Not level 2, because a shared connection is one transaction (one thread's
+# commit, rollback or close ends the others' work) and its cursors run statements on it at the
+# same time, which rests on the ODBC driver's own thread safety.
 threadsafety = 1
 paramstyle = "qmark"
 __version__ = _native.__version__

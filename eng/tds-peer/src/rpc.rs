@@ -562,26 +562,8 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 "sp_execute" => 12,
                 "sp_prepexec" => 13,
                 "sp_unprepare" => 15,
-                _ if n.starts_with("sp_datatype_info") => {
-                    let dt = rpc
-                        .params
-                        .first()
-                        .map(|p| crate::token::value::as_i64(&p.value))
-                        .unwrap_or(0);
-                    let mut out = Out::new(true);
-                    engine.datatype_info(dt, &mut out, r)?;
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, false);
-                }
-                "sp_tables" | "sp_columns" | "sp_columns_100" | "sp_columns_90" => {
-                    let mut out = Out::new(true);
-                    if n == "sp_tables" {
-                        engine.sp_tables(&rpc.params, &mut out, r)?;
-                    } else {
-                        engine.sp_columns(&rpc.params, &mut out, r)?;
-                    }
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, false);
+                _ if crate::sql::sysprocs::is_system_proc(&n) => {
+                    return engine.call_system_rpc(&n, &rpc.params, more, r);
                 }
                 _ if engine.lookup_proc(&n).is_some() => {
                     let def = engine.lookup_proc(&n).unwrap();

@@ -4,7 +4,7 @@
 use super::errors::{SqlError, from_sqlite};
 use super::lexer::{self, Tok};
 use super::rewrite::{self, Ctx};
-use super::{functions, typeinfo};
+use super::functions;
 use crate::resp::Resp;
 use crate::synthetic;
 use crate::token::{self, Column, value};
@@ -487,6 +487,7 @@ impl Engine {
         if first == "EXEC"
             || first == "EXECUTE"
             || first.starts_with("SP_")
+            || first.starts_with("XP_")
             || (!is_statement_keyword(&first) && self.lookup_proc(&first_tok.text()).is_some())
         {
             let at = usize::from(first == "EXEC" || first == "EXECUTE");
@@ -730,49 +731,14 @@ impl Engine {
             }
             "IF" => self.if_statement(toks, params, out, r),
             "WHILE" => self.while_statement(toks, params, out, r),
-            "EXEC" | "EXECUTE" => self.exec_proc(&sg[1..], out, r),
-            w if w.starts_with("SP_") => self.exec_proc(&sg, out, r),
+            "EXEC" | "EXECUTE" => {
+                let at = toks.iter().position(|t| t.is_word(&first)).unwrap();
+                self.exec_system(&toks[at + 1..], params, out, r)
+            }
+            w if w.starts_with("SP_") || w.starts_with("XP_") => {
+                self.exec_system(toks, params, out, r)
+            }
             _ => Err(StmtErr::Sql(SqlError::unsupported(&first_tok.text()))),
-        }
-    }
-
-    fn exec_proc(&mut self, sg: &[&Tok], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
-        let name = sg
-            .first()
-            .map(|t| t.text())
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        // Arguments are numbers, possibly signed (`sp_datatype_info_100 -9,3`).
-        let joined: String = sg
-            .get(1..)
-            .unwrap_or(&[])
-            .iter()
-            .map(|t| t.text())
-            .collect();
-        let args: Vec<i64> = joined
-            .split(',')
-            .filter_map(|a| a.trim().parse::<i64>().ok())
-            .collect();
-        if name.contains("sp_datatype_info") {
-            let cols = typeinfo::columns();
-            let rows = typeinfo::rows(args.first().copied().unwrap_or(0));
-            self.send_rows(&cols, &rows, out, r)?;
-            return Ok(Flow::Continue);
-        }
-        Err(StmtErr::Sql(SqlError::new(
-            2812,
-            16,
-            format!("Could not find stored procedure '{name}'."),
-        )))
-    }
-
-    /// Answers sp_datatype_info_100 called as an RPC.
-    pub fn datatype_info(&mut self, data_type: i64, out: &mut Out, r: &mut Resp) -> io::Result<()> {
-        let cols = typeinfo::columns();
-        let rows = typeinfo::rows(data_type);
-        match self.send_rows(&cols, &rows, out, r) {
-            Err(StmtErr::Io(e)) => Err(e),
-            _ => Ok(()),
         }
     }
 

@@ -2,10 +2,14 @@
 //! statement executor that turns results into TDS tokens.
 
 pub mod catalog;
+pub mod describe;
 pub mod engine;
 pub mod errors;
 pub mod functions;
 pub mod lexer;
 pub mod procs;
 pub mod rewrite;
+pub mod schema;
+pub mod sysprocs;
 pub mod typeinfo;
+pub mod typemeta;

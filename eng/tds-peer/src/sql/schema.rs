@@ -1,0 +1,60 @@
+//! The SQLite schema read back as SQL Server sees it: a table's columns with their declared
+//! SQL Server types (`Ty::sqlite_decl` round trip), nullability, keys and IDENTITY.
+
+use super::engine::Engine;
+use crate::types::Ty;
+
+#[derive(Clone, Debug)]
+pub struct ColInfo {
+    pub name: String,
+    pub ty: Ty,
+    pub notnull: bool,
+    /// Position in the primary key (1-based), 0 when not part of it.
+    pub pk: i64,
+    pub identity: bool,
+    pub default: Option<String>,
+}
+
+/// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`).
+pub fn base_name(name: &str) -> String {
+    name.rsplit('.')
+        .next()
+        .unwrap_or(name)
+        .trim_matches(|c| c == '[' || c == ']' || c == '"')
+        .to_string()
+}
+
+impl Engine {
+    /// Columns of a table or view (temp tables included), None when no such object exists.
+    pub fn table_columns(&self, table: &str) -> Option<Vec<ColInfo>> {
+        let table = base_name(table);
+        let sql = format!("PRAGMA table_info(\"{}\")", table.replace('"', "\"\""));
+        let mut st = self.db.prepare(&sql).ok()?;
+        let cols: Vec<ColInfo> = st
+            .query_map([], |r| {
+                let decl: String = r.get::<_, Option<String>>(2)?.unwrap_or_default();
+                let pk: i64 = r.get(5)?;
+                // IDENTITY columns are stored as INTEGER PRIMARY KEY AUTOINCREMENT (rewrite.rs).
+                let identity = pk > 0 && decl.eq_ignore_ascii_case("INTEGER");
+                let ty = if identity {
+                    Ty::Int
+                } else {
+                    Ty::from_sqlite_decl(&decl)
+                        .or_else(|| Ty::parse(&decl))
+                        .unwrap_or(Ty::NVarChar(Some(4000)))
+                };
+                Ok(ColInfo {
+                    name: r.get(1)?,
+                    ty,
+                    notnull: r.get::<_, i64>(3)? != 0 || identity,
+                    pk,
+                    identity,
+                    default: r.get(4)?,
+                })
+            })
+            .ok()?
+            .flatten()
+            .collect();
+        if cols.is_empty() { None } else { Some(cols) }
+    }
+}

@@ -37,6 +37,8 @@ pub struct Engine {
     pub db: Connection,
     pub shared: Arc<Shared>,
     pub spid: u16,
+    /// Current database name (login's, then USE); the peer has one database whatever its name.
+    pub database: String,
     pub(super) nocount: bool,
     rowcount: i64,
     identity: Option<i64>,
@@ -201,6 +203,7 @@ impl Engine {
             db,
             shared,
             spid,
+            database: "master".into(),
             nocount: false,
             rowcount: 0,
             identity: None,
@@ -257,7 +260,7 @@ impl Engine {
         self.end_txn(false)
     }
 
-    fn before_write(&mut self) -> Result<(), SqlError> {
+    pub(super) fn before_write(&mut self) -> Result<(), SqlError> {
         if self.txn_open && !self.sqlite_txn {
             self.db
                 .execute_batch("BEGIN IMMEDIATE")
@@ -367,6 +370,7 @@ impl Engine {
             identity: self.identity,
             trancount: self.txn_open as i64,
             spid: self.spid,
+            database: self.database.clone(),
             error: self.last_error.clone(),
         }
     }
@@ -683,7 +687,8 @@ impl Engine {
                     .get(1)
                     .map(|t| t.text().trim_matches('"').to_string())
                     .unwrap_or_default();
-                let mut b = token::envchange_str(1, &db, "master");
+                let mut b = token::envchange_str(1, &db, &self.database);
+                self.database = db.clone();
                 b.extend(token::message(
                     5701,
                     &format!("Changed database context to '{db}'."),
@@ -711,7 +716,9 @@ impl Engine {
                 Ok(Flow::Continue)
             }
             "IF" if sg.iter().any(|t| t.is_word("OBJECT_ID"))
-                && sg.iter().any(|t| t.is_word("DROP")) =>
+                && sg
+                    .windows(2)
+                    .any(|w| w[0].is_word("DROP") && w[1].is_word("TABLE")) =>
             {
                 let p = toks.iter().position(|t| t.is_word("DROP")).unwrap();
                 let ctx = self.ctx(&decl);
@@ -848,6 +855,8 @@ impl Engine {
             Tok::Var(v) => v.starts_with("@@"),
             Tok::Word(w) => {
                 w.eq_ignore_ascii_case("SCOPE_IDENTITY")
+                    || w.eq_ignore_ascii_case("DB_NAME")
+                    || w.eq_ignore_ascii_case("DB_ID")
                     || w.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("ERROR_"))
             }
             _ => false,

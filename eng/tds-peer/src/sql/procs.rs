@@ -546,6 +546,9 @@ impl Engine {
         }
         let body: String = body.iter().map(|t| t.text()).collect();
         let or_alter = sg.iter().take(kw).any(|t| t.is_word("ALTER"));
+        // DDL is transactional in SQL Server: a procedure created in a transaction that rolls
+        // back (or a connection closed without commit) is gone.
+        self.before_write()?;
         let sql = if or_alter {
             "INSERT OR REPLACE INTO __tdspeer_procs VALUES (?1, ?2, ?3)"
         } else {
@@ -574,6 +577,7 @@ impl Engine {
             .unwrap();
         let if_exists = sg.get(kw + 1).is_some_and(|t| t.is_word("IF"));
         let name = proc_name(&sg[kw + 1 + if if_exists { 2 } else { 0 }..]);
+        self.before_write()?;
         let n = self
             .db
             .execute("DELETE FROM __tdspeer_procs WHERE name = ?1", [&name])

@@ -13,6 +13,8 @@ pub struct Ctx<'a> {
     pub identity: Option<i64>,
     pub trancount: i64,
     pub spid: u16,
+    /// The session's current database (login, USE, SQL_ATTR_CURRENT_CATALOG).
+    pub database: String,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
 }
@@ -123,6 +125,143 @@ fn num_literal(n: &str) -> String {
 
 fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Functions answered from the session (`DB_NAME()`, `SERVERPROPERTY('…')`, …): see
+/// `Ctx::session_call`.
+fn session_function(up: &str) -> bool {
+    matches!(
+        up,
+        "DB_NAME"
+            | "DB_ID"
+            | "SCHEMA_NAME"
+            | "SCHEMA_ID"
+            | "USER_NAME"
+            | "USER_ID"
+            | "SUSER_SNAME"
+            | "SUSER_NAME"
+            | "SUSER_ID"
+            | "ORIGINAL_LOGIN"
+            | "SERVERPROPERTY"
+            | "DATABASEPROPERTYEX"
+    )
+}
+
+fn prev_is_dot(toks: &[Tok], i: usize) -> bool {
+    toks[..i].iter().rev().find(|t| !t.is_space()).is_some_and(|t| t.is_punct('.'))
+}
+
+/// SQL Server 2022's SERVERPROPERTY answers (the version the login ack announces):
+/// (property, base type, value as SQLite literal); unknown properties are NULL.
+fn server_property(name: &str) -> Option<(&'static str, String)> {
+    let s = |v: &str| ("nvarchar(128)", format!("'{v}'"));
+    let n = |v: i64| ("int", v.to_string());
+    Some(match name.to_ascii_lowercase().as_str() {
+        "productversion" => s(crate::sql::sysprocs::PRODUCT_VERSION),
+        "productmajorversion" => s("16"),
+        "productminorversion" => s("0"),
+        "productbuild" => s("4096"),
+        "productlevel" => s("RTM"),
+        "edition" => s("Developer Edition (64-bit)"),
+        "editionid" => ("bigint", "-2117995310".into()),
+        "engineedition" => n(3),
+        "servername" | "machinename" | "computernamephysicalnetbios" => s("TDSPEER"),
+        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "lcid" => n(1033),
+        "sqlcharset" => ("tinyint", "1".into()),
+        "sqlcharsetname" => s("iso_1"),
+        "sqlsortorder" => ("tinyint", "52".into()),
+        "sqlsortordername" => s("nocase_iso"),
+        "isclustered" | "ishadrenabled" | "isintegratedsecurityonly" | "isfulltextinstalled"
+        | "issingleuser" | "isxtpsupported" | "ispolybaseinstalled" => n(0),
+        "processid" => n(std::process::id() as i64),
+        "resourceversion" => s("16.00.4096"),
+        _ => return None,
+    })
+}
+
+impl Ctx<'_> {
+    /// SQLite text for a session function call with rewritten arguments.
+    fn session_call(&self, up: &str, args: &[String]) -> String {
+        let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        // Database ids as on a fresh SQL Server: master 1, tempdb 2, model 3, msdb 4, then ours.
+        let dbs = [("master", 1), ("tempdb", 2), ("model", 3), ("msdb", 4)];
+        let own_id = dbs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&self.database))
+            .map_or(5, |d| d.1);
+        let arg = args.first();
+        match up {
+            "DB_NAME" => match arg {
+                None => lit(&self.database),
+                Some(a) => {
+                    let mut case = format!("CASE {a}");
+                    for (n, id) in dbs {
+                        case.push_str(&format!(" WHEN {id} THEN '{n}'"));
+                    }
+                    if own_id == 5 {
+                        case.push_str(&format!(" WHEN 5 THEN {}", lit(&self.database)));
+                    }
+                    case + " END"
+                }
+            },
+            "DB_ID" => match arg {
+                None => own_id.to_string(),
+                Some(a) => {
+                    let mut case = format!("CASE lower({a})");
+                    for (n, id) in dbs {
+                        case.push_str(&format!(" WHEN '{n}' THEN {id}"));
+                    }
+                    if own_id == 5 {
+                        case.push_str(&format!(" WHEN lower({}) THEN 5", lit(&self.database)));
+                    }
+                    case + " END"
+                }
+            },
+            // Schema ids of SQL Server: dbo 1, guest 2, INFORMATION_SCHEMA 3, sys 4.
+            "SCHEMA_NAME" => match arg {
+                None => "'dbo'".into(),
+                Some(a) => format!(
+                    "CASE {a} WHEN 1 THEN 'dbo' WHEN 2 THEN 'guest' WHEN 3 THEN 'INFORMATION_SCHEMA' WHEN 4 THEN 'sys' END"
+                ),
+            },
+            "SCHEMA_ID" => match arg {
+                None => "1".into(),
+                Some(a) => format!(
+                    "CASE lower({a}) WHEN 'dbo' THEN 1 WHEN 'guest' THEN 2 WHEN 'information_schema' THEN 3 WHEN 'sys' THEN 4 END"
+                ),
+            },
+            // The login `sa` is the database owner: user dbo (id 1), login sa (principal id 1).
+            "USER_NAME" => match arg {
+                None => "'dbo'".into(),
+                Some(a) => format!("CASE {a} WHEN 1 THEN 'dbo' WHEN 2 THEN 'guest' END"),
+            },
+            "USER_ID" | "SUSER_ID" => "1".into(),
+            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "'sa'".into(),
+            "SERVERPROPERTY" => {
+                let name = arg.map(|a| a.trim_matches('\'').to_string()).unwrap_or_default();
+                match server_property(&name) {
+                    Some((ty, v)) => format!("__cast({v}, 'sql_variant:{ty}')"),
+                    None => "NULL".into(),
+                }
+            }
+            // DATABASEPROPERTYEX(db, 'Collation' | 'Status' | 'Updateability' | …)
+            _ => {
+                let prop = args.get(1).map(|a| a.trim_matches('\'').to_ascii_lowercase());
+                let v = match prop.as_deref() {
+                    Some("collation") => "'SQL_Latin1_General_CP1_CI_AS'",
+                    Some("status") => "'ONLINE'",
+                    Some("updateability") => "'READ_WRITE'",
+                    Some("useraccess") => "'MULTI_USER'",
+                    Some("recovery") => "'SIMPLE'",
+                    Some("version") => "957",
+                    _ => return "NULL".into(),
+                };
+                let ty = if v.starts_with('\'') { "nvarchar(128)" } else { "int" };
+                format!("__cast({v}, 'sql_variant:{ty}')")
+            }
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -285,6 +424,23 @@ impl Ctx<'_> {
                             out.push_str(&fun);
                             i = end + 1;
                             continue;
+                        }
+                        _ if call && session_function(&up) => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let args: Vec<String> = split_commas(&toks[open + 1..close])
+                                .into_iter()
+                                .filter(|p| p.iter().any(|t| !t.is_space()))
+                                .map(|p| self.rw(p).map(|s| s.trim().to_string()))
+                                .collect::<Result<_, _>>()?;
+                            out.push_str(&self.session_call(&up, &args));
+                            i = close + 1;
+                            continue;
+                        }
+                        "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
+                            if !call && !prev_is_dot(toks, i) =>
+                        {
+                            out.push_str(if up == "SYSTEM_USER" { "'sa'" } else { "'dbo'" });
                         }
                         "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
                             // The date part is a bare keyword: pass it as a string.
@@ -528,6 +684,13 @@ impl Ctx<'_> {
                                 .unwrap_or(Ty::DateTime),
                         )
                     }
+                    "DB_NAME" | "SCHEMA_NAME" | "USER_NAME" | "SUSER_SNAME" | "SUSER_NAME"
+                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME" => {
+                        Some(Ty::NVarChar(Some(128)))
+                    }
+                    "DB_ID" => Some(Ty::SmallInt),
+                    "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
+                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" => Some(Ty::Variant),
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
                     _ => None,
@@ -895,6 +1058,7 @@ mod tests {
             identity: Some(7),
             trancount: 0,
             spid: 51,
+            database: "master".into(),
             error: None,
         }
     }

@@ -543,7 +543,8 @@ impl Engine {
                     }
                     return Ok(Flow::Continue);
                 }
-                self.query(toks, &decl, params, out, r)
+                let forms = super::forms::rewrite(toks);
+                self.query(forms.as_deref().unwrap_or(toks), &decl, params, out, r)
             }
             "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" if has_output_clause(toks) => {

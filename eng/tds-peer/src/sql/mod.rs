@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod describe;
 pub mod engine;
 pub mod errors;
+pub mod forms;
 pub mod functions;
 pub mod lexer;
 pub mod procs;

@@ -602,9 +602,28 @@ impl Ctx<'_> {
 
     /// Types of the items of the statement's main SELECT list (see module doc).
     pub fn select_types(&self, toks: &[Tok]) -> Vec<Option<Ty>> {
+        let inner = super::forms::inner_items(toks);
         select_list(toks)
             .into_iter()
-            .map(|item| self.item_type(item, &sig(item)))
+            .map(|item| {
+                let sg = sig(item);
+                self.item_type(item, &sg).or_else(|| {
+                    // A bare column of a derived table takes the type of the inner item that
+                    // names it (`SELECT v FROM (SELECT CAST(… AS DECIMAL(5,2)) AS v …) t`).
+                    let name = match sg.as_slice() {
+                        [Tok::Word(n) | Tok::Quoted(n)] => n,
+                        [_, Tok::Punct('.'), Tok::Word(n) | Tok::Quoted(n)] => n,
+                        _ => return None,
+                    };
+                    inner.iter().find_map(|&(s, e)| {
+                        let it = &toks[s..e];
+                        let isg = sig(it);
+                        (isg.len() > 2 && item_name(&isg).is_some_and(|x| x.eq_ignore_ascii_case(name)))
+                            .then(|| self.item_type(it, &isg))
+                            .flatten()
+                    })
+                })
+            })
             .collect()
     }
 

@@ -2,6 +2,7 @@
 //! statement executor that turns results into TDS tokens.
 
 pub mod catalog;
+pub mod catalog_keys;
 pub mod describe;
 pub mod engine;
 pub mod errors;

@@ -29,6 +29,14 @@ pub fn is_system_proc(name: &str) -> bool {
                 | "sp_columns_100"
                 | "sp_describe_undeclared_parameters"
                 | "sp_describe_first_result_set"
+                | "sp_statistics"
+                | "sp_statistics_100"
+                | "sp_pkeys"
+                | "sp_fkeys"
+                | "sp_table_privileges"
+                | "sp_special_columns"
+                | "sp_special_columns_100"
+                | "sp_stored_procedures"
         )
 }
 
@@ -63,6 +71,12 @@ impl Engine {
                 self.sp_describe_undeclared_parameters(params, out, r)
             }
             "sp_describe_first_result_set" => self.sp_describe_first_result_set(params, out, r),
+            "sp_statistics" | "sp_statistics_100" => self.sp_statistics(params, out, r),
+            "sp_pkeys" => self.sp_pkeys(params, out, r),
+            "sp_fkeys" => self.sp_fkeys(params, out, r),
+            "sp_table_privileges" => self.sp_table_privileges(params, out, r),
+            "sp_special_columns" | "sp_special_columns_100" => self.sp_special_columns(params, out, r),
+            "sp_stored_procedures" => self.sp_stored_procedures(params, out, r),
             _ => return None,
         })
     }
@@ -76,6 +90,10 @@ impl Engine {
         r: &mut Resp,
     ) -> io::Result<()> {
         let mut out = Out::new(true);
+        if std::env::var_os("TDS_PEER_TRACE").is_some() {
+            let v: Vec<_> = params.iter().map(|p| (&p.name, as_text(&p.value))).collect();
+            eprintln!("tds-peer: system rpc {name} {v:?}");
+        }
         let err = match self.system_proc(name, params, &mut out, r) {
             None | Some(Ok(_)) => false,
             Some(Err(StmtErr::Io(e))) => return Err(e),

@@ -32,8 +32,70 @@ fn sp() -> Tok {
 /// Rewritten tokens, or None when the statement has none of these forms.
 pub fn rewrite(toks: &[Tok]) -> Option<Vec<Tok>> {
     let a = assignment_aliases(toks);
-    let b = values_tables(a.as_deref().unwrap_or(toks));
-    b.or(a)
+    let b = values_tables(a.as_deref().unwrap_or(toks)).or(a);
+    let c = sysobjects(b.as_deref().unwrap_or(toks));
+    c.or(b)
+}
+
+/// SQL Server's system base tables as `sysobjects` lists them (type S, their fixed ids), so
+/// that `SELECT TOP 10 … FROM sysobjects` finds rows on an empty database too.
+const SYSTEM_TABLES: &[(&str, i64)] = &[
+    ("sysrscols", 3), ("sysrowsets", 5), ("sysclones", 6), ("sysallocunits", 7), ("sysfiles1", 8),
+    ("sysseobjvalues", 9), ("syspriorities", 17), ("sysdbfrag", 18), ("sysfgfrag", 19),
+    ("sysdbfiles", 20), ("syspru", 21), ("sysbrickfiles", 22), ("sysphfg", 23),
+    ("sysprufiles", 24), ("sysftinds", 25), ("sysowners", 27), ("sysprivs", 29), ("sysschobjs", 34),
+];
+
+/// The compatibility view `sysobjects` ([dbo.|sys.]sysobjects) as a derived table in T-SQL, so
+/// its columns keep their types (crdate/refdate are datetime) through `Ctx::select_types`.
+fn sysobjects_query() -> Vec<Tok> {
+    let system: String = SYSTEM_TABLES
+        .iter()
+        .map(|(n, id)| format!(" UNION ALL SELECT '{n}', {id}, 'S '"))
+        .collect();
+    let created = "CAST('2003-04-08 09:13:36.390' AS DATETIME)";
+    let sql = format!(
+        "(SELECT name, id, xtype, xtype AS type, 1 AS uid, {created} AS crdate, {created} AS refdate \
+         FROM (SELECT name, rowid + 100 AS id, CASE type WHEN 'view' THEN 'V ' ELSE 'U ' END AS xtype \
+         FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' \
+         AND name NOT LIKE '__tdspeer%' UNION ALL SELECT name, 1000000 + rowid, 'P ' \
+         FROM __tdspeer_procs{system}))"
+    );
+    super::lexer::tokenize(&sql).unwrap_or_default()
+}
+
+pub fn sysobjects(toks: &[Tok]) -> Option<Vec<Tok>> {
+    let at = |i: usize| toks[i].is_word("sysobjects") && !toks.get(i + 1).is_some_and(|t| t.is_punct('.'));
+    if !(0..toks.len()).any(at) {
+        return None;
+    }
+    let mut out: Vec<Tok> = Vec::new();
+    for i in 0..toks.len() {
+        if !at(i) {
+            out.push(toks[i].clone());
+            continue;
+        }
+        // Drop a `dbo.` / `sys.` / `master..` qualifier already copied.
+        while out.last().is_some_and(|t| t.is_punct('.') || matches!(t, Tok::Word(w) if ["dbo", "sys", "master"].iter().any(|q| w.eq_ignore_ascii_case(q)))) {
+            out.pop();
+        }
+        out.extend(sysobjects_query());
+        let next = sig_idx(toks, i + 1).map(|j| &toks[j]);
+        let aliased = match next {
+            Some(Tok::Quoted(_)) => true,
+            Some(Tok::Word(w)) => ![
+                "WHERE", "ORDER", "GROUP", "JOIN", "INNER", "LEFT", "RIGHT", "CROSS", "FULL", "ON",
+                "UNION", "HAVING", "OPTION", "WITH",
+            ]
+            .iter()
+            .any(|k| w.eq_ignore_ascii_case(k)),
+            _ => false,
+        };
+        if !aliased {
+            out.extend([sp(), Tok::Word("AS".into()), sp(), Tok::Quoted("sysobjects".into())]);
+        }
+    }
+    Some(out)
 }
 
 /// The items of the SELECT list starting after `select` (index of the SELECT word), up to the

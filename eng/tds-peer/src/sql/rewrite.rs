@@ -290,6 +290,10 @@ impl Ctx<'_> {
 
     /// Rewrites a token slice to SQLite text.
     pub fn rw(&self, toks: &[Tok]) -> Result<String, String> {
+        // `sysobjects` anywhere (an IF EXISTS condition, a subquery) is a derived table.
+        if let Some(expanded) = super::forms::sysobjects(toks) {
+            return self.rw(&expanded);
+        }
         let mut out = String::new();
         // (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
         let mut limits: Vec<(i32, String)> = Vec::new();
@@ -479,7 +483,38 @@ impl Ctx<'_> {
                                 .unwrap_or("")
                                 .trim_matches(|c| c == '[' || c == ']')
                                 .replace('\'', "''");
-                            out.push_str(&format!("(SELECT 1 FROM (SELECT name FROM sqlite_master UNION ALL SELECT name FROM sqlite_temp_master UNION ALL SELECT name FROM __tdspeer_procs) WHERE name = '{name}' COLLATE NOCASE LIMIT 1)"));
+                            // The object's id as sys.objects / sysobjects number it; the optional
+                            // type ('U', 'V', 'P') narrows the search as in SQL Server.
+                            let kind = parts.get(1).and_then(|p| match sig(p).first() {
+                                Some(Tok::Str { s, .. }) => Some(s.trim().to_ascii_uppercase()),
+                                _ => None,
+                            });
+                            out.push_str(&format!(
+                                "(SELECT id FROM ({OBJECT_IDS}) WHERE name = '{name}' COLLATE NOCASE{} LIMIT 1)",
+                                kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
+                                    .unwrap_or_default()
+                            ));
+                            i = close + 1;
+                            continue;
+                        }
+                        "OBJECTPROPERTY" if call => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let parts = split_commas(&toks[open + 1..close]);
+                            let id = self.rw(parts[0])?.trim().to_string();
+                            let prop = match parts.get(1).and_then(|p| sig(p).first().cloned()) {
+                                Some(Tok::Str { s, .. }) => s.to_ascii_lowercase(),
+                                _ => String::new(),
+                            };
+                            let of = |x: &str| {
+                                format!("(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')")
+                            };
+                            out.push_str(&match prop.as_str() {
+                                "isprocedure" => of("P"),
+                                "isusertable" | "istable" => of("U"),
+                                "isview" => of("V"),
+                                _ => "NULL".into(),
+                            });
                             i = close + 1;
                             continue;
                         }
@@ -844,7 +879,11 @@ fn item_name(sg: &[&Tok]) -> Option<String> {
     }
 }
 
-const USER_OBJECTS: &str = "SELECT rowid AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
+/// Every object with the id that OBJECT_ID, sys.objects and sysobjects agree on: tables and
+/// views by SQLite rowid + 100 (ids below are SQL Server's system tables), temp tables negative (as SQL Server's are), procedures 1000000 + rowid.
+const OBJECT_IDS: &str = "SELECT name, rowid + 100 AS id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS xtype FROM sqlite_master WHERE type IN ('table','view') UNION ALL SELECT name, -rowid, 'U' FROM sqlite_temp_master WHERE type = 'table' UNION ALL SELECT name, 1000000 + rowid, 'P' FROM __tdspeer_procs";
+
+const USER_OBJECTS: &str = "SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
 
 /// SQL for `INFORMATION_SCHEMA.TABLES|COLUMNS` and `sys.tables|objects|columns`.
 fn catalog_view(schema: &str, name: Option<&Tok>) -> Option<String> {

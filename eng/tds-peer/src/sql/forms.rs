@@ -269,12 +269,12 @@ mod tests {
     #[test]
     fn select_assignment_alias() {
         let out = rewrite(&tokenize("select i = 1, [j k] = 'x', n").unwrap()).unwrap();
-        assert_eq!(text(&out), r#"select 1 AS "i", 'x' AS "j k", n"#);
+        assert_eq!(text(&out), r#"select  1 AS "i",  'x' AS "j k", n"#);
     }
 
     #[test]
     fn values_with_column_names() {
         let out = rewrite(&tokenize("select v from (values (1, 2), (3, 4)) t(n, v) order by n").unwrap()).unwrap();
-        assert_eq!(text(&out), "select v from (SELECT 1 AS n,  2 AS v UNION ALL SELECT 3,  4) AS t order by n");
+        assert_eq!(text(&out), "select v from (SELECT  1 AS n,  2 AS v UNION ALL SELECT  3,  4) AS t order by n");
     }
 }

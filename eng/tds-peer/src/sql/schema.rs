@@ -12,7 +12,6 @@ pub struct ColInfo {
     /// Position in the primary key (1-based), 0 when not part of it.
     pub pk: i64,
     pub identity: bool,
-    pub default: Option<String>,
 }
 
 /// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`).
@@ -49,7 +48,6 @@ impl Engine {
                     notnull: r.get::<_, i64>(3)? != 0 || identity,
                     pk,
                     identity,
-                    default: r.get(4)?,
                 })
             })
             .ok()?

@@ -1,0 +1,111 @@
+"""Catalog answers as SQL Server gives them: session functions, SERVERPROPERTY, xp_msver,
+multi-part procedure names, OBJECT_ID/sysobjects, and the catalog procedures behind ODBC's
+SQLStatistics / SQLPrimaryKeys / SQLForeignKeys / SQLTablePrivileges / SQLProcedures."""
+
+import datetime as dt
+import uuid
+
+import pyodbc
+import pytest
+
+
+def tname(prefix="tc"):
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def test_session_functions(connect, driver):
+    cur = connect().cursor()
+    row = cur.execute("SELECT SCHEMA_NAME(), DB_NAME(), USER_NAME(), SUSER_SNAME(), SCHEMA_NAME(1), DB_ID('tempdb')").fetchone()
+    assert tuple(row) == ("dbo", "master", "dbo", "sa", "dbo", 2)
+    assert cur.execute("SELECT @@SPID").fetchone()[0] >= 50
+    assert cur.execute("SELECT @@TRANCOUNT").fetchone()[0] == 0
+
+
+def test_database_follows_login_and_use(peer, driver):
+    import tdspeer
+    kw = {"Database": "appdb"}
+    cn = pyodbc.connect(tdspeer.conn_str(peer, driver, **kw), autocommit=True, timeout=10)
+    cur = cn.cursor()
+    assert cur.execute("SELECT DB_NAME(), DB_ID()").fetchone()[0] == "appdb"
+    cur.execute("USE master")
+    assert cur.execute("SELECT DB_NAME()").fetchone()[0] == "master"
+    cn.close()
+
+
+def test_serverproperty_product_version(connect, driver):
+    if driver == "freetds":
+        pytest.skip("pyodbc cannot describe a sql_variant column through FreeTDS (client limit)")
+    cur = connect().cursor()
+    assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128))").fetchone()[0] == "16.0.4096.0"
+    assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductMajorVersion') AS NVARCHAR(10))").fetchone()[0] == "16"
+
+
+def test_xp_msver_with_three_part_names(connect, driver):
+    cur = connect().cursor()
+    row = cur.execute("exec master..xp_msver 'ProductVersion'").fetchone()
+    assert [d[0] for d in cur.description] == ["Index", "Name", "Internal_Value", "Character_Value"]
+    assert (row.Name, row.Character_Value, row.Internal_Value) == ("ProductVersion", "16.0.4096.0", 16 << 16)
+    assert len(cur.execute("EXEC master.dbo.xp_msver").fetchall()) > 5
+    with pytest.raises(pyodbc.ProgrammingError, match="Could not find stored procedure"):
+        cur.execute("EXEC master..xp_nosuch")
+
+
+def test_object_id_and_sysobjects(connect, driver):
+    cur = connect().cursor()
+    t, p = tname(), tname("p")
+    cur.execute(f"CREATE TABLE {t} (id INT)")
+    cur.execute(f"CREATE PROCEDURE {p} AS SELECT 1")
+    tid, pid, none = cur.execute(f"SELECT OBJECT_ID('{t}'), OBJECT_ID('dbo.{p}'), OBJECT_ID('{t}', 'P')").fetchone()
+    assert tid != pid and none is None
+    assert cur.execute(f"SELECT object_id FROM sys.objects WHERE name = '{t}'").fetchone()[0] == tid
+    rows = cur.execute(f"SELECT name, id, xtype, refdate FROM sysobjects WHERE name IN ('{t}', '{p}') ORDER BY id").fetchall()
+    assert [(r.name, r.id, r.xtype) for r in rows] == [(t, tid, "U "), (p, pid, "P ")]
+    assert isinstance(rows[0].refdate, dt.datetime)
+    assert tuple(cur.execute(f"SELECT OBJECTPROPERTY({pid}, 'IsProcedure'), OBJECTPROPERTY({tid}, 'IsProcedure')").fetchone()) == (1, 0)
+    assert len(cur.execute("SELECT TOP 10 name FROM sysobjects").fetchall()) == 10
+    cur.execute(f"if exists (select * from dbo.sysobjects where id = object_id(N'[{p}]') and OBJECTPROPERTY(id, N'IsProcedure') = 1) drop procedure [dbo].[{p}]")
+    assert cur.execute(f"SELECT OBJECT_ID('{p}')").fetchone()[0] is None
+
+
+def test_statistics_primary_and_foreign_keys(connect, driver):
+    cur = connect().cursor()
+    parent, child = tname("par"), tname("chi")
+    cur.execute(f"CREATE TABLE {parent} (id INT PRIMARY KEY, foo INT)")
+    cur.execute(f"CREATE INDEX ix_{parent} ON {parent} (foo)")
+    cur.execute(f"CREATE TABLE {child} (cid INT IDENTITY(1,1) PRIMARY KEY, pid INT REFERENCES {parent}(id) ON DELETE CASCADE)")
+    stats = [tuple(r)[3:9] for r in cur.statistics(parent).fetchall()]
+    assert stats[0][3] == 0, "the SQL_TABLE_STAT row comes first"
+    assert (1, parent, f"ix_{parent}", 3, 1, "foo") in stats
+    assert (0, parent, f"PK__{parent}", 1, 1, "id") in stats
+    assert [(r.column_name, r.key_seq) for r in cur.primaryKeys(parent).fetchall()] == [("id", 1)]
+    assert [r.column_name for r in cur.primaryKeys(child).fetchall()] == ["cid"]
+    fks = [(r.pktable_name, r.pkcolumn_name, r.fktable_name, r.fkcolumn_name, r.delete_rule) for r in cur.foreignKeys(foreignTable=child).fetchall()]
+    assert fks == [(parent, "id", child, "pid", 0)]
+
+
+def test_table_privileges_and_procedures(connect, driver):
+    cur = connect().cursor()
+    t, p = tname(), tname("p")
+    cur.execute(f"CREATE TABLE {t} (id INT)")
+    cur.execute(f"CREATE PROCEDURE {p} @a INT AS SELECT @a")
+    privs = sorted(r.privilege for r in cur.tablePrivileges(t).fetchall())
+    assert privs == ["DELETE", "INSERT", "REFERENCES", "SELECT", "UPDATE"]
+    assert [r.procedure_name for r in cur.procedures(p).fetchall()] == [f"{p};1"]
+
+
+def test_select_alias_by_assignment_and_values_table(connect, driver):
+    from decimal import Decimal
+    cur = connect().cursor()
+    assert tuple(cur.execute("select i = 1, [j] = N'x'").fetchone()) == (1, "x")
+    assert [d[0] for d in cur.description] == ["i", "j"]
+    rows = cur.execute("select v from (values (1, cast('1.5' as decimal(10,2))), (2, cast('-2.25' as decimal(10,2)))) t(n, v) order by n").fetchall()
+    assert [r[0] for r in rows] == [Decimal("1.50"), Decimal("-2.25")]
+
+
+def test_procedure_created_in_rolled_back_transaction_is_gone(connect, driver):
+    cn = connect(autocommit=False)
+    cur = cn.cursor()
+    p = tname("p")
+    cur.execute(f"CREATE PROCEDURE {p} AS SELECT 1")
+    cn.rollback()
+    assert cur.execute(f"SELECT OBJECT_ID('{p}')").fetchone()[0] is None

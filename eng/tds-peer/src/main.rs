@@ -12,6 +12,7 @@ mod session;
 mod sql;
 mod synthetic;
 mod tls;
+mod tvp;
 mod token;
 mod types;
 

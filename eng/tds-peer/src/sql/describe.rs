@@ -25,6 +25,12 @@ const NOT_ALIAS: &[&str] = &[
     "INTERSECT", "OPTION", "FOR", "INTO", "FROM", "DELETE", "UPDATE", "INSERT", "AS",
 ];
 
+/// The deduced type of a parameter: a system type, or a table type (a TVP of a procedure).
+pub enum PType {
+    Scalar(Ty),
+    Table { schema: String, name: String, id: i64 },
+}
+
 /// A table the statement reads or writes, with its alias and columns.
 struct TableRef {
     name: String,
@@ -118,14 +124,57 @@ impl Engine {
         Ok(out)
     }
 
+    /// `EXEC proc @P1, @name = @P2`: each parameter takes the type of the procedure's formal
+    /// parameter it is passed to (a table type for a TVP).
+    fn exec_arguments(&self, sg: &[Tok]) -> Result<Option<Vec<(String, PType)>>, StmtErr> {
+        if !sg.first().is_some_and(|t| t.is_word("EXEC") || t.is_word("EXECUTE")) {
+            return Ok(None);
+        }
+        let Some((parts, next)) = dotted(sg, 1) else { return Ok(None) };
+        let name = parts.last().cloned().unwrap_or_default();
+        let Some((formal, _)) = self.lookup_proc(&name) else {
+            return Err(StmtErr::Sql(SqlError::new(2812, 16, format!("Could not find stored procedure '{name}'."))));
+        };
+        let defs = super::procs::parse_params(&formal)?;
+        let mut out = Vec::new();
+        for (pos, arg) in lexer::split_commas(&sg[next..]).into_iter().enumerate() {
+            let (def, actual) = match arg {
+                [Tok::Var(n), Tok::Punct('='), Tok::Var(a), ..] => {
+                    (defs.iter().find(|d| d.name.eq_ignore_ascii_case(n)), a)
+                }
+                [Tok::Var(a), ..] => (defs.get(pos), a),
+                _ => continue,
+            };
+            let Some(def) = def else { continue };
+            if out.iter().any(|(n, _): &(String, PType)| n.eq_ignore_ascii_case(actual)) {
+                continue;
+            }
+            let ty = match &def.table_type {
+                Some(tt) => match self.lookup_type(tt) {
+                    Some((schema, _, id)) => PType::Table { schema, name: tt.clone(), id },
+                    None => continue,
+                },
+                None => PType::Scalar(def.ty),
+            };
+            out.push((actual.clone(), ty));
+        }
+        Ok(Some(out))
+    }
+
     /// SQL Server's deduced type of each undeclared parameter, in order of first use.
     pub fn undeclared_parameters(
         &self,
         tsql: &str,
         declared: &[String],
-    ) -> Result<Vec<(String, Ty)>, StmtErr> {
+    ) -> Result<Vec<(String, PType)>, StmtErr> {
         let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let sg: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
+        if let Some(found) = self.exec_arguments(&sg)? {
+            return Ok(found
+                .into_iter()
+                .filter(|(n, _)| !declared.iter().any(|d| d.eq_ignore_ascii_case(n)))
+                .collect());
+        }
         let tables = self.referenced_tables(&sg)?;
         let mut locals: Vec<String> = Vec::new();
         let mut names: Vec<String> = Vec::new();
@@ -168,7 +217,7 @@ impl Engine {
         Ok(names
             .into_iter()
             .zip(types)
-            .map(|(n, t)| (n, t.unwrap_or(Ty::NVarChar(Some(4000)))))
+            .map(|(n, t)| (n, PType::Scalar(t.unwrap_or(Ty::NVarChar(Some(4000))))))
             .collect())
     }
 
@@ -224,23 +273,46 @@ impl Engine {
         let rows: Vec<Vec<Value>> = found
             .into_iter()
             .enumerate()
-            .map(|(i, (name, ty))| {
-                let m = meta(ty);
-                let mut row = vec![
-                    Value::Integer(i as i64 + 1),
-                    Value::Text(name),
-                    Value::Integer(m.system_type_id),
-                    Value::Text(type_name(ty)),
-                    Value::Integer(m.max_length),
-                    Value::Integer(m.precision),
-                    Value::Integer(m.scale),
-                    Value::Integer(m.system_type_id),
-                ];
-                row.extend(std::iter::repeat_n(Value::Null, 8));
-                row.extend([0, 0, 0, 1, 0].map(Value::Integer));
-                row.push(Value::Null);
-                row.push(Value::Integer(m.tds_type_id));
-                row.push(Value::Integer(m.tds_length));
+            .map(|(i, (name, pty))| {
+                let text = |s: &str| Value::Text(s.to_string());
+                let mut row = vec![Value::Integer(i as i64 + 1), Value::Text(name)];
+                match pty {
+                    PType::Scalar(ty) => {
+                        let m = meta(ty);
+                        row.extend([
+                            Value::Integer(m.system_type_id),
+                            Value::Text(type_name(ty)),
+                            Value::Integer(m.max_length),
+                            Value::Integer(m.precision),
+                            Value::Integer(m.scale),
+                            Value::Integer(m.system_type_id),
+                        ]);
+                        row.extend(std::iter::repeat_n(Value::Null, 8));
+                        row.extend([0, 0, 0, 1, 0].map(Value::Integer));
+                        row.push(Value::Null);
+                        row.push(Value::Integer(m.tds_type_id));
+                        row.push(Value::Integer(m.tds_length));
+                    }
+                    // A table type (system type 243): its user type names where it lives.
+                    PType::Table { schema, name, id } => {
+                        row.extend([
+                            Value::Integer(243),
+                            Value::Text(format!("{}.{}.{name}", self.database, schema)),
+                            Value::Integer(-1),
+                            Value::Integer(0),
+                            Value::Integer(0),
+                            Value::Integer(id),
+                            text(&self.database),
+                            text(&schema),
+                            text(&name),
+                        ]);
+                        row.extend(std::iter::repeat_n(Value::Null, 5));
+                        row.extend([0, 0, 0, 1, 0].map(Value::Integer));
+                        row.push(Value::Null);
+                        row.push(Value::Integer(0xF3));
+                        row.push(Value::Integer(-1));
+                    }
+                }
                 row
             })
             .collect();

@@ -26,6 +26,8 @@ pub struct Param {
     pub value: Value,
     /// RPC status BYREF (an output parameter of a stored procedure call).
     pub output: bool,
+    /// A table-valued parameter's rows (`value` is NULL then).
+    pub table: Option<std::sync::Arc<crate::tvp::Table>>,
 }
 
 pub struct Shared {
@@ -196,6 +198,7 @@ impl Engine {
         db.pragma_update(None, "synchronous", "OFF")?;
         functions::register(&db)?;
         db.execute_batch(super::procs::PROC_TABLE)?;
+        db.execute_batch(super::tabletypes::TYPES_TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);
@@ -494,7 +497,18 @@ impl Engine {
             || first.starts_with("XP_")
             || (!is_statement_keyword(&first) && self.lookup_proc(&first_tok.text()).is_some())
         {
-            let at = usize::from(first == "EXEC" || first == "EXECUTE");
+            let mut at = usize::from(first == "EXEC" || first == "EXECUTE");
+            // A multi-part name (`dbo.p`, `"dbo".p`, `master..p`) names the procedure by its last part.
+            while sg.get(at + 1).is_some_and(|t| t.is_punct('.')) {
+                let mut k = at + 1;
+                while sg.get(k).is_some_and(|t| t.is_punct('.')) {
+                    k += 1;
+                }
+                if !sg.get(k).is_some_and(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_))) {
+                    break;
+                }
+                at = k;
+            }
             if let Some(name_tok) = sg.get(at) {
                 let name = super::procs::proc_name_of(&name_tok.text().replace('"', ""));
                 if name.eq_ignore_ascii_case("sp_executesql") {
@@ -567,6 +581,16 @@ impl Engine {
                     out.done(r, token::DONE_COUNT, cmd, n as u64)?;
                 }
                 Ok(Flow::Continue)
+            }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("TYPE")) => {
+                if first == "CREATE" {
+                    self.create_type(toks)
+                } else {
+                    self.drop_type(&sg)
+                }
+            }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SCHEMA")) => {
+                self.schema_ddl(&sg)
             }
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);

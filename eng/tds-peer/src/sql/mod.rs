@@ -13,5 +13,6 @@ pub mod procs;
 pub mod rewrite;
 pub mod schema;
 pub mod sysprocs;
+pub mod tabletypes;
 pub mod typeinfo;
 pub mod typemeta;

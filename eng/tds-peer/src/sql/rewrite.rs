@@ -144,6 +144,7 @@ fn session_function(up: &str) -> bool {
             | "ORIGINAL_LOGIN"
             | "SERVERPROPERTY"
             | "DATABASEPROPERTYEX"
+            | "TYPE_ID"
     )
 }
 
@@ -238,6 +239,19 @@ impl Ctx<'_> {
             },
             "USER_ID" | "SUSER_ID" => "1".into(),
             "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "'sa'".into(),
+            // System types by their sys.types id, table types from the peer's catalog.
+            "TYPE_ID" => {
+                let name = arg.map(|a| a.trim_matches('\'').to_string()).unwrap_or_default();
+                let name = crate::sql::schema::base_name(&name);
+                match Ty::parse(&name) {
+                    Some(ty) => crate::sql::typemeta::meta(ty).system_type_id.to_string(),
+                    None => format!(
+                        "(SELECT {} + rowid FROM __tdspeer_types WHERE name = {} COLLATE NOCASE)",
+                        crate::sql::tabletypes::USER_TYPE_BASE,
+                        lit(&name)
+                    ),
+                }
+            }
             "SERVERPROPERTY" => {
                 let name = arg.map(|a| a.trim_matches('\'').to_string()).unwrap_or_default();
                 match server_property(&name) {

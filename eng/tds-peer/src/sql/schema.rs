@@ -19,6 +19,7 @@ pub fn base_name(name: &str) -> String {
     name.rsplit('.')
         .next()
         .unwrap_or(name)
+        .trim()
         .trim_matches(|c| c == '[' || c == ']' || c == '"')
         .to_string()
 }

@@ -135,7 +135,7 @@ impl Engine {
                 _ => (String::new(), part),
             };
             let value = self.eval_value(expr, params)?;
-            args.push(Param { name: pname, ty: None, value, output: false });
+            args.push(Param { name: pname, ty: None, value, output: false, table: None });
         }
         match self.system_proc(&name, &args, out, r) {
             Some(res) => res,

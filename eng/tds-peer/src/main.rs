@@ -12,8 +12,8 @@ mod session;
 mod sql;
 mod synthetic;
 mod tls;
-mod tvp;
 mod token;
+mod tvp;
 mod types;
 
 use session::{Config, Encrypt};

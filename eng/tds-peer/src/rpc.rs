@@ -618,7 +618,9 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             let h = engine.next_handle;
             engine.next_handle += 1;
             let name = crate::sql::procs::proc_name_of(&text_param(p.get(1)));
-            engine.handles.insert(h, (format!("{RPC_HANDLE}{name}"), Vec::new()));
+            engine
+                .handles
+                .insert(h, (format!("{RPC_HANDLE}{name}"), Vec::new()));
             return call_by_name(engine, &name, p.get(2..).unwrap_or(&[]), more, Some(h), r);
         }
         12 => {
@@ -698,7 +700,11 @@ fn call_by_name(
     match engine.lookup_proc(name) {
         Some(def) => engine.call_proc_rpc(name, def, params, more, handle, r),
         None => {
-            let e = SqlError::new(2812, 16, format!("Could not find stored procedure '{name}'."));
+            let e = SqlError::new(
+                2812,
+                16,
+                format!("Could not find stored procedure '{name}'."),
+            );
             fail_proc(r, more, &e)
         }
     }

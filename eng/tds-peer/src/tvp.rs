@@ -18,7 +18,8 @@ fn proto_err(msg: &str) -> io::Error {
 }
 
 fn get(d: &[u8], p: usize, n: usize) -> io::Result<&[u8]> {
-    d.get(p..p + n).ok_or_else(|| proto_err("truncated table-valued parameter"))
+    d.get(p..p + n)
+        .ok_or_else(|| proto_err("truncated table-valued parameter"))
 }
 
 fn u16_at(d: &[u8], p: usize) -> io::Result<usize> {
@@ -41,7 +42,9 @@ fn type_info_len(d: &[u8], p: usize) -> io::Result<usize> {
         0x62 => 5,
         0xF1 => {
             if get(d, p + 1, 1)?[0] == 1 {
-                return Err(proto_err("xml schema collections in a TVP are not supported"));
+                return Err(proto_err(
+                    "xml schema collections in a TVP are not supported",
+                ));
             }
             2
         }
@@ -134,7 +137,16 @@ pub fn parse(
     let mut rows = Vec::new();
     loop {
         match get(d, p, 1)?[0] {
-            0x00 => return Ok((Table { schema, type_name, rows }, p + 1)),
+            0x00 => {
+                return Ok((
+                    Table {
+                        schema,
+                        type_name,
+                        rows,
+                    },
+                    p + 1,
+                ));
+            }
             0x01 => {
                 p += 1;
                 let mut row = Vec::with_capacity(cols.len());
@@ -176,10 +188,17 @@ mod tests {
         d.extend([0x01, 4, 7, 0, 0, 0, 0x01, 0, 0x00]); // 7, NULL, end
         let read = |b: &[u8]| -> io::Result<Value> {
             assert_eq!(&b[..2], &[0x26, 4]);
-            Ok(if b[2] == 0 { Value::Null } else { Value::Integer(b[3] as i64) })
+            Ok(if b[2] == 0 {
+                Value::Null
+            } else {
+                Value::Integer(b[3] as i64)
+            })
         };
         let (t, end) = parse(&d, 0, read).unwrap();
-        assert_eq!((t.schema.as_str(), t.type_name.as_str(), end), ("dbo", "tt", d.len()));
+        assert_eq!(
+            (t.schema.as_str(), t.type_name.as_str(), end),
+            ("dbo", "tt", d.len())
+        );
         assert_eq!(t.rows, vec![vec![Value::Integer(7)], vec![Value::Null]]);
     }
 }

@@ -142,7 +142,15 @@ impl Engine {
             .filter(|(n, _)| like(&name, n))
             .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
             .filter(|(_, ty)| types.is_empty() || types.contains(ty))
-            .map(|(n, ty)| vec![Value::Text(self.database.clone()), t("dbo"), t(&n), t(ty), Value::Null])
+            .map(|(n, ty)| {
+                vec![
+                    Value::Text(self.database.clone()),
+                    t("dbo"),
+                    t(&n),
+                    t(ty),
+                    Value::Null,
+                ]
+            })
             .collect();
         match self.send_rows(&cols, &rows, out, r) {
             Err(StmtErr::Io(e)) => Err(e),

@@ -22,6 +22,9 @@ fn text_arg(params: &[Param], name: &str, pos: usize) -> Option<String> {
     param(params, name, pos).map(as_text)
 }
 
+/// PRAGMA foreign_key_list: (id, seq, parent table, from column, to column, on update, on delete).
+type ForeignKeyRow = (i64, i64, String, String, Option<String>, String, String);
+
 /// One index of a table: (name, unique, is primary key, column names in key order).
 type Index = (String, bool, bool, Vec<String>);
 
@@ -57,7 +60,9 @@ impl Engine {
                 })
                 .unwrap_or_default();
             let pk = origin == "pk";
-            let name = if pk { format!("PK__{table}") } else if name.starts_with("sqlite_autoindex_") {
+            let name = if pk {
+                format!("PK__{table}")
+            } else if name.starts_with("sqlite_autoindex_") {
                 format!("UQ__{table}__{}", cols.join("_"))
             } else {
                 name
@@ -71,17 +76,31 @@ impl Engine {
             let mut pk: Vec<_> = cols.iter().filter(|c| c.pk > 0).collect();
             pk.sort_by_key(|c| c.pk);
             if !pk.is_empty() {
-                out.insert(0, (format!("PK__{table}"), true, true, pk.iter().map(|c| c.name.clone()).collect()));
+                out.insert(
+                    0,
+                    (
+                        format!("PK__{table}"),
+                        true,
+                        true,
+                        pk.iter().map(|c| c.name.clone()).collect(),
+                    ),
+                );
             }
         }
         out
     }
 
     /// sp_statistics_100 @table_name, @table_owner, @table_qualifier, @index_name, @is_unique, @accuracy
-    pub(super) fn sp_statistics(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_statistics(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let table = text_arg(params, "@table_name", 0).unwrap_or_default();
         let index_like = text_arg(params, "@index_name", 3).unwrap_or_else(|| "%".into());
-        let unique_only = text_arg(params, "@is_unique", 4).is_some_and(|u| u.eq_ignore_ascii_case("Y"));
+        let unique_only =
+            text_arg(params, "@is_unique", 4).is_some_and(|u| u.eq_ignore_ascii_case("Y"));
         let cols = vec![
             sysname("TABLE_QUALIFIER"),
             sysname("TABLE_OWNER"),
@@ -102,13 +121,28 @@ impl Engine {
         for name in self.tables_like(&table) {
             let count: i64 = self
                 .db
-                .query_row(&format!("SELECT COUNT(*) FROM \"{}\"", name.replace('"', "\"\"")), [], |r| r.get(0))
+                .query_row(
+                    &format!("SELECT COUNT(*) FROM \"{}\"", name.replace('"', "\"\"")),
+                    [],
+                    |r| r.get(0),
+                )
                 .unwrap_or(0);
             // SQL_TABLE_STAT row first, then the index columns (SQL_INDEX_CLUSTERED for the
             // primary key, as SQL Server clusters it by default; SQL_INDEX_OTHER for the rest).
             rows.push(vec![
-                t(&db), t("dbo"), t(&name), Value::Null, Value::Null, Value::Null, i(0), Value::Null,
-                Value::Null, Value::Null, i(count), i((count + 99) / 100), Value::Null,
+                t(&db),
+                t("dbo"),
+                t(&name),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                i(0),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                i(count),
+                i((count + 99) / 100),
+                Value::Null,
             ]);
             for (iname, unique, pk, icols) in self.indexes(&name) {
                 if (unique_only && !unique) || !like(&index_like, &iname) {
@@ -116,9 +150,19 @@ impl Engine {
                 }
                 for (seq, c) in icols.iter().enumerate() {
                     rows.push(vec![
-                        t(&db), t("dbo"), t(&name), i(!unique as i64), t(&name), t(&iname),
-                        i(if pk { 1 } else { 3 }), i(seq as i64 + 1), t(c), t("A"), Value::Null,
-                        Value::Null, Value::Null,
+                        t(&db),
+                        t("dbo"),
+                        t(&name),
+                        i(!unique as i64),
+                        t(&name),
+                        t(&iname),
+                        i(if pk { 1 } else { 3 }),
+                        i(seq as i64 + 1),
+                        t(c),
+                        t("A"),
+                        Value::Null,
+                        Value::Null,
+                        Value::Null,
                     ]);
                 }
             }
@@ -127,7 +171,12 @@ impl Engine {
     }
 
     /// sp_pkeys @table_name, @table_owner, @table_qualifier
-    pub(super) fn sp_pkeys(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_pkeys(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let table = text_arg(params, "@table_name", 0).unwrap_or_default();
         let cols = vec![
             sysname("TABLE_QUALIFIER"),
@@ -143,7 +192,14 @@ impl Engine {
             for (iname, _, pk, icols) in self.indexes(&name) {
                 if pk {
                     for (seq, c) in icols.iter().enumerate() {
-                        rows.push(vec![t(&db), t("dbo"), t(&name), t(c), i(seq as i64 + 1), t(&iname)]);
+                        rows.push(vec![
+                            t(&db),
+                            t("dbo"),
+                            t(&name),
+                            t(c),
+                            i(seq as i64 + 1),
+                            t(&iname),
+                        ]);
                     }
                 }
             }
@@ -152,7 +208,12 @@ impl Engine {
     }
 
     /// sp_fkeys @pktable_name, @pktable_owner, @pktable_qualifier, @fktable_name, …
-    pub(super) fn sp_fkeys(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_fkeys(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let pk_table = text_arg(params, "@pktable_name", 0);
         let fk_table = text_arg(params, "@fktable_name", 3);
         let cols = vec![
@@ -181,12 +242,25 @@ impl Engine {
         let db = self.database.clone();
         let mut rows = Vec::new();
         for fk in self.tables_like(fk_table.as_deref().unwrap_or("%")) {
-            let list: Vec<(i64, i64, String, String, Option<String>, String, String)> = self
+            let list: Vec<ForeignKeyRow> = self
                 .db
-                .prepare(&format!("PRAGMA foreign_key_list(\"{}\")", fk.replace('"', "\"\"")))
+                .prepare(&format!(
+                    "PRAGMA foreign_key_list(\"{}\")",
+                    fk.replace('"', "\"\"")
+                ))
                 .and_then(|mut st| {
-                    st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?)))
-                        .map(|it| it.flatten().collect())
+                    st.query_map([], |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            r.get(2)?,
+                            r.get(3)?,
+                            r.get(4)?,
+                            r.get(5)?,
+                            r.get(6)?,
+                        ))
+                    })
+                    .map(|it| it.flatten().collect())
                 })
                 .unwrap_or_default();
             for (id, seq, pk, from, to, on_update, on_delete) in list {
@@ -194,12 +268,30 @@ impl Engine {
                     continue;
                 }
                 // A key without a column list references the primary key.
-                let pk_cols = self.indexes(&pk).into_iter().find(|x| x.2).map(|x| x.3).unwrap_or_default();
-                let to = to.or_else(|| pk_cols.get(seq as usize).cloned()).unwrap_or_default();
+                let pk_cols = self
+                    .indexes(&pk)
+                    .into_iter()
+                    .find(|x| x.2)
+                    .map(|x| x.3)
+                    .unwrap_or_default();
+                let to = to
+                    .or_else(|| pk_cols.get(seq as usize).cloned())
+                    .unwrap_or_default();
                 rows.push(vec![
-                    t(&db), t("dbo"), t(&pk), t(&to), t(&db), t("dbo"), t(&fk), t(&from), i(seq + 1),
-                    i(rule(&on_update)), i(rule(&on_delete)), t(&format!("FK__{fk}__{id}")),
-                    t(&format!("PK__{pk}")), i(7),
+                    t(&db),
+                    t("dbo"),
+                    t(&pk),
+                    t(&to),
+                    t(&db),
+                    t("dbo"),
+                    t(&fk),
+                    t(&from),
+                    i(seq + 1),
+                    i(rule(&on_update)),
+                    i(rule(&on_delete)),
+                    t(&format!("FK__{fk}__{id}")),
+                    t(&format!("PK__{pk}")),
+                    i(7),
                 ]);
             }
         }
@@ -207,7 +299,12 @@ impl Engine {
     }
 
     /// sp_table_privileges @table_name, …: the owner (dbo, which `sa` is) holds every privilege.
-    pub(super) fn sp_table_privileges(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_table_privileges(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let table = text_arg(params, "@table_name", 0).unwrap_or_else(|| "%".into());
         let cols = vec![
             sysname("TABLE_QUALIFIER"),
@@ -222,7 +319,15 @@ impl Engine {
         let mut rows = Vec::new();
         for name in self.tables_like(&table) {
             for p in ["DELETE", "INSERT", "REFERENCES", "SELECT", "UPDATE"] {
-                rows.push(vec![t(&db), t("dbo"), t(&name), t("dbo"), t("dbo"), t(p), t("YES")]);
+                rows.push(vec![
+                    t(&db),
+                    t("dbo"),
+                    t(&name),
+                    t("dbo"),
+                    t("dbo"),
+                    t(p),
+                    t("YES"),
+                ]);
             }
         }
         self.send_rows(&cols, &rows, out, r)
@@ -230,7 +335,12 @@ impl Engine {
 
     /// sp_special_columns_100 @table_name, @table_owner, @qualifier, @col_type ('R' best row
     /// identifier = the primary key, 'V' row versioning = none here), …
-    pub(super) fn sp_special_columns(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_special_columns(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let table = text_arg(params, "@table_name", 0).unwrap_or_default();
         let col_type = text_arg(params, "@col_type", 3).unwrap_or_else(|| "R".into());
         let cols = vec![
@@ -248,10 +358,21 @@ impl Engine {
             let all = self.table_columns(&table).unwrap_or_default();
             if let Some((_, _, _, key)) = self.indexes(&table).into_iter().find(|x| x.2) {
                 for k in key {
-                    let Some(c) = all.iter().find(|c| c.name.eq_ignore_ascii_case(&k)) else { continue };
+                    let Some(c) = all.iter().find(|c| c.name.eq_ignore_ascii_case(&k)) else {
+                        continue;
+                    };
                     let (code, tname, size, digits, octets) = odbc_type(c.ty);
                     let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
-                    rows.push(vec![i(1), t(&c.name), i(code), t(&tname), o(size), o(octets.or(size)), o(digits), i(1)]);
+                    rows.push(vec![
+                        i(1),
+                        t(&c.name),
+                        i(code),
+                        t(&tname),
+                        o(size),
+                        o(octets.or(size)),
+                        o(digits),
+                        i(1),
+                    ]);
                 }
             }
         }
@@ -259,7 +380,12 @@ impl Engine {
     }
 
     /// sp_stored_procedures @sp_name, @sp_owner, @sp_qualifier: the peer's procedures as `name;1`.
-    pub(super) fn sp_stored_procedures(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
+    pub(super) fn sp_stored_procedures(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
         let pattern = text_arg(params, "@sp_name", 0).unwrap_or_else(|| "%".into());
         let pattern = pattern.split(';').next().unwrap_or("%").to_string();
         let cols = vec![
@@ -275,14 +401,28 @@ impl Engine {
         let names: Vec<String> = self
             .db
             .prepare("SELECT name FROM __tdspeer_procs ORDER BY name")
-            .and_then(|mut st| st.query_map([], |r| r.get(0)).map(|it| it.flatten().collect()))
+            .and_then(|mut st| {
+                st.query_map([], |r| r.get(0))
+                    .map(|it| it.flatten().collect())
+            })
             .unwrap_or_default();
         let db = self.database.clone();
         // SQL Server answers -1 for the counts (unknown) and SQL_PT_FUNCTION (2) as the type.
         let rows: Vec<Vec<Value>> = names
             .into_iter()
             .filter(|n| like(&pattern, n))
-            .map(|n| vec![t(&db), t("dbo"), t(&format!("{n};1")), i(-1), i(-1), i(-1), Value::Null, i(2)])
+            .map(|n| {
+                vec![
+                    t(&db),
+                    t("dbo"),
+                    t(&format!("{n};1")),
+                    i(-1),
+                    i(-1),
+                    i(-1),
+                    Value::Null,
+                    i(2),
+                ]
+            })
             .collect();
         self.send_rows(&cols, &rows, out, r)
     }

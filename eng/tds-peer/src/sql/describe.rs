@@ -20,15 +20,45 @@ use rusqlite::types::Value;
 
 /// Words after which a table name cannot continue with an alias.
 const NOT_ALIAS: &[&str] = &[
-    "WHERE", "SET", "VALUES", "ON", "JOIN", "INNER", "LEFT", "RIGHT", "OUTER", "CROSS", "FULL",
-    "ORDER", "GROUP", "WITH", "OUTPUT", "SELECT", "DEFAULT", "UNION", "HAVING", "EXCEPT",
-    "INTERSECT", "OPTION", "FOR", "INTO", "FROM", "DELETE", "UPDATE", "INSERT", "AS",
+    "WHERE",
+    "SET",
+    "VALUES",
+    "ON",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "OUTER",
+    "CROSS",
+    "FULL",
+    "ORDER",
+    "GROUP",
+    "WITH",
+    "OUTPUT",
+    "SELECT",
+    "DEFAULT",
+    "UNION",
+    "HAVING",
+    "EXCEPT",
+    "INTERSECT",
+    "OPTION",
+    "FOR",
+    "INTO",
+    "FROM",
+    "DELETE",
+    "UPDATE",
+    "INSERT",
+    "AS",
 ];
 
 /// The deduced type of a parameter: a system type, or a table type (a TVP of a procedure).
 pub enum PType {
     Scalar(Ty),
-    Table { schema: String, name: String, id: i64 },
+    Table {
+        schema: String,
+        name: String,
+        id: i64,
+    },
 }
 
 /// A table the statement reads or writes, with its alias and columns.
@@ -72,7 +102,11 @@ fn virtual_schema(parts: &[String]) -> bool {
 }
 
 fn invalid_object(name: &str) -> StmtErr {
-    StmtErr::Sql(SqlError::new(208, 16, format!("Invalid object name '{name}'.")))
+    StmtErr::Sql(SqlError::new(
+        208,
+        16,
+        format!("Invalid object name '{name}'."),
+    ))
 }
 
 fn is_cmp(t: &Tok) -> bool {
@@ -93,8 +127,7 @@ impl Engine {
             if !kw {
                 continue;
             }
-            loop {
-                let Some((parts, next)) = dotted(sg, i) else { break };
+            while let Some((parts, next)) = dotted(sg, i) {
                 if NOT_ALIAS.iter().any(|k| sg[i].is_word(k)) {
                     break;
                 }
@@ -111,7 +144,9 @@ impl Engine {
                     i += 1;
                 }
                 if !virtual_schema(&parts) {
-                    let cols = self.table_columns(&name).ok_or_else(|| invalid_object(&name))?;
+                    let cols = self
+                        .table_columns(&name)
+                        .ok_or_else(|| invalid_object(&name))?;
                     out.push(TableRef { name, alias, cols });
                 }
                 if sg.get(i).is_some_and(|t| t.is_punct(',')) {
@@ -127,13 +162,22 @@ impl Engine {
     /// `EXEC proc @P1, @name = @P2`: each parameter takes the type of the procedure's formal
     /// parameter it is passed to (a table type for a TVP).
     fn exec_arguments(&self, sg: &[Tok]) -> Result<Option<Vec<(String, PType)>>, StmtErr> {
-        if !sg.first().is_some_and(|t| t.is_word("EXEC") || t.is_word("EXECUTE")) {
+        if !sg
+            .first()
+            .is_some_and(|t| t.is_word("EXEC") || t.is_word("EXECUTE"))
+        {
             return Ok(None);
         }
-        let Some((parts, next)) = dotted(sg, 1) else { return Ok(None) };
+        let Some((parts, next)) = dotted(sg, 1) else {
+            return Ok(None);
+        };
         let name = parts.last().cloned().unwrap_or_default();
         let Some((formal, _)) = self.lookup_proc(&name) else {
-            return Err(StmtErr::Sql(SqlError::new(2812, 16, format!("Could not find stored procedure '{name}'."))));
+            return Err(StmtErr::Sql(SqlError::new(
+                2812,
+                16,
+                format!("Could not find stored procedure '{name}'."),
+            )));
         };
         let defs = super::procs::parse_params(&formal)?;
         let mut out = Vec::new();
@@ -146,12 +190,19 @@ impl Engine {
                 _ => continue,
             };
             let Some(def) = def else { continue };
-            if out.iter().any(|(n, _): &(String, PType)| n.eq_ignore_ascii_case(actual)) {
+            if out
+                .iter()
+                .any(|(n, _): &(String, PType)| n.eq_ignore_ascii_case(actual))
+            {
                 continue;
             }
             let ty = match &def.table_type {
                 Some(tt) => match self.lookup_type(tt) {
-                    Some((schema, _, id)) => PType::Table { schema, name: tt.clone(), id },
+                    Some((schema, _, id)) => PType::Table {
+                        schema,
+                        name: tt.clone(),
+                        id,
+                    },
                     None => continue,
                 },
                 None => PType::Scalar(def.ty),
@@ -184,8 +235,13 @@ impl Engine {
                     continue;
                 }
                 // DECLARE @x … makes @x a local variable, not a parameter.
-                if k > 0 && (sg[k - 1].is_word("DECLARE") || sg[k - 1].is_punct(','))
-                    && sg[..k].iter().rev().take_while(|t| !t.is_punct(';')).any(|t| t.is_word("DECLARE"))
+                if k > 0
+                    && (sg[k - 1].is_word("DECLARE") || sg[k - 1].is_punct(','))
+                    && sg[..k]
+                        .iter()
+                        .rev()
+                        .take_while(|t| !t.is_punct(';'))
+                        .any(|t| t.is_word("DECLARE"))
                     && sg.get(k + 1).is_some_and(|t| ident(t).is_some())
                 {
                     locals.push(v.to_ascii_lowercase());
@@ -243,7 +299,11 @@ impl Engine {
             .unwrap_or_default();
         let found = self.undeclared_parameters(&tsql, &declared)?;
         let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column { name: n.to_string(), ty, nullable };
+        let c = |n: &str, ty: Ty, nullable: bool| Column {
+            name: n.to_string(),
+            ty,
+            nullable,
+        };
         let cols = vec![
             c("parameter_ordinal", Ty::Int, false),
             c("name", sysname(), false),
@@ -256,7 +316,11 @@ impl Engine {
             c("suggested_user_type_database", sysname(), true),
             c("suggested_user_type_schema", sysname(), true),
             c("suggested_user_type_name", sysname(), true),
-            c("suggested_assembly_qualified_type_name", Ty::NVarChar(Some(4000)), true),
+            c(
+                "suggested_assembly_qualified_type_name",
+                Ty::NVarChar(Some(4000)),
+                true,
+            ),
             c("suggested_xml_collection_id", Ty::Int, true),
             c("suggested_xml_collection_database", sysname(), true),
             c("suggested_xml_collection_schema", sysname(), true),
@@ -329,7 +393,11 @@ impl Engine {
         let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
         let described = self.describe_result(&tsql)?;
         let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column { name: n.to_string(), ty, nullable };
+        let c = |n: &str, ty: Ty, nullable: bool| Column {
+            name: n.to_string(),
+            ty,
+            nullable,
+        };
         let mut cols = vec![
             c("is_hidden", Ty::Bit, false),
             c("column_ordinal", Ty::Int, false),
@@ -345,7 +413,11 @@ impl Engine {
             c("user_type_database", sysname(), true),
             c("user_type_schema", sysname(), true),
             c("user_type_name", sysname(), true),
-            c("assembly_qualified_type_name", Ty::NVarChar(Some(4000)), true),
+            c(
+                "assembly_qualified_type_name",
+                Ty::NVarChar(Some(4000)),
+                true,
+            ),
             c("xml_collection_id", Ty::Int, true),
             c("xml_collection_database", sysname(), true),
             c("xml_collection_schema", sysname(), true),
@@ -354,13 +426,29 @@ impl Engine {
             c("is_case_sensitive", Ty::Bit, false),
             c("is_fixed_length_clr_type", Ty::Bit, false),
         ];
-        for n in ["source_server", "source_database", "source_schema", "source_table", "source_column"] {
+        for n in [
+            "source_server",
+            "source_database",
+            "source_schema",
+            "source_table",
+            "source_column",
+        ] {
             cols.push(c(n, sysname(), true));
         }
-        for n in ["is_identity_column", "is_part_of_unique_key", "is_updateable", "is_computed_column", "is_sparse_column_set"] {
+        for n in [
+            "is_identity_column",
+            "is_part_of_unique_key",
+            "is_updateable",
+            "is_computed_column",
+            "is_sparse_column_set",
+        ] {
             cols.push(c(n, Ty::Bit, true));
         }
-        for n in ["ordinal_in_order_by_list", "order_by_list_length", "order_by_is_descending"] {
+        for n in [
+            "ordinal_in_order_by_list",
+            "order_by_list_length",
+            "order_by_is_descending",
+        ] {
             cols.push(c(n, Ty::SmallInt, true));
         }
         cols.push(c("tds_type_id", Ty::Int, false));
@@ -372,11 +460,16 @@ impl Engine {
             .enumerate()
             .map(|(i, (name, ty, nullable, identity))| {
                 let m = meta(ty);
-                let text = |s: Option<&str>| s.map(|s| Value::Text(s.to_string())).unwrap_or(Value::Null);
+                let text =
+                    |s: Option<&str>| s.map(|s| Value::Text(s.to_string())).unwrap_or(Value::Null);
                 let mut row = vec![
                     Value::Integer(0),
                     Value::Integer(i as i64 + 1),
-                    if name.is_empty() { Value::Null } else { Value::Text(name) },
+                    if name.is_empty() {
+                        Value::Null
+                    } else {
+                        Value::Text(name)
+                    },
                     Value::Integer(nullable as i64),
                     Value::Integer(m.system_type_id),
                     Value::Text(type_name(ty)),
@@ -404,24 +497,32 @@ impl Engine {
     /// a statement that returns no rows).
     fn describe_result(&mut self, tsql: &str) -> Result<Vec<(String, Ty, bool, bool)>, StmtErr> {
         let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        let Some(stmt) = lexer::split(&toks)
-            .into_iter()
-            .find(|s| s.iter().find(|t| !t.is_space()).is_some_and(|t| t.is_word("SELECT") || t.is_word("WITH")))
-        else {
+        let Some(stmt) = lexer::split(&toks).into_iter().find(|s| {
+            s.iter()
+                .find(|t| !t.is_space())
+                .is_some_and(|t| t.is_word("SELECT") || t.is_word("WITH"))
+        }) else {
             return Ok(Vec::new());
         };
         let sg: Vec<Tok> = stmt.iter().filter(|t| !t.is_space()).cloned().collect();
         let tables = self.referenced_tables(&sg)?;
         let ctx = self.ctx(&[]);
-        let sql = ctx.rw(&stmt).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = ctx
+            .rw(&stmt)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let forced = ctx.select_types(&stmt);
         let names = super::rewrite::select_names(&stmt);
-        let st = self.db.prepare(&sql).map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
+        let st = self
+            .db
+            .prepare(&sql)
+            .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
         let cols: Vec<(String, Option<Ty>)> = st
             .columns()
             .iter()
             .map(|c| {
-                let ty = c.decl_type().and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
+                let ty = c
+                    .decl_type()
+                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
                 (c.name().to_string(), ty)
             })
             .collect();
@@ -430,7 +531,10 @@ impl Engine {
             .enumerate()
             .map(|(i, (sqlite_name, decl))| {
                 let name = names.get(i).cloned().flatten().unwrap_or(sqlite_name);
-                let col = tables.iter().flat_map(|t| t.cols.iter()).find(|c| c.name.eq_ignore_ascii_case(&name));
+                let col = tables
+                    .iter()
+                    .flat_map(|t| t.cols.iter())
+                    .find(|c| c.name.eq_ignore_ascii_case(&name));
                 let ty = forced.get(i).copied().flatten().or(decl).unwrap_or(Ty::Int);
                 let nullable = !col.is_some_and(|c| c.notnull);
                 (name, ty, nullable, col.is_some_and(|c| c.identity))
@@ -451,15 +555,21 @@ fn arg_text(params: &[Param], name: &str, pos: usize) -> Option<String> {
 /// INSERT [INTO] t [(cols)] VALUES (@p, …)[, (…)] | SELECT @p, …: each bare parameter takes the
 /// type of its target column (without a column list: the table's columns but IDENTITY).
 fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str, Ty)) {
-    let Some(ins) = sg.iter().position(|t| t.is_word("INSERT")) else { return };
+    let Some(ins) = sg.iter().position(|t| t.is_word("INSERT")) else {
+        return;
+    };
     let mut i = ins + 1;
     if sg.get(i).is_some_and(|t| t.is_word("INTO")) {
         i += 1;
     }
-    let Some((parts, next)) = dotted(sg, i) else { return };
+    let Some((parts, next)) = dotted(sg, i) else {
+        return;
+    };
     i = next;
     let name = base_name(parts.last().map(String::as_str).unwrap_or(""));
-    let Some(table) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) else { return };
+    let Some(table) = tables.iter().find(|t| t.name.eq_ignore_ascii_case(&name)) else {
+        return;
+    };
     let mut targets: Vec<&ColInfo> = table.cols.iter().filter(|c| !c.identity).collect();
     if sg.get(i).is_some_and(|t| t.is_punct('(')) {
         let close = close_paren(sg, i);
@@ -492,7 +602,9 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
             }
         }
     } else if sg.get(i).is_some_and(|t| t.is_word("SELECT")) {
-        let end = (i + 1..sg.len()).find(|&k| sg[k].is_word("FROM")).unwrap_or(sg.len());
+        let end = (i + 1..sg.len())
+            .find(|&k| sg[k].is_word("FROM"))
+            .unwrap_or(sg.len());
         bind_list(&lexer::split_commas(&sg[i + 1..end]));
     }
 }
@@ -515,12 +627,17 @@ fn close_paren(sg: &[Tok], open: usize) -> usize {
 /// A column reference ending at `end` (inclusive): `col`, `alias.col`, `[t].[col]`.
 fn column_ending_at(sg: &[Tok], end: usize, tables: &[TableRef]) -> Option<Ty> {
     let col = ident(sg.get(end)?)?;
-    let qualifier = (end >= 2 && sg[end - 1].is_punct('.')).then(|| sg.get(end - 2).and_then(ident)).flatten();
+    let qualifier = (end >= 2 && sg[end - 1].is_punct('.'))
+        .then(|| sg.get(end - 2).and_then(ident))
+        .flatten();
     tables
         .iter()
         .filter(|t| {
             qualifier.is_none_or(|q| {
-                t.name.eq_ignore_ascii_case(q) || t.alias.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(q))
+                t.name.eq_ignore_ascii_case(q)
+                    || t.alias
+                        .as_deref()
+                        .is_some_and(|a| a.eq_ignore_ascii_case(q))
             })
         })
         .flat_map(|t| t.cols.iter())
@@ -544,7 +661,10 @@ fn compared_column(sg: &[Tok], k: usize, tables: &[TableRef]) -> Option<Ty> {
         j -= 1;
         ops += 1;
     }
-    if ops > 0 && j > 0 && let Some(ty) = column_ending_at(sg, j - 1, tables) {
+    if ops > 0
+        && j > 0
+        && let Some(ty) = column_ending_at(sg, j - 1, tables)
+    {
         return Some(ty);
     }
     // @p OP col
@@ -554,7 +674,10 @@ fn compared_column(sg: &[Tok], k: usize, tables: &[TableRef]) -> Option<Ty> {
         j += 1;
         ops += 1;
     }
-    if ops > 0 && j < sg.len() && let Some(ty) = column_starting_at(sg, j, tables) {
+    if ops > 0
+        && j < sg.len()
+        && let Some(ty) = column_starting_at(sg, j, tables)
+    {
         return Some(ty);
     }
     // col BETWEEN @p AND @q
@@ -567,7 +690,10 @@ fn compared_column(sg: &[Tok], k: usize, tables: &[TableRef]) -> Option<Ty> {
     // col [NOT] IN (@p, @q, …)
     let mut j = k;
     while j > 0 && !sg[j - 1].is_punct('(') {
-        if !matches!(sg[j - 1], Tok::Punct(',') | Tok::Var(_) | Tok::Num(_) | Tok::Str { .. }) {
+        if !matches!(
+            sg[j - 1],
+            Tok::Punct(',') | Tok::Var(_) | Tok::Num(_) | Tok::Str { .. }
+        ) {
             return None;
         }
         j -= 1;

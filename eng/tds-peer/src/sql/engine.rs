@@ -2,9 +2,9 @@
 //! TDS tokens with SQL Server's DONE/DONEINPROC conventions.
 
 use super::errors::{SqlError, from_sqlite};
+use super::functions;
 use super::lexer::{self, Tok};
 use super::rewrite::{self, Ctx};
-use super::functions;
 use crate::resp::Resp;
 use crate::synthetic;
 use crate::token::{self, Column, value};
@@ -504,7 +504,10 @@ impl Engine {
                 while sg.get(k).is_some_and(|t| t.is_punct('.')) {
                     k += 1;
                 }
-                if !sg.get(k).is_some_and(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_))) {
+                if !sg
+                    .get(k)
+                    .is_some_and(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_)))
+                {
                     break;
                 }
                 at = k;

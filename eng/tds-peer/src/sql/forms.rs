@@ -40,10 +40,24 @@ pub fn rewrite(toks: &[Tok]) -> Option<Vec<Tok>> {
 /// SQL Server's system base tables as `sysobjects` lists them (type S, their fixed ids), so
 /// that `SELECT TOP 10 … FROM sysobjects` finds rows on an empty database too.
 const SYSTEM_TABLES: &[(&str, i64)] = &[
-    ("sysrscols", 3), ("sysrowsets", 5), ("sysclones", 6), ("sysallocunits", 7), ("sysfiles1", 8),
-    ("sysseobjvalues", 9), ("syspriorities", 17), ("sysdbfrag", 18), ("sysfgfrag", 19),
-    ("sysdbfiles", 20), ("syspru", 21), ("sysbrickfiles", 22), ("sysphfg", 23),
-    ("sysprufiles", 24), ("sysftinds", 25), ("sysowners", 27), ("sysprivs", 29), ("sysschobjs", 34),
+    ("sysrscols", 3),
+    ("sysrowsets", 5),
+    ("sysclones", 6),
+    ("sysallocunits", 7),
+    ("sysfiles1", 8),
+    ("sysseobjvalues", 9),
+    ("syspriorities", 17),
+    ("sysdbfrag", 18),
+    ("sysfgfrag", 19),
+    ("sysdbfiles", 20),
+    ("syspru", 21),
+    ("sysbrickfiles", 22),
+    ("sysphfg", 23),
+    ("sysprufiles", 24),
+    ("sysftinds", 25),
+    ("sysowners", 27),
+    ("sysprivs", 29),
+    ("sysschobjs", 34),
 ];
 
 /// The compatibility view `sysobjects` ([dbo.|sys.]sysobjects) as a derived table in T-SQL, so
@@ -65,7 +79,9 @@ fn sysobjects_query() -> Vec<Tok> {
 }
 
 pub fn sysobjects(toks: &[Tok]) -> Option<Vec<Tok>> {
-    let at = |i: usize| toks[i].is_word("sysobjects") && !toks.get(i + 1).is_some_and(|t| t.is_punct('.'));
+    let at = |i: usize| {
+        toks[i].is_word("sysobjects") && !toks.get(i + 1).is_some_and(|t| t.is_punct('.'))
+    };
     if !(0..toks.len()).any(at) {
         return None;
     }
@@ -92,7 +108,12 @@ pub fn sysobjects(toks: &[Tok]) -> Option<Vec<Tok>> {
             _ => false,
         };
         if !aliased {
-            out.extend([sp(), Tok::Word("AS".into()), sp(), Tok::Quoted("sysobjects".into())]);
+            out.extend([
+                sp(),
+                Tok::Word("AS".into()),
+                sp(),
+                Tok::Quoted("sysobjects".into()),
+            ]);
         }
     }
     Some(out)
@@ -107,7 +128,11 @@ fn list_items(toks: &[Tok], select: usize) -> Vec<(usize, usize)> {
             s = j + 1;
         } else if toks[j].is_word("TOP") {
             let Some(k) = sig_idx(toks, j + 1) else { break };
-            s = if toks[k].is_punct('(') { close_of(toks, k).map_or(k + 1, |c| c + 1) } else { k + 1 };
+            s = if toks[k].is_punct('(') {
+                close_of(toks, k).map_or(k + 1, |c| c + 1)
+            } else {
+                k + 1
+            };
         } else {
             break;
         }
@@ -129,9 +154,21 @@ fn list_items(toks: &[Tok], select: usize) -> Vec<(usize, usize)> {
             items.push((start, i));
             start = i + 1;
         } else if d == 0
-            && ["FROM", "WHERE", "GROUP", "ORDER", "UNION", "EXCEPT", "INTERSECT", "INTO", "HAVING", "OPTION", "FOR"]
-                .iter()
-                .any(|k| t.is_word(k))
+            && [
+                "FROM",
+                "WHERE",
+                "GROUP",
+                "ORDER",
+                "UNION",
+                "EXCEPT",
+                "INTERSECT",
+                "INTO",
+                "HAVING",
+                "OPTION",
+                "FOR",
+            ]
+            .iter()
+            .any(|k| t.is_word(k))
         {
             break;
         }
@@ -147,8 +184,12 @@ fn assignment_aliases(toks: &[Tok]) -> Option<Vec<Tok>> {
     let mut changed = false;
     let mut last = select + 1;
     for (s, e) in list_items(toks, select) {
-        let Some(n) = sig_idx(toks, s).filter(|&n| n < e) else { continue };
-        let Some(eq) = sig_idx(toks, n + 1).filter(|&q| q < e && toks[q].is_punct('=')) else { continue };
+        let Some(n) = sig_idx(toks, s).filter(|&n| n < e) else {
+            continue;
+        };
+        let Some(eq) = sig_idx(toks, n + 1).filter(|&q| q < e && toks[q].is_punct('=')) else {
+            continue;
+        };
         let name = match &toks[n] {
             Tok::Word(w) if !w.starts_with('@') => w.clone(),
             Tok::Quoted(q) => q.clone(),
@@ -223,7 +264,13 @@ fn derived_values(toks: &[Tok], v: usize, close: usize, out: &mut Vec<Tok>) -> O
     out.push(Tok::Punct('('));
     for (k, row) in rows.iter().enumerate() {
         if k > 0 {
-            out.extend([sp(), Tok::Word("UNION".into()), sp(), Tok::Word("ALL".into()), sp()]);
+            out.extend([
+                sp(),
+                Tok::Word("UNION".into()),
+                sp(),
+                Tok::Word("ALL".into()),
+                sp(),
+            ]);
         }
         out.push(Tok::Word("SELECT".into()));
         for (c, expr) in row.iter().enumerate() {
@@ -274,7 +321,12 @@ mod tests {
 
     #[test]
     fn values_with_column_names() {
-        let out = rewrite(&tokenize("select v from (values (1, 2), (3, 4)) t(n, v) order by n").unwrap()).unwrap();
-        assert_eq!(text(&out), "select v from (SELECT  1 AS n,  2 AS v UNION ALL SELECT  3,  4) AS t order by n");
+        let out =
+            rewrite(&tokenize("select v from (values (1, 2), (3, 4)) t(n, v) order by n").unwrap())
+                .unwrap();
+        assert_eq!(
+            text(&out),
+            "select v from (SELECT  1 AS n,  2 AS v UNION ALL SELECT  3,  4) AS t order by n"
+        );
     }
 }

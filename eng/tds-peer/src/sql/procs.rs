@@ -662,24 +662,35 @@ impl Engine {
             }
             // A table-valued parameter of the batch (`exec p @P1` prepared by Driver 18) passed on.
             if let [Tok::Var(v)] = expr.as_slice()
-                && let Some(t) = params.iter().find(|p| p.name.eq_ignore_ascii_case(v)).and_then(|p| p.table.clone())
+                && let Some(t) = params
+                    .iter()
+                    .find(|p| p.name.eq_ignore_ascii_case(v))
+                    .and_then(|p| p.table.clone())
             {
                 tables.push((idx, t));
                 continue;
             }
             values[idx] = Some(self.eval_value(&expr, params)?);
         }
-        let flow = self.run_proc(name, &defs, values, &tables, out, r, |this, proc_vars, _status| {
-            for (var, idx) in &copy_back {
-                if let Some(v) = proc_vars
-                    .iter()
-                    .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
-                {
-                    this.set_var(var, v.value.clone())?;
+        let flow = self.run_proc(
+            name,
+            &defs,
+            values,
+            &tables,
+            out,
+            r,
+            |this, proc_vars, _status| {
+                for (var, idx) in &copy_back {
+                    if let Some(v) = proc_vars
+                        .iter()
+                        .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
+                    {
+                        this.set_var(var, v.value.clone())?;
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(flow)
     }
 
@@ -755,7 +766,9 @@ impl Engine {
         self.proc_depth -= 1;
         self.nocount = saved_nocount;
         for (_, temp) in &table_vars {
-            let _ = self.db.execute_batch(&format!("DROP TABLE IF EXISTS temp.\"{temp}\""));
+            let _ = self
+                .db
+                .execute_batch(&format!("DROP TABLE IF EXISTS temp.\"{temp}\""));
         }
         let proc_vars = std::mem::replace(&mut self.vars, saved);
         let status = std::mem::replace(&mut self.return_status, saved_status);
@@ -804,29 +817,37 @@ impl Engine {
         }
         let mut outputs: Vec<(u16, String, Ty, Value)> = Vec::new();
         let mut return_status = None;
-        let res = self.run_proc(name, &defs, values, &tables, &mut out, r, |_, vars, status| {
-            return_status = status;
-            for (i, d) in defs.iter().enumerate() {
-                let actual = params.iter().enumerate().find(|(pos, p)| {
-                    p.output
-                        && (p.name.eq_ignore_ascii_case(&d.name)
-                            || (p.name.is_empty() && *pos == i))
-                });
-                // SQL Server converts the formal parameter's value to the type the caller
-                // declared for the actual one, and sends it back at the caller's ordinal.
-                if let (true, Some((pos, p))) = (d.output, actual)
-                    && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
-                {
-                    outputs.push((
-                        pos as u16,
-                        p.name.clone(),
-                        p.ty.unwrap_or(d.ty),
-                        v.value.clone(),
-                    ));
+        let res = self.run_proc(
+            name,
+            &defs,
+            values,
+            &tables,
+            &mut out,
+            r,
+            |_, vars, status| {
+                return_status = status;
+                for (i, d) in defs.iter().enumerate() {
+                    let actual = params.iter().enumerate().find(|(pos, p)| {
+                        p.output
+                            && (p.name.eq_ignore_ascii_case(&d.name)
+                                || (p.name.is_empty() && *pos == i))
+                    });
+                    // SQL Server converts the formal parameter's value to the type the caller
+                    // declared for the actual one, and sends it back at the caller's ordinal.
+                    if let (true, Some((pos, p))) = (d.output, actual)
+                        && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
+                    {
+                        outputs.push((
+                            pos as u16,
+                            p.name.clone(),
+                            p.ty.unwrap_or(d.ty),
+                            v.value.clone(),
+                        ));
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         let err = match res {
             Ok(_) => false,
             Err(StmtErr::Io(e)) => return Err(e),

@@ -149,7 +149,11 @@ fn session_function(up: &str) -> bool {
 }
 
 fn prev_is_dot(toks: &[Tok], i: usize) -> bool {
-    toks[..i].iter().rev().find(|t| !t.is_space()).is_some_and(|t| t.is_punct('.'))
+    toks[..i]
+        .iter()
+        .rev()
+        .find(|t| !t.is_space())
+        .is_some_and(|t| t.is_punct('.'))
 }
 
 /// SQL Server 2022's SERVERPROPERTY answers (the version the login ack announces):
@@ -173,8 +177,13 @@ fn server_property(name: &str) -> Option<(&'static str, String)> {
         "sqlcharsetname" => s("iso_1"),
         "sqlsortorder" => ("tinyint", "52".into()),
         "sqlsortordername" => s("nocase_iso"),
-        "isclustered" | "ishadrenabled" | "isintegratedsecurityonly" | "isfulltextinstalled"
-        | "issingleuser" | "isxtpsupported" | "ispolybaseinstalled" => n(0),
+        "isclustered"
+        | "ishadrenabled"
+        | "isintegratedsecurityonly"
+        | "isfulltextinstalled"
+        | "issingleuser"
+        | "isxtpsupported"
+        | "ispolybaseinstalled" => n(0),
         "processid" => n(std::process::id() as i64),
         "resourceversion" => s("16.00.4096"),
         _ => return None,
@@ -241,7 +250,9 @@ impl Ctx<'_> {
             "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "'sa'".into(),
             // System types by their sys.types id, table types from the peer's catalog.
             "TYPE_ID" => {
-                let name = arg.map(|a| a.trim_matches('\'').to_string()).unwrap_or_default();
+                let name = arg
+                    .map(|a| a.trim_matches('\'').to_string())
+                    .unwrap_or_default();
                 let name = crate::sql::schema::base_name(&name);
                 match Ty::parse(&name) {
                     Some(ty) => crate::sql::typemeta::meta(ty).system_type_id.to_string(),
@@ -253,7 +264,9 @@ impl Ctx<'_> {
                 }
             }
             "SERVERPROPERTY" => {
-                let name = arg.map(|a| a.trim_matches('\'').to_string()).unwrap_or_default();
+                let name = arg
+                    .map(|a| a.trim_matches('\'').to_string())
+                    .unwrap_or_default();
                 match server_property(&name) {
                     Some((ty, v)) => format!("__cast({v}, 'sql_variant:{ty}')"),
                     None => "NULL".into(),
@@ -261,7 +274,9 @@ impl Ctx<'_> {
             }
             // DATABASEPROPERTYEX(db, 'Collation' | 'Status' | 'Updateability' | …)
             _ => {
-                let prop = args.get(1).map(|a| a.trim_matches('\'').to_ascii_lowercase());
+                let prop = args
+                    .get(1)
+                    .map(|a| a.trim_matches('\'').to_ascii_lowercase());
                 let v = match prop.as_deref() {
                     Some("collation") => "'SQL_Latin1_General_CP1_CI_AS'",
                     Some("status") => "'ONLINE'",
@@ -271,7 +286,11 @@ impl Ctx<'_> {
                     Some("version") => "957",
                     _ => return "NULL".into(),
                 };
-                let ty = if v.starts_with('\'') { "nvarchar(128)" } else { "int" };
+                let ty = if v.starts_with('\'') {
+                    "nvarchar(128)"
+                } else {
+                    "int"
+                };
                 format!("__cast({v}, 'sql_variant:{ty}')")
             }
         }
@@ -521,7 +540,9 @@ impl Ctx<'_> {
                                 _ => String::new(),
                             };
                             let of = |x: &str| {
-                                format!("(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')")
+                                format!(
+                                    "(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')"
+                                )
                             };
                             out.push_str(&match prop.as_str() {
                                 "isprocedure" => of("P"),
@@ -667,9 +688,10 @@ impl Ctx<'_> {
                     inner.iter().find_map(|&(s, e)| {
                         let it = &toks[s..e];
                         let isg = sig(it);
-                        (isg.len() > 2 && item_name(&isg).is_some_and(|x| x.eq_ignore_ascii_case(name)))
-                            .then(|| self.item_type(it, &isg))
-                            .flatten()
+                        (isg.len() > 2
+                            && item_name(&isg).is_some_and(|x| x.eq_ignore_ascii_case(name)))
+                        .then(|| self.item_type(it, &isg))
+                        .flatten()
                     })
                 })
             })

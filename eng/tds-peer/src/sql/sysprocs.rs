@@ -75,7 +75,9 @@ impl Engine {
             "sp_pkeys" => self.sp_pkeys(params, out, r),
             "sp_fkeys" => self.sp_fkeys(params, out, r),
             "sp_table_privileges" => self.sp_table_privileges(params, out, r),
-            "sp_special_columns" | "sp_special_columns_100" => self.sp_special_columns(params, out, r),
+            "sp_special_columns" | "sp_special_columns_100" => {
+                self.sp_special_columns(params, out, r)
+            }
             "sp_stored_procedures" => self.sp_stored_procedures(params, out, r),
             _ => return None,
         })
@@ -91,7 +93,10 @@ impl Engine {
     ) -> io::Result<()> {
         let mut out = Out::new(true);
         if std::env::var_os("TDS_PEER_TRACE").is_some() {
-            let v: Vec<_> = params.iter().map(|p| (&p.name, as_text(&p.value))).collect();
+            let v: Vec<_> = params
+                .iter()
+                .map(|p| (&p.name, as_text(&p.value)))
+                .collect();
             eprintln!("tds-peer: system rpc {name} {v:?}");
         }
         let err = match self.system_proc(name, params, &mut out, r) {
@@ -114,10 +119,15 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        let start = toks.iter().position(|t| !t.is_space()).unwrap_or(toks.len());
+        let start = toks
+            .iter()
+            .position(|t| !t.is_space())
+            .unwrap_or(toks.len());
         // The (multi-part) name: words, brackets and dots without spaces between them.
         let mut end = start;
-        while end < toks.len() && matches!(toks[end], Tok::Word(_) | Tok::Quoted(_) | Tok::Punct('.')) {
+        while end < toks.len()
+            && matches!(toks[end], Tok::Word(_) | Tok::Quoted(_) | Tok::Punct('.'))
+        {
             end += 1;
         }
         let name: String = toks[start..end].iter().map(|t| t.text()).collect();
@@ -135,7 +145,13 @@ impl Engine {
                 _ => (String::new(), part),
             };
             let value = self.eval_value(expr, params)?;
-            args.push(Param { name: pname, ty: None, value, output: false, table: None });
+            args.push(Param {
+                name: pname,
+                ty: None,
+                value,
+                output: false,
+                table: None,
+            });
         }
         match self.system_proc(&name, &args, out, r) {
             Some(res) => res,
@@ -149,7 +165,9 @@ impl Engine {
 
     /// xp_msver [name]: SQL Server 2022's version facts (what the login ack announces).
     fn xp_msver(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
-        let want = params.first().map(|p| as_text(&p.value).to_ascii_lowercase());
+        let want = params
+            .first()
+            .map(|p| as_text(&p.value).to_ascii_lowercase());
         let cols = vec![
             Column::new("Index", Ty::Int),
             Column::new("Name", Ty::NVarChar(Some(128))),
@@ -166,7 +184,11 @@ impl Engine {
             ("FileDescription", None, "SQL Server Windows NT - 64 Bit"),
             ("FileVersion", None, "2022.0160.4096.00"),
             ("InternalName", None, "SQLSERVR"),
-            ("LegalCopyright", None, "Microsoft Corp. All rights reserved."),
+            (
+                "LegalCopyright",
+                None,
+                "Microsoft Corp. All rights reserved.",
+            ),
             ("OriginalFilename", None, "SQLSERVR.EXE"),
             ("ProcessorCount", Some(2), "2"),
         ];

@@ -42,7 +42,9 @@ fn err(n: i32, msg: String) -> StmtErr {
 
 /// The body with each table-valued parameter `@p` replaced by its TEMP table.
 pub fn substitute_table_vars(body: &str, vars: &[(String, String)]) -> String {
-    let Ok(toks) = lexer::tokenize(body) else { return body.to_string() };
+    let Ok(toks) = lexer::tokenize(body) else {
+        return body.to_string();
+    };
     toks.iter()
         .map(|t| match t {
             Tok::Var(v) => vars
@@ -72,14 +74,21 @@ impl Engine {
         let sg = sig(toks);
         let (schema, name) = qualified(&sg[2..]);
         let Some(table_kw) = sg.iter().position(|t| t.is_word("TABLE")) else {
-            return Err(StmtErr::Sql(SqlError::unsupported("CREATE TYPE … FROM (alias types)")));
+            return Err(StmtErr::Sql(SqlError::unsupported(
+                "CREATE TYPE … FROM (alias types)",
+            )));
         };
-        let open = toks.iter().position(|t| std::ptr::eq(t, sg[table_kw])).unwrap() + 1;
+        let open = toks
+            .iter()
+            .position(|t| std::ptr::eq(t, sg[table_kw]))
+            .unwrap()
+            + 1;
         let body: String = toks[open..].iter().map(|t| t.text()).collect();
         // Checked now, as SQL Server does: the columns must make a valid table.
         let probe: Vec<Tok> = lexer::tokenize(&format!("CREATE TABLE #__probe {body}"))
             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        rewrite::create_table(&self.ctx(&[]), &probe).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        rewrite::create_table(&self.ctx(&[]), &probe)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         self.before_write()?;
         self.db
             .execute(
@@ -106,7 +115,12 @@ impl Engine {
             .execute("DELETE FROM __tdspeer_types WHERE name = ?1", [&name])
             .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         if n == 0 && !if_exists {
-            return Err(err(218, format!("Could not find the type '{name}' because it does not exist or you do not have permission.")));
+            return Err(err(
+                218,
+                format!(
+                    "Could not find the type '{name}' because it does not exist or you do not have permission."
+                ),
+            ));
         }
         Ok(Flow::Continue)
     }
@@ -118,7 +132,11 @@ impl Engine {
         let if_exists = sg.get(2).is_some_and(|t| t.is_word("IF"));
         let name = match sg.get(if if_exists { 4 } else { 2 }) {
             Some(Tok::Word(w) | Tok::Quoted(w)) => w.clone(),
-            _ => return Err(StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'SCHEMA'."))),
+            _ => {
+                return Err(StmtErr::Sql(SqlError::syntax(
+                    "Incorrect syntax near 'SCHEMA'.",
+                )));
+            }
         };
         self.before_write()?;
         let sql = if create {
@@ -128,30 +146,57 @@ impl Engine {
         };
         let n = self.db.execute(sql, [&name]).map_err(|e| {
             if e.to_string().contains("UNIQUE") {
-                err(2714, format!("There is already an object named '{name}' in the database."))
+                err(
+                    2714,
+                    format!("There is already an object named '{name}' in the database."),
+                )
             } else {
                 StmtErr::Sql(from_sqlite(&e))
             }
         })?;
         if n == 0 && !create && !if_exists {
-            return Err(err(3701, format!("Cannot drop the schema '{name}', because it does not exist or you do not have permission.")));
+            return Err(err(
+                3701,
+                format!(
+                    "Cannot drop the schema '{name}', because it does not exist or you do not have permission."
+                ),
+            ));
         }
         Ok(Flow::Continue)
     }
 
     /// Creates the TEMP table behind table-valued parameter `var` of type `type_name` and loads
     /// its rows; returns the table's name.
-    pub(super) fn table_param(&mut self, var: &str, type_name: &str, rows: Option<&Table>) -> Result<String, StmtErr> {
-        let (_, body, _) = self
-            .lookup_type(type_name)
-            .ok_or_else(|| err(2715, format!("Column, parameter, or variable {var}: Cannot find data type {type_name}.")))?;
+    pub(super) fn table_param(
+        &mut self,
+        var: &str,
+        type_name: &str,
+        rows: Option<&Table>,
+    ) -> Result<String, StmtErr> {
+        let (_, body, _) = self.lookup_type(type_name).ok_or_else(|| {
+            err(
+                2715,
+                format!("Column, parameter, or variable {var}: Cannot find data type {type_name}."),
+            )
+        })?;
         // The TVP names its table type; another type than the parameter's is a type clash.
-        if let Some(t) = rows.filter(|t| !t.type_name.is_empty() && !t.type_name.eq_ignore_ascii_case(type_name)) {
-            return Err(err(206, format!("Operand type clash: {}.{} is incompatible with {type_name}", t.schema, t.type_name)));
+        if let Some(t) =
+            rows.filter(|t| !t.type_name.is_empty() && !t.type_name.eq_ignore_ascii_case(type_name))
+        {
+            return Err(err(
+                206,
+                format!(
+                    "Operand type clash: {}.{} is incompatible with {type_name}",
+                    t.schema, t.type_name
+                ),
+            ));
         }
         let temp = format!("#__tvp_{}_{}", var.trim_start_matches('@'), self.proc_depth);
-        let toks = lexer::tokenize(&format!("CREATE TABLE {temp} {body}")).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        let sql = rewrite::create_table(&self.ctx(&[]), &toks).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?.sql;
+        let toks = lexer::tokenize(&format!("CREATE TABLE {temp} {body}"))
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = rewrite::create_table(&self.ctx(&[]), &toks)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+            .sql;
         let q = format!("temp.\"{temp}\"");
         self.db
             .execute_batch(&format!("DROP TABLE IF EXISTS {q}; {sql}"))
@@ -163,7 +208,8 @@ impl Engine {
                 .prepare(&format!("INSERT INTO {q} VALUES ({marks})"))
                 .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
             for row in &t.rows {
-                ins.execute(rusqlite::params_from_iter(row.iter())).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                ins.execute(rusqlite::params_from_iter(row.iter()))
+                    .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
             }
         }
         Ok(temp)
@@ -175,6 +221,9 @@ mod tests {
     #[test]
     fn table_vars_become_temp_tables() {
         let vars = vec![("@TVP".to_string(), "#__tvp_TVP_1".to_string())];
-        assert_eq!(super::substitute_table_vars("SELECT * FROM @tvp WHERE @x = 1", &vars), "SELECT * FROM #__tvp_TVP_1 WHERE @x = 1");
+        assert_eq!(
+            super::substitute_table_vars("SELECT * FROM @tvp WHERE @x = 1", &vars),
+            "SELECT * FROM #__tvp_TVP_1 WHERE @x = 1"
+        );
     }
 }

@@ -58,7 +58,14 @@ pub fn meta(ty: Ty) -> TypeMeta {
         Ty::Money => m(60, 8, 19, 4, 0x6E, 8),
         Ty::SmallMoney => m(122, 4, 10, 4, 0x6E, 4),
         Ty::Date => m(40, 3, 10, 0, 0x28, 3),
-        Ty::Time(s) => m(41, time_len(s), 8 + frac_digits(s), s as i64, 0x29, time_len(s)),
+        Ty::Time(s) => m(
+            41,
+            time_len(s),
+            8 + frac_digits(s),
+            s as i64,
+            0x29,
+            time_len(s),
+        ),
         Ty::DateTime => m(61, 8, 23, 3, 0x6F, 8),
         Ty::SmallDateTime => m(58, 4, 16, 0, 0x6F, 4),
         Ty::DateTime2(s) => {
@@ -109,7 +116,10 @@ mod tests {
     #[test]
     fn catalog_sizes_match_sql_server() {
         let d = meta(Ty::Decimal(18, 4));
-        assert_eq!((d.system_type_id, d.max_length, d.precision, d.scale), (106, 9, 18, 4));
+        assert_eq!(
+            (d.system_type_id, d.max_length, d.precision, d.scale),
+            (106, 9, 18, 4)
+        );
         let t = meta(Ty::DateTime2(3));
         assert_eq!((t.max_length, t.precision, t.scale), (7, 23, 3));
         let o = meta(Ty::DateTimeOffset(7));

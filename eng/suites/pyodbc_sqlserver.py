@@ -3,8 +3,12 @@
 The sdist is downloaded at run time with pip (never committed), checked against the sha256
 below, and unpacked into a temporary directory. The peer (eng/peers/tdspeer.py) is started on a
 free port and the suite gets its connection string through PYODBC_SQLSERVER, the variable the
-file reads. Prints `N passed, N failed, N skipped` and exits non-zero when the pass share of the
+file reads. Prints passed / failed / skipped and exits non-zero when the pass share of the
 tests that ran (passed / (passed + failed)) is below --floor, or when nothing ran.
+
+The failures known and explained in eng/tds-peer/README.md are marked xfail(strict) in the
+run (KNOWN_FAILURES): they still count as failed in the share, and one that starts passing
+fails the run (XPASS), so the list and the README stay true.
 
     .venv/bin/python eng/suites/pyodbc_sqlserver.py [--floor 0.90] [-- extra pytest args]
 """
@@ -30,9 +34,31 @@ VERSION = "5.5.0"
 SDIST = f"pyodbc-{VERSION}.tar.gz"
 SHA256 = "7a78873cac66b2857bf490a24a3e3aada24f839534e97c67e177f691e7d701ac"
 # The share of the tests that run which must pass; raise it as the peer improves.
-DEFAULT_FLOOR = 0.90
+DEFAULT_FLOOR = 0.97
 # The suite expects its own database, not master (test_set_string_attr switches to master).
 DATABASE = "pyodbc_tests"
+
+
+# test name -> why the peer fails it (eng/tds-peer/README.md has the same list).
+KNOWN_FAILURES = {
+    "test_sp_results_from_vartbl": "no table variables (DECLARE @t TABLE)",
+    "test_func_param": "no user-defined functions (CREATE FUNCTION)",
+    "test_concatenation": "varchar_col + varchar_col is numeric addition: + concatenates only next to a literal",
+    "test_sql_variant": "the peer's sql_variant encoding of a varchar value is not SQL Server's",
+}
+
+PLUGIN = """
+import pytest
+
+KNOWN = {known!r}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        reason = KNOWN.get(item.name)
+        if reason:
+            item.add_marker(pytest.mark.xfail(reason="tds-peer limit: " + reason, strict=True))
+"""
 
 
 def fetch_sdist(dest: Path) -> Path:
@@ -60,12 +86,22 @@ def unpack_tests(sdist: Path, dest: Path) -> Path:
 
 
 def counts(junit: Path) -> dict:
-    suite = ET.parse(junit).getroot()
-    suite = suite if suite.tag == "testsuite" else suite.find("testsuite")
-    total = int(suite.get("tests", 0))
-    failed = int(suite.get("failures", 0)) + int(suite.get("errors", 0))
-    skipped = int(suite.get("skipped", 0))
-    return {"passed": total - failed - skipped, "failed": failed, "skipped": skipped}
+    """passed / failed (known xfails included) / skipped, and strict XPASSes, from pytest's
+    JUnit report."""
+    c = {"passed": 0, "failed": 0, "known": 0, "skipped": 0, "xpassed": 0}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        outcome = {child.tag: child for child in case}
+        if "failure" in outcome or "error" in outcome:
+            c["failed"] += 1
+            bad = outcome.get("failure", outcome.get("error"))
+            c["xpassed"] += (bad.get("message") or "").startswith("[XPASS(strict)]")
+        elif "skipped" in outcome:
+            xfail = outcome["skipped"].get("type") == "pytest.xfail"
+            c["failed" if xfail else "skipped"] += 1
+            c["known"] += xfail
+        else:
+            c["passed"] += 1
+    return c
 
 
 def main() -> int:
@@ -83,9 +119,11 @@ def main() -> int:
         tmp = Path(tmp)
         tests = unpack_tests(fetch_sdist(tmp), tmp)
         junit = tmp / "junit.xml"
+        (tmp / "pyodbc_known_failures.py").write_text(PLUGIN.format(known=KNOWN_FAILURES))
         with tdspeer.start_peer() as peer:
-            env = dict(os.environ, PYODBC_SQLSERVER=tdspeer.conn_str(peer, "msodbcsql", Database=DATABASE))
-            cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE", "--tb=short",
+            env = dict(os.environ, PYODBC_SQLSERVER=tdspeer.conn_str(peer, "msodbcsql", Database=DATABASE),
+                       PYTHONPATH=os.pathsep.join(filter(None, [str(tmp), os.environ.get("PYTHONPATH")])))
+            cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pyodbc_known_failures", "-rfExX", "--tb=short",
                    f"--junitxml={junit}", "-o", "junit_family=xunit2", str(tests / "sqlserver_test.py"), *args.pytest_args]
             rc = subprocess.run(cmd, env=env, cwd=tmp).returncode
         if not junit.is_file():
@@ -95,8 +133,11 @@ def main() -> int:
     ran = c["passed"] + c["failed"]
     share = c["passed"] / ran if ran else 0.0
     print(f"pyodbc {VERSION} sqlserver_test.py vs tds-peer: pass share {share:.1%} (floor {args.floor:.0%})")
-    print(f"pyodbc-suite: {c['passed']} passed, {c['failed']} failed, {c['skipped']} skipped")
-    return 0 if ran and share >= args.floor else 1
+    print(f"pyodbc {VERSION} suite: {c['passed']} passed, {c['failed']} failed "
+          f"({c['known']} of them known peer limits, see eng/tds-peer/README.md), {c['skipped']} skipped")
+    if c["xpassed"]:
+        print(f"{c['xpassed']} known failure(s) now pass: update KNOWN_FAILURES and the README", file=sys.stderr)
+    return 0 if ran and share >= args.floor and not c["xpassed"] else 1
 
 
 if __name__ == "__main__":

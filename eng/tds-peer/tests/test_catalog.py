@@ -109,3 +109,14 @@ def test_procedure_created_in_rolled_back_transaction_is_gone(connect, driver):
     cur.execute(f"CREATE PROCEDURE {p} AS SELECT 1")
     cn.rollback()
     assert cur.execute(f"SELECT OBJECT_ID('{p}')").fetchone()[0] is None
+
+
+def test_three_part_and_db_dot_dot_names(connect, driver):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE master.dbo.{t} (id INT)")
+    cur.execute(f"INSERT INTO [master].[dbo].[{t}] VALUES (1)")
+    cur.execute(f"INSERT INTO master..{t} VALUES (2)")
+    assert [r[0] for r in cur.execute(f"SELECT x.id FROM master..{t} x ORDER BY x.id")] == [1, 2]
+    assert cur.execute(f"SELECT COUNT(*) FROM master.sys.objects WHERE name = '{t}'").fetchone()[0] == 1
+    assert cur.execute(f"SELECT COUNT(*) FROM master.INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = '{t}'").fetchone()[0] == 1

@@ -191,6 +191,28 @@ fn server_property(name: &str) -> Option<(&'static str, String)> {
 }
 
 impl Ctx<'_> {
+    /// For a database name starting a three-part name (`master.dbo.t`, `appdb..t`, the
+    /// current database or a system one), the index after its dot(s); `dot` is the next
+    /// significant token's index.
+    fn database_prefix(&self, toks: &[Tok], up: &str, dot: Option<usize>) -> Option<usize> {
+        let dot = dot.filter(|&j| toks[j].is_punct('.'))?;
+        let known = ["MASTER", "TEMPDB", "MODEL", "MSDB"].contains(&up)
+            || up.eq_ignore_ascii_case(&self.database);
+        if !known {
+            return None;
+        }
+        let n = next_sig(toks, dot + 1)?;
+        match &toks[n] {
+            Tok::Punct('.') => Some(n + 1),
+            Tok::Word(_) | Tok::Quoted(_)
+                if next_sig(toks, n + 1).is_some_and(|k| toks[k].is_punct('.')) =>
+            {
+                Some(dot + 1)
+            }
+            _ => None,
+        }
+    }
+
     /// SQLite text for a session function call with rewritten arguments.
     fn session_call(&self, up: &str, args: &[String]) -> String {
         let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
@@ -346,7 +368,20 @@ impl Ctx<'_> {
                     depth -= 1;
                     out.push(')');
                 }
-                Tok::Quoted(q) => out.push_str(&quote_ident(q)),
+                Tok::Quoted(q) => {
+                    // `[master].[dbo].[t]`: bracketed database and schema prefixes as bare ones.
+                    let next = next_sig(toks, i + 1);
+                    let up = q.to_ascii_uppercase();
+                    if let Some(after) = self.database_prefix(toks, &up, next) {
+                        i = after;
+                        continue;
+                    }
+                    if up == "DBO" && next.is_some_and(|j| toks[j].is_punct('.')) {
+                        i = next.unwrap() + 1;
+                        continue;
+                    }
+                    out.push_str(&quote_ident(q))
+                }
                 Tok::Num(n) => out.push_str(&num_literal(n)),
                 Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
                 Tok::Hex(h) => out.push_str(&format!(
@@ -638,6 +673,11 @@ impl Ctx<'_> {
                             continue;
                         }
                         "NOLOCK" | "CLUSTERED" | "NONCLUSTERED" => {}
+                        _ if let Some(after) = self.database_prefix(toks, &up, next) => {
+                            // `db.schema.name` / `db..name`: the peer has one database.
+                            i = after;
+                            continue;
+                        }
                         "DBO" if next.is_some_and(|j| toks[j].is_punct('.')) => {
                             // SQLite would read dbo as an attached database name.
                             i = next.unwrap() + 1;

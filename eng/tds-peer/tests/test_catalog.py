@@ -120,3 +120,20 @@ def test_three_part_and_db_dot_dot_names(connect, driver):
     assert [r[0] for r in cur.execute(f"SELECT x.id FROM master..{t} x ORDER BY x.id")] == [1, 2]
     assert cur.execute(f"SELECT COUNT(*) FROM master.sys.objects WHERE name = '{t}'").fetchone()[0] == 1
     assert cur.execute(f"SELECT COUNT(*) FROM master.INFORMATION_SCHEMA.TABLES WHERE TABLE_NAME = '{t}'").fetchone()[0] == 1
+
+
+def test_procedure_columns(connect, driver):
+    cur = connect().cursor()
+    p = tname("p")
+    cur.execute(f"CREATE PROCEDURE {p} @a INT, @b NVARCHAR(20) OUTPUT AS SELECT @a")
+    rows = [(r.column_name, r.column_type, r.type_name, r.ordinal_position) for r in cur.procedureColumns(p).fetchall()]
+    # SQL_RETURN_VALUE (5) first, then SQL_PARAM_INPUT (1) and SQL_PARAM_INPUT_OUTPUT (2).
+    assert rows == [("@RETURN_VALUE", 5, "int", 0), ("@a", 1, "int", 1), ("@b", 2, "nvarchar", 2)]
+
+
+def test_columns_buffer_length_as_sql_server(connect, driver):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a INT, b DECIMAL(18,4), c NVARCHAR(50), d DATETIME2(7))")
+    got = [(r.column_name, r.column_size, r.buffer_length) for r in cur.columns(t).fetchall()]
+    assert got == [("a", 10, 4), ("b", 18, 20), ("c", 50, 100), ("d", 27, 16)]

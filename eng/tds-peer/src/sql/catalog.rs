@@ -109,6 +109,31 @@ pub(super) fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Optio
     }
 }
 
+/// sp_columns' LENGTH (ODBC BUFFER_LENGTH): bytes of the default C buffer for the type, as SQL
+/// Server reports it (int 4, decimal p + 2, datetime2 16, nvarchar(n) 2n, …); 0 for `(max)`.
+pub(super) fn buffer_length(ty: Ty) -> i64 {
+    match ty {
+        Ty::Bit | Ty::TinyInt => 1,
+        Ty::SmallInt => 2,
+        Ty::Int | Ty::Real => 4,
+        Ty::BigInt | Ty::Float => 8,
+        Ty::Decimal(p, _) | Ty::Numeric(p, _) => p as i64 + 2,
+        Ty::Money => 21,
+        Ty::SmallMoney => 12,
+        Ty::Date => 6,
+        Ty::Time(_) => 12,
+        Ty::DateTime | Ty::SmallDateTime | Ty::DateTime2(_) => 16,
+        Ty::DateTimeOffset(_) => 20,
+        Ty::Guid => 16,
+        Ty::Char(n, _) | Ty::Binary(n) => n as i64,
+        Ty::NChar(n) => 2 * n as i64,
+        Ty::VarChar(n, _) | Ty::VarBinary(n) => n.map_or(0, |v| v as i64),
+        Ty::NVarChar(n) => n.map_or(0, |v| 2 * v as i64),
+        Ty::Xml => 0,
+        Ty::Variant => 8000,
+    }
+}
+
 impl Engine {
     pub(super) fn user_tables(&mut self) -> Vec<(String, String)> {
         let mut st = match self.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
@@ -264,7 +289,7 @@ impl Engine {
                         tname
                     }),
                     o(size),
-                    o(octets.or(size)),
+                    i(buffer_length(ty)),
                     o(digits),
                     o(radix),
                     i(nullable as i64),

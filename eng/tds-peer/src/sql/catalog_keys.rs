@@ -3,7 +3,7 @@
 //! `sp_fkeys`, `sp_table_privileges`, `sp_special_columns_100`, `sp_stored_procedures`), with
 //! SQL Server 2022's result columns, answered from SQLite's schema (indexes, keys, procedures).
 
-use super::catalog::{i, like, odbc_type, param, t};
+use super::catalog::{buffer_length, i, like, odbc_type, param, t};
 use super::engine::{Engine, Flow, Out, Param, StmtErr};
 use crate::resp::Resp;
 use crate::token::{Column, value::as_text};
@@ -361,7 +361,7 @@ impl Engine {
                     let Some(c) = all.iter().find(|c| c.name.eq_ignore_ascii_case(&k)) else {
                         continue;
                     };
-                    let (code, tname, size, digits, octets) = odbc_type(c.ty);
+                    let (code, tname, size, digits, _) = odbc_type(c.ty);
                     let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
                     rows.push(vec![
                         i(1),
@@ -369,7 +369,7 @@ impl Engine {
                         i(code),
                         t(&tname),
                         o(size),
-                        o(octets.or(size)),
+                        i(buffer_length(c.ty)),
                         o(digits),
                         i(1),
                     ]);
@@ -424,6 +424,129 @@ impl Engine {
                 ]
             })
             .collect();
+        self.send_rows(&cols, &rows, out, r)
+    }
+}
+
+impl Engine {
+    /// sp_sproc_columns_100 @procedure_name, @procedure_owner, @procedure_qualifier,
+    /// @column_name, @ODBCVer: `@RETURN_VALUE` (int) first, then the formal parameters.
+    pub(super) fn sp_sproc_columns(
+        &mut self,
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Flow, StmtErr> {
+        let pattern = text_arg(params, "@procedure_name", 0).unwrap_or_else(|| "%".into());
+        let pattern = pattern.split(';').next().unwrap_or("%").to_string();
+        let column_like = text_arg(params, "@column_name", 3).unwrap_or_else(|| "%".into());
+        let n = |s: &str| sysname(s);
+        let int = |s: &str| Column::new(s, Ty::Int);
+        let cols = vec![
+            n("PROCEDURE_QUALIFIER"),
+            n("PROCEDURE_OWNER"),
+            Column::new("PROCEDURE_NAME", Ty::NVarChar(Some(134))),
+            n("COLUMN_NAME"),
+            small("COLUMN_TYPE"),
+            small("DATA_TYPE"),
+            n("TYPE_NAME"),
+            int("PRECISION"),
+            int("LENGTH"),
+            small("SCALE"),
+            small("RADIX"),
+            small("NULLABLE"),
+            Column::new("REMARKS", Ty::VarChar(Some(254), false)),
+            Column::new("COLUMN_DEF", Ty::NVarChar(Some(4000))),
+            small("SQL_DATA_TYPE"),
+            small("SQL_DATETIME_SUB"),
+            int("CHAR_OCTET_LENGTH"),
+            int("ORDINAL_POSITION"),
+            Column::new("IS_NULLABLE", Ty::VarChar(Some(254), false)),
+            Column::new("SS_DATA_TYPE", Ty::TinyInt),
+        ];
+        let procs: Vec<(String, String)> = self
+            .db
+            .prepare("SELECT name, params FROM __tdspeer_procs ORDER BY name")
+            .and_then(|mut st| {
+                st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map(|it| it.flatten().collect())
+            })
+            .unwrap_or_default();
+        let db = self.database.clone();
+        let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
+        let mut rows = Vec::new();
+        for (name, formal) in procs.into_iter().filter(|(n, _)| like(&pattern, n)) {
+            let Ok(defs) = super::procs::parse_params(&formal) else {
+                continue;
+            };
+            let pname = format!("{name};1");
+            // (column name, SQL_PARAM_* kind, type or table type name)
+            let mut items: Vec<(String, i64, Result<Ty, String>)> =
+                vec![("@RETURN_VALUE".into(), 5, Ok(Ty::Int))];
+            for d in &defs {
+                let kind = if d.output { 2 } else { 1 };
+                let ty = d.table_type.clone().map_or(Ok(d.ty), Err);
+                items.push((d.name.clone(), kind, ty));
+            }
+            for (pos, (col, kind, ty)) in items.into_iter().enumerate() {
+                if !like(&column_like, &col) {
+                    continue;
+                }
+                let head = [t(&db), t("dbo"), t(&pname), t(&col), i(kind)];
+                let mut row: Vec<Value> = head.into();
+                match ty {
+                    Ok(ty) => {
+                        let (code, tname, size, digits, octets) = odbc_type(ty);
+                        let (sql_type, sub) = match code {
+                            91 => (9, Some(1)),
+                            93 => (9, Some(3)),
+                            c => (c, None),
+                        };
+                        let radix = match code {
+                            6 | 7 => Some(2),
+                            -7 | -6 | 5 | 4 | -5 | 3 | 2 => Some(10),
+                            _ => None,
+                        };
+                        row.extend([
+                            i(code),
+                            t(&tname),
+                            o(size),
+                            i(buffer_length(ty)),
+                            o(digits),
+                            o(radix),
+                            i((kind != 5) as i64),
+                            Value::Null,
+                            Value::Null,
+                            i(sql_type),
+                            o(sub),
+                            o(octets),
+                            i(pos as i64),
+                            t(if kind != 5 { "YES" } else { "NO" }),
+                            i(super::typemeta::meta(ty).tds_type_id),
+                        ]);
+                    }
+                    // A table-valued parameter: SQL_SS_TABLE (-153) of its table type.
+                    Err(tt) => row.extend([
+                        i(-153),
+                        t(&tt),
+                        i(0),
+                        i(0),
+                        Value::Null,
+                        Value::Null,
+                        i(1),
+                        Value::Null,
+                        Value::Null,
+                        i(-153),
+                        Value::Null,
+                        Value::Null,
+                        i(pos as i64),
+                        t("YES"),
+                        i(0xF3),
+                    ]),
+                }
+                rows.push(row);
+            }
+        }
         self.send_rows(&cols, &rows, out, r)
     }
 }

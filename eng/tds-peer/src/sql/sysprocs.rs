@@ -37,6 +37,8 @@ pub fn is_system_proc(name: &str) -> bool {
                 | "sp_special_columns"
                 | "sp_special_columns_100"
                 | "sp_stored_procedures"
+                | "sp_sproc_columns"
+                | "sp_sproc_columns_100"
         )
 }
 
@@ -79,6 +81,7 @@ impl Engine {
                 self.sp_special_columns(params, out, r)
             }
             "sp_stored_procedures" => self.sp_stored_procedures(params, out, r),
+            "sp_sproc_columns" | "sp_sproc_columns_100" => self.sp_sproc_columns(params, out, r),
             _ => return None,
         })
     }

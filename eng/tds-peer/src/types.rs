@@ -212,6 +212,10 @@ impl Ty {
             .replace("CHR", "CHAR")
             .replace("IN_T", "INT")
             .replace("TXT", "TEXT");
+        // The one type name with an underscore of its own.
+        if rest == "SQL_VARIANT" {
+            return Some(Ty::Variant);
+        }
         let mut parts = rest.split('_');
         let name = parts.next()?;
         let args: Vec<&str> = parts.collect();
@@ -326,6 +330,7 @@ mod tests {
             "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8",
             "nvarchar(max)",
             "char(10)",
+            "sql_variant",
         ] {
             let ty = Ty::parse(t).unwrap();
             assert_eq!(Ty::parse(&ty.name()), Some(ty), "{t}");

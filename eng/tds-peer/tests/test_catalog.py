@@ -137,3 +137,16 @@ def test_columns_buffer_length_as_sql_server(connect, driver):
     cur.execute(f"CREATE TABLE {t} (a INT, b DECIMAL(18,4), c NVARCHAR(50), d DATETIME2(7))")
     got = [(r.column_name, r.column_size, r.buffer_length) for r in cur.columns(t).fetchall()]
     assert got == [("a", 10, 4), ("b", 18, 20), ("c", 50, 100), ("d", 27, 16)]
+
+
+def test_sql_variant_column_keeps_base_types(connect, driver):
+    if driver == "freetds":
+        pytest.skip("pyodbc cannot describe a sql_variant column through FreeTDS (client limit)")
+    from decimal import Decimal
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT IDENTITY(1,1), a SQL_VARIANT)")
+    for v in ("456.7", "'a string'", "CAST('2024-06-03' AS DATE)", "CAST(0x0102 AS VARBINARY(10))"):
+        cur.execute(f"INSERT INTO {t} (a) VALUES ({v})")
+    got = [r[0] for r in cur.execute(f"SELECT a FROM {t} ORDER BY id").fetchall()]
+    assert got == [Decimal("456.7"), "a string", dt.date(2024, 6, 3), b"\x01\x02"]

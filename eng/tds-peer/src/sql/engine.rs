@@ -568,7 +568,11 @@ impl Engine {
                 self.dml_with_output(toks, &first, &decl, params, out, r)
             }
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" => {
-                let sql = self.rewrite_dml(toks, &decl)?;
+                let wrapped = (first == "INSERT")
+                    .then(|| self.variant_targets(toks))
+                    .flatten()
+                    .and_then(|targets| super::forms::wrap_variant_values(toks, &targets));
+                let sql = self.rewrite_dml(wrapped.as_deref().unwrap_or(toks), &decl)?;
                 self.before_write()?;
                 let n = self.exec(&sql, params)?;
                 self.rowcount = n as i64;

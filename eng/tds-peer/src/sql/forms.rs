@@ -330,3 +330,42 @@ mod tests {
         );
     }
 }
+
+/// `INSERT … VALUES (…)` into a table with sql_variant columns: each value bound for one
+/// (`targets[k]`) becomes `CAST(value AS SQL_VARIANT)`, which keeps the value's evident type as
+/// the variant's base type (SQL Server stores 456.7 as numeric(4,1), 'x' as varchar(1)).
+pub fn wrap_variant_values(toks: &[Tok], targets: &[bool]) -> Option<Vec<Tok>> {
+    let values = toks.iter().position(|t| t.is_word("VALUES"))?;
+    let mut out: Vec<Tok> = toks[..=values].to_vec();
+    let mut i = values + 1;
+    while i < toks.len() {
+        if !toks[i].is_punct('(') {
+            out.push(toks[i].clone());
+            i += 1;
+            continue;
+        }
+        let close = close_of(toks, i)?;
+        out.push(Tok::Punct('('));
+        for (k, item) in split_commas(&toks[i + 1..close]).into_iter().enumerate() {
+            if k > 0 {
+                out.push(Tok::Punct(','));
+            }
+            if targets.get(k).copied().unwrap_or(false) {
+                out.extend([Tok::Word("CAST".into()), Tok::Punct('(')]);
+                out.extend_from_slice(item);
+                out.extend([
+                    sp(),
+                    Tok::Word("AS".into()),
+                    sp(),
+                    Tok::Word("SQL_VARIANT".into()),
+                    Tok::Punct(')'),
+                ]);
+            } else {
+                out.extend_from_slice(item);
+            }
+        }
+        out.push(Tok::Punct(')'));
+        i = close + 1;
+    }
+    Some(out)
+}

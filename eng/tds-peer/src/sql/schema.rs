@@ -2,6 +2,7 @@
 //! SQL Server types (`Ty::sqlite_decl` round trip), nullability, keys and IDENTITY.
 
 use super::engine::Engine;
+use super::lexer::Tok;
 use crate::types::Ty;
 
 #[derive(Clone, Debug)]
@@ -55,5 +56,57 @@ impl Engine {
             .flatten()
             .collect();
         if cols.is_empty() { None } else { Some(cols) }
+    }
+}
+
+impl Engine {
+    /// For `INSERT [INTO] t [(cols)] VALUES …` of literals into a table with sql_variant
+    /// columns: which VALUES positions target one. None otherwise — and for statements with
+    /// parameters, so that executemany's INSERTs never pay for the schema look-up.
+    pub(super) fn variant_targets(&self, toks: &[Tok]) -> Option<Vec<bool>> {
+        let sg: Vec<&Tok> = toks.iter().filter(|t| !t.is_space()).collect();
+        if sg.iter().any(|t| matches!(t, Tok::Var(_))) {
+            return None;
+        }
+        let mut i = 1 + usize::from(sg.get(1).is_some_and(|t| t.is_word("INTO")));
+        let mut name = None;
+        while let Some(Tok::Word(w) | Tok::Quoted(w)) = sg.get(i) {
+            name = Some(w.clone());
+            if sg.get(i + 1).is_some_and(|t| t.is_punct('.')) {
+                i += 2;
+                while sg.get(i).is_some_and(|t| t.is_punct('.')) {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+                break;
+            }
+        }
+        let cols = self.table_columns(&name?)?;
+        if !cols.iter().any(|c| c.ty == Ty::Variant) {
+            return None;
+        }
+        if sg.get(i).is_some_and(|t| t.is_punct('(')) {
+            let mut targets = Vec::new();
+            let mut k = i + 1;
+            while let Some(t) = sg.get(k) {
+                match t {
+                    Tok::Punct(')') => break,
+                    Tok::Word(w) | Tok::Quoted(w) => targets.push(
+                        cols.iter()
+                            .any(|c| c.name.eq_ignore_ascii_case(w) && c.ty == Ty::Variant),
+                    ),
+                    _ => {}
+                }
+                k += 1;
+            }
+            return Some(targets);
+        }
+        Some(
+            cols.iter()
+                .filter(|c| !c.identity)
+                .map(|c| c.ty == Ty::Variant)
+                .collect(),
+        )
     }
 }

@@ -304,33 +304,6 @@ pub fn inner_items(toks: &[Tok]) -> Vec<(usize, usize)> {
     items
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sql::lexer::tokenize;
-
-    fn text(t: &[Tok]) -> String {
-        t.iter().map(|t| t.text()).collect()
-    }
-
-    #[test]
-    fn select_assignment_alias() {
-        let out = rewrite(&tokenize("select i = 1, [j k] = 'x', n").unwrap()).unwrap();
-        assert_eq!(text(&out), r#"select  1 AS "i",  'x' AS "j k", n"#);
-    }
-
-    #[test]
-    fn values_with_column_names() {
-        let out =
-            rewrite(&tokenize("select v from (values (1, 2), (3, 4)) t(n, v) order by n").unwrap())
-                .unwrap();
-        assert_eq!(
-            text(&out),
-            "select v from (SELECT  1 AS n,  2 AS v UNION ALL SELECT  3,  4) AS t order by n"
-        );
-    }
-}
-
 /// `INSERT … VALUES (…)` into a table with sql_variant columns: each value bound for one
 /// (`targets[k]`) becomes `CAST(value AS SQL_VARIANT)`, which keeps the value's evident type as
 /// the variant's base type (SQL Server stores 456.7 as numeric(4,1), 'x' as varchar(1)).
@@ -368,4 +341,31 @@ pub fn wrap_variant_values(toks: &[Tok], targets: &[bool]) -> Option<Vec<Tok>> {
         i = close + 1;
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sql::lexer::tokenize;
+
+    fn text(t: &[Tok]) -> String {
+        t.iter().map(|t| t.text()).collect()
+    }
+
+    #[test]
+    fn select_assignment_alias() {
+        let out = rewrite(&tokenize("select i = 1, [j k] = 'x', n").unwrap()).unwrap();
+        assert_eq!(text(&out), r#"select  1 AS "i",  'x' AS "j k", n"#);
+    }
+
+    #[test]
+    fn values_with_column_names() {
+        let out =
+            rewrite(&tokenize("select v from (values (1, 2), (3, 4)) t(n, v) order by n").unwrap())
+                .unwrap();
+        assert_eq!(
+            text(&out),
+            "select v from (SELECT  1 AS n,  2 AS v UNION ALL SELECT  3,  4) AS t order by n"
+        );
+    }
 }

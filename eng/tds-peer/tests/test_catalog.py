@@ -150,3 +150,11 @@ def test_sql_variant_column_keeps_base_types(connect, driver):
         cur.execute(f"INSERT INTO {t} (a) VALUES ({v})")
     got = [r[0] for r in cur.execute(f"SELECT a FROM {t} ORDER BY id").fetchall()]
     assert got == [Decimal("456.7"), "a string", dt.date(2024, 6, 3), b"\x01\x02"]
+
+
+def test_plus_between_character_columns_concatenates(connect, driver):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a VARCHAR(10), b NVARCHAR(10), n INT)")
+    cur.execute(f"INSERT INTO {t} VALUES ('12', N'34', 5)")
+    assert tuple(cur.execute(f"SELECT a + b, x.a + x.b, n + n FROM {t} x").fetchone()) == ("1234", "1234", 10)

@@ -212,6 +212,32 @@ impl Engine {
         Ok(Some(out))
     }
 
+    /// Character-typed columns of the tables a statement reads, when it has a `+` with no
+    /// string literal beside it (else nothing: no schema look-up on the common path).
+    pub(super) fn plus_text_columns(&self, toks: &[Tok]) -> Vec<String> {
+        let sg: Vec<Tok> = toks.iter().filter(|t| !t.is_space()).cloned().collect();
+        let bare_plus = (0..sg.len()).any(|k| {
+            sg[k].is_punct('+')
+                && !matches!(sg.get(k.wrapping_sub(1)), Some(Tok::Str { .. }))
+                && !matches!(sg.get(k + 1), Some(Tok::Str { .. }))
+        });
+        if !bare_plus {
+            return Vec::new();
+        }
+        let tables = self.referenced_tables(&sg).unwrap_or_default();
+        tables
+            .iter()
+            .flat_map(|t| t.cols.iter())
+            .filter(|c| {
+                matches!(
+                    c.ty,
+                    Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
+                )
+            })
+            .map(|c| c.name.clone())
+            .collect()
+    }
+
     /// SQL Server's deduced type of each undeclared parameter, in order of first use.
     pub fn undeclared_parameters(
         &self,

@@ -41,6 +41,8 @@ pub struct Engine {
     pub spid: u16,
     /// Current database name (login's, then USE); the peer has one database whatever its name.
     pub database: String,
+    /// See `Ctx::text_columns`: set for the statement being run.
+    pub(super) text_columns: Vec<String>,
     pub(super) nocount: bool,
     rowcount: i64,
     identity: Option<i64>,
@@ -207,6 +209,7 @@ impl Engine {
             shared,
             spid,
             database: "master".into(),
+            text_columns: Vec::new(),
             nocount: false,
             rowcount: 0,
             identity: None,
@@ -374,6 +377,7 @@ impl Engine {
             trancount: self.txn_open as i64,
             spid: self.spid,
             database: self.database.clone(),
+            text_columns: self.text_columns.clone(),
             error: self.last_error.clone(),
         }
     }
@@ -561,7 +565,10 @@ impl Engine {
                     return Ok(Flow::Continue);
                 }
                 let forms = super::forms::rewrite(toks);
-                self.query(forms.as_deref().unwrap_or(toks), &decl, params, out, r)
+                self.text_columns = self.plus_text_columns(toks);
+                let res = self.query(forms.as_deref().unwrap_or(toks), &decl, params, out, r);
+                self.text_columns.clear();
+                res
             }
             "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" if has_output_clause(toks) => {

@@ -15,6 +15,9 @@ pub struct Ctx<'a> {
     pub spid: u16,
     /// The session's current database (login, USE, SQL_ATTR_CURRENT_CATALOG).
     pub database: String,
+    /// Character-typed columns of the statement's tables, for `+` between columns (T-SQL
+    /// concatenates strings); filled only when the statement has such a `+`.
+    pub text_columns: Vec<String>,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
 }
@@ -405,8 +408,24 @@ impl Ctx<'_> {
                     // T-SQL string concatenation.
                     let prev = toks[..i].iter().rev().find(|t| !t.is_space());
                     let next = next_sig(toks, i + 1).map(|j| &toks[j]);
+                    let text_col = |t: Option<&Tok>| match t {
+                        Some(Tok::Word(w) | Tok::Quoted(w)) => {
+                            self.text_columns.iter().any(|c| c.eq_ignore_ascii_case(w))
+                        }
+                        _ => false,
+                    };
+                    // The next operand's column is after its qualifier (`t.c`).
+                    let next_col = next_sig(toks, i + 1).map(|j| {
+                        let mut k = j;
+                        while toks.get(k + 1).is_some_and(|t| t.is_punct('.')) {
+                            k += 2;
+                        }
+                        toks.get(k)
+                    });
                     if matches!(prev, Some(Tok::Str { .. }))
                         || matches!(next, Some(Tok::Str { .. }))
+                        || text_col(prev)
+                        || text_col(next_col.flatten())
                     {
                         out.push_str("||");
                     } else {
@@ -1193,6 +1212,7 @@ mod tests {
             trancount: 0,
             spid: 51,
             database: "master".into(),
+            text_columns: Vec::new(),
             error: None,
         }
     }

@@ -158,3 +158,14 @@ def test_plus_between_character_columns_concatenates(connect, driver):
     cur.execute(f"CREATE TABLE {t} (a VARCHAR(10), b NVARCHAR(10), n INT)")
     cur.execute(f"INSERT INTO {t} VALUES ('12', N'34', 5)")
     assert tuple(cur.execute(f"SELECT a + b, x.a + x.b, n + n FROM {t} x").fetchone()) == ("1234", "1234", 10)
+
+
+def test_table_variable_lives_for_its_batch(connect, driver):
+    cur = connect().cursor()
+    cur.execute("DECLARE @t TABLE (name VARCHAR(10), id INT); INSERT INTO @t VALUES ('a', 1), ('b', 2); "
+                "SELECT name FROM @t WHERE id > 1")
+    while cur.description is None:
+        assert cur.nextset()
+    assert [r[0] for r in cur.fetchall()] == ["b"]
+    with pytest.raises(pyodbc.ProgrammingError):
+        cur.execute("SELECT * FROM @t")

@@ -41,6 +41,8 @@ pub struct Engine {
     pub spid: u16,
     /// Current database name (login's, then USE); the peer has one database whatever its name.
     pub database: String,
+    /// Table variables in scope: (name, TEMP table, procedure depth that declared it).
+    pub(super) table_vars: Vec<(String, String, u32)>,
     /// See `Ctx::text_columns`: set for the statement being run.
     pub(super) text_columns: Vec<String>,
     pub(super) nocount: bool,
@@ -210,6 +212,7 @@ impl Engine {
             spid,
             database: "master".into(),
             text_columns: Vec::new(),
+            table_vars: Vec::new(),
             nocount: false,
             rowcount: 0,
             identity: None,
@@ -315,7 +318,9 @@ impl Engine {
         // SET NOCOUNT in an RPC's statement (sp_executesql, sp_prepexec: every parameterised
         // execute) lasts until that RPC returns, as SQL Server scopes SET in dynamic SQL.
         let nocount = self.nocount;
-        self.run_text(sql, params, &mut out, r)?;
+        let res = self.run_text(sql, params, &mut out, r);
+        self.drop_table_vars(0);
+        res?;
         if in_proc {
             self.nocount = nocount;
         }
@@ -425,8 +430,27 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
+        // Table variables (`@t` declared as TABLE) name their TEMP tables.
+        let substituted: Vec<Tok>;
         let mut toks = toks;
+        if !self.table_vars.is_empty()
+            && !sig(toks).first().is_some_and(|t| t.is_word("DECLARE"))
+            && toks
+                .iter()
+                .any(|t| matches!(t, Tok::Var(v) if self.table_var(v).is_some()))
+        {
+            substituted = toks
+                .iter()
+                .map(|t| match t {
+                    Tok::Var(v) => self
+                        .table_var(v)
+                        .map_or_else(|| t.clone(), |temp| Tok::Word(temp.to_string())),
+                    _ => t.clone(),
+                })
+                .collect();
+            toks = &substituted;
+        }
+        // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
         {
             let sg = sig(toks);
             let begin = sg.first().is_some_and(|t| t.is_word("BEGIN"))

@@ -155,10 +155,13 @@ impl Engine {
             let Some(Tok::Var(name)) = sg.first() else {
                 return Err(err("Incorrect syntax near 'DECLARE'."));
             };
-            if sg.iter().any(|t| t.is_word("TABLE") || t.is_word("CURSOR")) {
-                return Err(StmtErr::Sql(SqlError::unsupported(
-                    "DECLARE … TABLE/CURSOR",
-                )));
+            if sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
+                let at = part.iter().position(|t| t.is_word("TABLE")).unwrap();
+                self.declare_table_var(name, &part[at + 1..])?;
+                continue;
+            }
+            if sg.iter().any(|t| t.is_word("CURSOR")) {
+                return Err(StmtErr::Sql(SqlError::unsupported("DECLARE … CURSOR")));
             }
             let eq = part.iter().position(|t| t.is_punct('='));
             let ty_toks: Vec<&Tok> = sg[1..]
@@ -763,6 +766,7 @@ impl Engine {
         } else {
             self.run_text(&body, &[], out, r).map_err(StmtErr::Io)
         };
+        self.drop_table_vars(self.proc_depth);
         self.proc_depth -= 1;
         self.nocount = saved_nocount;
         for (_, temp) in &table_vars {

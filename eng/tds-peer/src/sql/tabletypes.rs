@@ -165,6 +165,43 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
+    /// DECLARE @t TABLE (…): a TEMP table `#__tv_<name>_<depth>` for the rest of the batch or
+    /// procedure; `@t` in later statements means it (`Engine::table_var`).
+    pub(super) fn declare_table_var(&mut self, var: &str, body: &[Tok]) -> Result<(), StmtErr> {
+        let temp = format!("#__tv_{}_{}", var.trim_start_matches('@'), self.proc_depth);
+        let body: String = body.iter().map(|t| t.text()).collect();
+        let toks = lexer::tokenize(&format!("CREATE TABLE {temp} {body}"))
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = rewrite::create_table(&self.ctx(&[]), &toks)
+            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
+            .sql;
+        self.db
+            .execute_batch(&format!("DROP TABLE IF EXISTS temp.\"{temp}\"; {sql}"))
+            .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        self.table_vars
+            .push((var.to_string(), temp, self.proc_depth));
+        Ok(())
+    }
+
+    /// The TEMP table of table variable `var` in scope (the innermost declaration).
+    pub(super) fn table_var(&self, var: &str) -> Option<&str> {
+        self.table_vars
+            .iter()
+            .rev()
+            .find(|(n, _, d)| *d == self.proc_depth && n.eq_ignore_ascii_case(var))
+            .map(|(_, t, _)| t.as_str())
+    }
+
+    /// Drops the table variables declared at `depth` or deeper (a batch or procedure ended).
+    pub(super) fn drop_table_vars(&mut self, depth: u32) {
+        while self.table_vars.last().is_some_and(|(_, _, d)| *d >= depth) {
+            let (_, temp, _) = self.table_vars.pop().unwrap();
+            let _ = self
+                .db
+                .execute_batch(&format!("DROP TABLE IF EXISTS temp.\"{temp}\""));
+        }
+    }
+
     /// Creates the TEMP table behind table-valued parameter `var` of type `type_name` and loads
     /// its rows; returns the table's name.
     pub(super) fn table_param(

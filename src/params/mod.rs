@@ -5,7 +5,7 @@ use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType, Pointer};
-use crate::plan::{Backend, Dbms};
+use crate::plan::{Backend, Dbms, Driver};
 
 mod markers;
 mod output;
@@ -61,6 +61,10 @@ enum Kind {
     TimestampOffset,
     Guid,
     Output,
+    /// Dates and timestamps sent as ISO text for the server to convert (see
+    /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
+    DateText,
+    TimestampText,
 }
 
 fn kind_of(v: &ParamValue) -> Kind {
@@ -92,6 +96,40 @@ fn unify(a: Kind, b: Kind) -> Option<Kind> {
         (Bool | Int, Float) | (Float, Bool | Int) => Some(Float),
         (Int, Decimal) | (Decimal, Int) => Some(Decimal),
         _ => None,
+    }
+}
+
+/// FreeTDS 1.3.17 puts the wrong day number on the wire for DATE and DATETIME2 parameters before
+/// 1600-03-01, whether bound from `SQL_C_TYPE_DATE`/`_TIMESTAMP` (0001-01-01 goes out as day -1,
+/// i.e. 0xFFFFFF, which reads back as 9999-12-31 or beyond; 0001-03-01 as 0001-02-28;
+/// 1000-01-01 as 0999-12-31; 1582-10-15 as 1582-10-16: 382,066 of the 584,082 days before
+/// 1600-03-01 were wrong in a sweep, every day from 1600-03-01 to 9999-12-31 exact) or from text
+/// (its own parser reads '0001-01-01' as 2001-01-01 and '1000-01-01' as 1900-01-01). Driver 18 is
+/// exact, and FreeTDS decodes such dates from the server exactly. So through FreeTDS a date or
+/// timestamp column holding such a value is sent as nvarchar ISO text, which the server converts.
+fn freetds_misencodes(d: &Date) -> bool {
+    (d.year, d.month) < (1600, 3)
+}
+
+/// The form a date or timestamp column is sent in: native, or text where the driver would
+/// corrupt the native form.
+fn carried_kind<'a>(
+    kind: Kind,
+    values: impl IntoIterator<Item = &'a ParamValue>,
+    backend: Backend,
+) -> Kind {
+    if backend.driver != Driver::FreeTds || !matches!(kind, Kind::Date | Kind::Timestamp) {
+        return kind;
+    }
+    let early = values.into_iter().any(|v| match v {
+        ParamValue::Date(d) => freetds_misencodes(d),
+        ParamValue::Timestamp(ts) => freetds_misencodes(&ts.date),
+        _ => false,
+    });
+    match kind {
+        Kind::Date if early => Kind::DateText,
+        Kind::Timestamp if early => Kind::TimestampText,
+        k => k,
     }
 }
 
@@ -191,6 +229,7 @@ impl BoundParams {
                     None => return Ok(None),
                 }
             }
+            let kind = carried_kind(kind, rows.iter().map(|r| &r[c]), backend);
             let size = sizes.get(c).copied().unwrap_or_default();
             columns.push(encode_column(rows, c, kind, size, backend)?);
         }
@@ -260,6 +299,23 @@ fn text_of_time(t: &Time) -> String {
     )
 }
 
+fn text_of_date(d: &Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year, d.month, d.day)
+}
+
+/// All seven fraction digits: the server's conversion to datetime2(7) keeps them.
+fn text_of_timestamp(ts: &Timestamp) -> String {
+    let t = ts.time;
+    format!(
+        "{} {:02}:{:02}:{:02}.{:07}",
+        text_of_date(&ts.date),
+        t.hour,
+        t.minute,
+        t.second,
+        t.nanosecond / 100
+    )
+}
+
 fn text_of_offset(v: &TimestampOffset) -> String {
     let d = v.timestamp.date;
     let t = v.timestamp.time;
@@ -309,6 +365,8 @@ fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mut Vec<u8>) 
         (ParamValue::Text(u), _) => out.extend(u.iter().flat_map(|x| x.to_ne_bytes())),
         (ParamValue::Bytes(b), _) => out.extend_from_slice(b),
         (ParamValue::Decimal { text, .. }, _) => out.extend_from_slice(text.as_bytes()),
+        (ParamValue::Date(d), Kind::DateText) => wide(&text_of_date(d), out),
+        (ParamValue::Timestamp(ts), Kind::TimestampText) => wide(&text_of_timestamp(ts), out),
         (ParamValue::Date(d), _) => {
             out.extend(d.year.to_ne_bytes());
             out.extend(d.month.to_ne_bytes());
@@ -355,6 +413,8 @@ fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding> {
         Kind::Bool => (CDataType::Bit, sql::BIT, 1, 0, 1),
         Kind::Float => (CDataType::Double, sql::DOUBLE, 15, 0, 8),
         Kind::Date => (CDataType::TypeDate, sql::TYPE_DATE, 10, 0, 6),
+        Kind::DateText => wide(sql::WVARCHAR, 10, 0),
+        Kind::TimestampText => wide(sql::WVARCHAR, 27, 0),
         Kind::Time if backend.ss_c_types() => (CDataType::SsTime2, sql::SS_TIME2, 16, 7, 12),
         Kind::Time => wide(sql::TYPE_TIME, 15, 6),
         Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7, 16),
@@ -599,6 +659,107 @@ mod tests {
             (p.columns[0].sql_type, p.columns[0].column_size),
             (sql::VARCHAR, 20)
         );
+    }
+
+    fn freetds() -> Backend {
+        Backend {
+            dbms: Dbms::SqlServer,
+            driver: Driver::FreeTds,
+        }
+    }
+
+    fn date(year: i16, month: u16, day: u16) -> ParamValue {
+        ParamValue::Date(Date { year, month, day })
+    }
+
+    fn utf16_cells(col: &ParamColumn) -> Vec<Option<String>> {
+        let data = col.data_bytes();
+        (0..col.indicators.len())
+            .map(|r| {
+                let n = usize::try_from(col.indicators[r]).ok()?;
+                let cell = &data[r * col.element_len..r * col.element_len + n];
+                let units: Vec<u16> = cell
+                    .chunks(2)
+                    .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+                    .collect();
+                Some(String::from_utf16(&units).unwrap())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn freetds_early_dates_go_as_text_for_the_whole_column() {
+        let rows = [
+            vec![date(1, 1, 1)],
+            vec![ParamValue::Null],
+            vec![date(2024, 2, 29)],
+        ];
+        let p = BoundParams::build(&rows, &[], freetds()).unwrap().unwrap();
+        let col = &p.columns[0];
+        assert_eq!(
+            (col.c_type, col.sql_type),
+            (CDataType::WChar, sql::WVARCHAR)
+        );
+        assert_eq!(
+            utf16_cells(col),
+            [Some("0001-01-01".into()), None, Some("2024-02-29".into())]
+        );
+    }
+
+    #[test]
+    fn freetds_early_timestamps_keep_seven_fraction_digits_as_text() {
+        let ts = ParamValue::Timestamp(Timestamp {
+            date: Date {
+                year: 1600,
+                month: 2,
+                day: 29,
+            },
+            time: Time {
+                hour: 23,
+                minute: 59,
+                second: 58,
+                nanosecond: 123_456_700,
+            },
+        });
+        let p = BoundParams::build(&[vec![ts]], &[], freetds())
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::WVARCHAR);
+        assert_eq!(
+            utf16_cells(&p.columns[0]),
+            [Some("1600-02-29 23:59:58.1234567".into())]
+        );
+    }
+
+    #[test]
+    fn dates_from_1600_03_01_and_other_drivers_stay_native() {
+        let p = BoundParams::build(&[vec![date(1600, 3, 1)]], &[], freetds())
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::TYPE_DATE);
+        let driver18 = Backend {
+            dbms: Dbms::SqlServer,
+            driver: Driver::MsOdbc,
+        };
+        let p = BoundParams::build(&[vec![date(1, 1, 1)]], &[], driver18)
+            .unwrap()
+            .unwrap();
+        assert_eq!(p.columns[0].sql_type, sql::TYPE_DATE);
+    }
+
+    #[test]
+    fn freetds_early_input_output_date_is_a_data_error() {
+        let out = OutputParam {
+            ty: OutputType::Date,
+            input: date(1000, 1, 1),
+            size: None,
+            precision: 38,
+            scale: 0,
+        };
+        let e = BoundParams::build(&[vec![ParamValue::Output(Box::new(out))]], &[], freetds())
+            .err()
+            .unwrap();
+        assert!(matches!(e, Error::Data(m) if m.contains("1600-03-01")));
     }
 
     #[test]

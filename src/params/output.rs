@@ -80,6 +80,15 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
             out.ty
         )));
     }
+    // An output parameter keeps its declared type, so the text form that carries early dates
+    // through FreeTDS (see `carried_kind`) cannot stand in for its input value.
+    if super::carried_kind(kind, [&out.input], backend) != kind {
+        return Err(Error::Data(format!(
+            "parameter {index}: FreeTDS sends dates before 1600-03-01 with the wrong day; an \
+             input/output {:?} parameter cannot carry this value exactly through it (Driver 18 can)",
+            out.ty
+        )));
+    }
     let (c_type, sql_type, column_size, digits, element_len) = match kind {
         Kind::Int => (CDataType::SBigInt, sql::BIGINT, 19, 0, 8),
         // `size` sizes the buffer only. The declared type stays nvarchar(4000) / varbinary(8000)

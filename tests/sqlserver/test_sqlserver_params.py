@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import tname
 
 TZ = lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))  # noqa: E731
@@ -91,22 +92,6 @@ def test_non_finite_float_is_rejected(conn, driver, value):
     with pytest.raises(ferrodbc.Error):
         got = conn.cursor().execute("SELECT ?", value).fetchval()
         pytest.fail(f"{value!r} came back as {got!r}")  # (pytest.fail is no ferrodbc.Error)
-
-
-def test_early_dates_through_freetds_differ(conn, driver, pyodbc_connect):
-    """Driver difference, not an engine one: FreeTDS 1.3.17 shifts date/datetime parameters before
-    1600 (0001-01-01 arrives as 9999-12-31, 0001-01-02 as 0001-01-01); pyodbc through FreeTDS
-    gets the very same values. Driver 18 sends them exactly."""
-    early = [dt.date(1, 1, 1), dt.date(1, 1, 2), dt.date(1000, 1, 1), dt.datetime(1, 1, 1)]
-    got = [conn.cursor().execute("SELECT ?", v).fetchval() for v in early]
-    if driver == "msodbcsql":
-        assert got == early
-    else:
-        pc = pyodbc_connect()
-        assert got == [pc.cursor().execute("SELECT ?", v).fetchone()[0] for v in early]
-        assert got[0] == dt.date(9999, 12, 31)
-    # from 1753 on both drivers are exact
-    assert conn.cursor().execute("SELECT ?", dt.date(1753, 1, 1)).fetchval() == dt.date(1753, 1, 1)
 
 
 # (id, declared SQL Server type, parameter, expected value read back)

@@ -52,6 +52,7 @@ const FUNCTION_ERRORS: &[(&str, i32)] = &[
         8169,
     ),
     ("Conversion failed when converting the ", 245),
+    ("The conversion of a varchar data type to a ", 242),
     ("Explicit conversion from data type", 529),
     ("Error converting data type", 8114),
     ("Arithmetic overflow error for data type", 220),

@@ -15,6 +15,16 @@ fn user_err(msg: String) -> Error {
     Error::UserFunctionError(msg.into())
 }
 
+/// The days (0001-01-01 = 0) a date/time type holds: DATETIME starts at 1753-01-01,
+/// SMALLDATETIME spans 1900-01-01..2079-06-06, the others 0001-01-01..9999-12-31.
+fn day_range(ty: Ty) -> std::ops::RangeInclusive<i64> {
+    match ty {
+        Ty::DateTime => conv::days_from_civil(1753, 1, 1)..=conv::days_from_civil(9999, 12, 31),
+        Ty::SmallDateTime => conv::DAY_1900..=conv::days_from_civil(2079, 6, 6),
+        _ => 0..=conv::days_from_civil(9999, 12, 31),
+    }
+}
+
 pub const DATE_CONV_ERR: &str =
     "Conversion failed when converting date and/or time from character string.";
 
@@ -115,13 +125,26 @@ pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
                 _ => 0,
             };
             let (days, t) = conv::round_ticks(days, d.ticks, s);
+            if !day_range(ty).contains(&days) {
+                return Err(user_err(format!(
+                    "The conversion of a varchar data type to a {} data type resulted in an out-of-range value.",
+                    ty.name()
+                )));
+            }
             Value::Text(format!("{} {}", conv::fmt_date(days), conv::fmt_time(t, 7)))
         }
         Ty::DateTimeOffset(s) => {
             let d = dt_of(&v)?;
             let days = if d.has_date { d.days } else { conv::DAY_1900 };
             let (days, t) = conv::round_ticks(days, d.ticks, s);
-            Value::Text(format!("{} {} {}", conv::fmt_date(days), conv::fmt_time(t, 7), conv::fmt_offset(d.offset.unwrap_or(0))))
+            let off = d.offset.unwrap_or(0);
+            // SQL Server stores the UTC instant: local 0001-01-01 00:00 +14:00 is in year 0,
+            // which no datetimeoffset holds (the peer used to shift it by a day on output).
+            let utc = days as i128 * conv::TICKS_PER_DAY as i128 + t as i128 - off as i128 * 600_000_000;
+            if !day_range(ty).contains(&(utc.div_euclid(conv::TICKS_PER_DAY as i128) as i64)) {
+                return Err(user_err(DATE_CONV_ERR.into()));
+            }
+            Value::Text(format!("{} {} {}", conv::fmt_date(days), conv::fmt_time(t, 7), conv::fmt_offset(off)))
         }
         Ty::Guid => match &v {
             Value::Blob(b) if b.len() == 16 => {
@@ -221,7 +244,14 @@ pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> 
         // CP1252: one byte a character.
         Ty::Char(n, false) | Ty::VarChar(Some(n), false) => (Some(n), |_| 1),
         Ty::Binary(n) | Ty::VarBinary(Some(n)) => (Some(n), |_| 1),
-        Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::Decimal(..) | Ty::Numeric(..) => {
+        Ty::TinyInt
+        | Ty::SmallInt
+        | Ty::Int
+        | Ty::Decimal(..)
+        | Ty::Numeric(..)
+        | Ty::DateTime
+        | Ty::SmallDateTime
+        | Ty::DateTimeOffset(_) => {
             return cast_value(v, ty).map(|_| true);
         }
         _ => (None, |_| 1),
@@ -622,6 +652,25 @@ mod tests {
 
     fn msg(r: Result<bool, Error>) -> String {
         r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn date_time_types_refuse_values_outside_their_range() {
+        let cast = |s: &str, ty: &str| cast_value(Value::Text(s.into()), Ty::parse(ty).unwrap());
+        assert!(cast("1753-01-01 00:00:00", "datetime").is_ok());
+        assert!(
+            msg(cast("1752-12-31 23:59:59", "datetime").map(|_| true)).contains("out-of-range")
+        );
+        assert!(cast("2079-06-06 23:59:00", "smalldatetime").is_ok());
+        assert!(cast("2079-06-07 00:00:00", "smalldatetime").is_err());
+        assert!(cast("0001-01-01 14:00:00 +14:00", "datetimeoffset(7)").is_ok());
+        // UTC instants in year 0 and year 10000
+        assert!(
+            msg(cast("0001-01-01 00:00:00 +14:00", "datetimeoffset(7)").map(|_| true))
+                .starts_with("Conversion failed")
+        );
+        assert!(cast("9999-12-31 23:59:00 -14:00", "datetimeoffset(7)").is_err());
+        assert!(cast("0001-01-01 00:00:00", "datetime2(7)").is_ok());
     }
 
     #[test]

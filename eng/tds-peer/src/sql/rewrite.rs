@@ -1030,6 +1030,9 @@ fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
             | Ty::Int
             | Ty::Decimal(..)
             | Ty::Numeric(..)
+            | Ty::DateTime
+            | Ty::SmallDateTime
+            | Ty::DateTimeOffset(_)
     );
     if !bounded {
         return String::new();

@@ -105,7 +105,9 @@ impl Ty {
             "varchar" => Ty::VarChar(len_arg(&args, 1), utf8),
             "text" => Ty::VarChar(None, utf8),
             "nchar" => Ty::NChar(len_arg(&args, 1).unwrap_or(4000).min(4000)),
-            "nvarchar" | "sysname" => Ty::NVarChar(len_arg(&args, 1).map(|n| n.min(4000))),
+            "nvarchar" => Ty::NVarChar(len_arg(&args, 1).map(|n| n.min(4000))),
+            // sysname is SQL Server's nvarchar(128) NOT NULL alias type.
+            "sysname" => Ty::NVarChar(Some(128)),
             "ntext" => Ty::NVarChar(None),
             "binary" => Ty::Binary(len_arg(&args, 1).unwrap_or(8000)),
             "varbinary" => Ty::VarBinary(len_arg(&args, 1)),

@@ -169,3 +169,11 @@ def test_table_variable_lives_for_its_batch(connect, driver):
     assert [r[0] for r in cur.fetchall()] == ["b"]
     with pytest.raises(pyodbc.ProgrammingError):
         cur.execute("SELECT * FROM @t")
+
+
+def test_cast_without_length_is_30_and_sysname_is_128(connect, driver):
+    """SQLAlchemy's server-version query: CAST(SERVERPROPERTY('ProductVersion') AS VARCHAR)."""
+    cur = connect().cursor()
+    assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductVersion') AS VARCHAR)").fetchone()[0] == "16.0.4096.0"
+    assert cur.execute("SELECT CAST(REPLICATE('x', 40) AS VARCHAR)").fetchone()[0] == "x" * 30
+    assert cur.execute("DECLARE @n sysname = REPLICATE(N'y', 100); SELECT @n").fetchone()[0] == "y" * 100

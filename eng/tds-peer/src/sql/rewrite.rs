@@ -108,7 +108,20 @@ fn text_of(toks: &[Tok]) -> String {
 fn parse_type(toks: &[Tok]) -> Result<Ty, String> {
     let t = text_of(toks);
     let clean: String = t.replace(['[', ']', '"'], "");
-    Ty::parse(&clean).ok_or_else(|| format!("Type {} is not a defined system type.", clean.trim()))
+    let ty = Ty::parse(&clean)
+        .ok_or_else(|| format!("Type {} is not a defined system type.", clean.trim()))?;
+    // In CAST/CONVERT a character or binary type without a length is 30 long (1 in a
+    // declaration): CAST(SERVERPROPERTY('ProductVersion') AS VARCHAR) is the whole version.
+    Ok(match ty {
+        _ if clean.contains('(') => ty,
+        Ty::VarChar(Some(1), u) => Ty::VarChar(Some(30), u),
+        Ty::Char(1, u) => Ty::Char(30, u),
+        Ty::NVarChar(Some(1)) => Ty::NVarChar(Some(30)),
+        Ty::NChar(1) => Ty::NChar(30),
+        Ty::VarBinary(Some(1)) => Ty::VarBinary(Some(30)),
+        Ty::Binary(1) => Ty::Binary(30),
+        _ => ty,
+    })
 }
 
 /// A numeric literal for SQLite. T-SQL reads `1234567890123456789012.5` as an exact

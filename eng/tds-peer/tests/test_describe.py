@@ -81,3 +81,12 @@ def test_describe_first_result_set(connect, driver):
            for r in rows]
     assert got == [(1, "id", False, 56, "int", 4), (2, "name", True, 231, "nvarchar(50)", 100),
                    (3, "amount", True, 106, "decimal(18,4)", 9)]
+
+
+def test_describe_first_result_set_with_parameters(connect, driver):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT NOT NULL, name NVARCHAR(20))")
+    cur.execute("EXEC sp_describe_first_result_set @tsql = ?, @params = N'@P1 int'", f"SELECT name FROM {t} WHERE id = @P1")
+    rows = cur.fetchall()
+    assert [(r.name, r.system_type_name) for r in rows] == [("name", "nvarchar(20)")]

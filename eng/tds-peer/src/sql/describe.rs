@@ -532,7 +532,17 @@ impl Engine {
         };
         let sg: Vec<Tok> = stmt.iter().filter(|t| !t.is_space()).cloned().collect();
         let tables = self.referenced_tables(&sg)?;
-        let ctx = self.ctx(&[]);
+        // Parameters of the statement are untyped placeholders here (nothing is bound).
+        let mut decl: super::engine::Decl = Vec::new();
+        for t in &sg {
+            if let Tok::Var(v) = t
+                && !v.starts_with("@@")
+                && !decl.iter().any(|(n, _)| n.eq_ignore_ascii_case(v))
+            {
+                decl.push((v.clone(), None));
+            }
+        }
+        let ctx = self.ctx(&decl);
         let sql = ctx
             .rw(&stmt)
             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;

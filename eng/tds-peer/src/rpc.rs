@@ -744,21 +744,9 @@ fn fail_proc(r: &mut Resp, more: bool, e: &SqlError) -> io::Result<()> {
     finish_proc(r, more, None, true)
 }
 
-pub fn finish_proc_pub(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
-    finish_proc(r, more, handle, err)
-}
-
+/// The end of a procedure call: RETURNSTATUS, `@handle` for the prepare procedures, DONEPROC.
 fn finish_proc(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
-    r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
-    if let Some(h) = handle {
-        r.put(&token::returnvalue_int(0, "@handle", h))?;
-    }
-    r.put(&token::done(
-        token::TOK_DONEPROC,
-        (if err { token::DONE_ERROR } else { 0 }) | (if more { token::DONE_MORE } else { 0 }),
-        token::CMD_EXECUTE,
-        0,
-    ))
+    r.put(&token::proc_end(more, handle, err))
 }
 
 #[cfg(test)]

@@ -799,7 +799,7 @@ impl Engine {
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 out.finish(r)?;
-                return crate::rpc::finish_proc_pub(r, more, None, true);
+                return r.put(&crate::token::proc_end(more, None, true));
             }
             Err(StmtErr::Io(e)) => return Err(e),
         };

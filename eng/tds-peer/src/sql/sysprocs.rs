@@ -111,7 +111,7 @@ impl Engine {
             }
         };
         let err = out.finish(r)? || err;
-        crate::rpc::finish_proc_pub(r, more, None, err)
+        r.put(&crate::token::proc_end(more, None, err))
     }
 
     /// `EXEC name args` in a batch for a system procedure: `toks` starts at the name.

@@ -11,7 +11,7 @@ import atexit
 import codecs
 from typing import Any
 
-from . import _native
+from . import _native, sqlconstants, sqltypes
 from ._native import (
     Connection,
     Cursor,
@@ -43,12 +43,15 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
-from .sqlconstants import __all__ as _sqlconstants_all
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
-from .sqltypes import __all__ as _sqltypes_all
 
 apilevel = "2.0"
-# Threads may share the module and connections, not cursors (each cursor serialises its calls).
+# PEP 249 level 1: threads may share the module, not connections or cursors. Beyond that promise,
+# misuse is still safe (tests/python/test_threads.py): each cursor call holds that cursor's lock
+# and each connection call (commit, rollback, close, ...) the connection's, so nothing crashes and
+# rows never mix. Not level 2, because a shared connection is one transaction (one thread's
+# commit, rollback or close ends the others' work) and its cursors run statements on it at the
+# same time, which rests on the ODBC driver's own thread safety.
 threadsafety = 1
 paramstyle = "qmark"
 __version__ = _native.__version__
@@ -227,6 +230,6 @@ __all__ = [
     "setDecimalSeparator",
     "threadsafety",
     "version",
-    *_sqlconstants_all,
-    *_sqltypes_all,
 ]
+__all__ += sqltypes.__all__
+__all__ += sqlconstants.__all__

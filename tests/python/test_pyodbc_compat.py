@@ -14,8 +14,9 @@ import subprocess
 import sys
 import warnings
 
-import ferrodbc
 import pytest
+
+import ferrodbc
 
 # ---------------------------------------------------------------------------------------------
 # module

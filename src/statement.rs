@@ -133,6 +133,12 @@ impl Statement {
         &self.messages
     }
 
+    /// pyodbc's `cursor.noscan` (`SQL_ATTR_NOSCAN`) for later executes.
+    pub fn set_noscan(&mut self, on: bool) -> Result<()> {
+        self.join_prefetch();
+        self.stmt.set_noscan(on)
+    }
+
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
         self.join_prefetch();
         self.stmt.set_query_timeout(secs)

@@ -358,6 +358,11 @@ impl Stmt {
         self.set_attr(StatementAttribute::QueryTimeout, secs as Pointer)
     }
 
+    /// `SQL_ATTR_NOSCAN`: on, the driver does not scan SQL text for ODBC escape sequences.
+    pub fn set_noscan(&mut self, on: bool) -> Result<()> {
+        self.set_attr(StatementAttribute::NoScan, usize::from(on) as Pointer)
+    }
+
     /// # Safety
     /// `value` and `indicator` must stay valid and unmoved for every later fetch until the column
     /// is unbound or the statement freed, and be large enough for the row array size in effect.

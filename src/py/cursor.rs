@@ -26,6 +26,8 @@ pub struct CursorState {
     /// An error found after some rows were already delivered: raised by the next fetch.
     pending: Option<PyErr>,
     applied_timeout: usize,
+    /// The `noscan` value the statement handle has (SQL_ATTR_NOSCAN, off by default).
+    applied_noscan: bool,
     /// `Output` parameters of the last execute, by parameter index: filled when its last result
     /// set has been read.
     outputs: Vec<(usize, Py<Output>)>,
@@ -71,7 +73,8 @@ pub struct Cursor {
     /// pyodbc's `fast_executemany`. ferrodbc always sends executemany as parameter arrays; the
     /// flag is kept for programs that set and read it.
     fast_executemany: AtomicBool,
-    /// pyodbc's `noscan` (SQL_ATTR_NOSCAN): kept; ferrodbc never rewrites escape sequences.
+    /// pyodbc's `noscan`: SQL_ATTR_NOSCAN on the statement from the next execute (the driver
+    /// leaves `{fn ...}` / `{d ...}` escape sequences unscanned).
     noscan: AtomicBool,
     /// pyodbc's `rows_as_dicts`: fetches return `{name: value}` dicts instead of rows.
     rows_as_dicts: AtomicBool,
@@ -472,6 +475,11 @@ impl Cursor {
         if timeout != st.applied_timeout {
             self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
             st.applied_timeout = timeout;
+        }
+        let noscan = self.noscan.load(Ordering::Relaxed);
+        if noscan != st.applied_noscan {
+            self.statement(py, st)?.set_noscan(noscan).py(py)?;
+            st.applied_noscan = noscan;
         }
         Ok(())
     }

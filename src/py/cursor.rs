@@ -26,8 +26,6 @@ pub struct CursorState {
     /// An error found after some rows were already delivered: raised by the next fetch.
     pending: Option<PyErr>,
     applied_timeout: usize,
-    /// The `noscan` value the statement handle has (SQL_ATTR_NOSCAN, off by default).
-    applied_noscan: bool,
     /// `Output` parameters of the last execute, by parameter index: filled when its last result
     /// set has been read.
     outputs: Vec<(usize, Py<Output>)>,
@@ -73,8 +71,8 @@ pub struct Cursor {
     /// pyodbc's `fast_executemany`. ferrodbc always sends executemany as parameter arrays; the
     /// flag is kept for programs that set and read it.
     fast_executemany: AtomicBool,
-    /// pyodbc's `noscan`: SQL_ATTR_NOSCAN on the statement from the next execute (the driver
-    /// leaves `{fn ...}` / `{d ...}` escape sequences unscanned).
+    /// pyodbc's `noscan`: SQL_ATTR_NOSCAN on the statement (the driver leaves `{fn ...}` /
+    /// `{d ...}` escape sequences unscanned; psqlODBC accepts it and scans anyway).
     noscan: AtomicBool,
     /// pyodbc's `rows_as_dicts`: fetches return `{name: value}` dicts instead of rows.
     rows_as_dicts: AtomicBool,
@@ -475,11 +473,6 @@ impl Cursor {
         if timeout != st.applied_timeout {
             self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
             st.applied_timeout = timeout;
-        }
-        let noscan = self.noscan.load(Ordering::Relaxed);
-        if noscan != st.applied_noscan {
-            self.statement(py, st)?.set_noscan(noscan).py(py)?;
-            st.applied_noscan = noscan;
         }
         Ok(())
     }
@@ -1013,9 +1006,15 @@ impl Cursor {
         self.noscan.load(Ordering::Relaxed)
     }
 
+    /// Set on the statement handle at once (as pyodbc does): a driver that does not support
+    /// SQL_ATTR_NOSCAN (SQLite3 ODBC) raises here, not at some later execute.
     #[setter]
-    fn set_noscan(&self, on: bool) {
+    fn set_noscan(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        let mut guard = self.lock(py)?;
+        let stmt = self.statement(py, &mut guard)?;
+        py.detach(|| stmt.set_noscan(on)).py(py)?;
         self.noscan.store(on, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The statement handle as a `ctypes.c_void_p`; None before first use and once closed.

@@ -380,12 +380,19 @@ def test_cursor_commit_and_rollback(peer, conn, table):
         other.close()
 
 
-def test_fast_executemany_and_noscan_flags(conn, table):
+def test_fast_executemany_and_noscan_flags(peer, conn, table):
     cur = conn.cursor()
     assert cur.fast_executemany is False and cur.noscan is False
     cur.fast_executemany = True
-    cur.noscan = True
-    assert cur.fast_executemany is True and cur.noscan is True
+    assert cur.fast_executemany is True
+    if peer.is_sqlite:
+        # SQLite3 ODBC does not support SQL_ATTR_NOSCAN: refused when set, never ignored.
+        with pytest.raises(ferrodbc.NotSupportedError):
+            cur.noscan = True
+        assert cur.noscan is False
+    else:
+        cur.noscan = True
+        assert cur.noscan is True
     cur.execute(f"CREATE TABLE {table} (n INTEGER, s VARCHAR(10))")
     cur.executemany(f"INSERT INTO {table} VALUES (?, ?)", [(1, "a"), (2, "b")])
     assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchval() == 2

@@ -308,11 +308,24 @@ pub fn check_fast_executemany_row(
     let decimal = super::cache::decimal_type(py)?;
     for (column, value) in row.try_iter()?.enumerate() {
         let value = value?;
-        if value.is_instance(decimal)? && !value.call_method0("is_finite")?.is_truthy()? {
+        if !value.is_instance(decimal)? {
+            continue;
+        }
+        if !value.call_method0("is_finite")?.is_truthy()? {
             return Err(programming(format!(
                 "fast_executemany row {index}, parameter {column}: Decimal {} cannot be bound \
                  as a numeric (no NaN or infinity in SQL_NUMERIC_STRUCT)",
                 value.str()?
+            )));
+        }
+        // 38 digits before the point at most: checked on the exponent, before a huge one is
+        // written out (Decimal('1E+999999999999999999')).
+        let adjusted: i64 = value.call_method0("adjusted")?.extract()?;
+        if adjusted >= 38 && value.is_truthy()? {
+            return Err(programming(format!(
+                "fast_executemany row {index}, parameter {column}: Numeric overflow (Decimal \
+                 with {} digits before the point; a numeric holds at most 38)",
+                adjusted + 1
             )));
         }
     }

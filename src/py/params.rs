@@ -138,6 +138,18 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
             value.str()?
         )));
     };
+    // The plain text spells out every zero of the exponent: Decimal('1E+999999999999999999')
+    // would be an exabyte string (the allocation aborted the interpreter). No database takes
+    // more digits than PostgreSQL's numeric (131,072 before the point, 16,383 after).
+    const MAX_TEXT_DIGITS: i64 = 131_072 + 16_383;
+    let spelled = digits.len() as i64 + exponent.abs();
+    if spelled > MAX_TEXT_DIGITS {
+        return Err(data(format!(
+            "parameter {index}: Decimal {} has too many digits to send (more than \
+             {MAX_TEXT_DIGITS} written out; Numeric overflow)",
+            value.str()?
+        )));
+    }
     let mut text = String::with_capacity(digits.len() + 4);
     if sign == 1 {
         text.push('-');

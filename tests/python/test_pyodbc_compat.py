@@ -508,3 +508,18 @@ def test_driver_errors_carry_the_sqlstate_first_like_pyodbc(conn):
     with pytest.raises(ferrodbc.ProgrammingError) as info:
         conn.cursor().fetchone()
     assert len(info.value.args) == 1
+
+
+def test_a_decimal_with_a_huge_exponent_is_an_error_not_a_crash(peer, conn):
+    # Written out as plain text, 1E+999999999999999999 would be an exabyte: the allocation used
+    # to abort the interpreter (found by pyodbc's sqlserver_test.py).
+    for value in (decimal.Decimal(f"1E+{decimal.MAX_EMAX}"), decimal.Decimal("1E-999999999")):
+        with pytest.raises(ferrodbc.DataError, match="too many digits"):
+            conn.cursor().execute("SELECT ?", value)
+    cur = conn.cursor()
+    cur.fast_executemany = True
+    with pytest.raises(ferrodbc.ProgrammingError, match="Numeric overflow"):
+        cur.executemany("SELECT ?", [(decimal.Decimal(f"1E+{decimal.MAX_EMAX}"),)])
+    if peer.is_pg:  # a 1001-digit value is still sent, as exact text (SQLite: 64-bit at most)
+        value = conn.cursor().execute("SELECT CAST(? AS NUMERIC)", decimal.Decimal("1E+1000"))
+        assert value.fetchval() == decimal.Decimal("1E+1000")

@@ -1,6 +1,6 @@
 """Run pyodbc 5.5.0's own test files with real pyodbc and with ferrodbc standing in; compare.
 
-    python -m eng.suites.pyodbc_suites [--suites sqlite postgresql] [--show N]
+    python -m eng.suites.pyodbc_suites [--suites sqlite postgresql [sqlserver]] [--show N]
 
 The pyodbc sdist is downloaded at test time (`pip download --no-binary :all:`), its sha256
 checked against the value below, and unpacked into a temporary directory: nothing from it is
@@ -18,6 +18,7 @@ With CI=true a missing driver or peer fails the run instead of skipping that fil
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -124,7 +125,21 @@ def postgres_connection_string() -> str | None:
     return result.stdout.strip()
 
 
-def available_suites(names: list[str]) -> tuple[list[Suite], list[str]]:
+def sqlserver_connection_string(stack: contextlib.ExitStack) -> str | None:
+    """The TDS peer through Driver 18, started for this run (stopped when `stack` closes)."""
+    sys.path.insert(0, str(ROOT / "eng" / "peers"))
+    import tdspeer
+
+    if tdspeer.peer_binary() is None or not odbc_driver_registered("ODBC Driver 18 for SQL Server"):
+        return None
+    peer = stack.enter_context(tdspeer.start_peer())
+    # The database eng/suites/pyodbc_sqlserver.py gives the file (it switches to master itself).
+    return tdspeer.conn_str(peer, "msodbcsql", Database="pyodbc_tests")
+
+
+def available_suites(
+    names: list[str], stack: contextlib.ExitStack
+) -> tuple[list[Suite], list[str]]:
     suites, missing = [], []
     for name in names:
         if name == "sqlite":
@@ -149,6 +164,16 @@ def available_suites(names: list[str]) -> tuple[list[Suite], list[str]]:
                 )
             else:
                 missing.append("postgresql: no PostgreSQL peer (eng/peers/postgres.sh)")
+        elif name == "sqlserver":
+            # Opt-in (not in eng/test.sh, which runs this file with real pyodbc through
+            # eng/suites/pyodbc_sqlserver.py): the comparison, for measuring.
+            connstr = sqlserver_connection_string(stack)
+            if connstr:
+                suites.append(
+                    Suite("sqlserver", "tests/sqlserver_test.py", {"PYODBC_SQLSERVER": connstr})
+                )
+            else:
+                missing.append("sqlserver: no tds-peer binary or no ODBC Driver 18 (eng/setup.sh)")
         else:
             raise SystemExit(f"pyodbc-suites: unknown suite {name!r}")
     return suites, missing
@@ -292,14 +317,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     differences, gaps = load_differences()
-    suites, missing = available_suites(args.suites)
+    stack = contextlib.ExitStack()
+    suites, missing = available_suites(args.suites, stack)
     for reason in missing:
         log(("FAIL: " if CI else "skipped: ") + reason)
     sdist = fetch_sdist(args.cache)
 
     failed = bool(missing) and CI
     report = {}
-    with tempfile.TemporaryDirectory(prefix="ferrodbc-pyodbc-suites-") as tmp:
+    with stack, tempfile.TemporaryDirectory(prefix="ferrodbc-pyodbc-suites-") as tmp:
         work = Path(tmp)
         tree = unpack_tests(sdist, work / "sdist")
         shim_dir = work / "shim"

@@ -648,6 +648,17 @@ impl Cursor {
         let py = slf.py();
         let this = slf.get();
         let mut rows = Vec::new();
+        if seq_of_params.is_instance_of::<pyo3::types::PySet>()
+            || seq_of_params.is_instance_of::<pyo3::types::PyFrozenSet>()
+            || seq_of_params.is_instance_of::<pyo3::types::PyDict>()
+        {
+            // Unordered: which row runs first would be an accident (pyodbc refuses it too).
+            this.discard_result(py)?;
+            return Err(programming(format!(
+                "executemany: the rows must be a sequence, iterator or generator, not {}",
+                seq_of_params.get_type().name()?
+            )));
+        }
         let fast = this.fast_executemany.load(Ordering::Relaxed);
         let converted = (|| -> PyResult<()> {
             for (index, row) in seq_of_params.try_iter()?.enumerate() {

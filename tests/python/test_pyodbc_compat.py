@@ -403,6 +403,10 @@ def test_executemany_rows_must_be_sequences(conn, table):
     cur.execute(f"CREATE TABLE {table} (s VARCHAR(10))")
     with pytest.raises(TypeError):
         cur.executemany(f"INSERT INTO {table} VALUES (?)", [{"a"}])
+    # The rows themselves in a set: unordered, refused (pyodbc: ProgrammingError).
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.executemany(f"INSERT INTO {table} VALUES (?)", {("a",), ("b",)})
+    assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchval() == 0
 
 
 def test_setinputsizes_lists_and_negative_scale(conn, table):

@@ -993,6 +993,11 @@ impl Engine {
             .rw(toks)
             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let forced = ctx.select_types(toks);
+        if target.is_none()
+            && let Some(flow) = self.stream_select(&sql, toks, &forced, params, out, r)?
+        {
+            return Ok(flow);
+        }
         let (cols, rows) = self.fetch(&sql, params)?;
         let names = column_names(&cols, &super::rewrite::select_names(toks));
         if let Some((name, temp)) = target {
@@ -1055,6 +1060,82 @@ impl Engine {
             })
             .collect();
         self.send_rows(&columns, &rows, out, r)
+    }
+
+    /// A SELECT whose every column type is known before the first row (declared by the table or
+    /// view, or forced by the T-SQL text): rows go from the SQLite statement straight into ROW
+    /// tokens, cell by cell, with no copy of the result in between. Results up to
+    /// `STREAM_AFTER` bytes are sent only once complete, so an error while stepping leaves no
+    /// partial result, as before; past that the rows stream (and a later error follows them,
+    /// as SQL Server's rows-then-error does). None: a column's type must be inferred from its
+    /// values, or the statement has no columns; the caller then fetches the rows first.
+    fn stream_select(
+        &mut self,
+        sql: &str,
+        toks: &[Tok],
+        forced: &[Option<Ty>],
+        params: &[Param],
+        out: &mut Out,
+        r: &mut Resp,
+    ) -> Result<Option<Flow>, StmtErr> {
+        const STREAM_AFTER: usize = 1 << 20;
+        const FLUSH_EVERY: usize = 64 * 1024;
+        let sqlite = |e: rusqlite::Error| StmtErr::Sql(from_sqlite(&e));
+        // Not cached, as in `fetch`: declared types of a cached statement can be stale.
+        let mut stmt = self.db.prepare(sql).map_err(sqlite)?;
+        let decl: Decl = stmt
+            .columns()
+            .iter()
+            .map(|c| {
+                let ty = c
+                    .decl_type()
+                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
+                (c.name().to_string(), ty)
+            })
+            .collect();
+        let Some(tys) = decl
+            .iter()
+            .enumerate()
+            .map(|(i, (_, d))| forced.get(i).copied().flatten().or(*d))
+            .collect::<Option<Vec<Ty>>>()
+            .filter(|t| !t.is_empty())
+        else {
+            return Ok(None);
+        };
+        let names = column_names(&decl, &super::rewrite::select_names(toks));
+        let columns: Vec<Column> = names
+            .iter()
+            .zip(&tys)
+            .map(|(n, &t)| Column::new(n, t))
+            .collect();
+        Self::bind(&mut stmt, params).map_err(sqlite)?;
+        let mut q = stmt.raw_query();
+        let mut buf = Vec::with_capacity(64 * 1024);
+        let mut sent_meta = false;
+        let mut n = 0u64;
+        while let Some(row) = q.next().map_err(sqlite)? {
+            value::put_row_with(&mut buf, &tys, |i| row.get_ref_unwrap(i), true);
+            n += 1;
+            if buf.len() >= if sent_meta { FLUSH_EVERY } else { STREAM_AFTER } {
+                if !sent_meta {
+                    out.emit(r, &token::colmetadata(&columns))?;
+                    sent_meta = true;
+                }
+                r.put(&buf)?;
+                buf.clear();
+                if r.cancelled() {
+                    out.cancelled(r)?;
+                    return Ok(Some(Flow::Stop));
+                }
+            }
+        }
+        if !sent_meta {
+            out.emit(r, &token::colmetadata(&columns))?;
+        }
+        r.put(&buf)?;
+        self.rowcount = n as i64;
+        out.done(r, token::DONE_COUNT, token::CMD_SELECT, n)?;
+        Ok(Some(Flow::Continue))
     }
 
     pub(super) fn send_rows(

@@ -15,6 +15,7 @@ T-SQL literals that SQL Server would store exactly:
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 from decimal import Decimal
 from typing import Any
 
@@ -62,13 +63,19 @@ def ddl(shape: str, name: str) -> str:
     return f"CREATE TABLE {name} ({cols})"
 
 
-def inserts(shape: str, name: str, n: int) -> list[str]:
+@functools.lru_cache(maxsize=4)
+def _values_lists(shape: str, n: int) -> tuple[str, ...]:
+    """The VALUES lists, built once per process (a worker that loads the table for several
+    tasks pays the literal formatting once)."""
     rows = [synthetic.row(shape, i) for i in range(n)]
-    return [
-        f"INSERT INTO {name} VALUES "
-        + ", ".join("(" + ", ".join(literal(v) for v in r) + ")" for r in rows[i : i + ROWS_PER_INSERT])
+    return tuple(
+        ", ".join("(" + ", ".join(literal(v) for v in r) + ")" for r in rows[i : i + ROWS_PER_INSERT])
         for i in range(0, n, ROWS_PER_INSERT)
-    ]
+    )
+
+
+def inserts(shape: str, name: str, n: int) -> list[str]:
+    return [f"INSERT INTO {name} VALUES {values}" for values in _values_lists(shape, n)]
 
 
 def load_sql(shape: str, name: str, n: int) -> tuple[str, list[str]]:

@@ -29,8 +29,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "peers"))
-import tdspeer  # noqa: E402
-import usertable  # noqa: E402
+import tdspeer
+import usertable
 
 USER_TABLE = "bench_mixed"
 

@@ -6,7 +6,8 @@ decimal(18,4), bit, nullable nvarchar(100)):
 
 - `peer.mixed_<rows>`: synthetic, replayed from pre-encoded bytes after the first run;
 - a user table made with CREATE TABLE + INSERT (`eng/peers/usertable.py`, the same rows), which
-  the peer reads from SQLite and encodes row by row on every query.
+  the peer reads from SQLite and encodes row by row — measured with the peer's result cache off
+  (`--result-cache-mb 0`: every query does that work) and on (repeated queries replay it).
 
 For each, the raw Rust client `tds-peer-drain` (login + query, no ODBC) drains the result, and
 ferrodbc / pyodbc (ODBC Driver 18, and FreeTDS for pyodbc) `fetchall` it. Around every run the
@@ -149,21 +150,28 @@ def synthetic_section(peer, rows: int, repeat: int) -> None:
     report_clients(peer, sql, rows, repeat)
 
 
-def user_table_section(peer, rows: int, repeat: int) -> None:
+def user_table_section(rows: int, repeat: int, peer_args: tuple, title: str) -> None:
     import pyodbc
 
-    print(f"== user table {USER_TABLE}: {rows} mixed rows made with CREATE TABLE + INSERT")
-    t = time.perf_counter()
-    cn = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), autocommit=False)
-    usertable.load(cn, "mixed", USER_TABLE, rows)
-    cn.close()
-    print(f"  loaded in {time.perf_counter() - t:.1f} s")
-    sql = f"SELECT * FROM {USER_TABLE}"
-    runs = drain(peer, sql, repeat + 1)[1:]
-    per = 100_000 / rows
-    print(f"  drain: {spread([r['secs'] * 1e3 for r in runs], ' ms')}"
-          f"   peer CPU {spread([r['cpu_ms'] * per for r in runs], ' ms')} per 100k rows")
-    report_clients(peer, sql, rows, repeat)
+    with tdspeer.start_peer(extra_args=peer_args) as peer:
+        print(f"== user table {USER_TABLE}: {rows} mixed rows made with CREATE TABLE + INSERT; {title}")
+        t = time.perf_counter()
+        cn = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), autocommit=False)
+        usertable.load(cn, "mixed", USER_TABLE, rows)
+        cn.close()
+        print(f"  loaded in {time.perf_counter() - t:.1f} s")
+        sql = f"SELECT * FROM {USER_TABLE}"
+        runs = drain(peer, sql, repeat + 1)[1:]
+        per = 100_000 / rows
+        print(f"  drain: {spread([r['secs'] * 1e3 for r in runs], ' ms')}"
+              f"   peer CPU {spread([r['cpu_ms'] * per for r in runs], ' ms')} per 100k rows")
+        report_clients(peer, sql, rows, repeat)
+
+
+def has_result_cache() -> bool:
+    exe = tdspeer.peer_binary()
+    out = subprocess.run([str(exe), "--help"], check=False, capture_output=True, text=True, timeout=10)
+    return "--result-cache-mb" in out.stdout + out.stderr
 
 
 def main() -> None:
@@ -173,12 +181,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5, help="measured runs per figure (after one warm-up)")
     a = ap.parse_args()
     load = os.getloadavg()
-    with tdspeer.start_peer() as peer:
-        print(f"peer {tdspeer.peer_binary()}  load average {load[0]:.2f} at start")
-        if a.rows:
+    print(f"peer {tdspeer.peer_binary()}  load average {load[0]:.2f} at start")
+    if a.rows:
+        with tdspeer.start_peer() as peer:
             synthetic_section(peer, a.rows, a.repeat)
-        if a.user_rows:
-            user_table_section(peer, a.user_rows, a.repeat)
+    if a.user_rows:
+        if has_result_cache():
+            user_table_section(a.user_rows, a.repeat, ("--result-cache-mb", "0"),
+                               "result cache off: SQLite read and rows encoded on every query")
+            user_table_section(a.user_rows, a.repeat, (), "result cache on: repeated queries replay the encoded result")
+        else:
+            user_table_section(a.user_rows, a.repeat, (), "this peer has no result cache")
     print(f"load average {os.getloadavg()[0]:.2f} at end; figures are median [min–max] of {a.repeat} runs")
 
 

@@ -6,6 +6,7 @@ use super::lexer::{self, Tok};
 use super::rewrite::{self, Ctx};
 use super::{functions, typeinfo};
 use crate::resp::Resp;
+use crate::result_cache::{self, ResultCache};
 use crate::synthetic;
 use crate::token::{self, Column, value};
 use crate::types::Ty;
@@ -31,6 +32,10 @@ pub struct Param {
 pub struct Shared {
     pub db_path: String,
     pub synth: synthetic::Cache,
+    /// Per-connection budget for encoded read-only results (`--result-cache-mb`; 0: off).
+    pub result_cache_bytes: usize,
+    /// Log result cache hits and stores (with the other `--verbose` lines).
+    pub verbose: bool,
 }
 
 pub struct Engine {
@@ -66,6 +71,11 @@ pub struct Engine {
     rewritten: Option<(Vec<Tok>, Decl, String)>,
     /// The last sp_executesql parameter declaration and its parse.
     pub declared: Option<(String, Decl)>,
+    /// Encoded results of repeated read-only SELECTs (result_cache.rs).
+    results: ResultCache,
+    /// Bumped at every BEGIN / COMMIT / ROLLBACK / reset: what a transaction showed is not
+    /// what follows it, even when no row count moved.
+    txn_epoch: u64,
 }
 
 /// Tracks DONE tokens so that every DONE but the batch's last carries DONE_MORE.
@@ -199,7 +209,6 @@ impl Engine {
         db.set_prepared_statement_cache_capacity(64);
         Ok(Engine {
             db,
-            shared,
             spid,
             nocount: false,
             rowcount: 0,
@@ -218,18 +227,23 @@ impl Engine {
             parsed: None,
             rewritten: None,
             declared: None,
+            results: ResultCache::new(shared.result_cache_bytes),
+            txn_epoch: 0,
+            shared,
         })
     }
 
     // ---- transactions -------------------------------------------------------------------
 
     pub fn begin(&mut self) -> Vec<u8> {
+        self.txn_epoch += 1;
         self.txn_open = true;
         self.txn_id += 1;
         token::envchange_bytes(8, &self.txn_id.to_le_bytes(), &[])
     }
 
     fn end_txn(&mut self, commit: bool) -> Result<Vec<u8>, SqlError> {
+        self.txn_epoch += 1;
         let old = if self.txn_open {
             self.txn_id.to_le_bytes().to_vec()
         } else {
@@ -272,6 +286,7 @@ impl Engine {
     /// defaults). Prepared handles survive, as in SQL Server.
     pub fn reset_session(&mut self) {
         let _ = self.end_txn(false);
+        self.txn_epoch += 1;
         let temps: Vec<String> = self
             .db
             .prepare("SELECT name FROM sqlite_temp_master WHERE type = 'table'")
@@ -1067,8 +1082,10 @@ impl Engine {
     /// tokens, cell by cell, with no copy of the result in between. Results up to
     /// `STREAM_AFTER` bytes are sent only once complete, so an error while stepping leaves no
     /// partial result, as before; past that the rows stream (and a later error follows them,
-    /// as SQL Server's rows-then-error does). None: a column's type must be inferred from its
-    /// values, or the statement has no columns; the caller then fetches the rows first.
+    /// as SQL Server's rows-then-error does). A large deterministic result is kept in the
+    /// connection's result cache and replayed while the database is unchanged.
+    /// None: a column's type must be inferred from its values, or the statement has no columns;
+    /// the caller then fetches the rows first.
     fn stream_select(
         &mut self,
         sql: &str,
@@ -1108,9 +1125,48 @@ impl Engine {
             .zip(&tys)
             .map(|(n, &t)| Column::new(n, t))
             .collect();
+        let meta = token::colmetadata(&columns);
+        // The cache: its key, and the database state read before the statement runs.
+        let state = if self.results.enabled() {
+            result_cache::State::read(&self.db, self.txn_epoch).ok()
+        } else {
+            None
+        };
+        let cached = if let Some(state) = state {
+            let key = result_cache::Key {
+                sql: sql.to_string(),
+                params: params.iter().map(|p| p.value.clone()).collect(),
+                tys: tys.clone(),
+                names,
+            };
+            if self.results.has(&key)
+                && let Some(e) = self.results.get(&key, &state)
+            {
+                let n = e.rows;
+                if self.shared.verbose {
+                    eprintln!(
+                        "tds-peer: [{}] result cache hit: {n} rows, {} bytes",
+                        self.spid,
+                        e.bytes.len()
+                    );
+                }
+                if replay(&e.bytes, out, r)? {
+                    out.cancelled(r)?;
+                    return Ok(Some(Flow::Stop));
+                }
+                self.rowcount = n as i64;
+                out.done(r, token::DONE_COUNT, token::CMD_SELECT, n)?;
+                return Ok(Some(Flow::Continue));
+            }
+            Some((key, state))
+        } else {
+            None
+        };
         Self::bind(&mut stmt, params).map_err(sqlite)?;
         let mut q = stmt.raw_query();
         let mut buf = Vec::with_capacity(64 * 1024);
+        let mut keep: Option<Vec<u8>> = cached.as_ref().map(|_| meta.clone());
+        let cap = self.results.cap_bytes();
         let mut sent_meta = false;
         let mut n = 0u64;
         while let Some(row) = q.next().map_err(sqlite)? {
@@ -1118,10 +1174,16 @@ impl Engine {
             n += 1;
             if buf.len() >= if sent_meta { FLUSH_EVERY } else { STREAM_AFTER } {
                 if !sent_meta {
-                    out.emit(r, &token::colmetadata(&columns))?;
+                    out.emit(r, &meta)?;
                     sent_meta = true;
                 }
                 r.put(&buf)?;
+                if let Some(k) = keep.as_mut() {
+                    k.extend_from_slice(&buf);
+                    if k.len() > cap {
+                        keep = None;
+                    }
+                }
                 buf.clear();
                 if r.cancelled() {
                     out.cancelled(r)?;
@@ -1129,10 +1191,33 @@ impl Engine {
                 }
             }
         }
+        drop(q);
+        drop(stmt);
         if !sent_meta {
-            out.emit(r, &token::colmetadata(&columns))?;
+            out.emit(r, &meta)?;
         }
         r.put(&buf)?;
+        if let (Some(mut bytes), Some((key, state))) = (keep, cached) {
+            bytes.extend_from_slice(&buf);
+            if bytes.len() >= result_cache::MIN_BYTES
+                && bytes.len() <= cap
+                && result_cache::deterministic(&self.db, sql)
+            {
+                if self.shared.verbose {
+                    eprintln!(
+                        "tds-peer: [{}] result cached: {n} rows, {} bytes",
+                        self.spid,
+                        bytes.len()
+                    );
+                }
+                self.results.put(result_cache::Entry {
+                    key,
+                    state,
+                    bytes,
+                    rows: n,
+                });
+            }
+        }
         self.rowcount = n as i64;
         out.done(r, token::DONE_COUNT, token::CMD_SELECT, n)?;
         Ok(Some(Flow::Continue))
@@ -1164,6 +1249,20 @@ impl Engine {
         out.done(r, token::DONE_COUNT, token::CMD_SELECT, rows.len() as u64)?;
         Ok(Flow::Continue)
     }
+}
+
+/// Sends a cached result (COLMETADATA + rows) in 64 KiB pieces, polling ATTENTION between
+/// them as a streamed result does. True if the client cancelled.
+fn replay(bytes: &[u8], out: &mut Out, r: &mut Resp) -> io::Result<bool> {
+    let mut chunks = bytes.chunks(64 * 1024);
+    out.emit(r, chunks.next().unwrap_or_default())?;
+    for c in chunks {
+        r.put(c)?;
+        if r.cancelled() {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Index of a depth-0 word in a statement.

@@ -15,9 +15,25 @@ pub fn parse_decimal(s: &str) -> Option<Dec> {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    // One pass over the digits; the magnitude stays in u64 while it fits (18 digits), which is
-    // every DECIMAL(18,s) a table holds.
-    let b = s.as_bytes();
+    parse_unsigned_decimal(neg, s.as_bytes())
+}
+
+/// `parse_decimal` of stored text as SQLite hands it over, without checking it is UTF-8 first
+/// when it cannot need trimming (its first and last bytes are ASCII and not blanks).
+pub fn parse_decimal_bytes(b: &[u8]) -> Option<Dec> {
+    let plain = |c: Option<&u8>| c.is_some_and(|&c| c.is_ascii() && !(c as char).is_whitespace());
+    if !(plain(b.first()) && plain(b.last())) {
+        return parse_decimal(&String::from_utf8_lossy(b));
+    }
+    match b.strip_prefix(b"-") {
+        Some(r) => parse_unsigned_decimal(true, r),
+        None => parse_unsigned_decimal(false, b.strip_prefix(b"+").unwrap_or(b)),
+    }
+}
+
+/// Digits with at most one '.', after the sign. One pass; the magnitude stays in u64 while it
+/// fits (18 digits), which is every DECIMAL(18,s) a table holds.
+fn parse_unsigned_decimal(neg: bool, b: &[u8]) -> Option<Dec> {
     let mut mag: u128 = 0;
     let mut small: u64 = 0;
     let mut digits = 0usize;
@@ -38,7 +54,7 @@ pub fn parse_decimal(s: &str) -> Option<Dec> {
             dot = Some(i);
         } else if c == b'e' || c == b'E' || b[i..].contains(&b'e') || b[i..].contains(&b'E') {
             // Exponent forms from float rendering (e.g. 1.5e-05) go through f64 text.
-            let f: f64 = s.parse().ok()?;
+            let f: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
             return parse_decimal(&format!("{}{:.12}", if neg { "-" } else { "" }, f));
         } else {
             return None;
@@ -167,9 +183,8 @@ fn num(s: &str) -> Option<u32> {
 }
 
 /// Fractional seconds (`.f…` digits, first 7 significant) in 100 ns ticks.
-fn frac_ticks(frac: &str) -> Option<u64> {
+fn frac_ticks(b: &[u8]) -> Option<u64> {
     let mut ticks = 0u64;
-    let b = frac.as_bytes();
     for k in 0..7 {
         let d = match b.get(k) {
             Some(c) if c.is_ascii_digit() => (c - b'0') as u64,
@@ -198,7 +213,7 @@ fn parse_time(t: &str) -> Option<u64> {
     let frac_ticks = if frac.is_empty() {
         0
     } else {
-        frac_ticks(frac)?
+        frac_ticks(frac.as_bytes())?
     };
     Some(((h as u64 * 60 + m as u64) * 60 + s as u64) * 10_000_000 + frac_ticks)
 }
@@ -206,8 +221,7 @@ fn parse_time(t: &str) -> Option<u64> {
 /// The form the peer itself stores and SQL literals mostly use, `YYYY-MM-DD hh:mm:ss[.f{1,7}]`
 /// (or `T` between), parsed without searching or splitting; anything else returns None and
 /// goes through the general parser, whose results this matches exactly.
-fn parse_iso_datetime(s: &str) -> Option<DateTime> {
-    let b = s.as_bytes();
+fn parse_iso_datetime(b: &[u8]) -> Option<DateTime> {
     if !(19..=27).contains(&b.len())
         || b[4] != b'-'
         || b[7] != b'-'
@@ -230,7 +244,7 @@ fn parse_iso_datetime(s: &str) -> Option<DateTime> {
     let frac = match b.len() {
         19 => 0,
         20 => return None,
-        _ if b[19] == b'.' => frac_ticks(&s[20..])?,
+        _ if b[19] == b'.' => frac_ticks(&b[20..])?,
         _ => return None,
     };
     Some(DateTime {
@@ -241,8 +255,14 @@ fn parse_iso_datetime(s: &str) -> Option<DateTime> {
     })
 }
 
+/// `parse_datetime` of stored text as SQLite hands it over: the canonical form is read from the
+/// bytes (it is ASCII), anything else is checked for UTF-8 first.
+pub fn parse_datetime_bytes(b: &[u8]) -> Option<DateTime> {
+    parse_iso_datetime(b).or_else(|| parse_datetime(&String::from_utf8_lossy(b)))
+}
+
 pub fn parse_datetime(s: &str) -> Option<DateTime> {
-    if let Some(dt) = parse_iso_datetime(s) {
+    if let Some(dt) = parse_iso_datetime(s.as_bytes()) {
         return Some(dt);
     }
     let s = s.trim();

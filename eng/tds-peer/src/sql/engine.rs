@@ -202,6 +202,9 @@ impl Engine {
         db.busy_timeout(std::time::Duration::from_secs(3))?;
         db.pragma_update(None, "journal_mode", "WAL")?;
         db.pragma_update(None, "synchronous", "OFF")?;
+        // Tables are read through the OS page cache mapped in, not copied by a pread per page
+        // (a 100,000-row SELECT * read ~2,500 pages that way on every run).
+        db.pragma_update(None, "mmap_size", 1i64 << 30)?;
         functions::register(&db)?;
         db.execute_batch(super::procs::PROC_TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was

@@ -111,6 +111,16 @@ fn texts() -> Vec<String> {
         "99999999999999999999999999999999999999",
         "123456789012345678901234567890123456789012",
         "1.99995",
+        " -7.25",
+        "-7.25\t",
+        "\u{a0}12.5",
+        "12.5\u{3000}",
+        "\u{b}3",
+        "+-5",
+        "-",
+        ".",
+        "1.2.3",
+        "1.2.3e4",
         "x1",
         "2020-01-01",
         "2020-01-01 00:00:00",
@@ -278,6 +288,10 @@ fn parsers_agree_with_before() {
         let new = conv::parse_decimal(s).map(|d| (d.neg, d.mag, d.scale));
         let old = legacy::conv::parse_decimal(s).map(|d| (d.neg, d.mag, d.scale));
         assert_eq!(new, old, "parse_decimal({s:?})");
+        let new = conv::parse_decimal_bytes(s.as_bytes()).map(|d| (d.neg, d.mag, d.scale));
+        assert_eq!(new, old, "parse_decimal_bytes({s:?})");
+        let new = conv::parse_datetime_bytes(s.as_bytes());
+        assert_eq!(new, conv::parse_datetime(s), "parse_datetime_bytes({s:?})");
     }
     assert!(
         compared > inputs.len() * 9 / 10,

@@ -98,7 +98,7 @@ fn ref_dec(v: ValueRef) -> Dec {
     match v {
         ValueRef::Integer(i) => Dec::from_i64(i),
         ValueRef::Real(f) => Dec::from_f64(f),
-        ValueRef::Text(b) => conv::parse_decimal(&text_str(b)).unwrap_or(DEC_ZERO),
+        ValueRef::Text(b) => conv::parse_decimal_bytes(b).unwrap_or(DEC_ZERO),
         _ => DEC_ZERO,
     }
 }
@@ -121,7 +121,7 @@ const DT_1900: conv::DateTime = conv::DateTime {
 
 fn ref_dt(v: ValueRef) -> conv::DateTime {
     match v {
-        ValueRef::Text(b) => conv::parse_datetime(&text_str(b)).unwrap_or(DT_1900),
+        ValueRef::Text(b) => conv::parse_datetime_bytes(b).unwrap_or(DT_1900),
         // Numbers are DATETIME-style days since 1900 (SQL Server's CAST(int AS datetime)).
         // (Wrapping, as release builds always did: absurd day numbers are clamped when encoded.)
         ValueRef::Integer(i) => conv::DateTime {

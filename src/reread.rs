@@ -28,6 +28,11 @@
 //! array's last row, so the next SQLFetch continues after it; then the row array size is
 //! restored. The one-row fetches write into element 0 of every bound column: it is saved first
 //! and put back. A one-row array needs none of this: the cursor is on its row.
+//!
+//! Memory: the values read again stay with their row array until it is served, so a row array
+//! of long cells holds all of them at once (the streamed path held one). That is bounded by what
+//! the driver already holds: a static SQLite3 ODBC cursor materialises the whole result as UTF-8
+//! at execute, and these are the same cells in UTF-16.
 
 use crate::batch::{Batch, Fetched};
 use crate::error::{Error, Result};

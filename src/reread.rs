@@ -26,8 +26,10 @@
 //! The re-read: row array size 1, `SQLFetchScroll(SQL_FETCH_ABSOLUTE, base + k + 1)`, SQLGetData
 //! of the cut columns of that row, and once every cut row is done the cursor goes back to the
 //! array's last row, so the next SQLFetch continues after it; then the row array size is
-//! restored. The one-row fetches write into element 0 of every bound column: it is saved first
-//! and put back. A one-row array needs none of this: the cursor is on its row.
+//! restored. The one-row fetches run with `SQL_ATTR_RETRIEVE_DATA` off where the driver allows
+//! it (SQLite3 ODBC does), so they only position; where it does not they write into element 0 of
+//! every bound column, which is therefore saved first and put back. A one-row array needs none
+//! of this: the cursor is on its row.
 //!
 //! Memory: the values read again stay with their row array until it is served, so a row array
 //! of long cells holds all of them at once (the streamed path held one). That is bounded by what
@@ -109,9 +111,17 @@ fn reread(
     }
     let saved: Vec<_> = batch.columns.iter().map(|c| c.save_row0()).collect();
     stmt.set_row_array_size(1)?;
-    let result = refetch_each(batch, stmt, cells, rows, base);
+    // Positioning without retrieving spares the driver converting the row's bound cells again
+    // (SQLite3 ODBC converts a whole value to UTF-16 for every fetch and SQLGetData of it).
+    let positions_only = stmt.set_retrieve_data(false).is_ok();
+    let result = refetch_each(batch, stmt, cells, rows, base, positions_only);
     // Restored whatever happened: the next block fetch needs its array size and row 0 intact.
-    let restored = stmt.set_row_array_size(capacity);
+    let retrieving = if positions_only {
+        stmt.set_retrieve_data(true)
+    } else {
+        Ok(())
+    };
+    let restored = retrieving.and(stmt.set_row_array_size(capacity));
     for (col, row0) in batch.columns.iter_mut().zip(saved) {
         col.restore_row0(row0);
     }
@@ -126,14 +136,21 @@ fn refetch_each(
     cells: &[(usize, usize)],
     rows: usize,
     base: u64,
+    positions_only: bool,
 ) -> Result<()> {
     let mut current = None;
-    for &(row, col) in cells {
+    for (i, &(row, col)) in cells.iter().enumerate() {
         if current != Some(row) {
             position(stmt, base + row as u64 + 1)?;
             current = Some(row);
+            if positions_only {
+                stmt.set_retrieve_data(true)?;
+            }
         }
         batch.columns[col].read_again(stmt, (col + 1) as u16, row)?;
+        if positions_only && cells.get(i + 1).is_none_or(|&(next, _)| next != row) {
+            stmt.set_retrieve_data(false)?;
+        }
     }
     if current != Some(rows - 1) {
         position(stmt, base + rows as u64)?;

@@ -191,6 +191,16 @@ impl ColumnBuffer {
         Some(&self.reread[i].1)
     }
 
+    /// Payload bytes of the longest cell read again in this row array (0 if none).
+    pub(crate) fn longest_reread(&self) -> usize {
+        let len = |c: &StreamedCell| c.units.len() * 2 + c.bytes.len();
+        self.reread.iter().map(|(_, c)| len(c)).max().unwrap_or(0)
+    }
+
+    pub(crate) fn reread_count(&self) -> usize {
+        self.reread.len()
+    }
+
     pub(crate) fn clear_reread(&mut self) {
         self.reread.clear();
     }
@@ -198,6 +208,18 @@ impl ColumnBuffer {
     #[cfg(test)]
     pub(crate) fn set_indicator(&mut self, row: usize, indicator: Len) {
         self.indicators[row] = indicator;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_reread(&mut self, row: usize, units: Vec<u16>, bytes: Vec<u8>) {
+        self.reread.push((
+            row,
+            StreamedCell {
+                units,
+                bytes,
+                ..Default::default()
+            },
+        ));
     }
 
     #[inline]

@@ -39,7 +39,7 @@
 use crate::batch::{Batch, Fetched};
 use crate::error::{Error, Result};
 use crate::odbc::{Outcome, Stmt};
-use crate::plan::ResultPlan;
+use crate::plan::{CellKind, MAX_BOUND_BINARY_BYTES, MAX_BOUND_TEXT_UNITS, ResultPlan};
 
 /// `SQLSTATE` of the truncation warning the block fetch raised for the cut cells.
 const STRING_DATA_RIGHT_TRUNCATED: &str = "01004";
@@ -59,6 +59,42 @@ pub fn cut_cells(batch: &Batch, plan: &ResultPlan, rows: usize) -> Vec<(usize, u
         }
     }
     cells
+}
+
+/// A column is laid out again once this share of a row array's cells in it came back cut (one
+/// in eight): each cut cell costs a one-row re-fetch and SQLGetData, so a column whose declared
+/// size is routinely wrong (SQLite's untyped columns, described as VARCHAR(255)) is better bound
+/// for what it holds. Measured on SQLite3 ODBC, 10,000 rows of 2,000 characters in a
+/// VARCHAR(50): 57 ms streamed, 131 ms with every cell re-read.
+const RELAYOUT_ONE_IN: usize = 8;
+
+/// The layout for the rest of the result set when a re-read column's declared size turned out
+/// wrong for one cell in [`RELAYOUT_ONE_IN`] of the row array just read (`rows` rows): bound for
+/// the longest value seen, rounded up to a power of two, or streamed (as before this module
+/// existed) when that is over the bound-column limits. `None` when the layout is fine.
+pub fn relayout(plan: &ResultPlan, batch: &Batch, rows: usize) -> Option<ResultPlan> {
+    let mut kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
+    let mut changed = false;
+    for (c, column) in plan.columns.iter().enumerate() {
+        let buffer = &batch.columns[c];
+        let cut = buffer.reread_count();
+        if !column.reread || cut == 0 || cut * RELAYOUT_ONE_IN < rows {
+            continue;
+        }
+        let longest = buffer.longest_reread();
+        kinds[c] = match column.kind {
+            CellKind::WText { .. } if longest / 2 <= MAX_BOUND_TEXT_UNITS => CellKind::WText {
+                max_units: (longest / 2).next_power_of_two().min(MAX_BOUND_TEXT_UNITS) as u32,
+            },
+            CellKind::WText { .. } => CellKind::LongWText,
+            CellKind::Binary { .. } if longest <= MAX_BOUND_BINARY_BYTES => CellKind::Binary {
+                max_bytes: longest.next_power_of_two().min(MAX_BOUND_BINARY_BYTES) as u32,
+            },
+            _ => CellKind::LongBinary,
+        };
+        changed = true;
+    }
+    changed.then(|| plan.with_kinds(kinds))
 }
 
 /// Finish a block fetch of a plan with `rereads`: read every cut cell again, whole. `base` is the
@@ -205,27 +241,59 @@ mod tests {
         let cols = || vec![desc(4, 10), desc(12, 50), desc(-3, 16), desc(-1, 65536)];
         let plan = ResultPlan::build(cols(), sqlite(true));
         assert!(plan.rereads);
-        assert_eq!(
-            plan.columns[1].kind,
-            crate::plan::CellKind::WText { max_units: 100 }
-        );
-        assert_eq!(
-            plan.columns[2].kind,
-            crate::plan::CellKind::Binary { max_bytes: 16 }
-        );
+        assert_eq!(plan.columns[1].kind, CellKind::WText { max_units: 100 });
+        assert_eq!(plan.columns[2].kind, CellKind::Binary { max_bytes: 16 });
         let flags: Vec<bool> = plan.columns.iter().map(|c| c.reread).collect();
         // TEXT (LONGVARCHAR) stays streamed, and so not re-read.
         assert_eq!(flags, [false, true, true, false]);
         let streamed = ResultPlan::build(cols(), sqlite(false));
         assert!(!streamed.rereads);
-        assert_eq!(streamed.columns[1].kind, crate::plan::CellKind::LongWText);
-        assert_eq!(streamed.columns[2].kind, crate::plan::CellKind::LongBinary);
+        assert_eq!(streamed.columns[1].kind, CellKind::LongWText);
+        assert_eq!(streamed.columns[2].kind, CellKind::LongBinary);
     }
 
     #[test]
     fn trusted_sizes_never_reread() {
         let plan = ResultPlan::build(vec![desc(12, 50)], Dbms::PostgreSql);
         assert!(!plan.rereads && !plan.columns[0].reread);
+    }
+
+    #[test]
+    fn a_column_cut_in_one_cell_in_eight_is_laid_out_for_what_it_holds() {
+        let plan = ResultPlan::build(vec![desc(4, 10), desc(12, 2), desc(-3, 3)], sqlite(true));
+        let mut batch = Batch::new(&plan, 16);
+        // One cut cell in 16 rows: left alone.
+        batch.columns[1].push_reread(0, vec![b'x' as u16; 600], Vec::new());
+        assert!(relayout(&plan, &batch, 16).is_none());
+        // Two in 16: text bound for 1,024 units (600 rounded up); binary untouched.
+        batch.columns[1].push_reread(9, vec![b'y' as u16; 300], Vec::new());
+        let relaid = relayout(&plan, &batch, 16).expect("relaid");
+        let kinds: Vec<CellKind> = relaid.columns.iter().map(|c| c.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                CellKind::I32,
+                CellKind::WText { max_units: 1024 },
+                CellKind::Binary { max_bytes: 3 }
+            ]
+        );
+        assert!(relaid.columns[1].reread && relaid.rereads && !relaid.has_streamed());
+        // Beyond the bound-column limit: that column and every one after it are streamed.
+        batch.columns[1].push_reread(12, vec![0; MAX_BOUND_TEXT_UNITS + 1], Vec::new());
+        let streamed = relayout(&plan, &batch, 16).expect("relaid");
+        assert_eq!(streamed.columns[1].kind, CellKind::LongWText);
+        assert_eq!(streamed.columns[2].kind, CellKind::LongBinary);
+        assert_eq!(streamed.bound_prefix, 1);
+        assert!(!streamed.rereads);
+    }
+
+    #[test]
+    fn binary_is_laid_out_by_bytes() {
+        let plan = ResultPlan::build(vec![desc(-3, 4)], sqlite(true));
+        let mut batch = Batch::new(&plan, 4);
+        batch.columns[0].push_reread(1, Vec::new(), vec![1; 5]);
+        let relaid = relayout(&plan, &batch, 4).expect("relaid");
+        assert_eq!(relaid.columns[0].kind, CellKind::Binary { max_bytes: 8 });
     }
 
     #[test]

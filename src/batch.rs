@@ -191,14 +191,11 @@ impl ColumnBuffer {
         Some(&self.reread[i].1)
     }
 
-    /// Payload bytes of the longest cell read again in this row array (0 if none).
-    pub(crate) fn longest_reread(&self) -> usize {
-        let len = |c: &StreamedCell| c.units.len() * 2 + c.bytes.len();
-        self.reread.iter().map(|(_, c)| len(c)).max().unwrap_or(0)
-    }
-
-    pub(crate) fn reread_count(&self) -> usize {
-        self.reread.len()
+    /// Payload bytes of each cell read again in this row array.
+    pub(crate) fn reread_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.reread
+            .iter()
+            .map(|(_, c)| c.units.len() * 2 + c.bytes.len())
     }
 
     pub(crate) fn clear_reread(&mut self) {

@@ -61,36 +61,61 @@ pub fn cut_cells(batch: &Batch, plan: &ResultPlan, rows: usize) -> Vec<(usize, u
     cells
 }
 
-/// A column is laid out again once this share of a row array's cells in it came back cut (one
-/// in eight): each cut cell costs a one-row re-fetch and SQLGetData, so a column whose declared
-/// size is routinely wrong (SQLite's untyped columns, described as VARCHAR(255)) is better bound
-/// for what it holds. Measured on SQLite3 ODBC, 10,000 rows of 2,000 characters in a
-/// VARCHAR(50): 57 ms streamed, 131 ms with every cell re-read.
-const RELAYOUT_ONE_IN: usize = 8;
+/// Cells too long to bind at all are left to be re-read unless at least one in this many of a
+/// row array's cells in the column is one: then the column is streamed for the rest of the
+/// result set (as before this module), since a cut cell costs more than a streamed one.
+const STREAM_ONE_IN: usize = 8;
 
 /// The layout for the rest of the result set when a re-read column's declared size turned out
-/// wrong for one cell in [`RELAYOUT_ONE_IN`] of the row array just read (`rows` rows): bound for
-/// the longest value seen, rounded up to a power of two, or streamed (as before this module
-/// existed) when that is over the bound-column limits. `None` when the layout is fine.
+/// wrong in the row array just read (`rows` rows), or `None` when the layout is fine.
+///
+/// A cut cell costs a one-row re-fetch, a SQLGetData, and one more conversion of the whole value
+/// by the driver than a bound one: measured on SQLite3 ODBC (fetchall, release build), 10,000 rows
+/// of 2,000 characters in a VARCHAR(50) took 57 ms streamed and 131 ms with every cell re-read;
+/// one cell in 100 of 10,000 characters cost ~60-120 us each. So a column is bound for the
+/// longest cut value that can be bound (rounded up to a power of two, up to the bound-column
+/// limits; the byte budget then shortens the row arrays), as soon as one is seen; values beyond
+/// the limits are re-read while rare and streamed once they are one cell in [`STREAM_ONE_IN`].
 pub fn relayout(plan: &ResultPlan, batch: &Batch, rows: usize) -> Option<ResultPlan> {
     let mut kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
     let mut changed = false;
     for (c, column) in plan.columns.iter().enumerate() {
-        let buffer = &batch.columns[c];
-        let cut = buffer.reread_count();
-        if !column.reread || cut == 0 || cut * RELAYOUT_ONE_IN < rows {
+        if !column.reread {
             continue;
         }
-        let longest = buffer.longest_reread();
-        kinds[c] = match column.kind {
-            CellKind::WText { .. } if longest / 2 <= MAX_BOUND_TEXT_UNITS => CellKind::WText {
-                max_units: (longest / 2).next_power_of_two().min(MAX_BOUND_TEXT_UNITS) as u32,
-            },
-            CellKind::WText { .. } => CellKind::LongWText,
-            CellKind::Binary { .. } if longest <= MAX_BOUND_BINARY_BYTES => CellKind::Binary {
-                max_bytes: longest.next_power_of_two().min(MAX_BOUND_BINARY_BYTES) as u32,
-            },
-            _ => CellKind::LongBinary,
+        let (limit, current) = match column.kind {
+            CellKind::WText { max_units } => (MAX_BOUND_TEXT_UNITS * 2, max_units as usize * 2),
+            CellKind::Binary { max_bytes } => (MAX_BOUND_BINARY_BYTES, max_bytes as usize),
+            _ => continue,
+        };
+        let (mut beyond, mut longest) = (0usize, 0usize);
+        for bytes in batch.columns[c].reread_lengths() {
+            if bytes > limit {
+                beyond += 1;
+            } else {
+                longest = longest.max(bytes);
+            }
+        }
+        let text = matches!(column.kind, CellKind::WText { .. });
+        kinds[c] = if beyond > 0 && beyond * STREAM_ONE_IN >= rows {
+            if text {
+                CellKind::LongWText
+            } else {
+                CellKind::LongBinary
+            }
+        } else if longest > current {
+            let bytes = longest.next_power_of_two().min(limit);
+            if text {
+                CellKind::WText {
+                    max_units: (bytes / 2) as u32,
+                }
+            } else {
+                CellKind::Binary {
+                    max_bytes: bytes as u32,
+                }
+            }
+        } else {
+            continue;
         };
         changed = true;
     }
@@ -259,14 +284,12 @@ mod tests {
     }
 
     #[test]
-    fn a_column_cut_in_one_cell_in_eight_is_laid_out_for_what_it_holds() {
+    fn a_column_is_laid_out_for_the_longest_value_that_can_be_bound() {
         let plan = ResultPlan::build(vec![desc(4, 10), desc(12, 2), desc(-3, 3)], sqlite(true));
         let mut batch = Batch::new(&plan, 16);
-        // One cut cell in 16 rows: left alone.
+        assert!(relayout(&plan, &batch, 16).is_none(), "nothing cut");
+        // One cut cell of 600 units: text bound for 1,024 (rounded up); binary untouched.
         batch.columns[1].push_reread(0, vec![b'x' as u16; 600], Vec::new());
-        assert!(relayout(&plan, &batch, 16).is_none());
-        // Two in 16: text bound for 1,024 units (600 rounded up); binary untouched.
-        batch.columns[1].push_reread(9, vec![b'y' as u16; 300], Vec::new());
         let relaid = relayout(&plan, &batch, 16).expect("relaid");
         let kinds: Vec<CellKind> = relaid.columns.iter().map(|c| c.kind).collect();
         assert_eq!(
@@ -278,7 +301,13 @@ mod tests {
             ]
         );
         assert!(relaid.columns[1].reread && relaid.rereads && !relaid.has_streamed());
-        // Beyond the bound-column limit: that column and every one after it are streamed.
+        // Already wide enough: nothing to do.
+        assert!(relayout(&relaid, &batch, 16).is_none());
+        // One value too long to bind in 16 rows: still re-read, bound for the others.
+        batch.columns[1].push_reread(5, vec![0; MAX_BOUND_TEXT_UNITS + 1], Vec::new());
+        let rare = relayout(&plan, &batch, 16).expect("relaid");
+        assert_eq!(rare.columns[1].kind, CellKind::WText { max_units: 1024 });
+        // Two in 16: that column and every one after it are streamed.
         batch.columns[1].push_reread(12, vec![0; MAX_BOUND_TEXT_UNITS + 1], Vec::new());
         let streamed = relayout(&plan, &batch, 16).expect("relaid");
         assert_eq!(streamed.columns[1].kind, CellKind::LongWText);

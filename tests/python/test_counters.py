@@ -295,7 +295,9 @@ def test_pg_bounded_text_stays_bound_after_long_text_and_a_failed_statement(pg_c
     """Once seen on psqlODBC (not reproduced): after 1,000,000-character TEXT values read with
     every fetch shape and a failed statement rolled back, the second execute of a VARCHAR(50)
     query took 10,001 fetches and 10,000 SQLGetData. Nothing of the earlier result sets may
-    survive into its plan or buffers."""
+    survive into its plan or buffers. (Those exact counts do come from a connection with
+    psqlODBC's MaxVarcharSize=0, which describes every varchar(n) as SQL_WLONGVARCHAR: an
+    option, not state; eng/peers/postgres.sh sets MaxVarcharSize=10485760.)"""
     cur = pg_conn.cursor()
     cur.execute(f"CREATE TABLE {pg_table} (id INTEGER PRIMARY KEY, name VARCHAR(50), body TEXT)")
     cur.executemany(

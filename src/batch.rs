@@ -66,6 +66,18 @@ pub struct StreamedCell {
     pub variant: Option<Box<ColumnBuffer>>,
 }
 
+impl StreamedCell {
+    /// A copy of the value (text units, bytes, NULL); never of a variant's inner buffer.
+    fn clone_value(&self) -> StreamedCell {
+        StreamedCell {
+            units: self.units.clone(),
+            bytes: self.bytes.clone(),
+            is_null: self.is_null,
+            variant: None,
+        }
+    }
+}
+
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
 pub struct ColumnBuffer {
     pub kind: CellKind,
@@ -74,6 +86,9 @@ pub struct ColumnBuffer {
     indicators: Vec<Len>,
     /// Long (streamed) kinds keep their current value here instead of in `values`.
     pub streamed: StreamedCell,
+    /// Cells of the current row array that the bound buffer cut and that were read again whole
+    /// (`reread.rs`), by batch row, ascending. Empty unless the plan rereads this column.
+    reread: Vec<(usize, StreamedCell)>,
 }
 
 /// Why a variable-length cell could not be read whole.
@@ -97,6 +112,7 @@ impl ColumnBuffer {
             values: AlignedBytes::zeroed(element_len * capacity),
             indicators: vec![NULL_DATA; capacity],
             streamed: StreamedCell::default(),
+            reread: Vec::new(),
         }
     }
 
@@ -115,6 +131,92 @@ impl ColumnBuffer {
             )
         };
         self.indicators[..rows].copy_from_slice(&other.indicators[..rows]);
+        self.reread.clear();
+        for (row, cell) in &other.reread {
+            self.reread.push((*row, cell.clone_value()));
+        }
+    }
+
+    /// Payload bytes a bound text or binary element holds (text keeps room for its NUL).
+    fn payload_capacity(&self) -> usize {
+        match self.kind {
+            CellKind::WText { .. } => self.element_len - 2,
+            CellKind::Decimal { .. } => self.element_len - 1,
+            _ => self.element_len,
+        }
+    }
+
+    /// Whether the driver reported more data for bound row `row` than its element holds.
+    pub(crate) fn is_cut(&self, row: usize) -> bool {
+        let ind = self.indicators[row];
+        ind != NULL_DATA && (ind < 0 || ind as usize > self.payload_capacity())
+    }
+
+    /// Element 0 and its indicator, which one-row fetches overwrite while cells are read again.
+    pub(crate) fn save_row0(&self) -> (Vec<u8>, Len) {
+        (self.element(0).to_vec(), self.indicators[0])
+    }
+
+    pub(crate) fn restore_row0(&mut self, (bytes, indicator): (Vec<u8>, Len)) {
+        // SAFETY: `bytes` is element 0 as saved, `element_len` bytes, within `values`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.values.as_mut_ptr(), bytes.len())
+        };
+        self.indicators[0] = indicator;
+    }
+
+    /// Read the cell of batch row `row` again, whole, with SQLGetData (the cursor is on it).
+    pub(crate) fn read_again(&mut self, stmt: &mut Stmt, column: u16, row: usize) -> Result<()> {
+        let mut cell = StreamedCell::default();
+        // The block fetch said how long the value is: one SQLGetData then reads it all (each
+        // call makes SQLite3 ODBC convert the whole value again).
+        // Exactly that much: a row array may hold thousands of these.
+        let first = usize::try_from(self.indicators[row]).ok();
+        cell.is_null = match self.kind {
+            CellKind::WText { .. } => {
+                let units = first.map(|bytes| bytes / 2);
+                read_long(stmt, column, CDataType::WChar, &mut cell.units, 1, units)?
+            }
+            _ => read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0, first)?,
+        };
+        debug_assert!(self.reread.last().is_none_or(|(r, _)| *r < row));
+        self.reread.push((row, cell));
+        Ok(())
+    }
+
+    /// The whole value of a cut cell that was read again, if it was.
+    #[cold]
+    fn reread_cell(&self, row: usize) -> Option<&StreamedCell> {
+        let i = self.reread.binary_search_by_key(&row, |(r, _)| *r).ok()?;
+        Some(&self.reread[i].1)
+    }
+
+    /// Payload bytes of each cell read again in this row array.
+    pub(crate) fn reread_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.reread
+            .iter()
+            .map(|(_, c)| c.units.len() * 2 + c.bytes.len())
+    }
+
+    pub(crate) fn clear_reread(&mut self) {
+        self.reread.clear();
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_indicator(&mut self, row: usize, indicator: Len) {
+        self.indicators[row] = indicator;
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_reread(&mut self, row: usize, units: Vec<u16>, bytes: Vec<u8>) {
+        self.reread.push((
+            row,
+            StreamedCell {
+                units,
+                bytes,
+                ..Default::default()
+            },
+        ));
     }
 
     #[inline]
@@ -218,7 +320,10 @@ impl ColumnBuffer {
             return Ok(&self.streamed.units);
         }
         let capacity = self.element_len - 2;
-        let len = self.var_len(row, capacity)?;
+        let len = match self.var_len(row, capacity) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.units.as_slice()).ok_or(cut),
+        };
         let start = row * self.element_len;
         // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
         // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
@@ -252,11 +357,10 @@ impl ColumnBuffer {
             return Ok(&self.streamed.bytes);
         }
         // Decimal text is NUL terminated inside its element; binary is not.
-        let capacity = match self.kind {
-            CellKind::Decimal { .. } => self.element_len - 1,
-            _ => self.element_len,
+        let len = match self.var_len(row, self.payload_capacity()) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.bytes.as_slice()).ok_or(cut),
         };
-        let len = self.var_len(row, capacity)?;
         let start = row * self.element_len;
         Ok(&self.values.as_bytes()[start..start + len])
     }
@@ -288,15 +392,16 @@ impl ColumnBuffer {
         match self.kind {
             CellKind::LongWText => {
                 // Text chunks end in a NUL code unit that is not payload.
-                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1, None)?;
                 Ok(())
             }
             CellKind::LongBinary => {
-                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?;
+                cell.is_null =
+                    read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0, None)?;
                 Ok(())
             }
             CellKind::LongDecimal => {
-                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1, None)?;
                 Ok(())
             }
             CellKind::Variant => {
@@ -376,18 +481,20 @@ fn variant_kind(c_type: i16) -> CellKind {
 /// never trimmed (a value ending in U+0000 keeps it: lengths come from indicators, not
 /// terminators). `T` is the code unit (`u16` for wide text, `u8` otherwise); `terminator` is the
 /// number of NUL units the driver writes after each text chunk. Chunks start at
-/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
-fn read_long<T: Copy>(
+/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls;
+/// `first_units` is a length already known: the first call asks for exactly that.
+pub(crate) fn read_long<T: Copy>(
     stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
     out: &mut Vec<T>,
     terminator: usize,
+    first_units: Option<usize>,
 ) -> Result<bool> {
     let unit = std::mem::size_of::<T>();
     out.clear();
     let mut filled = 0usize; // payload units so far
-    let mut next_chunk = LOB_CHUNK_BYTES / unit;
+    let mut next_chunk = first_units.map_or(LOB_CHUNK_BYTES / unit, |n| n.max(1));
     loop {
         // Room for the chunk and its terminator after the `filled` units (the vector's length);
         // the driver writes it, so no zero fill.
@@ -519,7 +626,8 @@ impl Batch {
     /// An error can arrive in the middle of an array (SQL Server sends rows, then an error token):
     /// the driver then reports the rows before it as fetched and the failing one by its row
     /// status. Those rows are delivered first: the result says how many, and the error.
-    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Fetched {
+    /// `base` is the result-set position of the array's first row (cut cells are re-read by it).
+    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan, base: u64) -> Fetched {
         self.begin_fetch();
         let outcome = stmt.fetch_raw();
         let records = match outcome {
@@ -527,6 +635,8 @@ impl Batch {
             _ => stmt.diagnostics(),
         };
         let fetched = self.finish_fetch(outcome, records);
+        // Bound cells first: streamed columns come after every bound one.
+        let fetched = crate::reread::complete(self, stmt, plan, fetched, base);
         if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
             return fetched;
         }
@@ -547,6 +657,9 @@ impl Batch {
         debug_assert!(self.bound);
         *self.rows_fetched = 0;
         self.row_status.fill(ROW_NOROW);
+        for col in &mut self.columns {
+            col.clear_reread();
+        }
     }
 
     /// Read a block fetch's result (its return code and diagnostic records, taken right after
@@ -765,6 +878,63 @@ mod tests {
         let mut batch = Batch::new(&plan, 1);
         put(&mut batch.columns[0], 0, &wide("a\0"), 4);
         assert_eq!(batch.columns[0].text(0).unwrap(), &[0x61, 0]);
+    }
+
+    #[test]
+    fn a_cut_cell_read_again_is_served_whole_and_travels_with_its_row() {
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let plan = ResultPlan::build(vec![desc(-9, 2), desc(-3, 2)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 3);
+        put(&mut batch.columns[0], 0, &wide("ab"), 4);
+        put(&mut batch.columns[0], 1, &wide("ab"), 10);
+        put(&mut batch.columns[0], 2, &[], NULL_DATA);
+        put(&mut batch.columns[1], 1, &[7, 7], NO_TOTAL);
+        assert!(batch.columns[0].is_cut(1) && !batch.columns[0].is_cut(0));
+        assert!(!batch.columns[0].is_cut(2) && batch.columns[1].is_cut(1));
+        assert!(
+            batch.columns[0].text(1).is_err(),
+            "cut and not read again: an error"
+        );
+        batch.columns[0].reread.push((
+            1,
+            StreamedCell {
+                units: units("abcde"),
+                ..Default::default()
+            },
+        ));
+        batch.columns[1].reread.push((
+            1,
+            StreamedCell {
+                bytes: vec![7; 9],
+                ..Default::default()
+            },
+        ));
+        assert_eq!(batch.columns[0].text(1).unwrap(), units("abcde").as_slice());
+        assert_eq!(batch.columns[1].bytes(1).unwrap(), &[7; 9]);
+        // The shadow copy a prefetch serves from carries the values read again.
+        let mut shadow = Batch::new(&plan, 3);
+        shadow.copy_rows_from(&batch, 3);
+        assert_eq!(shadow.columns[0].text(0).unwrap(), units("ab").as_slice());
+        assert_eq!(
+            shadow.columns[0].text(1).unwrap(),
+            units("abcde").as_slice()
+        );
+        assert!(shadow.columns[0].is_null(2));
+        assert_eq!(shadow.columns[1].bytes(1).unwrap(), &[7; 9]);
+    }
+
+    #[test]
+    fn row0_saved_and_restored_around_one_row_fetches() {
+        let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 2);
+        put(&mut batch.columns[0], 0, &wide("keep"), 8);
+        let saved = batch.columns[0].save_row0();
+        put(&mut batch.columns[0], 0, &wide("over"), 200);
+        batch.columns[0].restore_row0(saved);
+        assert_eq!(
+            batch.columns[0].text(0).unwrap(),
+            "keep".encode_utf16().collect::<Vec<_>>().as_slice()
+        );
     }
 
     #[test]

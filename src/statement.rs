@@ -50,6 +50,9 @@ pub struct Statement {
     deferred: Option<crate::Error>,
     /// The plan the bound buffers were laid out for (may outlive `plan` across executes).
     batch_plan: Option<Arc<ResultPlan>>,
+    /// A layout for the rest of the result set, installed before the next block fetch: a
+    /// column held more than its declared size in many cells (`reread::relayout`).
+    relayout: Option<Arc<ResultPlan>>,
     /// Rows handed out from the current result set (for error messages and `rownumber`).
     rows_served: u64,
     row_count: isize,
@@ -62,9 +65,14 @@ pub struct Statement {
 }
 
 impl Statement {
-    pub fn new(stmt: Stmt, backend: Backend) -> Statement {
+    pub fn new(mut stmt: Stmt, mut backend: Backend) -> Statement {
         stmt.cancel_handle()
             .set_cooperative(backend.driver == crate::plan::Driver::FreeTds);
+        // Cut cells are read again by absolute position: only on a static cursor. SQLite3 ODBC
+        // gives one by default (its results are materialised); with `StepAPI=1` it is
+        // forward-only and such columns are streamed row by row instead.
+        const CURSOR_STATIC: usize = 3;
+        backend.reread = backend.reread && stmt.cursor_type().ok() == Some(CURSOR_STATIC);
         Statement {
             stmt,
             batch: None,
@@ -81,6 +89,7 @@ impl Statement {
             outputs: None,
             epoch: 0,
             batch_plan: None,
+            relayout: None,
             deferred: None,
             batch_base: 0,
             shadow: None,
@@ -194,6 +203,7 @@ impl Statement {
             self.stmt.set_row_array_size(1)?;
         }
         self.epoch += 1;
+        self.relayout = None;
         self.messages.clear();
         self.outputs = None;
         self.row_count = -1;
@@ -461,7 +471,7 @@ impl Statement {
                 records: Vec::new(),
             });
         }
-        let Some(plan) = self.plan.clone() else {
+        let Some(mut plan) = self.plan.clone() else {
             self.exhausted = true;
             return Ok(0);
         };
@@ -470,10 +480,33 @@ impl Statement {
             // The next row array is already in the bound buffers: switch to it.
             self.serving_shadow = false;
             if let Some(fetched) = self.next.take() {
+                // The cursor is still on this array (nothing was fetched since): its cut cells
+                // can be read again now, on the thread that owns the statement.
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .expect("a prefetch runs on the bound batch");
+                let fetched =
+                    crate::reread::complete(batch, &mut self.stmt, &plan, fetched, self.batch_base);
                 return self.accept_and_prefetch(fetched, &plan);
             }
         }
-        if self.grow_next {
+        if let Some(relaid) = self.relayout.take() {
+            // Every row of the bound buffers has been served: lay them out for what the column
+            // really holds (the decoders do not change: same kinds of value).
+            let capacity = self
+                .batch
+                .as_ref()
+                .map_or(FIRST_BATCH_ROWS, Batch::capacity);
+            let capacity = if self.grow_next {
+                grown(capacity)
+            } else {
+                capacity
+            };
+            self.plan = Some(relaid.clone());
+            plan = relaid;
+            self.rebind(&plan, capacity)?;
+        } else if self.grow_next {
             let capacity = grown(
                 self.batch
                     .as_ref()
@@ -485,7 +518,7 @@ impl Statement {
             .batch
             .as_mut()
             .expect("a planned result set has a batch");
-        let fetched = batch.fetch(&mut self.stmt, &plan);
+        let fetched = batch.fetch(&mut self.stmt, &plan, self.batch_base);
         self.accept_and_prefetch(fetched, &plan)
     }
 
@@ -520,6 +553,13 @@ impl Statement {
             self.deferred = Some(err);
         } else if fetched.rows == 0 || (fetched.rows < capacity && self.ends_on_short_array()) {
             self.exhausted = true;
+        } else if plan.rereads
+            && let Some(relaid) = self
+                .batch
+                .as_ref()
+                .and_then(|b| crate::reread::relayout(plan, b, fetched.rows))
+        {
+            self.relayout = Some(Arc::new(relaid));
         } else if fetched.rows == capacity && capacity < Batch::max_rows(plan) {
             // A partial row array is *not* taken as the end: Driver 18 returns the rows before
             // a mid-stream error as a short, successful array and reports the error only on
@@ -543,6 +583,7 @@ impl Statement {
     /// bound buffers hold the rows being served, and not past the end or a pending error.
     fn can_prefetch(&self) -> bool {
         self.plan.as_ref().is_some_and(|p| !p.has_streamed())
+            && self.relayout.is_none()
             && !self.serving_shadow
             && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)
             && !self.exhausted
@@ -649,6 +690,7 @@ impl Statement {
     fn next_result_inner(&mut self) -> Result<bool> {
         self.join_prefetch();
         self.epoch += 1;
+        self.relayout = None;
         self.deferred = None;
         self.serving_shadow = false;
         self.next = None;

@@ -854,6 +854,63 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_cell_read_again_is_served_whole_and_travels_with_its_row() {
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let plan = ResultPlan::build(vec![desc(-9, 2), desc(-3, 2)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 3);
+        put(&mut batch.columns[0], 0, &wide("ab"), 4);
+        put(&mut batch.columns[0], 1, &wide("ab"), 10);
+        put(&mut batch.columns[0], 2, &[], NULL_DATA);
+        put(&mut batch.columns[1], 1, &[7, 7], NO_TOTAL);
+        assert!(batch.columns[0].is_cut(1) && !batch.columns[0].is_cut(0));
+        assert!(!batch.columns[0].is_cut(2) && batch.columns[1].is_cut(1));
+        assert!(
+            batch.columns[0].text(1).is_err(),
+            "cut and not read again: an error"
+        );
+        batch.columns[0].reread.push((
+            1,
+            StreamedCell {
+                units: units("abcde"),
+                ..Default::default()
+            },
+        ));
+        batch.columns[1].reread.push((
+            1,
+            StreamedCell {
+                bytes: vec![7; 9],
+                ..Default::default()
+            },
+        ));
+        assert_eq!(batch.columns[0].text(1).unwrap(), units("abcde").as_slice());
+        assert_eq!(batch.columns[1].bytes(1).unwrap(), &[7; 9]);
+        // The shadow copy a prefetch serves from carries the values read again.
+        let mut shadow = Batch::new(&plan, 3);
+        shadow.copy_rows_from(&batch, 3);
+        assert_eq!(shadow.columns[0].text(0).unwrap(), units("ab").as_slice());
+        assert_eq!(
+            shadow.columns[0].text(1).unwrap(),
+            units("abcde").as_slice()
+        );
+        assert!(shadow.columns[0].is_null(2));
+        assert_eq!(shadow.columns[1].bytes(1).unwrap(), &[7; 9]);
+    }
+
+    #[test]
+    fn row0_saved_and_restored_around_one_row_fetches() {
+        let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 2);
+        put(&mut batch.columns[0], 0, &wide("keep"), 8);
+        let saved = batch.columns[0].save_row0();
+        put(&mut batch.columns[0], 0, &wide("over"), 200);
+        batch.columns[0].restore_row0(saved);
+        assert_eq!(
+            batch.columns[0].text(0).unwrap(),
+            "keep".encode_utf16().collect::<Vec<_>>().as_slice()
+        );
+    }
+
+    #[test]
     fn streamed_plans_use_one_row_arrays_and_budgets_cap_rows() {
         let lob = ResultPlan::build(vec![desc(4, 10), desc(-10, 0)], Dbms::SqlServer);
         assert_eq!(Batch::max_rows(&lob), 1);

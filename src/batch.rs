@@ -66,6 +66,18 @@ pub struct StreamedCell {
     pub variant: Option<Box<ColumnBuffer>>,
 }
 
+impl StreamedCell {
+    /// A copy of the value (text units, bytes, NULL); never of a variant's inner buffer.
+    fn clone_value(&self) -> StreamedCell {
+        StreamedCell {
+            units: self.units.clone(),
+            bytes: self.bytes.clone(),
+            is_null: self.is_null,
+            variant: None,
+        }
+    }
+}
+
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
 pub struct ColumnBuffer {
     pub kind: CellKind,
@@ -74,6 +86,9 @@ pub struct ColumnBuffer {
     indicators: Vec<Len>,
     /// Long (streamed) kinds keep their current value here instead of in `values`.
     pub streamed: StreamedCell,
+    /// Cells of the current row array that the bound buffer cut and that were read again whole
+    /// (`reread.rs`), by batch row, ascending. Empty unless the plan rereads this column.
+    reread: Vec<(usize, StreamedCell)>,
 }
 
 /// Why a variable-length cell could not be read whole.
@@ -97,6 +112,7 @@ impl ColumnBuffer {
             values: AlignedBytes::zeroed(element_len * capacity),
             indicators: vec![NULL_DATA; capacity],
             streamed: StreamedCell::default(),
+            reread: Vec::new(),
         }
     }
 
@@ -115,6 +131,68 @@ impl ColumnBuffer {
             )
         };
         self.indicators[..rows].copy_from_slice(&other.indicators[..rows]);
+        self.reread.clear();
+        for (row, cell) in &other.reread {
+            self.reread.push((*row, cell.clone_value()));
+        }
+    }
+
+    /// Payload bytes a bound text or binary element holds (text keeps room for its NUL).
+    fn payload_capacity(&self) -> usize {
+        match self.kind {
+            CellKind::WText { .. } => self.element_len - 2,
+            CellKind::Decimal { .. } => self.element_len - 1,
+            _ => self.element_len,
+        }
+    }
+
+    /// Whether the driver reported more data for bound row `row` than its element holds.
+    pub(crate) fn is_cut(&self, row: usize) -> bool {
+        let ind = self.indicators[row];
+        ind != NULL_DATA && (ind < 0 || ind as usize > self.payload_capacity())
+    }
+
+    /// Element 0 and its indicator, which one-row fetches overwrite while cells are read again.
+    pub(crate) fn save_row0(&self) -> (Vec<u8>, Len) {
+        (self.element(0).to_vec(), self.indicators[0])
+    }
+
+    pub(crate) fn restore_row0(&mut self, (bytes, indicator): (Vec<u8>, Len)) {
+        // SAFETY: `bytes` is element 0 as saved, `element_len` bytes, within `values`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.values.as_mut_ptr(), bytes.len())
+        };
+        self.indicators[0] = indicator;
+    }
+
+    /// Read the cell of batch row `row` again, whole, with SQLGetData (the cursor is on it).
+    pub(crate) fn read_again(&mut self, stmt: &mut Stmt, column: u16, row: usize) -> Result<()> {
+        let mut cell = StreamedCell::default();
+        cell.is_null = match self.kind {
+            CellKind::WText { .. } => {
+                read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?
+            }
+            _ => read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?,
+        };
+        debug_assert!(self.reread.last().is_none_or(|(r, _)| *r < row));
+        self.reread.push((row, cell));
+        Ok(())
+    }
+
+    /// The whole value of a cut cell that was read again, if it was.
+    #[cold]
+    fn reread_cell(&self, row: usize) -> Option<&StreamedCell> {
+        let i = self.reread.binary_search_by_key(&row, |(r, _)| *r).ok()?;
+        Some(&self.reread[i].1)
+    }
+
+    pub(crate) fn clear_reread(&mut self) {
+        self.reread.clear();
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_indicator(&mut self, row: usize, indicator: Len) {
+        self.indicators[row] = indicator;
     }
 
     #[inline]
@@ -218,7 +296,10 @@ impl ColumnBuffer {
             return Ok(&self.streamed.units);
         }
         let capacity = self.element_len - 2;
-        let len = self.var_len(row, capacity)?;
+        let len = match self.var_len(row, capacity) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.units.as_slice()).ok_or(cut),
+        };
         let start = row * self.element_len;
         // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
         // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
@@ -252,11 +333,10 @@ impl ColumnBuffer {
             return Ok(&self.streamed.bytes);
         }
         // Decimal text is NUL terminated inside its element; binary is not.
-        let capacity = match self.kind {
-            CellKind::Decimal { .. } => self.element_len - 1,
-            _ => self.element_len,
+        let len = match self.var_len(row, self.payload_capacity()) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.bytes.as_slice()).ok_or(cut),
         };
-        let len = self.var_len(row, capacity)?;
         let start = row * self.element_len;
         Ok(&self.values.as_bytes()[start..start + len])
     }
@@ -377,7 +457,7 @@ fn variant_kind(c_type: i16) -> CellKind {
 /// terminators). `T` is the code unit (`u16` for wide text, `u8` otherwise); `terminator` is the
 /// number of NUL units the driver writes after each text chunk. Chunks start at
 /// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
-fn read_long<T: Copy>(
+pub(crate) fn read_long<T: Copy>(
     stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
@@ -519,7 +599,8 @@ impl Batch {
     /// An error can arrive in the middle of an array (SQL Server sends rows, then an error token):
     /// the driver then reports the rows before it as fetched and the failing one by its row
     /// status. Those rows are delivered first: the result says how many, and the error.
-    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Fetched {
+    /// `base` is the result-set position of the array's first row (cut cells are re-read by it).
+    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan, base: u64) -> Fetched {
         self.begin_fetch();
         let outcome = stmt.fetch_raw();
         let records = match outcome {
@@ -527,6 +608,8 @@ impl Batch {
             _ => stmt.diagnostics(),
         };
         let fetched = self.finish_fetch(outcome, records);
+        // Bound cells first: streamed columns come after every bound one.
+        let fetched = crate::reread::complete(self, stmt, plan, fetched, base);
         if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
             return fetched;
         }
@@ -547,6 +630,9 @@ impl Batch {
         debug_assert!(self.bound);
         *self.rows_fetched = 0;
         self.row_status.fill(ROW_NOROW);
+        for col in &mut self.columns {
+            col.clear_reread();
+        }
     }
 
     /// Read a block fetch's result (its return code and diagnostic records, taken right after
@@ -765,6 +851,63 @@ mod tests {
         let mut batch = Batch::new(&plan, 1);
         put(&mut batch.columns[0], 0, &wide("a\0"), 4);
         assert_eq!(batch.columns[0].text(0).unwrap(), &[0x61, 0]);
+    }
+
+    #[test]
+    fn a_cut_cell_read_again_is_served_whole_and_travels_with_its_row() {
+        let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+        let plan = ResultPlan::build(vec![desc(-9, 2), desc(-3, 2)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 3);
+        put(&mut batch.columns[0], 0, &wide("ab"), 4);
+        put(&mut batch.columns[0], 1, &wide("ab"), 10);
+        put(&mut batch.columns[0], 2, &[], NULL_DATA);
+        put(&mut batch.columns[1], 1, &[7, 7], NO_TOTAL);
+        assert!(batch.columns[0].is_cut(1) && !batch.columns[0].is_cut(0));
+        assert!(!batch.columns[0].is_cut(2) && batch.columns[1].is_cut(1));
+        assert!(
+            batch.columns[0].text(1).is_err(),
+            "cut and not read again: an error"
+        );
+        batch.columns[0].reread.push((
+            1,
+            StreamedCell {
+                units: units("abcde"),
+                ..Default::default()
+            },
+        ));
+        batch.columns[1].reread.push((
+            1,
+            StreamedCell {
+                bytes: vec![7; 9],
+                ..Default::default()
+            },
+        ));
+        assert_eq!(batch.columns[0].text(1).unwrap(), units("abcde").as_slice());
+        assert_eq!(batch.columns[1].bytes(1).unwrap(), &[7; 9]);
+        // The shadow copy a prefetch serves from carries the values read again.
+        let mut shadow = Batch::new(&plan, 3);
+        shadow.copy_rows_from(&batch, 3);
+        assert_eq!(shadow.columns[0].text(0).unwrap(), units("ab").as_slice());
+        assert_eq!(
+            shadow.columns[0].text(1).unwrap(),
+            units("abcde").as_slice()
+        );
+        assert!(shadow.columns[0].is_null(2));
+        assert_eq!(shadow.columns[1].bytes(1).unwrap(), &[7; 9]);
+    }
+
+    #[test]
+    fn row0_saved_and_restored_around_one_row_fetches() {
+        let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+        let mut batch = Batch::new(&plan, 2);
+        put(&mut batch.columns[0], 0, &wide("keep"), 8);
+        let saved = batch.columns[0].save_row0();
+        put(&mut batch.columns[0], 0, &wide("over"), 200);
+        batch.columns[0].restore_row0(saved);
+        assert_eq!(
+            batch.columns[0].text(0).unwrap(),
+            "keep".encode_utf16().collect::<Vec<_>>().as_slice()
+        );
     }
 
     #[test]

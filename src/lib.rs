@@ -15,6 +15,7 @@ pub mod params;
 pub mod plan;
 pub mod pool;
 pub mod prefetch;
+pub mod reread;
 pub mod statement;
 
 #[cfg(feature = "python")]

@@ -58,6 +58,10 @@ impl Driver {
 pub struct Backend {
     pub dbms: Dbms,
     pub driver: Driver,
+    /// A cell its bound buffer cut can be read again whole: the statement's cursor is scrollable
+    /// (`SQLFetchScroll(SQL_FETCH_ABSOLUTE)`) and the driver allows SQLGetData on a bound column
+    /// (`SQL_GD_BOUND`). See `reread.rs` for why this, and not SQLSetPos, and which drivers.
+    pub reread: bool,
 }
 
 impl Backend {
@@ -66,6 +70,17 @@ impl Backend {
     pub fn ss_c_types(self) -> bool {
         self.dbms == Dbms::SqlServer && self.driver != Driver::FreeTds
     }
+
+    /// Whether the database enforces declared text and binary lengths. SQLite does not: a
+    /// VARCHAR(10) may hold a megabyte, and a column without a type is reported as VARCHAR(255).
+    pub fn sizes_trusted(self) -> bool {
+        self.dbms != Dbms::Sqlite
+    }
+
+    /// Whether a bounded column of this backend may be bound by its declared size.
+    fn may_bind_declared(self) -> bool {
+        self.sizes_trusted() || self.reread
+    }
 }
 
 impl From<Dbms> for Backend {
@@ -73,6 +88,7 @@ impl From<Dbms> for Backend {
         Backend {
             dbms,
             driver: Driver::Other,
+            reread: false,
         }
     }
 }
@@ -234,6 +250,9 @@ pub struct ColumnPlan {
     pub kind: CellKind,
     /// Bound in the row array (`true`) or read with SQLGetData after the fetch (`false`).
     pub bound: bool,
+    /// Bound by a declared size the database does not enforce: a cell the buffer cut is read
+    /// again whole after the block fetch (`reread.rs`) instead of raising.
+    pub reread: bool,
 }
 
 /// The plan of one result set.
@@ -245,6 +264,8 @@ pub struct ResultPlan {
     /// Bytes per row of the bound columns (values + indicators).
     pub row_bytes: usize,
     pub backend: Backend,
+    /// Some column has `reread` set: every block fetch is checked for cut cells.
+    pub rereads: bool,
 }
 
 impl ResultPlan {
@@ -261,10 +282,14 @@ impl ResultPlan {
             if streaming {
                 kind = kind.streamed();
             }
+            let reread = !streaming
+                && !backend.sizes_trusted()
+                && matches!(kind, CellKind::WText { .. } | CellKind::Binary { .. });
             columns.push(ColumnPlan {
                 desc,
                 kind,
                 bound: !streaming,
+                reread,
             });
         }
         let bound_prefix = columns.iter().take_while(|c| c.bound).count();
@@ -272,11 +297,13 @@ impl ResultPlan {
             .iter()
             .map(|c| c.kind.element_len() + std::mem::size_of::<isize>())
             .sum();
+        let rereads = columns.iter().any(|c| c.reread);
         ResultPlan {
             columns,
             bound_prefix,
             row_bytes,
             backend,
+            rereads,
         }
     }
 
@@ -299,7 +326,6 @@ impl ResultPlan {
 /// SQL type → bound C type and decoder. The one place where SQL types are inspected.
 pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> CellKind {
     let backend = backend.into();
-    let dbms = backend.dbms;
     const SS_VARIANT: i16 = -150;
     const SS_UDT: i16 = -151;
     const SS_XML: i16 = -152;
@@ -367,12 +393,12 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         SqlDataType::CHAR
         | SqlDataType::VARCHAR
         | SqlDataType::EXT_W_CHAR
-        | SqlDataType::EXT_W_VARCHAR => text_kind(size, dbms),
+        | SqlDataType::EXT_W_VARCHAR => text_kind(size, backend),
         SqlDataType::EXT_LONG_VARCHAR | SqlDataType::EXT_W_LONG_VARCHAR | SqlDataType(SS_XML) => {
             CellKind::LongWText
         }
         SqlDataType::EXT_BINARY | SqlDataType::EXT_VAR_BINARY => {
-            if size == 0 || size > MAX_BOUND_BINARY_BYTES || dbms == Dbms::Sqlite {
+            if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
                 CellKind::LongBinary
             } else {
                 CellKind::Binary {
@@ -388,13 +414,13 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
     }
 }
 
-fn text_kind(size: usize, dbms: Dbms) -> CellKind {
-    // SQLite does not enforce declared lengths: a VARCHAR(10) may hold a megabyte. Streaming is
-    // the only way never to truncate.
-    if size == 0 || dbms == Dbms::Sqlite {
+fn text_kind(size: usize, backend: Backend) -> CellKind {
+    // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
+    // streaming is the only way never to truncate (one fetch per row).
+    if size == 0 || !backend.may_bind_declared() {
         return CellKind::LongWText;
     }
-    let units = match dbms {
+    let units = match backend.dbms {
         // SQL Server sizes NCHAR/NVARCHAR in UTF-16 code units and CHAR/VARCHAR in bytes; a byte
         // of any code page (UTF-8 included) never becomes more than one code unit.
         Dbms::SqlServer => size,

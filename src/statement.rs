@@ -62,9 +62,14 @@ pub struct Statement {
 }
 
 impl Statement {
-    pub fn new(stmt: Stmt, backend: Backend) -> Statement {
+    pub fn new(mut stmt: Stmt, mut backend: Backend) -> Statement {
         stmt.cancel_handle()
             .set_cooperative(backend.driver == crate::plan::Driver::FreeTds);
+        // Cut cells are read again by absolute position: only on a static cursor. SQLite3 ODBC
+        // gives one by default (its results are materialised); with `StepAPI=1` it is
+        // forward-only and such columns are streamed row by row instead.
+        const CURSOR_STATIC: usize = 3;
+        backend.reread = backend.reread && stmt.cursor_type().ok() == Some(CURSOR_STATIC);
         Statement {
             stmt,
             batch: None,
@@ -445,6 +450,14 @@ impl Statement {
             // The next row array is already in the bound buffers: switch to it.
             self.serving_shadow = false;
             if let Some(fetched) = self.next.take() {
+                // The cursor is still on this array (nothing was fetched since): its cut cells
+                // can be read again now, on the thread that owns the statement.
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .expect("a prefetch runs on the bound batch");
+                let fetched =
+                    crate::reread::complete(batch, &mut self.stmt, &plan, fetched, self.batch_base);
                 return self.accept_and_prefetch(fetched, &plan);
             }
         }
@@ -460,7 +473,7 @@ impl Statement {
             .batch
             .as_mut()
             .expect("a planned result set has a batch");
-        let fetched = batch.fetch(&mut self.stmt, &plan);
+        let fetched = batch.fetch(&mut self.stmt, &plan, self.batch_base);
         self.accept_and_prefetch(fetched, &plan)
     }
 

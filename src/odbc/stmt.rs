@@ -344,6 +344,33 @@ impl Stmt {
         Outcome::from_ret(unsafe { sys::SQLFetch(self.handle) })
     }
 
+    /// `SQLFetchScroll(SQL_FETCH_ABSOLUTE, row)`: the rowset starting at 1-based result row `row`
+    /// (scrollable cursors only). The raw outcome, like [`Self::fetch_raw`]: errors included.
+    pub fn fetch_absolute(&mut self, row: isize) -> Outcome {
+        counters::bump(&counters::FETCH_CALLS);
+        // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
+        Outcome::from_ret(unsafe {
+            sys::SQLFetchScroll(self.handle, sys::FetchOrientation::Absolute, row)
+        })
+    }
+
+    /// `SQL_ATTR_CURSOR_TYPE` of this statement (`SQL_CURSOR_FORWARD_ONLY` = 0, `STATIC` = 3).
+    pub fn cursor_type(&mut self) -> Result<usize> {
+        let mut value: ULen = 0;
+        // SAFETY: an integer attribute written into a valid `SQLULEN`.
+        let ret = unsafe {
+            sys::SQLGetStmtAttr(
+                self.handle,
+                StatementAttribute::CursorType,
+                (&mut value as *mut ULen).cast(),
+                0,
+                null_mut(),
+            )
+        };
+        self.check(ret, "SQLGetStmtAttr(CURSOR_TYPE)")?;
+        Ok(value)
+    }
+
     /// Lend the handle to one block fetch on another thread (see [`FetchLease`]).
     ///
     /// # Safety

@@ -665,6 +665,7 @@ mod tests {
         Backend {
             dbms: Dbms::SqlServer,
             driver: Driver::FreeTds,
+            reread: false,
         }
     }
 
@@ -740,6 +741,7 @@ mod tests {
         let driver18 = Backend {
             dbms: Dbms::SqlServer,
             driver: Driver::MsOdbc,
+            reread: false,
         };
         let p = BoundParams::build(&[vec![date(1, 1, 1)]], &[], driver18)
             .unwrap()

@@ -195,6 +195,18 @@ impl ColumnBuffer {
         self.indicators[row] = indicator;
     }
 
+    /// Write one cell as a driver does: payload into the element, length into the indicator.
+    #[cfg(test)]
+    pub(crate) fn put_cell(&mut self, row: usize, payload: &[u8], indicator: Len) {
+        let start = row * self.element_len;
+        let n = payload.len().min(self.element_len);
+        // SAFETY: test-only write inside the element of `row`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), self.values.as_mut_ptr().add(start), n)
+        };
+        self.indicators[row] = indicator;
+    }
+
     #[inline]
     pub fn indicator(&self, row: usize) -> isize {
         self.indicators[row]
@@ -558,6 +570,12 @@ impl Batch {
         self.bound
     }
 
+    /// A fake block source's binding (tests of the row set without a driver).
+    #[cfg(test)]
+    pub(crate) fn set_bound(&mut self, bound: bool) {
+        self.bound = bound;
+    }
+
     /// Largest row array this plan may use, from the byte budget.
     pub fn max_rows(plan: &ResultPlan) -> usize {
         if plan.has_streamed() {
@@ -753,13 +771,7 @@ mod tests {
 
     /// Write one cell as a driver does: payload into the element, length into the indicator.
     fn put(col: &mut ColumnBuffer, row: usize, payload: &[u8], indicator: isize) {
-        let start = row * col.element_len;
-        let n = payload.len().min(col.element_len);
-        // SAFETY: test-only write inside the element of `row`.
-        unsafe {
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), col.values.as_mut_ptr().add(start), n)
-        };
-        col.indicators[row] = indicator;
+        col.put_cell(row, payload, indicator)
     }
 
     fn wide(s: &str) -> Vec<u8> {

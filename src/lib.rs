@@ -16,6 +16,7 @@ pub mod plan;
 pub mod pool;
 pub mod prefetch;
 pub mod reread;
+pub mod rowset;
 pub mod statement;
 
 #[cfg(feature = "python")]

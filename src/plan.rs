@@ -71,6 +71,14 @@ impl Backend {
         self.dbms == Dbms::SqlServer && self.driver != Driver::FreeTds
     }
 
+    /// Whether a short row array is the end of the result set. FreeTDS fills an array up to the
+    /// result's DONE and reports an error after rows with that same fetch; one more SQLFetch
+    /// there steps over the PRINT messages that precede the next result and loses them (the
+    /// fetch returns SQL_NO_DATA, and unixODBC shows no records behind that).
+    pub fn ends_on_short_array(self) -> bool {
+        self.driver == Driver::FreeTds
+    }
+
     /// Whether the database enforces declared text and binary lengths. SQLite does not: a
     /// VARCHAR(10) may hold a megabyte, and a column without a type is reported as VARCHAR(255).
     pub fn sizes_trusted(self) -> bool {

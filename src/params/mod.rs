@@ -7,9 +7,11 @@ use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType, Pointer};
 use crate::plan::{Backend, Dbms, Driver};
 
+mod identifier;
 mod markers;
 mod output;
 
+pub use identifier::check_procedure_name;
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};
 

@@ -8,11 +8,12 @@
 //! Buffers are laid out exactly as the driver writes them: odbc-api's `TextColumn<u16>`
 //! (strided UTF-16 elements + byte-length indicators) and plain value/indicator vectors.
 
+use _native::backend::Dbms;
 use _native::decode::{
     DecimalParts, TextClass, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
 };
 use _native::odbc::ColumnDescription;
-use _native::plan::{Dbms, ResultPlan};
+use _native::plan::ResultPlan;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use odbc_api::buffers::TextColumn;
 use pyo3::ffi;

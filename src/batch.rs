@@ -393,7 +393,7 @@ impl ColumnBuffer {
             }
             CellKind::Variant => {
                 // Microsoft's documented recipe: a zero-length SQLGetData makes the driver read
-                // the variant header, then SQL_CA_SS_VARIANT_TYPE names its C type.
+                // the variant header, then SQL_CA_crate::codes::SS_VARIANT_TYPE names its C type.
                 let mut probe = [0u8; 1];
                 let mut ind: Len = 0;
                 // SAFETY: a zero-length read into a valid one-byte buffer.
@@ -410,7 +410,7 @@ impl ColumnBuffer {
                 if cell.is_null {
                     return Ok(());
                 }
-                let c_type = stmt.col_attr_int(column, SS_VARIANT_TYPE)?;
+                let c_type = stmt.col_attr_int(column, crate::codes::SS_VARIANT_TYPE)?;
                 let kind = variant_kind(c_type as i16);
                 let inner = cell
                     .variant
@@ -441,25 +441,22 @@ impl ColumnBuffer {
     }
 }
 
-/// `SQL_CA_SS_VARIANT_TYPE` (msodbcsql.h: `SQL_CA_SS_BASE + 15`): the C type of the current
-/// sql_variant cell.
-const SS_VARIANT_TYPE: u16 = 1215;
-
 /// The decoder for a variant cell whose underlying C type the driver reported.
 fn variant_kind(c_type: i16) -> CellKind {
+    use crate::codes::c;
     match c_type {
-        -7 => CellKind::Bit,
-        -26 | -28 | -15 | -17 | 5 => CellKind::I16,
-        -16 | -18 | 4 => CellKind::I32,
-        -25 | -27 => CellKind::I64,
-        7 => CellKind::F32,
-        8 => CellKind::F64,
-        // SQL_C_NUMERIC / SQL_C_CHAR: decimal, money (as digits); char text goes through WCHAR.
-        2 => CellKind::LongDecimal,
-        91 | 9 => CellKind::Date,
-        93 | 11 => CellKind::Timestamp,
-        -11 => CellKind::Guid,
-        -2 => CellKind::LongBinary,
+        c::BIT => CellKind::Bit,
+        c::STINYINT | c::UTINYINT | c::SSHORT | c::USHORT | c::SHORT => CellKind::I16,
+        c::SLONG | c::ULONG | c::LONG => CellKind::I32,
+        c::SBIGINT | c::UBIGINT => CellKind::I64,
+        c::FLOAT => CellKind::F32,
+        c::DOUBLE => CellKind::F64,
+        // decimal, money (as digits); char text goes through WCHAR.
+        c::NUMERIC => CellKind::LongDecimal,
+        c::TYPE_DATE | c::DATE => CellKind::Date,
+        c::TYPE_TIMESTAMP | c::TIMESTAMP => CellKind::Timestamp,
+        c::GUID => CellKind::Guid,
+        c::BINARY => CellKind::LongBinary,
         _ => CellKind::LongWText,
     }
 }
@@ -755,8 +752,8 @@ mod tests {
     //! Batch serving on synthetic buffers: values and indicators written exactly where a driver
     //! would write them, no database.
     use super::*;
+    use crate::backend::Dbms;
     use crate::odbc::ColumnDescription;
-    use crate::plan::Dbms;
 
     fn desc(sql_type: i16, size: usize) -> ColumnDescription {
         ColumnDescription {

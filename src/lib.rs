@@ -5,7 +5,9 @@
 //! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
 //! (feature `python`) is the only place PyO3 appears.
 
+pub mod backend;
 pub mod batch;
+pub mod codes;
 pub mod connection;
 pub mod counters;
 pub mod decode;

@@ -1,11 +1,12 @@
 //! A statement and the result set it is positioned on: execute (with its driver quirks),
 //! nextset, row counts, messages and output parameters. Rows come from its [`RowSet`].
 
+use crate::backend::{Backend, Dbms};
 use crate::batch::Batch;
 use crate::error::Result;
 use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
-use crate::plan::{Backend, Dbms, ResultPlan};
+use crate::plan::ResultPlan;
 use crate::rowset::{RowSet, Served};
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ pub struct Statement {
 impl Statement {
     pub fn new(mut stmt: Stmt, mut backend: Backend) -> Statement {
         stmt.cancel_handle()
-            .set_cooperative(backend.driver == crate::plan::Driver::FreeTds);
+            .set_cooperative(backend.driver == crate::backend::Driver::FreeTds);
         // Cut cells are read again by absolute position: only on a static cursor. SQLite3 ODBC
         // gives one by default (its results are materialised); with `StepAPI=1` it is
         // forward-only and such columns are streamed row by row instead.
@@ -217,7 +218,7 @@ impl Statement {
         // FreeTDS sends a parameter array as one text batch and writes each timestamp as a
         // literal without its fraction ('2024-01-01 00:00:01' for 00:00:01.001): silent loss, so
         // arrays with timestamps go row by row there (one RPC each, which keeps the fraction).
-        let freetds_timestamps = self.backend.driver == crate::plan::Driver::FreeTds
+        let freetds_timestamps = self.backend.driver == crate::backend::Driver::FreeTds
             && rows
                 .iter()
                 .any(|r| r.iter().any(|v| matches!(v, ParamValue::Timestamp(_))));

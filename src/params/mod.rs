@@ -1,11 +1,12 @@
 //! Parameters: Python-free values and their column-wise binding (one row for `execute`, a
 //! parameter array for `executemany`, sent in one round trip per array).
 
+use crate::backend::{Backend, Dbms, Driver};
+use crate::codes::sql;
 use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType, Pointer};
-use crate::plan::{Backend, Dbms, Driver};
 
 mod identifier;
 mod markers;
@@ -133,26 +134,6 @@ fn carried_kind<'a>(
         Kind::Timestamp if early => Kind::TimestampText,
         k => k,
     }
-}
-
-/// SQL type codes used for parameters.
-mod sql {
-    pub const BIT: i16 = -7;
-    pub const INTEGER: i16 = 4;
-    pub const BIGINT: i16 = -5;
-    pub const DOUBLE: i16 = 8;
-    pub const VARCHAR: i16 = 12;
-    pub const WVARCHAR: i16 = -9;
-    pub const WLONGVARCHAR: i16 = -10;
-    pub const VARBINARY: i16 = -3;
-    pub const LONGVARBINARY: i16 = -4;
-    pub const NUMERIC: i16 = 2;
-    pub const TYPE_DATE: i16 = 91;
-    pub const TYPE_TIME: i16 = 92;
-    pub const TYPE_TIMESTAMP: i16 = 93;
-    pub const SS_TIME2: i16 = -154;
-    pub const SS_TIMESTAMPOFFSET: i16 = -155;
-    pub const GUID: i16 = -11;
 }
 
 /// Declared sizes are bucketed so SQL Server sees one parameter type per bucket

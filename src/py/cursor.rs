@@ -449,7 +449,7 @@ fn outputs_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, Py<Output>)>> {
     Ok(out)
 }
 
-fn check_count(sql: &str, supplied: usize, dbms: crate::plan::Dbms) -> PyResult<()> {
+fn check_count(sql: &str, supplied: usize, dbms: crate::backend::Dbms) -> PyResult<()> {
     let markers = count_markers(sql, dbms);
     if markers != supplied {
         return Err(programming(format!(

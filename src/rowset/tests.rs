@@ -2,10 +2,10 @@
 //! and cancel, with no database. The fake serves one INTEGER column holding 0, 1, 2, ...
 
 use super::*;
+use crate::backend::Dbms;
 use crate::batch::MAX_BATCH_ROWS;
 use crate::odbc::ColumnDescription;
 use crate::odbc::Outcome;
-use crate::plan::Dbms;
 use crate::prefetch::{FetchJob, FetchResult};
 
 struct Fake {

@@ -126,18 +126,6 @@ impl CellKind {
         )
     }
 
-    /// Variable-length kinds whose indicator must be checked for truncation.
-    pub fn is_variable(self) -> bool {
-        matches!(
-            self,
-            CellKind::WText { .. }
-                | CellKind::Binary { .. }
-                | CellKind::Decimal { .. }
-                | CellKind::TimeText
-                | CellKind::OffsetText
-        )
-    }
-
     /// The streamed equivalent, for a bounded column that must be read with SQLGetData because it
     /// follows an unbounded one (SQL Server only allows SQLGetData on columns after the bound ones).
     fn streamed(self) -> CellKind {

@@ -134,9 +134,10 @@ impl ColumnBuffer {
         self.indicators[row] = indicator;
     }
 
-    /// Write one cell as a driver does: payload into the element, length into the indicator.
-    #[cfg(test)]
-    pub(crate) fn put_cell(&mut self, row: usize, payload: &[u8], indicator: Len) {
+    /// Write one cell as a driver does: payload into the element, length into the indicator
+    /// (tests and benches fill batches without a driver).
+    #[cfg(any(test, feature = "bench-internals"))]
+    pub fn put_cell(&mut self, row: usize, payload: &[u8], indicator: Len) {
         let start = row * self.element_len;
         let n = payload.len().min(self.element_len);
         // SAFETY: test-only write inside the element of `row`.
@@ -324,6 +325,13 @@ pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) ->
             "the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"
         ),
     };
+    cell_failed(plan, column, row, reason)
+}
+
+/// The error of a cell that cannot become a value, whatever the reason: column name, index
+/// and result-set row always (every consumer raises through this).
+#[cold]
+pub fn cell_failed(plan: &ResultPlan, column: usize, row: u64, reason: String) -> Error {
     Error::Decode {
         column: plan.columns[column].desc.name.clone(),
         column_index: column,

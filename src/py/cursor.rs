@@ -1,10 +1,11 @@
 //! `Cursor`: execute, and every fetch shape served from the one native batch.
 
 use super::connection::{ConnShared, Connection};
-use super::convert::{PyPlan, build_first_value, build_one_row, build_rows};
+use super::decode::{build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
 use super::output::Output;
 use super::params::{to_input_size, to_param};
+use super::plan::PyPlan;
 use crate::odbc::CancelHandle;
 use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::rowset::Served;

@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-import ferrodbc  # noqa: E402
+import ferrodbc
 
 
 def throughput(cur: ferrodbc.Cursor, sql: str) -> None:
@@ -77,7 +77,7 @@ def main() -> int:
             import tdspeer  # type: ignore[import-not-found]
 
             peer_ctx = tdspeer.start_peer(encrypt="notsup")
-        except Exception as exc:  # the peer is optional for the demo: fall back to SQLite
+        except Exception as exc:  # noqa: BLE001  (the peer is optional for the demo: use SQLite)
             print(f"TDS peer unavailable ({exc}); using SQLite", file=sys.stderr)
             peer_ctx = None
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One idempotent set-up for a fresh Debian 12 machine (and a no-op-ish re-run on a warm one):
 #   1. Debian packages: unixODBC, FreeTDS, SQLite3 ODBC, PostgreSQL + psqlODBC.
-#   2. A project venv (.venv) with maturin, pytest and the comparison drivers (pyodbc, mssql-python).
+#   2. A project venv (.venv) with maturin, pytest, ruff, mypy and the comparison drivers (pyodbc,
+#      mssql-python).
 #   3. Microsoft ODBC Driver 18, copied out of the `mssql-python-odbc` wheel into /opt and registered
 #      with unixODBC. It is proprietary: installed here at set-up time, never committed or bundled.
 #   4. Builds the TDS peer and the ferrodbc extension (release) into the venv.
@@ -29,8 +30,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=$ROOT/.venv/bin/python
-if ! "$PY" -c 'import maturin, pytest, pyodbc, mssql_python, mssql_python_odbc' 2>/dev/null; then
-  log "pip install (maturin, pytest, pyodbc, mssql-python)"
+if ! "$PY" -c 'import maturin, pytest, ruff, mypy, pyodbc, mssql_python, mssql_python_odbc' 2>/dev/null; then
+  log "pip install (maturin, pytest, ruff, mypy, pyodbc, mssql-python)"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q -r eng/requirements.txt
 fi

@@ -9,6 +9,9 @@ bash eng/setup.sh
 echo "== lint"
 cargo fmt --all -- --check
 cargo clippy -q --workspace --all-targets --features ferrodbc/python -- -D warnings
+.venv/bin/ruff check python eng tests
+# The stub against the module setup.sh just built: every name, signature and class flag.
+.venv/bin/python -m mypy.stubtest ferrodbc._native
 
 echo "== cargo test"
 cargo test -q --workspace 2>&1 | tail -n 30

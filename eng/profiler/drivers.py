@@ -12,7 +12,8 @@ import datetime as dt
 import importlib
 import re
 import struct
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 # ODBC SQL type codes (same numbers in every driver's constants).
 SQL_INTEGER = 4

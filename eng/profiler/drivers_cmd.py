@@ -9,8 +9,8 @@ import platform
 from functools import partial
 
 from . import floor, procs, report
-from .expectations import for_run
 from .drivers import DRIVERS
+from .expectations import for_run
 from .rounds import Summary, rotating, run_rounds, summarize
 from .stats import median
 from .target import connection_string, describe, load_note

@@ -10,7 +10,8 @@ drivers nor unixODBC use libffi, so nothing inside the body toggles collection b
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # PYFUNCTYPE keeps the GIL held across the call (CFUNCTYPE would release and re-take it).
 _PROTO = ctypes.PYFUNCTYPE(ctypes.py_object)
@@ -23,7 +24,7 @@ def call_via_ffi(body: Callable[[], Any]) -> Any:
         # Exceptions cannot cross the C boundary: carry them out in the box.
         try:
             box["result"] = body()
-        except BaseException as e:
+        except BaseException as e:  # noqa: BLE001  (re-raised by the caller, below)
             box["error"] = e
         return None
 

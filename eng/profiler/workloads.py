@@ -8,7 +8,8 @@ CTEs and writes use real tables the setup creates (the peer runs them in SQLite)
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from . import workdata as wd
 from .digest import Digest, of_rows, of_sets, of_values

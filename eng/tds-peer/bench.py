@@ -9,7 +9,6 @@ result with pyodbc + ODBC Driver 18 (and FreeTDS) `fetchall`. Prints MB/s and ro
 """
 
 import argparse
-import os
 import re
 import subprocess
 import sys

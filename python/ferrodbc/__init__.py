@@ -10,7 +10,7 @@ from __future__ import annotations
 import atexit
 from typing import Any
 
-from . import _native
+from . import _native, sqltypes
 from ._native import (
     Connection,
     Cursor,
@@ -42,10 +42,14 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
-from .sqltypes import __all__ as _sqltypes_all
 
 apilevel = "2.0"
-# Threads may share the module and connections, not cursors (each cursor serialises its calls).
+# PEP 249 level 1: threads may share the module, not connections or cursors. Beyond that promise,
+# misuse is still safe (tests/python/test_threads.py): each cursor call holds that cursor's lock
+# and each connection call (commit, rollback, close, ...) the connection's, so nothing crashes and
+# rows never mix. Not level 2, because a shared connection is one transaction (one thread's
+# commit, rollback or close ends the others' work) and its cursors run statements on it at the
+# same time, which rests on the ODBC driver's own thread safety.
 threadsafety = 1
 paramstyle = "qmark"
 __version__ = _native.__version__
@@ -142,5 +146,5 @@ __all__ = [
     "pooling",
     "reset_counters",
     "threadsafety",
-    *_sqltypes_all,
 ]
+__all__ += sqltypes.__all__

@@ -4,8 +4,8 @@
 //! unbind or disconnect, they have no `SQLCancel`, no SQL Server C types (`SQL_C_SS_TIME2`,
 //! `SQL_C_SS_TIMESTAMPOFFSET`, `SQL_C_GUID`), keep only the first diagnostic record and hide the
 //! statement while a buffer is bound. A DB-API driver needs all of that, so the engine owns its
-//! handles here and never panics on cleanup: a failed free is logged into the counters and the
-//! handle is leaked rather than used after free.
+//! handles here and never panics on cleanup: a failed `SQLFreeHandle` is ignored (nothing records
+//! it) and the handle is abandoned, leaked rather than used after free.
 //!
 //! Two decisions are baked in: every call that takes a string uses the wide (`...W`) entry point,
 //! so SQL text and diagnostics survive any process locale; and every handle wrapper is `Send`

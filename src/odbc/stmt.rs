@@ -2,7 +2,8 @@
 //!
 //! Binding functions are `unsafe`: the driver keeps the pointers and writes through them on every
 //! later fetch/execute, so the caller must keep the memory alive and unmoved until it unbinds
-//! (or frees the statement). The engine's `Batch` and `ParamSet` own that memory.
+//! (or frees the statement). The engine's `Batch` (columns) and `params::BoundParams`
+//! (parameters) own that memory.
 
 use super::sys::{
     self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, ParamType, Pointer,
@@ -201,20 +202,6 @@ impl Stmt {
         let ret = unsafe { sys::SQLExecDirectW(self.handle, wide.as_ptr(), wide.len() as i32) };
         self.cancel.set_executing(false);
         self.check(ret, "SQLExecDirect")
-    }
-
-    pub fn prepare(&mut self, sql: &str) -> Result<()> {
-        let wide = to_wide(sql);
-        // SAFETY: text valid for its length.
-        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
-        self.check(ret, "SQLPrepare").map(|_| ())
-    }
-
-    pub fn execute(&mut self) -> Result<Outcome> {
-        counters::bump(&counters::EXECUTES);
-        // SAFETY: the statement is prepared; bound parameters are kept alive by the caller.
-        let ret = unsafe { sys::SQLExecute(self.handle) };
-        self.check(ret, "SQLExecute")
     }
 
     pub fn num_result_cols(&mut self) -> Result<u16> {
@@ -512,14 +499,6 @@ impl Stmt {
     pub fn set_paramset_size(&mut self, rows: usize) -> Result<()> {
         self.set_attr(StatementAttribute::ParamBindType, 0 as Pointer)?;
         self.set_attr(StatementAttribute::ParamsetSize, rows as Pointer)
-    }
-
-    /// `SQLFetch`: fills the bound row array (or positions on one row for `SQLGetData`).
-    pub fn fetch(&mut self) -> Result<Outcome> {
-        counters::bump(&counters::FETCH_CALLS);
-        // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
-        let ret = unsafe { sys::SQLFetch(self.handle) };
-        self.check(ret, "SQLFetch")
     }
 
     /// # Safety

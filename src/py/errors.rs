@@ -127,6 +127,14 @@ impl<T> IntoPyResult<T> for crate::Result<T> {
 }
 
 pub fn register(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // Class defaults, so that every `Error` has the attributes `to_pyerr` and `fetchall` set on
+    // theirs: the ones ferrodbc raises itself (`programming()`, ...) and any raised by user code.
+    // `diagnostics` is an empty tuple, not a list, so no caller can mutate a shared default.
+    let base = py.get_type::<Error>();
+    base.setattr("sqlstate", py.None())?;
+    base.setattr("native_error", py.None())?;
+    base.setattr("diagnostics", PyTuple::empty(py))?;
+    base.setattr("partial_rows", py.None())?;
     m.add("Warning", py.get_type::<Warning>())?;
     m.add("Error", py.get_type::<Error>())?;
     m.add("InterfaceError", py.get_type::<InterfaceError>())?;

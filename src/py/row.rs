@@ -72,7 +72,7 @@ pub fn new_row(
     }
 }
 
-/// The value slots of a row (see [`new_rows`]).
+/// The value slots of a row (see [`new_row`]).
 ///
 /// # Safety
 /// `row` must be a live `Row`.

@@ -73,6 +73,23 @@ def test_interface_errors_raised_by_the_driver_layer_also_carry_the_attributes()
     assert isinstance(info.value.diagnostics, list)
 
 
+def test_errors_raised_without_the_driver_still_have_every_attribute(conn):
+    """An error ferrodbc raises itself (no driver record) or user code raises reads the class
+    defaults: `except ferrodbc.Error as e: log(e.sqlstate)` never fails with AttributeError."""
+    cur = conn.cursor()
+    with pytest.raises(ferrodbc.ProgrammingError) as info:
+        cur.fetchone()  # no statement executed
+    for err in (info.value, ferrodbc.DataError("raised by user code")):
+        assert err.sqlstate is None
+        assert err.native_error is None
+        assert err.diagnostics == ()
+        assert err.partial_rows is None
+    # The defaults are the class's: an instance's own values never leak into them.
+    with pytest.raises(ferrodbc.DatabaseError):
+        cur.execute("SELECT * FROM no_such_table_here")
+    assert ferrodbc.Error.sqlstate is None and ferrodbc.Error.diagnostics == ()
+
+
 @pytest.mark.parametrize(
     "type_object,codes",
     [

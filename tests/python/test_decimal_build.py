@@ -12,7 +12,6 @@ import sys
 
 import pytest
 
-import ferrodbc
 from ferrodbc import _native
 
 D = decimal.Decimal

@@ -8,7 +8,6 @@ import pytest
 import ferrodbc
 
 
-
 def raise_exception(conn, expr: str) -> ferrodbc.Error:
     with pytest.raises(ferrodbc.DatabaseError) as info:
         conn.cursor().execute(f"DO $$ BEGIN RAISE EXCEPTION '%', {expr}; END $$")

@@ -43,7 +43,7 @@ def test_attribute_and_column_name_access(row):
     assert row.a == 1 and row.b == "two" and row.c == 3
     assert row["a"] == 1 and row["b"] == "two"
     with pytest.raises(AttributeError):
-        row.nope
+        _ = row.nope
     with pytest.raises(KeyError):
         row["nope"]
     with pytest.raises(TypeError):

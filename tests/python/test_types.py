@@ -246,19 +246,6 @@ def test_varchar_filled_to_its_declared_length_with_astral_characters(peer, conn
     assert got == values
 
 
-@pytest.mark.parametrize("peer_name", ["sqlite", "postgres"])
-def test_text_ending_in_nul_is_kept(peer_name, request):
-    """A string ending in U+0000 keeps it: lengths come from indicators, never terminators.
-
-    Neither peer can store it, so this runs nowhere yet (the SQL Server peer covers it)."""
-    if peer_name == "postgres":
-        pytest.skip("PostgreSQL text cannot contain U+0000 (the server rejects NUL in text values)")
-    pytest.skip(
-        "the SQLite ODBC driver binds and reads text as NUL-terminated C strings: 'ab\\0' "
-        "comes back as 'ab' through pyodbc as well"
-    )
-
-
 def test_one_megabyte_of_text_is_streamed_whole(peer, conn, table):
     pattern = "abc€😀xyz-"
     big = (pattern * (MB // len(pattern) + 1))[:MB]

@@ -21,7 +21,7 @@ import pytest
 
 import ferrodbc
 
-from sqlserver_support import (  # noqa: E402
+from sqlserver_support import (
     DRIVERS,
     in_ci,
     missing,
@@ -100,7 +100,7 @@ def pyodbc_connect(peer, driver):
     for cn in opened:
         try:
             cn.close()
-        except Exception:
+        except pyodbc.Error:  # already broken by the test: closing it is all that is left
             pass
 
 

@@ -46,7 +46,3 @@ def tname(prefix: str = "t") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
-def xfail_if(request, cond: bool, reason: str) -> None:
-    """A strict xfail decided at run time (e.g. only through one driver)."""
-    if cond:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import synthetic, tname
 
 ROWS = 30

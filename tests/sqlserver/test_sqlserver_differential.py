@@ -17,6 +17,7 @@ import uuid
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import in_ci, missing, synthetic
 
 pyodbc = pytest.importorskip("pyodbc") if not in_ci() else __import__("pyodbc")

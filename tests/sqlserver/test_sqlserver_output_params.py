@@ -12,6 +12,7 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import tname
 
 
@@ -46,7 +47,7 @@ def test_callproc_skips_row_counts_before_the_first_result_set(conn, driver):
     assert got[0] == 7 and got[1] is n
     assert [tuple(r) for r in cur.fetchall()] == [(7,), (7,)]
     with pytest.raises(ferrodbc.ProgrammingError, match="nextset"):
-        n.value
+        _ = n.value
     while cur.nextset():
         pass
     assert n.value == 2
@@ -113,7 +114,7 @@ def test_too_long_output_is_an_error_not_a_cut_value(conn, driver):
     with pytest.raises(ferrodbc.DataError, match="larger size"):
         conn.cursor().callproc(p, [short])
     with pytest.raises(ferrodbc.ProgrammingError):
-        short.value  # never a truncated 'abc'
+        _ = short.value  # never a truncated 'abc'
     assert conn.cursor().callproc(p, [ferrodbc.Output(str, size=10)]) == ["abcdefghij"]
 
 
@@ -124,7 +125,7 @@ def test_discarded_results_leave_the_output_unset(conn, driver):
     cur.execute(f"{{CALL {p}(?)}}", b)
     cur.execute("SELECT 2")
     with pytest.raises(ferrodbc.ProgrammingError, match="discarded"):
-        b.value
+        _ = b.value
     # The same Output object can be bound again.
     cur.execute(f"{{CALL {p}(?)}}", b)
     cur.fetchall()

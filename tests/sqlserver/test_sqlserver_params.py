@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import tname
 
 TZ = lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))  # noqa: E731

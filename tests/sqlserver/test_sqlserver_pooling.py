@@ -12,6 +12,7 @@ import pytest
 
 import ferrodbc
 from eng.peers import tdspeer
+
 from sqlserver_support import tname
 
 

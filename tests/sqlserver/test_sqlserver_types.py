@@ -15,6 +15,7 @@ from decimal import Decimal
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import synthetic, tname
 
 N = 60  # rows of types_all per column test: covers NULL rows 3, 10, 17, ... and both LOB sizes
@@ -409,6 +410,22 @@ def test_long_binary_and_varchar_max(conn, driver):
     assert got[0] == v
     assert got[1] == b and type(got[1]) is bytes
     assert got[2] == b8 and len(got[2]) == 8000
+
+
+def test_text_ending_in_nul_is_kept(conn, driver):
+    """U+0000 is an ordinary character to SQL Server: a value ending in (or holding) one keeps it,
+    in bound and in streamed (MAX) columns, because lengths come from the length indicators,
+    never from a terminator. (SQLite3 ODBC and PostgreSQL cannot carry it: the first reads text
+    as C strings, the second rejects NUL in text.)"""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a NVARCHAR(10), b VARCHAR(10), c NVARCHAR(MAX), d VARCHAR(MAX))")
+    for value in ("ab\0", "a\0b", "\0"):
+        cur.execute(f"DELETE FROM {t}")
+        cur.execute(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", value, value, value, value)
+        got = tuple(cur.execute(f"SELECT a, b, c, d FROM {t}").fetchone())
+        assert got == (value,) * 4, f"{value!r} through {driver}"
+    assert cur.execute("SELECT 'ab' + CHAR(0)").fetchval() == "ab\0"
 
 
 @pytest.mark.parametrize("shape,n", [("lob_nvarcharmax_64k", 3), ("lob_varbinarymax_1024k", 2), ("lob_nvarcharmax_2k", 40)])

@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "peers"))
 
-import tdspeer  # noqa: E402
+import tdspeer
 
 pyodbc = pytest.importorskip("pyodbc") if not tdspeer.in_ci() else __import__("pyodbc")
 

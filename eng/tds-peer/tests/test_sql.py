@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pyodbc
 import pytest
+
 import synthetic
 
 _n = [0]

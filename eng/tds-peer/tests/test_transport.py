@@ -5,6 +5,7 @@ import time
 
 import pyodbc
 import pytest
+
 import tdspeer
 from conftest import require_driver
 

@@ -4,6 +4,7 @@ mirror in eng/peers/synthetic.py, through both drivers."""
 import uuid
 
 import pytest
+
 import synthetic
 
 

@@ -15,6 +15,7 @@ import datetime as dt
 import pytest
 
 import ferrodbc
+
 from sqlserver_support import tname
 
 TZ = lambda minutes: dt.timezone(dt.timedelta(minutes=minutes))  # noqa: E731

@@ -13,6 +13,7 @@ mod sql;
 mod synthetic;
 mod tls;
 mod token;
+mod tvp;
 mod types;
 
 use session::{Config, Encrypt};

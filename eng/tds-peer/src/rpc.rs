@@ -420,12 +420,27 @@ pub fn parse(data: &[u8]) -> io::Result<Vec<Rpc>> {
             let n = c.u8()? as usize;
             let name = conv::from_utf16(c.take(2 * n)?);
             let status = c.u8()?;
+            if c.d.get(c.p) == Some(&0xF3) {
+                let (table, end) = crate::tvp::parse(c.d, c.p, |b| {
+                    read_value(&mut Cur { d: b, p: 0 }).map(|(_, v)| v)
+                })?;
+                c.p = end;
+                params.push(Param {
+                    name,
+                    ty: None,
+                    value: Value::Null,
+                    output: false,
+                    table: Some(std::sync::Arc::new(table)),
+                });
+                continue;
+            }
             let (ty, value) = read_value(&mut c)?;
             params.push(Param {
                 name,
                 ty,
                 value,
                 output: status & 0x01 != 0,
+                table: None,
             });
         }
         out.push(Rpc {
@@ -505,6 +520,7 @@ fn bind(decl: &[(String, Option<Ty>)], values: &[Param]) -> Vec<Param> {
                 ty: widen(dty.or(v.ty), &v.value),
                 value: v.value.clone(),
                 output: v.output,
+                table: v.table.clone(),
             }
         })
         .collect()
@@ -562,30 +578,12 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 "sp_execute" => 12,
                 "sp_prepexec" => 13,
                 "sp_unprepare" => 15,
-                _ if n.starts_with("sp_datatype_info") => {
-                    let dt = rpc
-                        .params
-                        .first()
-                        .map(|p| crate::token::value::as_i64(&p.value))
-                        .unwrap_or(0);
-                    let mut out = Out::new(true);
-                    engine.datatype_info(dt, &mut out, r)?;
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, false);
-                }
-                "sp_tables" | "sp_columns" | "sp_columns_100" | "sp_columns_90" => {
-                    let mut out = Out::new(true);
-                    if n == "sp_tables" {
-                        engine.sp_tables(&rpc.params, &mut out, r)?;
-                    } else {
-                        engine.sp_columns(&rpc.params, &mut out, r)?;
-                    }
-                    out.finish(r)?;
-                    return finish_proc(r, more, None, false);
+                _ if crate::sql::sysprocs::is_system_proc(&n) => {
+                    return engine.call_system_rpc(&n, &rpc.params, more, r);
                 }
                 _ if engine.lookup_proc(&n).is_some() => {
                     let def = engine.lookup_proc(&n).unwrap();
-                    return engine.call_proc_rpc(&n, def, &rpc.params, more, r);
+                    return engine.call_proc_rpc(&n, def, &rpc.params, more, None, r);
                 }
                 _ => {
                     let e =
@@ -614,11 +612,30 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             }
             (stmt, decl, p.get(3..).unwrap_or(&[]), Some(h))
         }
+        // sp_prepexecrpc @handle OUTPUT, @rpcname, params…: Driver 18's prepared call of a
+        // procedure (pyodbc `{call p(?)}` with a table-valued parameter).
+        14 => {
+            let h = engine.next_handle;
+            engine.next_handle += 1;
+            let name = crate::sql::procs::proc_name_of(&text_param(p.get(1)));
+            engine
+                .handles
+                .insert(h, (format!("{RPC_HANDLE}{name}"), Vec::new()));
+            return call_by_name(engine, &name, p.get(2..).unwrap_or(&[]), more, Some(h), r);
+        }
         12 => {
             let h = p
                 .first()
                 .map(|x| crate::token::value::as_i64(&x.value) as i32)
                 .unwrap_or(0);
+            if let Some(name) = engine
+                .handles
+                .get(&h)
+                .and_then(|(s, _)| s.strip_prefix(RPC_HANDLE))
+                .map(str::to_string)
+            {
+                return call_by_name(engine, &name, p.get(1..).unwrap_or(&[]), more, None, r);
+            }
             match engine.handles.get(&h).cloned() {
                 Some((s, d)) => (s, d, p.get(1..).unwrap_or(&[]), None),
                 None => {
@@ -667,6 +684,32 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     finish_proc(r, more, handle, err)
 }
 
+/// Marks a prepared handle of sp_prepexecrpc: the text after it is the procedure's name.
+const RPC_HANDLE: &str = "\u{0}rpc:";
+
+/// Calls a stored procedure by name with RPC parameters (results, RETURNSTATUS, RETURNVALUEs
+/// with the handle first when given, DONEPROC).
+fn call_by_name(
+    engine: &mut Engine,
+    name: &str,
+    params: &[Param],
+    more: bool,
+    handle: Option<i32>,
+    r: &mut Resp,
+) -> io::Result<()> {
+    match engine.lookup_proc(name) {
+        Some(def) => engine.call_proc_rpc(name, def, params, more, handle, r),
+        None => {
+            let e = SqlError::new(
+                2812,
+                16,
+                format!("Could not find stored procedure '{name}'."),
+            );
+            fail_proc(r, more, &e)
+        }
+    }
+}
+
 /// SQL Server checks RPC parameter values before running anything: a float/real NaN or
 /// infinity (no such FLOAT value exists) rejects the whole RPC with 8023.
 fn invalid_param(params: &[Param]) -> Option<SqlError> {
@@ -701,21 +744,9 @@ fn fail_proc(r: &mut Resp, more: bool, e: &SqlError) -> io::Result<()> {
     finish_proc(r, more, None, true)
 }
 
-pub fn finish_proc_pub(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
-    finish_proc(r, more, handle, err)
-}
-
+/// The end of a procedure call: RETURNSTATUS, `@handle` for the prepare procedures, DONEPROC.
 fn finish_proc(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::Result<()> {
-    r.put(&token::returnstatus(if err { 1 } else { 0 }))?;
-    if let Some(h) = handle {
-        r.put(&token::returnvalue_int(0, "@handle", h))?;
-    }
-    r.put(&token::done(
-        token::TOK_DONEPROC,
-        (if err { token::DONE_ERROR } else { 0 }) | (if more { token::DONE_MORE } else { 0 }),
-        token::CMD_EXECUTE,
-        0,
-    ))
+    r.put(&token::proc_end(more, handle, err))
 }
 
 #[cfg(test)]
@@ -742,6 +773,7 @@ mod tests {
             ty: Some(ty),
             value: Value::Real(v),
             output: false,
+            table: None,
         };
         assert!(invalid_param(&[p(Ty::Float, 1.5), p(Ty::Real, -0.0)]).is_none());
         let e = invalid_param(&[p(Ty::Float, 1.5), p(Ty::Real, f64::NAN)]).unwrap();

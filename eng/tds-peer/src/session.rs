@@ -134,6 +134,7 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     io.psize = psize;
     let mut engine = Engine::open(cfg.shared.clone(), spid)
         .map_err(|e| io::Error::other(format!("sqlite open: {e}")))?;
+    engine.database = db.clone();
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;

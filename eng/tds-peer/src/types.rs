@@ -105,7 +105,9 @@ impl Ty {
             "varchar" => Ty::VarChar(len_arg(&args, 1), utf8),
             "text" => Ty::VarChar(None, utf8),
             "nchar" => Ty::NChar(len_arg(&args, 1).unwrap_or(4000).min(4000)),
-            "nvarchar" | "sysname" => Ty::NVarChar(len_arg(&args, 1).map(|n| n.min(4000))),
+            "nvarchar" => Ty::NVarChar(len_arg(&args, 1).map(|n| n.min(4000))),
+            // sysname is SQL Server's nvarchar(128) NOT NULL alias type.
+            "sysname" => Ty::NVarChar(Some(128)),
             "ntext" => Ty::NVarChar(None),
             "binary" => Ty::Binary(len_arg(&args, 1).unwrap_or(8000)),
             "varbinary" => Ty::VarBinary(len_arg(&args, 1)),
@@ -212,6 +214,10 @@ impl Ty {
             .replace("CHR", "CHAR")
             .replace("IN_T", "INT")
             .replace("TXT", "TEXT");
+        // The one type name with an underscore of its own.
+        if rest == "SQL_VARIANT" {
+            return Some(Ty::Variant);
+        }
         let mut parts = rest.split('_');
         let name = parts.next()?;
         let args: Vec<&str> = parts.collect();
@@ -326,6 +332,7 @@ mod tests {
             "varchar(50) collate Latin1_General_100_CI_AS_SC_UTF8",
             "nvarchar(max)",
             "char(10)",
+            "sql_variant",
         ] {
             let ty = Ty::parse(t).unwrap();
             assert_eq!(Ty::parse(&ty.name()), Some(ty), "{t}");

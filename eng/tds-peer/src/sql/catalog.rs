@@ -9,7 +9,7 @@ use rusqlite::types::Value;
 use std::io;
 
 /// SQL Server LIKE pattern (`%`, `_`, `[…]` unsupported) match, case-insensitive.
-fn like(pattern: &str, s: &str) -> bool {
+pub(super) fn like(pattern: &str, s: &str) -> bool {
     fn m(p: &[char], s: &[char]) -> bool {
         match p.first() {
             None => s.is_empty(),
@@ -23,7 +23,7 @@ fn like(pattern: &str, s: &str) -> bool {
     m(&p, &s)
 }
 
-fn param<'a>(params: &'a [Param], name: &str, pos: usize) -> Option<&'a Value> {
+pub(super) fn param<'a>(params: &'a [Param], name: &str, pos: usize) -> Option<&'a Value> {
     params
         .iter()
         .find(|p| p.name.eq_ignore_ascii_case(name))
@@ -32,16 +32,16 @@ fn param<'a>(params: &'a [Param], name: &str, pos: usize) -> Option<&'a Value> {
         .filter(|v| !matches!(v, Value::Null))
 }
 
-fn t(s: &str) -> Value {
+pub(super) fn t(s: &str) -> Value {
     Value::Text(s.to_string())
 }
 
-fn i(v: i64) -> Value {
+pub(super) fn i(v: i64) -> Value {
     Value::Integer(v)
 }
 
 /// ODBC type code, type name, column size, decimal digits, char octet length.
-fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Option<i64>) {
+pub(super) fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Option<i64>) {
     let name = ty.name().split(['(', ' ']).next().unwrap_or("").to_string();
     match ty {
         Ty::Bit => (-7, name, Some(1), Some(0), None),
@@ -109,8 +109,33 @@ fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Option<i64>) {
     }
 }
 
+/// sp_columns' LENGTH (ODBC BUFFER_LENGTH): bytes of the default C buffer for the type, as SQL
+/// Server reports it (int 4, decimal p + 2, datetime2 16, nvarchar(n) 2n, …); 0 for `(max)`.
+pub(super) fn buffer_length(ty: Ty) -> i64 {
+    match ty {
+        Ty::Bit | Ty::TinyInt => 1,
+        Ty::SmallInt => 2,
+        Ty::Int | Ty::Real => 4,
+        Ty::BigInt | Ty::Float => 8,
+        Ty::Decimal(p, _) | Ty::Numeric(p, _) => p as i64 + 2,
+        Ty::Money => 21,
+        Ty::SmallMoney => 12,
+        Ty::Date => 6,
+        Ty::Time(_) => 12,
+        Ty::DateTime | Ty::SmallDateTime | Ty::DateTime2(_) => 16,
+        Ty::DateTimeOffset(_) => 20,
+        Ty::Guid => 16,
+        Ty::Char(n, _) | Ty::Binary(n) => n as i64,
+        Ty::NChar(n) => 2 * n as i64,
+        Ty::VarChar(n, _) | Ty::VarBinary(n) => n.map_or(0, |v| v as i64),
+        Ty::NVarChar(n) => n.map_or(0, |v| 2 * v as i64),
+        Ty::Xml => 0,
+        Ty::Variant => 8000,
+    }
+}
+
 impl Engine {
-    fn user_tables(&mut self) -> Vec<(String, String)> {
+    pub(super) fn user_tables(&mut self) -> Vec<(String, String)> {
         let mut st = match self.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
             Ok(s) => s,
             Err(_) => return Vec::new(),
@@ -142,7 +167,15 @@ impl Engine {
             .filter(|(n, _)| like(&name, n))
             .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
             .filter(|(_, ty)| types.is_empty() || types.contains(ty))
-            .map(|(n, ty)| vec![t("master"), t("dbo"), t(&n), t(ty), Value::Null])
+            .map(|(n, ty)| {
+                vec![
+                    Value::Text(self.database.clone()),
+                    t("dbo"),
+                    t(&n),
+                    t(ty),
+                    Value::Null,
+                ]
+            })
             .collect();
         match self.send_rows(&cols, &rows, out, r) {
             Err(StmtErr::Io(e)) => Err(e),
@@ -245,7 +278,7 @@ impl Engine {
                 };
                 let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
                 rows.push(vec![
-                    t("master"),
+                    Value::Text(self.database.clone()),
                     t("dbo"),
                     t(&table),
                     t(&col),
@@ -256,7 +289,7 @@ impl Engine {
                         tname
                     }),
                     o(size),
-                    o(octets.or(size)),
+                    i(buffer_length(ty)),
                     o(digits),
                     o(radix),
                     i(nullable as i64),

@@ -2,9 +2,9 @@
 //! TDS tokens with SQL Server's DONE/DONEINPROC conventions.
 
 use super::errors::{SqlError, from_sqlite};
+use super::functions;
 use super::lexer::{self, Tok};
 use super::rewrite::{self, Ctx};
-use super::{functions, typeinfo};
 use crate::resp::Resp;
 use crate::synthetic;
 use crate::token::{self, Column, value};
@@ -26,6 +26,8 @@ pub struct Param {
     pub value: Value,
     /// RPC status BYREF (an output parameter of a stored procedure call).
     pub output: bool,
+    /// A table-valued parameter's rows (`value` is NULL then).
+    pub table: Option<std::sync::Arc<crate::tvp::Table>>,
 }
 
 pub struct Shared {
@@ -37,6 +39,12 @@ pub struct Engine {
     pub db: Connection,
     pub shared: Arc<Shared>,
     pub spid: u16,
+    /// Current database name (login's, then USE); the peer has one database whatever its name.
+    pub database: String,
+    /// Table variables in scope: (name, TEMP table, procedure depth that declared it).
+    pub(super) table_vars: Vec<(String, String, u32)>,
+    /// See `Ctx::text_columns`: set for the statement being run.
+    pub(super) text_columns: Vec<String>,
     pub(super) nocount: bool,
     rowcount: i64,
     identity: Option<i64>,
@@ -194,6 +202,7 @@ impl Engine {
         db.pragma_update(None, "synchronous", "OFF")?;
         functions::register(&db)?;
         db.execute_batch(super::procs::PROC_TABLE)?;
+        db.execute_batch(super::tabletypes::TYPES_TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);
@@ -201,6 +210,9 @@ impl Engine {
             db,
             shared,
             spid,
+            database: "master".into(),
+            text_columns: Vec::new(),
+            table_vars: Vec::new(),
             nocount: false,
             rowcount: 0,
             identity: None,
@@ -257,7 +269,7 @@ impl Engine {
         self.end_txn(false)
     }
 
-    fn before_write(&mut self) -> Result<(), SqlError> {
+    pub(super) fn before_write(&mut self) -> Result<(), SqlError> {
         if self.txn_open && !self.sqlite_txn {
             self.db
                 .execute_batch("BEGIN IMMEDIATE")
@@ -306,7 +318,9 @@ impl Engine {
         // SET NOCOUNT in an RPC's statement (sp_executesql, sp_prepexec: every parameterised
         // execute) lasts until that RPC returns, as SQL Server scopes SET in dynamic SQL.
         let nocount = self.nocount;
-        self.run_text(sql, params, &mut out, r)?;
+        let res = self.run_text(sql, params, &mut out, r);
+        self.drop_table_vars(0);
+        res?;
         if in_proc {
             self.nocount = nocount;
         }
@@ -367,6 +381,8 @@ impl Engine {
             identity: self.identity,
             trancount: self.txn_open as i64,
             spid: self.spid,
+            database: self.database.clone(),
+            text_columns: self.text_columns.clone(),
             error: self.last_error.clone(),
         }
     }
@@ -414,8 +430,27 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
+        // Table variables (`@t` declared as TABLE) name their TEMP tables.
+        let substituted: Vec<Tok>;
         let mut toks = toks;
+        if !self.table_vars.is_empty()
+            && !sig(toks).first().is_some_and(|t| t.is_word("DECLARE"))
+            && toks
+                .iter()
+                .any(|t| matches!(t, Tok::Var(v) if self.table_var(v).is_some()))
+        {
+            substituted = toks
+                .iter()
+                .map(|t| match t {
+                    Tok::Var(v) => self
+                        .table_var(v)
+                        .map_or_else(|| t.clone(), |temp| Tok::Word(temp.to_string())),
+                    _ => t.clone(),
+                })
+                .collect();
+            toks = &substituted;
+        }
+        // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
         {
             let sg = sig(toks);
             let begin = sg.first().is_some_and(|t| t.is_word("BEGIN"))
@@ -487,9 +522,24 @@ impl Engine {
         if first == "EXEC"
             || first == "EXECUTE"
             || first.starts_with("SP_")
+            || first.starts_with("XP_")
             || (!is_statement_keyword(&first) && self.lookup_proc(&first_tok.text()).is_some())
         {
-            let at = usize::from(first == "EXEC" || first == "EXECUTE");
+            let mut at = usize::from(first == "EXEC" || first == "EXECUTE");
+            // A multi-part name (`dbo.p`, `"dbo".p`, `master..p`) names the procedure by its last part.
+            while sg.get(at + 1).is_some_and(|t| t.is_punct('.')) {
+                let mut k = at + 1;
+                while sg.get(k).is_some_and(|t| t.is_punct('.')) {
+                    k += 1;
+                }
+                if !sg
+                    .get(k)
+                    .is_some_and(|t| matches!(t, Tok::Word(_) | Tok::Quoted(_)))
+                {
+                    break;
+                }
+                at = k;
+            }
             if let Some(name_tok) = sg.get(at) {
                 let name = super::procs::proc_name_of(&name_tok.text().replace('"', ""));
                 if name.eq_ignore_ascii_case("sp_executesql") {
@@ -538,14 +588,22 @@ impl Engine {
                     }
                     return Ok(Flow::Continue);
                 }
-                self.query(toks, &decl, params, out, r)
+                let forms = super::forms::rewrite(toks);
+                self.text_columns = self.plus_text_columns(toks);
+                let res = self.query(forms.as_deref().unwrap_or(toks), &decl, params, out, r);
+                self.text_columns.clear();
+                res
             }
             "WITH" | "VALUES" => self.query(toks, &decl, params, out, r),
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" if has_output_clause(toks) => {
                 self.dml_with_output(toks, &first, &decl, params, out, r)
             }
             "INSERT" | "UPDATE" | "DELETE" | "REPLACE" | "MERGE" => {
-                let sql = self.rewrite_dml(toks, &decl)?;
+                let wrapped = (first == "INSERT")
+                    .then(|| self.variant_targets(toks))
+                    .flatten()
+                    .and_then(|targets| super::forms::wrap_variant_values(toks, &targets));
+                let sql = self.rewrite_dml(wrapped.as_deref().unwrap_or(toks), &decl)?;
                 self.before_write()?;
                 let n = self.exec(&sql, params)?;
                 self.rowcount = n as i64;
@@ -561,6 +619,16 @@ impl Engine {
                     out.done(r, token::DONE_COUNT, cmd, n as u64)?;
                 }
                 Ok(Flow::Continue)
+            }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("TYPE")) => {
+                if first == "CREATE" {
+                    self.create_type(toks)
+                } else {
+                    self.drop_type(&sg)
+                }
+            }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SCHEMA")) => {
+                self.schema_ddl(&sg)
             }
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);
@@ -682,7 +750,8 @@ impl Engine {
                     .get(1)
                     .map(|t| t.text().trim_matches('"').to_string())
                     .unwrap_or_default();
-                let mut b = token::envchange_str(1, &db, "master");
+                let mut b = token::envchange_str(1, &db, &self.database);
+                self.database = db.clone();
                 b.extend(token::message(
                     5701,
                     &format!("Changed database context to '{db}'."),
@@ -710,7 +779,9 @@ impl Engine {
                 Ok(Flow::Continue)
             }
             "IF" if sg.iter().any(|t| t.is_word("OBJECT_ID"))
-                && sg.iter().any(|t| t.is_word("DROP")) =>
+                && sg
+                    .windows(2)
+                    .any(|w| w[0].is_word("DROP") && w[1].is_word("TABLE")) =>
             {
                 let p = toks.iter().position(|t| t.is_word("DROP")).unwrap();
                 let ctx = self.ctx(&decl);
@@ -730,49 +801,14 @@ impl Engine {
             }
             "IF" => self.if_statement(toks, params, out, r),
             "WHILE" => self.while_statement(toks, params, out, r),
-            "EXEC" | "EXECUTE" => self.exec_proc(&sg[1..], out, r),
-            w if w.starts_with("SP_") => self.exec_proc(&sg, out, r),
+            "EXEC" | "EXECUTE" => {
+                let at = toks.iter().position(|t| t.is_word(&first)).unwrap();
+                self.exec_system(&toks[at + 1..], params, out, r)
+            }
+            w if w.starts_with("SP_") || w.starts_with("XP_") => {
+                self.exec_system(toks, params, out, r)
+            }
             _ => Err(StmtErr::Sql(SqlError::unsupported(&first_tok.text()))),
-        }
-    }
-
-    fn exec_proc(&mut self, sg: &[&Tok], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
-        let name = sg
-            .first()
-            .map(|t| t.text())
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        // Arguments are numbers, possibly signed (`sp_datatype_info_100 -9,3`).
-        let joined: String = sg
-            .get(1..)
-            .unwrap_or(&[])
-            .iter()
-            .map(|t| t.text())
-            .collect();
-        let args: Vec<i64> = joined
-            .split(',')
-            .filter_map(|a| a.trim().parse::<i64>().ok())
-            .collect();
-        if name.contains("sp_datatype_info") {
-            let cols = typeinfo::columns();
-            let rows = typeinfo::rows(args.first().copied().unwrap_or(0));
-            self.send_rows(&cols, &rows, out, r)?;
-            return Ok(Flow::Continue);
-        }
-        Err(StmtErr::Sql(SqlError::new(
-            2812,
-            16,
-            format!("Could not find stored procedure '{name}'."),
-        )))
-    }
-
-    /// Answers sp_datatype_info_100 called as an RPC.
-    pub fn datatype_info(&mut self, data_type: i64, out: &mut Out, r: &mut Resp) -> io::Result<()> {
-        let cols = typeinfo::columns();
-        let rows = typeinfo::rows(data_type);
-        match self.send_rows(&cols, &rows, out, r) {
-            Err(StmtErr::Io(e)) => Err(e),
-            _ => Ok(()),
         }
     }
 
@@ -882,6 +918,8 @@ impl Engine {
             Tok::Var(v) => v.starts_with("@@"),
             Tok::Word(w) => {
                 w.eq_ignore_ascii_case("SCOPE_IDENTITY")
+                    || w.eq_ignore_ascii_case("DB_NAME")
+                    || w.eq_ignore_ascii_case("DB_ID")
                     || w.get(..6).is_some_and(|p| p.eq_ignore_ascii_case("ERROR_"))
             }
             _ => false,

@@ -349,14 +349,23 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             } else {
                 None
             };
+            // A sql_variant converts from its base type and value (CAST(SERVERPROPERTY(…) AS
+            // NVARCHAR(128)) is the product version, not the peer's tagged form).
+            let (value, from) = match arg(ctx, 0) {
+                Value::Text(s) => match crate::token::value::untag_variant(&s) {
+                    Some((bty, v)) => (v, Some(bty)),
+                    None => (Value::Text(s), from),
+                },
+                v => (v, from),
+            };
             if let Some(base) = target.strip_prefix("sql_variant:") {
                 let bty = parse_ty(base)?;
-                return Ok(match cast_from(arg(ctx, 0), from, bty)? {
+                return Ok(match cast_from(value, from, bty)? {
                     Value::Null => Value::Null,
                     v => Value::Text(crate::token::value::variant_tag(bty, &v)),
                 });
             }
-            cast_from(arg(ctx, 0), from, parse_ty(&target)?)
+            cast_from(value, from, parse_ty(&target)?)
         })?;
     }
     db.create_scalar_function("__fits", 4, det, |ctx| {

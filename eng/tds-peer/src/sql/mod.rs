@@ -2,10 +2,17 @@
 //! statement executor that turns results into TDS tokens.
 
 pub mod catalog;
+pub mod catalog_keys;
+pub mod describe;
 pub mod engine;
 pub mod errors;
+pub mod forms;
 pub mod functions;
 pub mod lexer;
 pub mod procs;
 pub mod rewrite;
+pub mod schema;
+pub mod sysprocs;
+pub mod tabletypes;
 pub mod typeinfo;
+pub mod typemeta;

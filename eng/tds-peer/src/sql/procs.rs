@@ -22,11 +22,13 @@ pub struct Var {
     pub value: Value,
 }
 
-struct ProcParam {
-    name: String,
-    ty: Ty,
+pub(super) struct ProcParam {
+    pub(super) name: String,
+    pub(super) ty: Ty,
     default: Option<Vec<Tok>>,
-    output: bool,
+    pub(super) output: bool,
+    /// `@t TableType READONLY`: the table type's name (last part); `ty` is unused then.
+    pub(super) table_type: Option<String>,
 }
 
 fn sig(toks: &[Tok]) -> Vec<&Tok> {
@@ -50,7 +52,7 @@ fn err(msg: impl Into<String>) -> StmtErr {
 }
 
 /// `@a INT, @b NVARCHAR(10) = N'x' OUTPUT` (optionally parenthesised).
-fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
+pub(super) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
     let toks = lexer::tokenize(src).map_err(err)?;
     let mut toks: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
     if toks.first().is_some_and(|t| t.is_punct('(')) && toks.last().is_some_and(|t| t.is_punct(')'))
@@ -84,13 +86,19 @@ fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
             .replace("( ", "(")
             .replace(" )", ")")
             .replace(" ,", ",");
-        let ty =
-            Ty::parse(&ty_text).ok_or_else(|| err(format!("Cannot find data type {ty_text}.")))?;
+        let readonly = p.last().is_some_and(|t| t.is_word("READONLY"));
+        let (ty, table_type) = match Ty::parse(&ty_text) {
+            Some(ty) if !readonly => (ty, None),
+            // A table-valued parameter (SQL Server requires READONLY for them).
+            _ if readonly => (Ty::Int, Some(super::schema::base_name(&ty_text))),
+            _ => return Err(err(format!("Cannot find data type {ty_text}."))),
+        };
         out.push(ProcParam {
             name: name.clone(),
             ty,
             default,
             output,
+            table_type,
         });
     }
     Ok(out)
@@ -105,6 +113,7 @@ impl Engine {
                 ty: Some(v.ty),
                 value: v.value.clone(),
                 output: false,
+                table: None,
             })
             .collect()
     }
@@ -146,10 +155,13 @@ impl Engine {
             let Some(Tok::Var(name)) = sg.first() else {
                 return Err(err("Incorrect syntax near 'DECLARE'."));
             };
-            if sg.iter().any(|t| t.is_word("TABLE") || t.is_word("CURSOR")) {
-                return Err(StmtErr::Sql(SqlError::unsupported(
-                    "DECLARE … TABLE/CURSOR",
-                )));
+            if sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
+                let at = part.iter().position(|t| t.is_word("TABLE")).unwrap();
+                self.declare_table_var(name, &part[at + 1..])?;
+                continue;
+            }
+            if sg.iter().any(|t| t.is_word("CURSOR")) {
+                return Err(StmtErr::Sql(SqlError::unsupported("DECLARE … CURSOR")));
             }
             let eq = part.iter().position(|t| t.is_punct('='));
             let ty_toks: Vec<&Tok> = sg[1..]
@@ -282,6 +294,7 @@ impl Engine {
                 ty: Some(d.ty),
                 value: Value::Null,
                 output: d.output,
+                table: None,
             })
             .collect();
         for (pos, a) in parts.iter().skip(2).enumerate() {
@@ -546,6 +559,9 @@ impl Engine {
         }
         let body: String = body.iter().map(|t| t.text()).collect();
         let or_alter = sg.iter().take(kw).any(|t| t.is_word("ALTER"));
+        // DDL is transactional in SQL Server: a procedure created in a transaction that rolls
+        // back (or a connection closed without commit) is gone.
+        self.before_write()?;
         let sql = if or_alter {
             "INSERT OR REPLACE INTO __tdspeer_procs VALUES (?1, ?2, ?3)"
         } else {
@@ -574,6 +590,7 @@ impl Engine {
             .unwrap();
         let if_exists = sg.get(kw + 1).is_some_and(|t| t.is_word("IF"));
         let name = proc_name(&sg[kw + 1 + if if_exists { 2 } else { 0 }..]);
+        self.before_write()?;
         let n = self
             .db
             .execute("DELETE FROM __tdspeer_procs WHERE name = ?1", [&name])
@@ -612,6 +629,7 @@ impl Engine {
         let defs = parse_params(&def.0)?;
         let mut values: Vec<Option<Value>> = vec![None; defs.len()];
         let mut copy_back: Vec<(String, usize)> = Vec::new();
+        let mut tables = Vec::new();
         for (pos, a) in split_commas(args).into_iter().enumerate() {
             let mut sg: Vec<Tok> = a.iter().filter(|t| !t.is_space()).cloned().collect();
             let output = sg
@@ -645,35 +663,66 @@ impl Engine {
             if output && let [Tok::Var(v)] = expr.as_slice() {
                 copy_back.push((v.clone(), idx));
             }
+            // A table-valued parameter of the batch (`exec p @P1` prepared by Driver 18) passed on.
+            if let [Tok::Var(v)] = expr.as_slice()
+                && let Some(t) = params
+                    .iter()
+                    .find(|p| p.name.eq_ignore_ascii_case(v))
+                    .and_then(|p| p.table.clone())
+            {
+                tables.push((idx, t));
+                continue;
+            }
             values[idx] = Some(self.eval_value(&expr, params)?);
         }
-        let flow = self.run_proc(name, &defs, values, out, r, |this, proc_vars, _status| {
-            for (var, idx) in &copy_back {
-                if let Some(v) = proc_vars
-                    .iter()
-                    .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
-                {
-                    this.set_var(var, v.value.clone())?;
+        let flow = self.run_proc(
+            name,
+            &defs,
+            values,
+            &tables,
+            out,
+            r,
+            |this, proc_vars, _status| {
+                for (var, idx) in &copy_back {
+                    if let Some(v) = proc_vars
+                        .iter()
+                        .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
+                    {
+                        this.set_var(var, v.value.clone())?;
+                    }
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
         Ok(flow)
     }
 
     /// Binds parameters, runs the body in its own variable scope, hands the final variables to
     /// `after` (with the caller's scope restored).
+    #[allow(clippy::too_many_arguments)]
     fn run_proc(
         &mut self,
         name: &str,
         defs: &[ProcParam],
         values: Vec<Option<Value>>,
+        tables: &[(usize, std::sync::Arc<crate::tvp::Table>)],
         out: &mut Out,
         r: &mut Resp,
         after: impl FnOnce(&mut Engine, &[Var], Option<i32>) -> Result<(), StmtErr>,
     ) -> Result<Flow, StmtErr> {
         let mut scope = Vec::new();
+        let mut table_vars: Vec<(String, String)> = Vec::new();
+        for (i, d) in defs.iter().enumerate() {
+            if let Some(tt) = &d.table_type {
+                let rows = tables.iter().find(|(k, _)| *k == i).map(|(_, t)| t.clone());
+                let temp = self.table_param(&d.name, tt, rows.as_deref())?;
+                table_vars.push((d.name.clone(), temp));
+            }
+        }
         for (d, v) in defs.iter().zip(values) {
+            if d.table_type.is_some() {
+                continue;
+            }
             let v = match (v, &d.default) {
                 (Some(v), _) => v,
                 (None, Some(def)) => {
@@ -698,7 +747,10 @@ impl Engine {
                 value: cast_value(v, d.ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?,
             });
         }
-        let body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
+        let mut body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
+        if !table_vars.is_empty() {
+            body = super::tabletypes::substitute_table_vars(&body, &table_vars);
+        }
         let saved = std::mem::replace(&mut self.vars, scope);
         let saved_status = self.return_status.take();
         // SET NOCOUNT inside a procedure lasts until the procedure returns (SQL Server scopes
@@ -714,8 +766,14 @@ impl Engine {
         } else {
             self.run_text(&body, &[], out, r).map_err(StmtErr::Io)
         };
+        self.drop_table_vars(self.proc_depth);
         self.proc_depth -= 1;
         self.nocount = saved_nocount;
+        for (_, temp) in &table_vars {
+            let _ = self
+                .db
+                .execute_batch(&format!("DROP TABLE IF EXISTS temp.\"{temp}\""));
+        }
         let proc_vars = std::mem::replace(&mut self.vars, saved);
         let status = std::mem::replace(&mut self.return_status, saved_status);
         let flow = res?;
@@ -732,6 +790,7 @@ impl Engine {
         def: (String, String),
         params: &[Param],
         more: bool,
+        handle: Option<i32>,
         r: &mut Resp,
     ) -> io::Result<()> {
         let mut out = Out::new(true);
@@ -740,11 +799,12 @@ impl Engine {
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 out.finish(r)?;
-                return crate::rpc::finish_proc_pub(r, more, None, true);
+                return r.put(&crate::token::proc_end(more, None, true));
             }
             Err(StmtErr::Io(e)) => return Err(e),
         };
         let mut values: Vec<Option<Value>> = vec![None; defs.len()];
+        let mut tables = Vec::new();
         for (pos, p) in params.iter().enumerate() {
             let idx = if p.name.is_empty() {
                 Some(pos)
@@ -754,33 +814,44 @@ impl Engine {
             };
             if let Some(i) = idx.filter(|&i| i < defs.len()) {
                 values[i] = Some(p.value.clone());
+                if let Some(t) = &p.table {
+                    tables.push((i, t.clone()));
+                }
             }
         }
         let mut outputs: Vec<(u16, String, Ty, Value)> = Vec::new();
         let mut return_status = None;
-        let res = self.run_proc(name, &defs, values, &mut out, r, |_, vars, status| {
-            return_status = status;
-            for (i, d) in defs.iter().enumerate() {
-                let actual = params.iter().enumerate().find(|(pos, p)| {
-                    p.output
-                        && (p.name.eq_ignore_ascii_case(&d.name)
-                            || (p.name.is_empty() && *pos == i))
-                });
-                // SQL Server converts the formal parameter's value to the type the caller
-                // declared for the actual one, and sends it back at the caller's ordinal.
-                if let (true, Some((pos, p))) = (d.output, actual)
-                    && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
-                {
-                    outputs.push((
-                        pos as u16,
-                        p.name.clone(),
-                        p.ty.unwrap_or(d.ty),
-                        v.value.clone(),
-                    ));
+        let res = self.run_proc(
+            name,
+            &defs,
+            values,
+            &tables,
+            &mut out,
+            r,
+            |_, vars, status| {
+                return_status = status;
+                for (i, d) in defs.iter().enumerate() {
+                    let actual = params.iter().enumerate().find(|(pos, p)| {
+                        p.output
+                            && (p.name.eq_ignore_ascii_case(&d.name)
+                                || (p.name.is_empty() && *pos == i))
+                    });
+                    // SQL Server converts the formal parameter's value to the type the caller
+                    // declared for the actual one, and sends it back at the caller's ordinal.
+                    if let (true, Some((pos, p))) = (d.output, actual)
+                        && let Some(v) = vars.iter().find(|v| v.name.eq_ignore_ascii_case(&d.name))
+                    {
+                        outputs.push((
+                            pos as u16,
+                            p.name.clone(),
+                            p.ty.unwrap_or(d.ty),
+                            v.value.clone(),
+                        ));
+                    }
                 }
-            }
-            Ok(())
-        });
+                Ok(())
+            },
+        );
         let err = match res {
             Ok(_) => false,
             Err(StmtErr::Io(e)) => return Err(e),
@@ -798,6 +869,10 @@ impl Engine {
         } else {
             0
         })))?;
+        // sp_prepexecrpc: the new handle comes back first, as its @handle output.
+        if let Some(h) = handle {
+            r.put(&token::returnvalue_int(0, "@handle", h))?;
+        }
         for (ord, n, ty, v) in outputs {
             r.put(&token::returnvalue(ord, &n, ty, &v))?;
         }

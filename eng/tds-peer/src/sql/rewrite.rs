@@ -13,6 +13,11 @@ pub struct Ctx<'a> {
     pub identity: Option<i64>,
     pub trancount: i64,
     pub spid: u16,
+    /// The session's current database (login, USE, SQL_ATTR_CURRENT_CATALOG).
+    pub database: String,
+    /// Character-typed columns of the statement's tables, for `+` between columns (T-SQL
+    /// concatenates strings); filled only when the statement has such a `+`.
+    pub text_columns: Vec<String>,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
 }
@@ -103,7 +108,20 @@ fn text_of(toks: &[Tok]) -> String {
 fn parse_type(toks: &[Tok]) -> Result<Ty, String> {
     let t = text_of(toks);
     let clean: String = t.replace(['[', ']', '"'], "");
-    Ty::parse(&clean).ok_or_else(|| format!("Type {} is not a defined system type.", clean.trim()))
+    let ty = Ty::parse(&clean)
+        .ok_or_else(|| format!("Type {} is not a defined system type.", clean.trim()))?;
+    // In CAST/CONVERT a character or binary type without a length is 30 long (1 in a
+    // declaration): CAST(SERVERPROPERTY('ProductVersion') AS VARCHAR) is the whole version.
+    Ok(match ty {
+        _ if clean.contains('(') => ty,
+        Ty::VarChar(Some(1), u) => Ty::VarChar(Some(30), u),
+        Ty::Char(1, u) => Ty::Char(30, u),
+        Ty::NVarChar(Some(1)) => Ty::NVarChar(Some(30)),
+        Ty::NChar(1) => Ty::NChar(30),
+        Ty::VarBinary(Some(1)) => Ty::VarBinary(Some(30)),
+        Ty::Binary(1) => Ty::Binary(30),
+        _ => ty,
+    })
 }
 
 /// A numeric literal for SQLite. T-SQL reads `1234567890123456789012.5` as an exact
@@ -123,6 +141,198 @@ fn num_literal(n: &str) -> String {
 
 fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// Functions answered from the session (`DB_NAME()`, `SERVERPROPERTY('…')`, …): see
+/// `Ctx::session_call`.
+fn session_function(up: &str) -> bool {
+    matches!(
+        up,
+        "DB_NAME"
+            | "DB_ID"
+            | "SCHEMA_NAME"
+            | "SCHEMA_ID"
+            | "USER_NAME"
+            | "USER_ID"
+            | "SUSER_SNAME"
+            | "SUSER_NAME"
+            | "SUSER_ID"
+            | "ORIGINAL_LOGIN"
+            | "SERVERPROPERTY"
+            | "DATABASEPROPERTYEX"
+            | "TYPE_ID"
+    )
+}
+
+fn prev_is_dot(toks: &[Tok], i: usize) -> bool {
+    toks[..i]
+        .iter()
+        .rev()
+        .find(|t| !t.is_space())
+        .is_some_and(|t| t.is_punct('.'))
+}
+
+/// SQL Server 2022's SERVERPROPERTY answers (the version the login ack announces):
+/// (property, base type, value as SQLite literal); unknown properties are NULL.
+fn server_property(name: &str) -> Option<(&'static str, String)> {
+    let s = |v: &str| ("nvarchar(128)", format!("'{v}'"));
+    let n = |v: i64| ("int", v.to_string());
+    Some(match name.to_ascii_lowercase().as_str() {
+        "productversion" => s(crate::sql::sysprocs::PRODUCT_VERSION),
+        "productmajorversion" => s("16"),
+        "productminorversion" => s("0"),
+        "productbuild" => s("4096"),
+        "productlevel" => s("RTM"),
+        "edition" => s("Developer Edition (64-bit)"),
+        "editionid" => ("bigint", "-2117995310".into()),
+        "engineedition" => n(3),
+        "servername" | "machinename" | "computernamephysicalnetbios" => s("TDSPEER"),
+        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "lcid" => n(1033),
+        "sqlcharset" => ("tinyint", "1".into()),
+        "sqlcharsetname" => s("iso_1"),
+        "sqlsortorder" => ("tinyint", "52".into()),
+        "sqlsortordername" => s("nocase_iso"),
+        "isclustered"
+        | "ishadrenabled"
+        | "isintegratedsecurityonly"
+        | "isfulltextinstalled"
+        | "issingleuser"
+        | "isxtpsupported"
+        | "ispolybaseinstalled" => n(0),
+        "processid" => n(std::process::id() as i64),
+        "resourceversion" => s("16.00.4096"),
+        _ => return None,
+    })
+}
+
+impl Ctx<'_> {
+    /// For a database name starting a three-part name (`master.dbo.t`, `appdb..t`, the
+    /// current database or a system one), the index after its dot(s); `dot` is the next
+    /// significant token's index.
+    fn database_prefix(&self, toks: &[Tok], up: &str, dot: Option<usize>) -> Option<usize> {
+        let dot = dot.filter(|&j| toks[j].is_punct('.'))?;
+        let known = ["MASTER", "TEMPDB", "MODEL", "MSDB"].contains(&up)
+            || up.eq_ignore_ascii_case(&self.database);
+        if !known {
+            return None;
+        }
+        let n = next_sig(toks, dot + 1)?;
+        match &toks[n] {
+            Tok::Punct('.') => Some(n + 1),
+            Tok::Word(_) | Tok::Quoted(_)
+                if next_sig(toks, n + 1).is_some_and(|k| toks[k].is_punct('.')) =>
+            {
+                Some(dot + 1)
+            }
+            _ => None,
+        }
+    }
+
+    /// SQLite text for a session function call with rewritten arguments.
+    fn session_call(&self, up: &str, args: &[String]) -> String {
+        let lit = |s: &str| format!("'{}'", s.replace('\'', "''"));
+        // Database ids as on a fresh SQL Server: master 1, tempdb 2, model 3, msdb 4, then ours.
+        let dbs = [("master", 1), ("tempdb", 2), ("model", 3), ("msdb", 4)];
+        let own_id = dbs
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(&self.database))
+            .map_or(5, |d| d.1);
+        let arg = args.first();
+        match up {
+            "DB_NAME" => match arg {
+                None => lit(&self.database),
+                Some(a) => {
+                    let mut case = format!("CASE {a}");
+                    for (n, id) in dbs {
+                        case.push_str(&format!(" WHEN {id} THEN '{n}'"));
+                    }
+                    if own_id == 5 {
+                        case.push_str(&format!(" WHEN 5 THEN {}", lit(&self.database)));
+                    }
+                    case + " END"
+                }
+            },
+            "DB_ID" => match arg {
+                None => own_id.to_string(),
+                Some(a) => {
+                    let mut case = format!("CASE lower({a})");
+                    for (n, id) in dbs {
+                        case.push_str(&format!(" WHEN '{n}' THEN {id}"));
+                    }
+                    if own_id == 5 {
+                        case.push_str(&format!(" WHEN lower({}) THEN 5", lit(&self.database)));
+                    }
+                    case + " END"
+                }
+            },
+            // Schema ids of SQL Server: dbo 1, guest 2, INFORMATION_SCHEMA 3, sys 4.
+            "SCHEMA_NAME" => match arg {
+                None => "'dbo'".into(),
+                Some(a) => format!(
+                    "CASE {a} WHEN 1 THEN 'dbo' WHEN 2 THEN 'guest' WHEN 3 THEN 'INFORMATION_SCHEMA' WHEN 4 THEN 'sys' END"
+                ),
+            },
+            "SCHEMA_ID" => match arg {
+                None => "1".into(),
+                Some(a) => format!(
+                    "CASE lower({a}) WHEN 'dbo' THEN 1 WHEN 'guest' THEN 2 WHEN 'information_schema' THEN 3 WHEN 'sys' THEN 4 END"
+                ),
+            },
+            // The login `sa` is the database owner: user dbo (id 1), login sa (principal id 1).
+            "USER_NAME" => match arg {
+                None => "'dbo'".into(),
+                Some(a) => format!("CASE {a} WHEN 1 THEN 'dbo' WHEN 2 THEN 'guest' END"),
+            },
+            "USER_ID" | "SUSER_ID" => "1".into(),
+            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "'sa'".into(),
+            // System types by their sys.types id, table types from the peer's catalog.
+            "TYPE_ID" => {
+                let name = arg
+                    .map(|a| a.trim_matches('\'').to_string())
+                    .unwrap_or_default();
+                let name = crate::sql::schema::base_name(&name);
+                match Ty::parse(&name) {
+                    Some(ty) => crate::sql::typemeta::meta(ty).system_type_id.to_string(),
+                    None => format!(
+                        "(SELECT {} + rowid FROM __tdspeer_types WHERE name = {} COLLATE NOCASE)",
+                        crate::sql::tabletypes::USER_TYPE_BASE,
+                        lit(&name)
+                    ),
+                }
+            }
+            "SERVERPROPERTY" => {
+                let name = arg
+                    .map(|a| a.trim_matches('\'').to_string())
+                    .unwrap_or_default();
+                match server_property(&name) {
+                    Some((ty, v)) => format!("__cast({v}, 'sql_variant:{ty}')"),
+                    None => "NULL".into(),
+                }
+            }
+            // DATABASEPROPERTYEX(db, 'Collation' | 'Status' | 'Updateability' | …)
+            _ => {
+                let prop = args
+                    .get(1)
+                    .map(|a| a.trim_matches('\'').to_ascii_lowercase());
+                let v = match prop.as_deref() {
+                    Some("collation") => "'SQL_Latin1_General_CP1_CI_AS'",
+                    Some("status") => "'ONLINE'",
+                    Some("updateability") => "'READ_WRITE'",
+                    Some("useraccess") => "'MULTI_USER'",
+                    Some("recovery") => "'SIMPLE'",
+                    Some("version") => "957",
+                    _ => return "NULL".into(),
+                };
+                let ty = if v.starts_with('\'') {
+                    "nvarchar(128)"
+                } else {
+                    "int"
+                };
+                format!("__cast({v}, 'sql_variant:{ty}')")
+            }
+        }
+    }
 }
 
 impl Ctx<'_> {
@@ -151,6 +361,10 @@ impl Ctx<'_> {
 
     /// Rewrites a token slice to SQLite text.
     pub fn rw(&self, toks: &[Tok]) -> Result<String, String> {
+        // `sysobjects` anywhere (an IF EXISTS condition, a subquery) is a derived table.
+        if let Some(expanded) = super::forms::sysobjects(toks) {
+            return self.rw(&expanded);
+        }
         let mut out = String::new();
         // (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
         let mut limits: Vec<(i32, String)> = Vec::new();
@@ -170,7 +384,20 @@ impl Ctx<'_> {
                     depth -= 1;
                     out.push(')');
                 }
-                Tok::Quoted(q) => out.push_str(&quote_ident(q)),
+                Tok::Quoted(q) => {
+                    // `[master].[dbo].[t]`: bracketed database and schema prefixes as bare ones.
+                    let next = next_sig(toks, i + 1);
+                    let up = q.to_ascii_uppercase();
+                    if let Some(after) = self.database_prefix(toks, &up, next) {
+                        i = after;
+                        continue;
+                    }
+                    if up == "DBO" && next.is_some_and(|j| toks[j].is_punct('.')) {
+                        i = next.unwrap() + 1;
+                        continue;
+                    }
+                    out.push_str(&quote_ident(q))
+                }
                 Tok::Num(n) => out.push_str(&num_literal(n)),
                 Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
                 Tok::Hex(h) => out.push_str(&format!(
@@ -194,8 +421,24 @@ impl Ctx<'_> {
                     // T-SQL string concatenation.
                     let prev = toks[..i].iter().rev().find(|t| !t.is_space());
                     let next = next_sig(toks, i + 1).map(|j| &toks[j]);
+                    let text_col = |t: Option<&Tok>| match t {
+                        Some(Tok::Word(w) | Tok::Quoted(w)) => {
+                            self.text_columns.iter().any(|c| c.eq_ignore_ascii_case(w))
+                        }
+                        _ => false,
+                    };
+                    // The next operand's column is after its qualifier (`t.c`).
+                    let next_col = next_sig(toks, i + 1).map(|j| {
+                        let mut k = j;
+                        while toks.get(k + 1).is_some_and(|t| t.is_punct('.')) {
+                            k += 2;
+                        }
+                        toks.get(k)
+                    });
                     if matches!(prev, Some(Tok::Str { .. }))
                         || matches!(next, Some(Tok::Str { .. }))
+                        || text_col(prev)
+                        || text_col(next_col.flatten())
                     {
                         out.push_str("||");
                     } else {
@@ -286,6 +529,23 @@ impl Ctx<'_> {
                             i = end + 1;
                             continue;
                         }
+                        _ if call && session_function(&up) => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let args: Vec<String> = split_commas(&toks[open + 1..close])
+                                .into_iter()
+                                .filter(|p| p.iter().any(|t| !t.is_space()))
+                                .map(|p| self.rw(p).map(|s| s.trim().to_string()))
+                                .collect::<Result<_, _>>()?;
+                            out.push_str(&self.session_call(&up, &args));
+                            i = close + 1;
+                            continue;
+                        }
+                        "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
+                            if !call && !prev_is_dot(toks, i) =>
+                        {
+                            out.push_str(if up == "SYSTEM_USER" { "'sa'" } else { "'dbo'" });
+                        }
                         "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
                             // The date part is a bare keyword: pass it as a string.
                             let open = next.unwrap();
@@ -323,7 +583,40 @@ impl Ctx<'_> {
                                 .unwrap_or("")
                                 .trim_matches(|c| c == '[' || c == ']')
                                 .replace('\'', "''");
-                            out.push_str(&format!("(SELECT 1 FROM (SELECT name FROM sqlite_master UNION ALL SELECT name FROM sqlite_temp_master UNION ALL SELECT name FROM __tdspeer_procs) WHERE name = '{name}' COLLATE NOCASE LIMIT 1)"));
+                            // The object's id as sys.objects / sysobjects number it; the optional
+                            // type ('U', 'V', 'P') narrows the search as in SQL Server.
+                            let kind = parts.get(1).and_then(|p| match sig(p).first() {
+                                Some(Tok::Str { s, .. }) => Some(s.trim().to_ascii_uppercase()),
+                                _ => None,
+                            });
+                            out.push_str(&format!(
+                                "(SELECT id FROM ({OBJECT_IDS}) WHERE name = '{name}' COLLATE NOCASE{} LIMIT 1)",
+                                kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
+                                    .unwrap_or_default()
+                            ));
+                            i = close + 1;
+                            continue;
+                        }
+                        "OBJECTPROPERTY" if call => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let parts = split_commas(&toks[open + 1..close]);
+                            let id = self.rw(parts[0])?.trim().to_string();
+                            let prop = match parts.get(1).and_then(|p| sig(p).first().cloned()) {
+                                Some(Tok::Str { s, .. }) => s.to_ascii_lowercase(),
+                                _ => String::new(),
+                            };
+                            let of = |x: &str| {
+                                format!(
+                                    "(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')"
+                                )
+                            };
+                            out.push_str(&match prop.as_str() {
+                                "isprocedure" => of("P"),
+                                "isusertable" | "istable" => of("U"),
+                                "isview" => of("V"),
+                                _ => "NULL".into(),
+                            });
                             i = close + 1;
                             continue;
                         }
@@ -412,6 +705,11 @@ impl Ctx<'_> {
                             continue;
                         }
                         "NOLOCK" | "CLUSTERED" | "NONCLUSTERED" => {}
+                        _ if let Some(after) = self.database_prefix(toks, &up, next) => {
+                            // `db.schema.name` / `db..name`: the peer has one database.
+                            i = after;
+                            continue;
+                        }
                         "DBO" if next.is_some_and(|j| toks[j].is_punct('.')) => {
                             // SQLite would read dbo as an attached database name.
                             i = next.unwrap() + 1;
@@ -446,9 +744,29 @@ impl Ctx<'_> {
 
     /// Types of the items of the statement's main SELECT list (see module doc).
     pub fn select_types(&self, toks: &[Tok]) -> Vec<Option<Ty>> {
+        let inner = super::forms::inner_items(toks);
         select_list(toks)
             .into_iter()
-            .map(|item| self.item_type(item, &sig(item)))
+            .map(|item| {
+                let sg = sig(item);
+                self.item_type(item, &sg).or_else(|| {
+                    // A bare column of a derived table takes the type of the inner item that
+                    // names it (`SELECT v FROM (SELECT CAST(… AS DECIMAL(5,2)) AS v …) t`).
+                    let name = match sg.as_slice() {
+                        [Tok::Word(n) | Tok::Quoted(n)] => n,
+                        [_, Tok::Punct('.'), Tok::Word(n) | Tok::Quoted(n)] => n,
+                        _ => return None,
+                    };
+                    inner.iter().find_map(|&(s, e)| {
+                        let it = &toks[s..e];
+                        let isg = sig(it);
+                        (isg.len() > 2
+                            && item_name(&isg).is_some_and(|x| x.eq_ignore_ascii_case(name)))
+                        .then(|| self.item_type(it, &isg))
+                        .flatten()
+                    })
+                })
+            })
             .collect()
     }
 
@@ -528,6 +846,13 @@ impl Ctx<'_> {
                                 .unwrap_or(Ty::DateTime),
                         )
                     }
+                    "DB_NAME" | "SCHEMA_NAME" | "USER_NAME" | "SUSER_SNAME" | "SUSER_NAME"
+                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME" => {
+                        Some(Ty::NVarChar(Some(128)))
+                    }
+                    "DB_ID" => Some(Ty::SmallInt),
+                    "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
+                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" => Some(Ty::Variant),
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
                     _ => None,
@@ -662,7 +987,11 @@ fn item_name(sg: &[&Tok]) -> Option<String> {
     }
 }
 
-const USER_OBJECTS: &str = "SELECT rowid AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
+/// Every object with the id that OBJECT_ID, sys.objects and sysobjects agree on: tables and
+/// views by SQLite rowid + 100 (ids below are SQL Server's system tables), temp tables negative (as SQL Server's are), procedures 1000000 + rowid.
+const OBJECT_IDS: &str = "SELECT name, rowid + 100 AS id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS xtype FROM sqlite_master WHERE type IN ('table','view') UNION ALL SELECT name, -rowid, 'U' FROM sqlite_temp_master WHERE type = 'table' UNION ALL SELECT name, 1000000 + rowid, 'P' FROM __tdspeer_procs";
+
+const USER_OBJECTS: &str = "SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
 
 /// SQL for `INFORMATION_SCHEMA.TABLES|COLUMNS` and `sys.tables|objects|columns`.
 fn catalog_view(schema: &str, name: Option<&Tok>) -> Option<String> {
@@ -898,6 +1227,8 @@ mod tests {
             identity: Some(7),
             trancount: 0,
             spid: 51,
+            database: "master".into(),
+            text_columns: Vec::new(),
             error: None,
         }
     }

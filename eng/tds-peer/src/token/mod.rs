@@ -96,6 +96,23 @@ pub fn done(tok: u8, status: u16, curcmd: u16, rows: u64) -> Vec<u8> {
     v
 }
 
+/// What ends every procedure call (an RPC, or EXEC of a procedure in a batch): RETURNSTATUS
+/// (1 after an error), `@handle` as RETURNVALUE when the call prepared a statement, and DONEPROC
+/// (DONE_MORE when another call of the same request follows).
+pub fn proc_end(more: bool, handle: Option<i32>, err: bool) -> Vec<u8> {
+    let mut out = returnstatus(if err { 1 } else { 0 });
+    if let Some(h) = handle {
+        out.extend(returnvalue_int(0, "@handle", h));
+    }
+    out.extend(done(
+        TOK_DONEPROC,
+        (if err { DONE_ERROR } else { 0 }) | (if more { DONE_MORE } else { 0 }),
+        CMD_EXECUTE,
+        0,
+    ));
+    out
+}
+
 pub fn returnstatus(v: i32) -> Vec<u8> {
     let mut b = vec![0x79];
     b.extend_from_slice(&v.to_le_bytes());

@@ -349,7 +349,7 @@ pub fn variant_tag(ty: Ty, v: &Value) -> String {
     format!("\u{1}{}\u{1}{}", ty.name(), text)
 }
 
-fn untag_variant(s: &str) -> Option<(Ty, Value)> {
+pub fn untag_variant(s: &str) -> Option<(Ty, Value)> {
     let rest = s.strip_prefix('\u{1}')?;
     let (name, text) = rest.split_once('\u{1}')?;
     let ty = Ty::parse(name)?;

@@ -1,0 +1,204 @@
+//! Table-valued parameters (TDS type 0xF3) in RPC requests: TVP_TYPENAME, TVP_COLMETADATA,
+//! optional ordering tokens, then TVP_ROW tokens whose values use each column's TYPE_INFO.
+//! Driver 18 sends them for pyodbc's list-of-rows parameters (`exec p ?` with `[rows]`).
+
+use crate::conv;
+use std::io;
+
+/// One table-valued parameter: its table type and rows (canonical values as in RPC params).
+#[derive(Debug)]
+pub struct Table {
+    pub schema: String,
+    pub type_name: String,
+    pub rows: Vec<Vec<rusqlite::types::Value>>,
+}
+
+fn proto_err(msg: &str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
+}
+
+fn get(d: &[u8], p: usize, n: usize) -> io::Result<&[u8]> {
+    d.get(p..p + n)
+        .ok_or_else(|| proto_err("truncated table-valued parameter"))
+}
+
+fn u16_at(d: &[u8], p: usize) -> io::Result<usize> {
+    let b = get(d, p, 2)?;
+    Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
+}
+
+fn u32_at(d: &[u8], p: usize) -> io::Result<usize> {
+    let b = get(d, p, 4)?;
+    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+}
+
+/// Bytes of the TYPE_INFO at `p`.
+fn type_info_len(d: &[u8], p: usize) -> io::Result<usize> {
+    Ok(match get(d, p, 1)?[0] {
+        0x26 | 0x68 | 0x6D | 0x6E | 0x6F | 0x24 | 0x29 | 0x2A | 0x2B => 2,
+        0x6A | 0x6C | 0x37 | 0x3F => 4,
+        0xA7 | 0xAF | 0xE7 | 0xEF => 8,
+        0xA5 | 0xAD => 3,
+        0x62 => 5,
+        0xF1 => {
+            if get(d, p + 1, 1)?[0] == 1 {
+                return Err(proto_err(
+                    "xml schema collections in a TVP are not supported",
+                ));
+            }
+            2
+        }
+        _ => 1,
+    })
+}
+
+/// Bytes of a PLP value at `p` (length, chunks, terminator).
+fn plp_len(d: &[u8], p: usize) -> io::Result<usize> {
+    let total = get(d, p, 8)?;
+    if total == [0xFF; 8] {
+        return Ok(8);
+    }
+    let mut q = p + 8;
+    loop {
+        let n = u32_at(d, q)?;
+        q += 4 + n;
+        if n == 0 {
+            return Ok(q - p);
+        }
+    }
+}
+
+/// Bytes of the value at `p` of a column whose TYPE_INFO is `ti`.
+fn value_len(ti: &[u8], d: &[u8], p: usize) -> io::Result<usize> {
+    Ok(match ti[0] {
+        0x30 | 0x32 => 1,
+        0x34 => 2,
+        0x38 | 0x3A | 0x3B | 0x7A => 4,
+        0x3C | 0x3D | 0x3E | 0x7F => 8,
+        0x1F => 0,
+        0xA7 | 0xAF | 0xE7 | 0xEF | 0xA5 | 0xAD => {
+            if u16::from_le_bytes([ti[1], ti[2]]) == 0xFFFF {
+                plp_len(d, p)?
+            } else {
+                match u16_at(d, p)? {
+                    0xFFFF => 2,
+                    n => 2 + n,
+                }
+            }
+        }
+        0xF1 => plp_len(d, p)?,
+        0x62 => 4 + u32_at(d, p)?,
+        _ => 1 + get(d, p, 1)?[0] as usize,
+    })
+}
+
+fn b_varchar(d: &[u8], p: &mut usize) -> io::Result<String> {
+    let n = get(d, *p, 1)?[0] as usize;
+    let s = conv::from_utf16(get(d, *p + 1, 2 * n)?);
+    *p += 1 + 2 * n;
+    Ok(s)
+}
+
+/// Parses the TVP starting at `p` (the 0xF3 byte); returns it and the index after it.
+/// `read_value` decodes one TYPE_INFO + value (the RPC parameter decoder).
+pub fn parse(
+    d: &[u8],
+    mut p: usize,
+    read_value: impl Fn(&[u8]) -> io::Result<rusqlite::types::Value>,
+) -> io::Result<(Table, usize)> {
+    p += 1;
+    let _db = b_varchar(d, &mut p)?;
+    let schema = b_varchar(d, &mut p)?;
+    let type_name = b_varchar(d, &mut p)?;
+    let count = u16_at(d, p)?;
+    p += 2;
+    let mut cols: Vec<Vec<u8>> = Vec::new();
+    if count != 0xFFFF {
+        for _ in 0..count {
+            p += 4 + 2; // UserType, Flags
+            let n = type_info_len(d, p)?;
+            cols.push(get(d, p, n)?.to_vec());
+            p += n;
+            let _name = b_varchar(d, &mut p)?;
+        }
+    }
+    // Optional TVP_ORDER_UNIQUE (0x10) / TVP_COLUMN_ORDERING (0x11), then TVP_END_TOKEN.
+    loop {
+        match get(d, p, 1)?[0] {
+            0x00 => {
+                p += 1;
+                break;
+            }
+            0x10 => p += 3 + 3 * u16_at(d, p + 1)?,
+            0x11 => p += 3 + 2 * u16_at(d, p + 1)?,
+            t => return Err(proto_err(&format!("unexpected TVP token {t:#04x}"))),
+        }
+    }
+    let mut rows = Vec::new();
+    loop {
+        match get(d, p, 1)?[0] {
+            0x00 => {
+                return Ok((
+                    Table {
+                        schema,
+                        type_name,
+                        rows,
+                    },
+                    p + 1,
+                ));
+            }
+            0x01 => {
+                p += 1;
+                let mut row = Vec::with_capacity(cols.len());
+                for ti in &cols {
+                    let n = value_len(ti, d, p)?;
+                    let mut buf = Vec::with_capacity(ti.len() + n);
+                    buf.extend_from_slice(ti);
+                    buf.extend_from_slice(get(d, p, n)?);
+                    row.push(read_value(&buf)?);
+                    p += n;
+                }
+                rows.push(row);
+            }
+            t => return Err(proto_err(&format!("unexpected TVP row token {t:#04x}"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::types::Value;
+
+    #[test]
+    fn parses_typename_columns_and_rows() {
+        let name = |s: &str| {
+            let mut v = vec![s.encode_utf16().count() as u8];
+            v.extend(s.encode_utf16().flat_map(|u| u.to_le_bytes()));
+            v
+        };
+        let mut d = vec![0xF3];
+        d.extend(name(""));
+        d.extend(name("dbo"));
+        d.extend(name("tt"));
+        d.extend([1, 0]); // one column
+        d.extend([0, 0, 0, 0, 1, 0, 0x26, 4]); // UserType, Flags, INTN(4)
+        d.extend(name(""));
+        d.push(0x00);
+        d.extend([0x01, 4, 7, 0, 0, 0, 0x01, 0, 0x00]); // 7, NULL, end
+        let read = |b: &[u8]| -> io::Result<Value> {
+            assert_eq!(&b[..2], &[0x26, 4]);
+            Ok(if b[2] == 0 {
+                Value::Null
+            } else {
+                Value::Integer(b[3] as i64)
+            })
+        };
+        let (t, end) = parse(&d, 0, read).unwrap();
+        assert_eq!(
+            (t.schema.as_str(), t.type_name.as_str(), end),
+            ("dbo", "tt", d.len())
+        );
+        assert_eq!(t.rows, vec![vec![Value::Integer(7)], vec![Value::Null]]);
+    }
+}

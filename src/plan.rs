@@ -173,10 +173,26 @@ impl ResultPlan {
     pub fn build(descs: Vec<ColumnDescription>, backend: impl Into<Backend>) -> ResultPlan {
         let backend = backend.into();
         crate::counters::bump(&crate::counters::PLANS_BUILT);
+        let kinds = descs.iter().map(|d| choose_kind(d, backend)).collect();
+        Self::lay_out(descs, kinds, backend)
+    }
+
+    /// The same columns with other kinds, laid out by the same rules: a column re-laid out in
+    /// the middle of a result set because it holds more than its declared size (`reread.rs`).
+    /// Not a new plan: the result set and its decoders are the same.
+    pub fn with_kinds(&self, kinds: Vec<CellKind>) -> ResultPlan {
+        let descs = self.columns.iter().map(|c| c.desc.clone()).collect();
+        Self::lay_out(descs, kinds, self.backend)
+    }
+
+    fn lay_out(
+        descs: Vec<ColumnDescription>,
+        kinds: Vec<CellKind>,
+        backend: Backend,
+    ) -> ResultPlan {
         let mut columns: Vec<ColumnPlan> = Vec::with_capacity(descs.len());
         let mut streaming = false;
-        for desc in descs {
-            let mut kind = choose_kind(&desc, backend);
+        for (desc, mut kind) in descs.into_iter().zip(kinds) {
             if kind.is_long() {
                 streaming = true;
             }

@@ -90,6 +90,35 @@ def iterate(cur: Any) -> list:
     return [row for row in cur]
 
 
+# ---- the same rows from a user table: the peer reads SQLite and encodes every row -----------
+
+
+def user_table_setup(shape: str) -> Callable[[Ctx], None]:
+    """CREATE TABLE + INSERTs of the shape's rows (eng/peers/usertable.py), outside the timing."""
+
+    def setup(ctx: Ctx) -> None:
+        from eng.peers import usertable
+
+        name = wd.table_name(shape)
+        ctx.tables.append(name)
+        usertable.load(ctx.conn, shape, name, ctx.n)
+        ctx.table = name
+
+    return setup
+
+
+def user_table_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[Any], list]) -> Task:
+    """`fetch` over `SELECT * FROM <table>` of a table loaded by SQL at set-up; the expectation
+    is still the generator's (rows come back in insertion order on the peer)."""
+
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        cur.execute(f"SELECT * FROM {ctx.table}")
+        return fetch(cur)
+
+    return Task(name, title, size, body, rows_digest, synthetic_digest(shape), user_table_setup(shape))
+
+
 # ---- per-statement overhead ----------------------------------------------------------------
 
 
@@ -337,6 +366,10 @@ _TASKS = [
                Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True, floor_chunk=10_000),
     fetch_task("fetchone_mixed", "fetchone over mixed rows", "mixed", Size(100_000, 10_000),
                fetchone_loop),
+    user_table_task("fetchall_mixed_table", "fetchall of mixed rows from a user table", "mixed",
+                    Size(100_000, 10_000), fetchall),
+    user_table_task("fetchone_mixed_table", "fetchone over mixed rows from a user table", "mixed",
+                    Size(100_000, 10_000), fetchone_loop),
     fetch_task("fetchmany1_int_nvarchar", "fetchmany(1) over INT/NVARCHAR rows", "int_nvarchar",
                Size(10_000, 2000), fetchmany_loop(1)),
     fetch_task("fetchmany_100", "fetchmany(100) loop, mixed", "mixed", Size(100_000, 10_000), fetchmany_loop(100)),

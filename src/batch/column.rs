@@ -125,6 +125,25 @@ impl ColumnBuffer {
         Some(&self.reread[i].1)
     }
 
+    /// Payload bytes of each cell read again in this row array.
+    pub(crate) fn reread_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.reread
+            .iter()
+            .map(|(_, c)| c.units.len() * 2 + c.bytes.len())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_reread(&mut self, row: usize, units: Vec<u16>, bytes: Vec<u8>) {
+        self.reread.push((
+            row,
+            StreamedCell {
+                units,
+                bytes,
+                ..Default::default()
+            },
+        ));
+    }
+
     pub(crate) fn clear_reread(&mut self) {
         self.reread.clear();
     }

@@ -38,11 +38,16 @@ impl ColumnBuffer {
     /// Read the cell of batch row `row` again, whole, with SQLGetData (the cursor is on it).
     pub(crate) fn read_again(&mut self, stmt: &mut Stmt, column: u16, row: usize) -> Result<()> {
         let mut cell = StreamedCell::default();
+        // The block fetch said how long the value is: one SQLGetData then reads it all (each
+        // call makes SQLite3 ODBC convert the whole value again), and exactly that much: a row
+        // array may hold thousands of these.
+        let first = usize::try_from(self.indicators[row]).ok();
         cell.is_null = match self.kind {
             CellKind::WText { .. } => {
-                read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?
+                let units = first.map(|bytes| bytes / 2);
+                read_long(stmt, column, CDataType::WChar, &mut cell.units, 1, units)?
             }
-            _ => read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?,
+            _ => read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0, first)?,
         };
         debug_assert!(self.reread.last().is_none_or(|(r, _)| *r < row));
         self.reread.push((row, cell));
@@ -55,15 +60,16 @@ impl ColumnBuffer {
         match self.kind {
             CellKind::LongWText => {
                 // Text chunks end in a NUL code unit that is not payload.
-                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::WChar, &mut cell.units, 1, None)?;
                 Ok(())
             }
             CellKind::LongBinary => {
-                cell.is_null = read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0)?;
+                cell.is_null =
+                    read_long(stmt, column, CDataType::Binary, &mut cell.bytes, 0, None)?;
                 Ok(())
             }
             CellKind::LongDecimal => {
-                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1)?;
+                cell.is_null = read_long(stmt, column, CDataType::Char, &mut cell.bytes, 1, None)?;
                 Ok(())
             }
             CellKind::Variant => {
@@ -140,18 +146,20 @@ fn variant_kind(c_type: i16) -> CellKind {
 /// never trimmed (a value ending in U+0000 keeps it: lengths come from indicators, not
 /// terminators). `T` is the code unit (`u16` for wide text, `u8` otherwise); `terminator` is the
 /// number of NUL units the driver writes after each text chunk. Chunks start at
-/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls.
+/// `LOB_CHUNK_BYTES` and jump to the size the driver announces, so a 10 MiB value costs two calls;
+/// `first_units` is a length already known: the first call asks for exactly that.
 pub(super) fn read_long<T: Copy>(
     stmt: &mut Stmt,
     column: u16,
     c_type: CDataType,
     out: &mut Vec<T>,
     terminator: usize,
+    first_units: Option<usize>,
 ) -> Result<bool> {
     let unit = std::mem::size_of::<T>();
     out.clear();
     let mut filled = 0usize; // payload units so far
-    let mut next_chunk = LOB_CHUNK_BYTES / unit;
+    let mut next_chunk = first_units.map_or(LOB_CHUNK_BYTES / unit, |n| n.max(1));
     loop {
         // Room for the chunk and its terminator after the `filled` units (the vector's length);
         // the driver writes it, so no zero fill.

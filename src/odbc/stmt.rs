@@ -346,6 +346,12 @@ impl Stmt {
         })
     }
 
+    /// `SQL_ATTR_RETRIEVE_DATA`: with `false`, a fetch only positions the cursor and leaves the
+    /// bound buffers alone (optional in ODBC: drivers may refuse it).
+    pub fn set_retrieve_data(&mut self, on: bool) -> Result<()> {
+        self.set_attr(StatementAttribute::RetrieveData, usize::from(on) as Pointer)
+    }
+
     /// `SQL_ATTR_CURSOR_TYPE` of this statement (`SQL_CURSOR_FORWARD_ONLY` = 0, `STATIC` = 3).
     pub fn cursor_type(&mut self) -> Result<usize> {
         let mut value: ULen = 0;

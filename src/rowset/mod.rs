@@ -40,6 +40,9 @@ pub struct RowSet {
     /// `plan` across executes: the same query executed again binds nothing).
     batch: Option<Batch>,
     batch_plan: Option<Arc<ResultPlan>>,
+    /// A layout for the rest of the result set, installed before the next block fetch: a
+    /// column held more than its declared size in many cells (`reread::relayout`).
+    relayout: Option<Arc<ResultPlan>>,
     /// Rows `pos..len` of the batch served from are fetched but not yet handed out.
     pos: usize,
     len: usize,
@@ -123,6 +126,7 @@ impl RowSet {
     pub fn leave(&mut self, src: &mut impl BlockSource) {
         self.join(src);
         self.deferred = None;
+        self.relayout = None;
         self.serving_shadow = false;
         self.next = None;
         self.plan = None;
@@ -199,7 +203,7 @@ impl RowSet {
                 records: Vec::new(),
             });
         }
-        let Some(plan) = self.plan.clone() else {
+        let Some(mut plan) = self.plan.clone() else {
             self.exhausted = true;
             return Ok(0);
         };
@@ -216,13 +220,23 @@ impl RowSet {
                 return self.accept_and_prefetch(src, fetched, &plan, messages);
             }
         }
-        if self.grow_next {
-            let capacity = grown(
-                self.batch
-                    .as_ref()
-                    .map_or(FIRST_BATCH_ROWS, Batch::capacity),
-            );
+        let bound_capacity = self
+            .batch
+            .as_ref()
+            .map_or(FIRST_BATCH_ROWS, Batch::capacity);
+        if let Some(relaid) = self.relayout.take() {
+            // Every row of the bound buffers has been served: lay them out for what the column
+            // really holds (the decoders do not change: same kinds of value).
+            let capacity = if self.grow_next {
+                grown(bound_capacity)
+            } else {
+                bound_capacity
+            };
+            self.plan = Some(relaid.clone());
+            plan = relaid;
             self.rebind(src, &plan, capacity)?;
+        } else if self.grow_next {
+            self.rebind(src, &plan, grown(bound_capacity))?;
         }
         let batch = self
             .batch
@@ -304,6 +318,13 @@ impl RowSet {
             || (fetched.rows < capacity && plan.backend.ends_on_short_array())
         {
             self.exhausted = true;
+        } else if plan.rereads
+            && let Some(relaid) = self
+                .batch
+                .as_ref()
+                .and_then(|b| crate::reread::relayout(plan, b, fetched.rows))
+        {
+            self.relayout = Some(Arc::new(relaid));
         } else if fetched.rows == capacity && capacity < Batch::max_rows(plan) {
             // A partial row array is *not* taken as the end: Driver 18 returns the rows before
             // a mid-stream error as a short, successful array and reports the error only on
@@ -319,6 +340,7 @@ impl RowSet {
     /// bound buffers hold the rows being served, and not past the end or a pending error.
     fn can_prefetch(&self) -> bool {
         self.plan.as_ref().is_some_and(|p| !p.has_streamed())
+            && self.relayout.is_none()
             && !self.serving_shadow
             && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)
             && !self.exhausted

@@ -142,14 +142,15 @@ def test_parameters_and_re_execution_keep_the_positions_right(sqlite_conn):
 
 
 def test_forward_only_cursor_streams_instead(sqlite):
-    """`StepAPI=1` in autocommit gives a forward-only cursor, which cannot go back to a row:
-    such columns are then streamed row by row, and still whole."""
-    conn = ferrodbc.connect(sqlite.variant(StepAPI="1"), autocommit=True)
+    """`StepAPI=1` gives forward-only cursors, which cannot go back to a row: such columns are
+    then streamed row by row, and still whole."""
+    conn = ferrodbc.connect(sqlite.variant(StepAPI="1"))
     try:
         cur = conn.cursor()
         cur.execute("CREATE TABLE fwd (id INTEGER PRIMARY KEY, v VARCHAR(3))")
         rows = [(i, "w" * (i % 7)) for i in range(100)]
         cur.executemany("INSERT INTO fwd VALUES (?, ?)", rows)
+        conn.commit()
         ferrodbc.reset_counters()
         assert [tuple(r) for r in cur.execute("SELECT id, v FROM fwd ORDER BY id")] == rows
         c = ferrodbc.counters()
@@ -166,3 +167,43 @@ def test_values_up_to_the_declared_length_on_every_peer(peer, conn, table, shape
     fill(conn, f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, v VARCHAR(20))", rows)
     got = read(conn.cursor(), f"SELECT id, v FROM {table} ORDER BY id", shape)
     assert got == rows
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_a_column_routinely_longer_than_declared_is_bound_for_what_it_holds(sqlite_conn, shape):
+    """2,000 characters in every cell of a VARCHAR(10): after the first row array (every cell
+    re-read) the column is bound for 2,048 units, so the rest costs row arrays, not re-reads."""
+    rows = [(i, f"{i:05d}" + "q" * 1995) for i in range(3000)]
+    fill(sqlite_conn, "CREATE TABLE routine (id INTEGER PRIMARY KEY, v VARCHAR(10))", rows)
+    ferrodbc.reset_counters()
+    got = read(sqlite_conn.cursor(), "SELECT id, v FROM routine ORDER BY id", shape)
+    c = ferrodbc.counters()
+    assert got == rows
+    assert c["getdata_calls"] <= 32, c  # the cells of the first 32-row array only
+    assert c["fetch_calls"] <= 60, c  # 32 re-fetches, then ~4 KB rows in 512-row arrays
+
+
+def test_a_column_beyond_the_bound_limit_is_streamed_after_the_first_array(sqlite_conn):
+    """20,000 characters in every cell: too wide to bind, so after the first row array the
+    column is streamed, as it was before cut cells were re-read."""
+    rows = [(i, "z" * 20_000 + str(i)) for i in range(300)]
+    fill(sqlite_conn, "CREATE TABLE wide (id INTEGER PRIMARY KEY, v VARCHAR(10), n INTEGER)",
+         [(i, v, i) for i, v in rows])
+    ferrodbc.reset_counters()
+    got = read(sqlite_conn.cursor(), "SELECT id, v, n FROM wide ORDER BY id", "fetchall")
+    c = ferrodbc.counters()
+    assert got == [(i, v, i) for i, v in rows]
+    # One fetch per streamed row plus the first array's 32 re-fetches, never more.
+    assert c["fetch_calls"] <= len(rows) + 40, c
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_relayout_in_the_middle_of_a_result_and_re_execution(sqlite_conn, shape):
+    """Short values for 3,000 rows, then only long ones: the layout changes mid-result (after
+    the prefetched arrays have started), and the next execute starts from the declared size."""
+    rows = [(i, f"s{i}" if i < 3000 else "L" * (300 + i % 700)) for i in range(6000)]
+    fill(sqlite_conn, "CREATE TABLE midway (id INTEGER PRIMARY KEY, v VARCHAR(10))", rows)
+    cur = sqlite_conn.cursor()
+    for _ in range(2):
+        assert read(cur, "SELECT id, v FROM midway ORDER BY id", shape) == rows
+    assert read(cur, "SELECT id, v FROM midway WHERE id < 100 ORDER BY id", shape) == rows[:100]

@@ -9,7 +9,6 @@ pub mod errors;
 pub mod forms;
 pub mod functions;
 pub mod lexer;
-pub mod procs;
 pub mod rewrite;
 pub mod schema;
 pub mod sysprocs;

@@ -1,12 +1,14 @@
 //! Executes T-SQL batches against the connection's SQLite database and streams the results as
 //! TDS tokens with SQL Server's DONE/DONEINPROC conventions.
 
-use super::errors::{SqlError, from_sqlite};
-use super::functions;
-use super::lexer::{self, Tok};
-use super::rewrite::{self, Ctx};
+pub mod procs;
+
 use crate::resp::Resp;
 use crate::result_cache::{self, ResultCache};
+use crate::sql::errors::{SqlError, from_sqlite};
+use crate::sql::functions;
+use crate::sql::lexer::{self, Tok};
+use crate::sql::rewrite::{self, Ctx};
 use crate::synthetic;
 use crate::token::{self, Column, value};
 use crate::types::Ty;
@@ -61,7 +63,7 @@ pub struct Engine {
     pub txn_id: u64,
     pub handles: std::collections::HashMap<i32, (String, Decl)>,
     /// Batch-scoped T-SQL variables (DECLARE) or the running procedure's parameters.
-    pub(super) vars: Vec<super::procs::Var>,
+    pub(super) vars: Vec<procs::Var>,
     pub(super) proc_depth: u32,
     /// `RETURN n` of the running procedure.
     pub(super) return_status: Option<i32>,
@@ -214,8 +216,8 @@ impl Engine {
         // (a 100,000-row SELECT * read ~2,500 pages that way on every run).
         db.pragma_update(None, "mmap_size", 1i64 << 30)?;
         functions::register(&db)?;
-        db.execute_batch(super::procs::PROC_TABLE)?;
-        db.execute_batch(super::tabletypes::TYPES_TABLE)?;
+        db.execute_batch(procs::PROC_TABLE)?;
+        db.execute_batch(crate::sql::tabletypes::TYPES_TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);
@@ -368,7 +370,7 @@ impl Engine {
                         return Ok(Flow::Stop);
                     }
                 };
-                let stmts = Rc::new(if super::procs::is_create_proc(&toks) {
+                let stmts = Rc::new(if procs::is_create_proc(&toks) {
                     vec![toks]
                 } else {
                     lexer::split(&toks)
@@ -527,7 +529,7 @@ impl Engine {
             }
             return Ok(Flow::Stop);
         }
-        if (first == "CREATE" || first == "ALTER") && super::procs::is_create_proc(toks) {
+        if (first == "CREATE" || first == "ALTER") && procs::is_create_proc(toks) {
             return self.create_proc(toks);
         }
         if first == "DROP"
@@ -559,7 +561,7 @@ impl Engine {
                 at = k;
             }
             if let Some(name_tok) = sg.get(at) {
-                let name = super::procs::proc_name_of(&name_tok.text().replace('"', ""));
+                let name = procs::proc_name_of(&name_tok.text().replace('"', ""));
                 if name.eq_ignore_ascii_case("sp_executesql") {
                     let pos = toks
                         .iter()
@@ -606,7 +608,7 @@ impl Engine {
                     }
                     return Ok(Flow::Continue);
                 }
-                let forms = super::forms::rewrite(toks);
+                let forms = crate::sql::forms::rewrite(toks);
                 self.text_columns = self.plus_text_columns(toks);
                 let res = self.query(forms.as_deref().unwrap_or(toks), &decl, params, out, r);
                 self.text_columns.clear();
@@ -620,7 +622,7 @@ impl Engine {
                 let wrapped = (first == "INSERT")
                     .then(|| self.variant_targets(toks))
                     .flatten()
-                    .and_then(|targets| super::forms::wrap_variant_values(toks, &targets));
+                    .and_then(|targets| crate::sql::forms::wrap_variant_values(toks, &targets));
                 let sql = self.rewrite_dml(wrapped.as_deref().unwrap_or(toks), &decl)?;
                 self.before_write()?;
                 let n = self.exec(&sql, params)?;
@@ -864,7 +866,7 @@ impl Engine {
             .iter()
             .rposition(|t| t.is_punct(')'))
             .unwrap_or(toks.len());
-        let args: Vec<Vec<Tok>> = super::lexer::split_commas(&toks[open + 1..close])
+        let args: Vec<Vec<Tok>> = crate::sql::lexer::split_commas(&toks[open + 1..close])
             .into_iter()
             .map(<[Tok]>::to_vec)
             .collect();
@@ -1055,7 +1057,7 @@ impl Engine {
             return Ok(flow);
         }
         let (cols, rows) = self.fetch(&sql, params)?;
-        let names = column_names(&cols, &super::rewrite::select_names(toks));
+        let names = column_names(&cols, &crate::sql::rewrite::select_names(toks));
         if let Some((name, temp)) = target {
             let defs: Vec<String> = cols
                 .iter()
@@ -1160,7 +1162,7 @@ impl Engine {
         else {
             return Ok(None);
         };
-        let names = column_names(&decl, &super::rewrite::select_names(toks));
+        let names = column_names(&decl, &crate::sql::rewrite::select_names(toks));
         let columns: Vec<Column> = names
             .iter()
             .zip(&tys)

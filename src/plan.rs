@@ -303,6 +303,13 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         sql::SS_TIMESTAMPOFFSET => CellKind::OffsetText,
         sql::GUID => CellKind::Guid,
         sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => text_kind(size, backend),
+        // psqlODBC with `MaxVarcharSize=0` describes every varchar(n) as a long varchar of size
+        // n (10,000 rows of varchar(50) took 10,001 fetches and 10,000 SQLGetData calls).
+        // PostgreSQL enforces n, so that is a bounded column; its long types of unknown size
+        // (text) report 0 and stay streamed. Elsewhere a long type is always streamed.
+        sql::LONGVARCHAR | sql::WLONGVARCHAR if size > 0 && backend.dbms == Dbms::PostgreSql => {
+            text_kind(size, backend)
+        }
         sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => CellKind::LongWText,
         sql::BINARY | sql::VARBINARY => {
             if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
@@ -346,6 +353,23 @@ fn text_kind(size: usize, backend: Backend) -> CellKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_postgres_long_varchar_of_bounded_size_is_bound() {
+        let pg = ResultPlan::build(vec![col(sql::WLONGVARCHAR, 50, 0)], Dbms::PostgreSql);
+        assert_eq!(pg.columns[0].kind, CellKind::WText { max_units: 100 });
+        assert!(pg.columns[0].bound);
+        // Unknown (0) or huge (text/ntext) sizes stay streamed; so does SQLite (not enforced).
+        for (dbms, size) in [
+            (Dbms::PostgreSql, 0),
+            (Dbms::SqlServer, 2_147_483_647),
+            (Dbms::SqlServer, 0),
+            (Dbms::Sqlite, 50),
+        ] {
+            let p = ResultPlan::build(vec![col(sql::WLONGVARCHAR, size, 0)], dbms);
+            assert_eq!(p.columns[0].kind, CellKind::LongWText, "{dbms:?} {size}");
+        }
+    }
 
     fn col(sql_type: i16, size: usize, digits: i16) -> ColumnDescription {
         ColumnDescription {

@@ -1,10 +1,10 @@
 //! A connection: the driver's connection handle, its DBMS, and the transaction mode.
 
+use crate::backend::{Backend, Dbms, Driver};
 use crate::error::{Error, Result};
 use crate::info::{AttrValue, InfoKind, InfoValue};
 use crate::odbc::sys::InfoType;
 use crate::odbc::{Dbc, Stmt};
-use crate::plan::{Backend, Dbms, Driver};
 
 pub struct Connection {
     dbc: Dbc,

@@ -5,8 +5,10 @@
 //! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
 //! (feature `python`) is the only place PyO3 appears.
 
+pub mod backend;
 pub mod batch;
 pub mod catalog;
+pub mod codes;
 pub mod connection;
 pub mod counters;
 pub mod decode;
@@ -18,6 +20,7 @@ pub mod plan;
 pub mod pool;
 pub mod prefetch;
 pub mod reread;
+pub mod rowset;
 pub mod statement;
 
 #[cfg(feature = "python")]

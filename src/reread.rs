@@ -238,9 +238,9 @@ mod tests {
     //! Which cells count as cut, on synthetic indicators (the driver calls are tested against
     //! SQLite3 ODBC in tests/python).
     use super::*;
+    use crate::backend::{Backend, Dbms, Driver};
     use crate::odbc::ColumnDescription;
     use crate::odbc::sys::{NO_TOTAL, NULL_DATA};
-    use crate::plan::{Backend, Dbms, Driver};
 
     fn desc(sql_type: i16, size: usize) -> ColumnDescription {
         ColumnDescription {

@@ -267,7 +267,12 @@ impl Stmt {
         let name = String::from_utf16_lossy(&name[..end]);
         // Signedness only matters for integers (TINYINT is unsigned on SQL Server); one ODBC call
         // per column per execute saved elsewhere.
-        let integer = matches!(data_type.0, -6 | 5 | 4 | -5 | -25);
+        // (sqlite3odbc reports BIGINT as the C type code SQL_C_SBIGINT.)
+        use crate::codes::{c, sql};
+        let integer = matches!(
+            data_type.0,
+            sql::TINYINT | sql::SMALLINT | sql::INTEGER | sql::BIGINT | c::SBIGINT
+        );
         let unsigned = integer
             && self
                 .col_attr_int(col, sys::Desc::Unsigned as u16)

@@ -3,8 +3,8 @@
 //! answers. Kept here so `connection.rs` and `cursor.rs` only declare the methods.
 
 use super::errors::{NotSupportedError, programming};
+use crate::backend::Dbms;
 use crate::info::{AttrValue, InfoValue};
-use crate::plan::Dbms;
 use pyo3::exceptions::{PyFutureWarning, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -1,17 +1,20 @@
 //! The Python binding: the only module that uses PyO3. `ferrodbc._native`.
+//! (`decimal`, `decode`, `plan` and `text` are public for the benches in `benches/`.)
 
 mod cache;
 mod catalog;
 mod compat;
 mod connection;
-mod convert;
 mod cursor;
 pub mod decimal;
+pub mod decode;
 pub mod errors;
+mod objects;
 mod output;
 mod params;
+pub mod plan;
 mod row;
-mod text;
+pub mod text;
 
 use pyo3::prelude::*;
 

@@ -322,3 +322,24 @@ def test_pg_bounded_text_stays_bound_after_long_text_and_a_failed_statement(pg_c
         assert len(rows) == ROWS and rows[-1] == (ROWS - 1, f"name {ROWS - 1}")
         assert c["getdata_calls"] == 0, (run, c)
         assert c["fetch_calls"] <= 6, (run, c)
+
+
+def test_pg_varchar_described_as_long_varchar_stays_bound(pg, pg_conn, pg_table):
+    """psqlODBC's MaxVarcharSize=0 describes varchar(n) as SQL_WLONGVARCHAR of size n: the exact
+    10,001 fetches / 10,000 SQLGetData once seen on PostgreSQL. PostgreSQL enforces n, so the
+    column is bound in row arrays by n like any varchar(n)."""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id INTEGER PRIMARY KEY, name VARCHAR(50))")
+    cur.executemany(f"INSERT INTO {pg_table} VALUES (?, ?)", [(i, f"name {i} 😀") for i in range(ROWS)])
+    pg_conn.commit()
+    connstr = ";".join(p for p in pg.connstr.split(";") if not p.lower().startswith("maxvarcharsize="))
+    other = ferrodbc.connect(connstr + ";MaxVarcharSize=0", autocommit=True, pooling=False)
+    try:
+        ferrodbc.reset_counters()
+        rows = other.cursor().execute(f"SELECT id, name FROM {pg_table} ORDER BY id").fetchall()
+        c = ferrodbc.counters()
+    finally:
+        other.close()
+    assert [tuple(r) for r in rows] == [(i, f"name {i} 😀") for i in range(ROWS)]
+    assert c["getdata_calls"] == 0, c
+    assert c["fetch_calls"] <= 6, c

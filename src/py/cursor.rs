@@ -1,11 +1,14 @@
 //! `Cursor`: execute, and every fetch shape served from the one native batch.
 
+use super::arrow::{DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH};
 use super::connection::{ConnShared, Connection};
 use super::decode::{build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
 use super::output::Output;
 use super::params::{to_input_size, to_param};
-use super::plan::PyPlan;
+use super::plan::{ColumnDecoder, PyPlan};
+use crate::arrow::{ArrowLayout, BatchAssembler};
+use crate::decode::TextErrors;
 use crate::odbc::CancelHandle;
 use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::rowset::Served;
@@ -396,6 +399,59 @@ impl Cursor {
             .map_err(|f| f.err)
     }
 
+    /// Start an Arrow read of the current result set: its Arrow layout, the epoch it belongs to
+    /// and the text policy. NotSupportedError for a column without an Arrow type, and when
+    /// output converters apply to the result set (Arrow never calls them: the values would
+    /// silently differ from the rows').
+    fn arrow_start(&self, py: Python<'_>) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        self.require_results(py, st)?;
+        let plan = st.plan.as_ref().expect("checked by require_results");
+        let converted = plan
+            .decoders
+            .iter()
+            .position(|d| matches!(d, ColumnDecoder::Converted(..)));
+        if let Some(i) = converted {
+            return Err(super::errors::NotSupportedError::new_err(format!(
+                "Arrow fetch does not apply output converters, and one is registered for the                  SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
+                plan.core.columns[i].desc.name
+            )));
+        }
+        let layout = ArrowLayout::new(plan.core.clone()).py(py)?;
+        let epoch = st.stmt.as_ref().map_or(0, Statement::epoch);
+        Ok((Arc::new(layout), epoch, plan.errors))
+    }
+
+    /// The next record batch of up to `max` rows, assembled from served rows through the one
+    /// fetch protocol (`begin_fetch`, `next_served`); `None` at the end of the result set. Any
+    /// error raises at once: the rows of the batch under construction are not handed out.
+    pub(super) fn next_arrow_batch(
+        &self,
+        py: Python<'_>,
+        epoch: u64,
+        assembler: &mut BatchAssembler,
+        max: usize,
+    ) -> PyResult<Option<arrow_array::RecordBatch>> {
+        let mut guard = self.lock(py)?;
+        if guard.stmt.as_ref().map(Statement::epoch) != Some(epoch) {
+            return Err(programming(
+                "The cursor executed again or moved to another result set: this record batch                  stream is over.",
+            ));
+        }
+        let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;
+        while assembler.rows() < max {
+            let Some(served) = self.next_served(py, stmt, max - assembler.rows())? else {
+                break;
+            };
+            assembler.append(&served).py(py)?;
+        }
+        if assembler.rows() == 0 {
+            return Ok(None);
+        }
+        assembler.finish().py(py).map(Some)
+    }
+
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
         if timeout != st.applied_timeout {
@@ -620,6 +676,43 @@ impl Cursor {
         build_first_value(py, plan, served.batch, served.rows.start, served.base)
             .map(Some)
             .map_err(|f| f.err)
+    }
+
+    /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
+    /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
+    #[pyo3(signature = (rows_per_batch = None))]
+    fn fetch_record_batch(
+        slf: &Bound<'_, Self>,
+        rows_per_batch: Option<usize>,
+    ) -> PyResult<RecordBatchStream> {
+        let py = slf.py();
+        let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
+        if rows == 0 {
+            return Err(programming("rows_per_batch must be at least 1"));
+        }
+        let (layout, epoch, errors) = slf.get().arrow_start(py)?;
+        Ok(RecordBatchStream::lazy(LazyBatches {
+            cursor: slf.clone().unbind(),
+            epoch,
+            assembler: BatchAssembler::new(&layout, rows.min(DEFAULT_ROWS_PER_BATCH), errors),
+            layout,
+            rows_per_batch: rows,
+            done: false,
+        }))
+    }
+
+    /// The rest of the current result set as one Arrow table (an object with
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here.
+    fn fetch_arrow_table(&self, py: Python<'_>) -> PyResult<RecordBatchStream> {
+        let (layout, epoch, errors) = self.arrow_start(py)?;
+        let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
+        let mut batches = Vec::new();
+        while let Some(b) =
+            self.next_arrow_batch(py, epoch, &mut assembler, TABLE_ROWS_PER_BATCH)?
+        {
+            batches.push(b);
+        }
+        Ok(RecordBatchStream::table(layout.schema.clone(), batches))
     }
 
     fn __iter__(slf: Py<Self>) -> Py<Self> {

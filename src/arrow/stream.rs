@@ -73,6 +73,14 @@ impl BatchAssembler {
         Ok(())
     }
 
+    /// Drop the rows appended so far (after an error: columns may differ in length).
+    pub fn discard(&mut self) {
+        for c in &mut self.columns {
+            c.finish();
+        }
+        self.rows = 0;
+    }
+
     /// The record batch of the rows appended so far; the builders start over.
     pub fn finish(&mut self) -> Result<RecordBatch> {
         let arrays = self.columns.iter_mut().map(ColumnBuilder::finish).collect();

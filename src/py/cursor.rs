@@ -444,7 +444,16 @@ impl Cursor {
             let Some(served) = self.next_served(py, stmt, max - assembler.rows())? else {
                 break;
             };
-            assembler.append(&served).py(py)?;
+            let base = served.base;
+            if let Err(err) = assembler.append(&served) {
+                // As for rows, the failing row is consumed and the rows after it are served by
+                // the next fetch; the batch under construction is dropped.
+                if let crate::Error::Decode { row, .. } = &err {
+                    stmt.rewind_to((row - base) as usize + 1);
+                }
+                assembler.discard();
+                return Err(super::errors::to_pyerr(py, err));
+            }
         }
         if assembler.rows() == 0 {
             return Ok(None);

@@ -218,8 +218,11 @@ LONE = (
 
 
 def test_lone_surrogate_mid_stream_raises_not_a_short_table(sqlite_conn):
+    cur = sqlite_conn.cursor().execute(LONE)
     with pytest.raises(ferrodbc.DataError, match=r"row 500.*decode_errors"):
-        sqlite_conn.cursor().execute(LONE).fetch_arrow_table()
+        cur.fetch_arrow_table()
+    # as with rows, the failing row is consumed and reading goes on after it
+    assert pa.table(cur.fetch_arrow_table()).column("i").to_pylist() == list(range(501, 1000))
     stream = sqlite_conn.cursor().execute(LONE).fetch_record_batch(100)
     with pytest.raises(pa.ArrowException, match="DataError"):
         pa.RecordBatchReader.from_stream(stream).read_all()

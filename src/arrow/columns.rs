@@ -3,15 +3,16 @@
 //! of `values.rs`. A cell that cannot become its column's Arrow value is an error naming the
 //! column and row, never a null or a guess.
 
-use super::schema::ArrowKind;
+use super::schema::{ArrowKind, instant_and_offset_fields};
 use super::values;
 use crate::batch::{CellError, ColumnBuffer, cell_error, cell_failed};
 use crate::decode::{self, TextErrors};
 use crate::error::{Error, Result};
 use crate::plan::{CellKind, ResultPlan};
-use arrow_array::ArrayRef;
 use arrow_array::builder::*;
 use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{ArrayRef, StructArray};
+use arrow_buffer::NullBufferBuilder;
 use arrow_schema::DataType;
 use std::ops::Range;
 use std::sync::Arc;
@@ -49,6 +50,7 @@ pub(super) enum ColumnBuilder {
     Time64Us(Time64MicrosecondBuilder),
     Time64Ns(Time64NanosecondBuilder),
     Timestamp(TimestampMicrosecondBuilder),
+    InstantAndOffset(TimestampMicrosecondBuilder, Int16Builder, NullBufferBuilder),
     Uuid(FixedSizeBinaryBuilder),
     Utf8(StringBuilder, Vec<u8>),
     LargeUtf8(LargeStringBuilder, Vec<u8>),
@@ -82,6 +84,12 @@ impl ColumnBuilder {
             ArrowKind::Timestamp | ArrowKind::TimestampUtc => Self::Timestamp(
                 TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(kind.data_type()),
             ),
+            ArrowKind::InstantAndOffset => Self::InstantAndOffset(
+                TimestampMicrosecondBuilder::with_capacity(rows)
+                    .with_data_type(ArrowKind::TimestampUtc.data_type()),
+                Int16Builder::with_capacity(rows),
+                NullBufferBuilder::new(rows),
+            ),
             ArrowKind::Uuid => Self::Uuid(FixedSizeBinaryBuilder::with_capacity(rows, 16)),
             ArrowKind::Utf8 => Self::Utf8(StringBuilder::with_capacity(rows, rows * 8), Vec::new()),
             ArrowKind::LargeUtf8 => Self::LargeUtf8(
@@ -110,6 +118,11 @@ impl ColumnBuilder {
             Self::Time64Us(b) => Arc::new(b.finish()),
             Self::Time64Ns(b) => Arc::new(b.finish()),
             Self::Timestamp(b) => Arc::new(b.finish()),
+            Self::InstantAndOffset(instant, offset, nulls) => Arc::new(StructArray::new(
+                instant_and_offset_fields(),
+                vec![Arc::new(instant.finish()), Arc::new(offset.finish())],
+                nulls.finish(),
+            )),
             Self::Uuid(b) => Arc::new(b.finish()),
             Self::Utf8(b, _) => Arc::new(b.finish()),
             Self::LargeUtf8(b, _) => Arc::new(b.finish()),
@@ -189,29 +202,34 @@ impl ColumnBuilder {
                     let ts = buf.timestamp(r);
                     values::timestamp_us(ts).ok_or_else(|| format!("not a timestamp: {ts:?}"))
                 }),
-                CellKind::TimestampOffset => each(rows, buf, cells, b, |r| {
-                    let v = buf.timestamp_offset(r);
-                    values::instant_us(v).ok_or_else(|| format!("not a datetimeoffset: {v:?}"))
-                }),
                 _ => {
-                    // OffsetText: the driver's rendering, parsed as the row path does.
                     for r in rows {
                         if buf.is_null(r) {
                             b.append_null();
-                            continue;
+                        } else {
+                            let v = offset_cell(buf, r, cells)?;
+                            b.append_value(instant(v, r, cells)?);
                         }
-                        let units = buf.text(r).map_err(|e| cells.cut(r, e))?;
-                        let v = decode::parse_offset_text(units)
-                            .and_then(values::instant_us)
-                            .ok_or_else(|| {
-                                let text = String::from_utf16_lossy(units);
-                                cells.failed(r, format!("not a datetimeoffset: {text:?}"))
-                            })?;
-                        b.append_value(v);
                     }
                     Ok(())
                 }
             },
+            Self::InstantAndOffset(instants, offsets, nulls) => {
+                for r in rows {
+                    if buf.is_null(r) {
+                        // Children are never null: a placeholder under the null struct slot.
+                        instants.append_value(0);
+                        offsets.append_value(0);
+                        nulls.append_null();
+                    } else {
+                        let v = offset_cell(buf, r, cells)?;
+                        instants.append_value(instant(v, r, cells)?);
+                        offsets.append_value(v.offset_minutes);
+                        nulls.append_non_null();
+                    }
+                }
+                Ok(())
+            }
             Self::Uuid(b) => {
                 for r in rows {
                     if buf.is_null(r) {
@@ -229,6 +247,23 @@ impl ColumnBuilder {
             Self::LargeBinary(b) => binary(rows, buf, cells, b),
         }
     }
+}
+
+/// A datetimeoffset cell: the driver's struct, or its text rendering parsed as the row path
+/// does (FreeTDS).
+fn offset_cell(buf: &ColumnBuffer, r: usize, cells: &Cells<'_>) -> Result<decode::TimestampOffset> {
+    if buf.kind == CellKind::TimestampOffset {
+        return Ok(buf.timestamp_offset(r));
+    }
+    let units = buf.text(r).map_err(|e| cells.cut(r, e))?;
+    decode::parse_offset_text(units).ok_or_else(|| {
+        let text = String::from_utf16_lossy(units);
+        cells.failed(r, format!("not a datetimeoffset: {text:?}"))
+    })
+}
+
+fn instant(v: decode::TimestampOffset, r: usize, cells: &Cells<'_>) -> Result<i64> {
+    values::instant_us(v).ok_or_else(|| cells.failed(r, format!("not a datetimeoffset: {v:?}")))
 }
 
 /// Fixed-width values whose bound layout already is Arrow's: one copy of the range.

@@ -5,7 +5,7 @@ use crate::backend::Dbms;
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::plan::{CellKind, ColumnPlan, ResultPlan};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::{DataType, Field, Fields, Schema, SchemaRef, TimeUnit};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -32,6 +32,9 @@ pub enum ArrowKind {
     Timestamp,
     /// timestamp[us, tz=UTC]: a datetimeoffset's instant.
     TimestampUtc,
+    /// struct<instant: timestamp[us, tz=UTC], offset_minutes: int16>: a datetimeoffset's
+    /// instant and its own offset ([`ArrowOptions::offsets`]).
+    InstantAndOffset,
     /// fixed_size_binary(16) with the `arrow.uuid` extension.
     Uuid,
     Utf8,
@@ -42,7 +45,12 @@ pub enum ArrowKind {
 
 impl ArrowKind {
     /// The Arrow kind of one planned column, or NotSupportedError naming it.
-    pub fn of(col: &ColumnPlan, index: usize, dbms: Dbms) -> Result<ArrowKind> {
+    pub fn of(
+        col: &ColumnPlan,
+        index: usize,
+        dbms: Dbms,
+        options: ArrowOptions,
+    ) -> Result<ArrowKind> {
         let refuse = |why: &str| {
             Err(Error::NotSupported(format!(
                 "Arrow fetch: column {:?} (index {index}, SQL type {}) {why}; fetch it as rows \
@@ -88,6 +96,9 @@ impl ArrowKind {
                 nanos: col.desc.decimal_digits > 6,
             },
             CellKind::Timestamp => ArrowKind::Timestamp,
+            CellKind::TimestampOffset | CellKind::OffsetText if options.offsets => {
+                ArrowKind::InstantAndOffset
+            }
             CellKind::TimestampOffset | CellKind::OffsetText => ArrowKind::TimestampUtc,
             CellKind::Guid => ArrowKind::Uuid,
             CellKind::WText { .. } => ArrowKind::Utf8,
@@ -117,6 +128,7 @@ impl ArrowKind {
             ArrowKind::TimestampUtc => {
                 DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
             }
+            ArrowKind::InstantAndOffset => DataType::Struct(instant_and_offset_fields()),
             ArrowKind::Uuid => DataType::FixedSizeBinary(16),
             ArrowKind::Utf8 => DataType::Utf8,
             ArrowKind::LargeUtf8 => DataType::LargeUtf8,
@@ -141,6 +153,27 @@ impl ArrowKind {
     }
 }
 
+/// The children of [`ArrowKind::InstantAndOffset`]: never null themselves (a NULL
+/// datetimeoffset is a null struct slot).
+pub fn instant_and_offset_fields() -> Fields {
+    Fields::from(vec![
+        Field::new(
+            "instant",
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+            false,
+        ),
+        Field::new("offset_minutes", DataType::Int16, false),
+    ])
+}
+
+/// Choices the caller makes per fetch.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ArrowOptions {
+    /// datetimeoffset as a struct of its UTC instant and its own offset in minutes, instead of
+    /// the UTC timestamp alone (the default: what every Arrow consumer reads as a point in time).
+    pub offsets: bool,
+}
+
 /// A result set's Arrow schema and each column's kind: built once per result set.
 #[derive(Debug, Clone)]
 pub struct ArrowLayout {
@@ -151,11 +184,11 @@ pub struct ArrowLayout {
 
 impl ArrowLayout {
     /// The layout of `plan`, or NotSupportedError for its first column without an Arrow type.
-    pub fn new(plan: Arc<ResultPlan>) -> Result<ArrowLayout> {
+    pub fn new(plan: Arc<ResultPlan>, options: ArrowOptions) -> Result<ArrowLayout> {
         let mut kinds = Vec::with_capacity(plan.columns.len());
         let mut fields = Vec::with_capacity(plan.columns.len());
         for (i, col) in plan.columns.iter().enumerate() {
-            let kind = ArrowKind::of(col, i, plan.backend.dbms)?;
+            let kind = ArrowKind::of(col, i, plan.backend.dbms, options)?;
             fields.push(kind.field(col));
             kinds.push(kind);
         }

@@ -7,7 +7,7 @@ use super::errors::{IntoPyResult, programming};
 use super::output::Output;
 use super::params::{to_input_size, to_param};
 use super::plan::{ColumnDecoder, PyPlan};
-use crate::arrow::{ArrowLayout, BatchAssembler};
+use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler};
 use crate::decode::TextErrors;
 use crate::odbc::CancelHandle;
 use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
@@ -403,7 +403,11 @@ impl Cursor {
     /// and the text policy. NotSupportedError for a column without an Arrow type, and when
     /// output converters apply to the result set (Arrow never calls them: the values would
     /// silently differ from the rows').
-    fn arrow_start(&self, py: Python<'_>) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
+    fn arrow_start(
+        &self,
+        py: Python<'_>,
+        options: ArrowOptions,
+    ) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
         let mut guard = self.lock(py)?;
         let st = &mut *guard;
         self.require_results(py, st)?;
@@ -418,7 +422,7 @@ impl Cursor {
                 plan.core.columns[i].desc.name
             )));
         }
-        let layout = ArrowLayout::new(plan.core.clone()).py(py)?;
+        let layout = ArrowLayout::new(plan.core.clone(), options).py(py)?;
         let epoch = st.stmt.as_ref().map_or(0, Statement::epoch);
         Ok((Arc::new(layout), epoch, plan.errors))
     }
@@ -480,6 +484,20 @@ fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>) -> PyErr 
         let _ = err.value(py).setattr("partial_rows", list);
     }
     err
+}
+
+/// The Arrow fetch options from their Python spelling.
+fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
+    let offsets = match datetimeoffset {
+        "utc" => false,
+        "struct" => true,
+        other => {
+            return Err(programming(format!(
+                "datetimeoffset must be 'utc' or 'struct', not {other:?}"
+            )));
+        }
+    };
+    Ok(ArrowOptions { offsets })
 }
 
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.
@@ -689,17 +707,19 @@ impl Cursor {
 
     /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
     /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
-    #[pyo3(signature = (rows_per_batch = None))]
+    /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset).
+    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc"))]
     fn fetch_record_batch(
         slf: &Bound<'_, Self>,
         rows_per_batch: Option<usize>,
+        datetimeoffset: &str,
     ) -> PyResult<RecordBatchStream> {
         let py = slf.py();
         let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
         if rows == 0 {
             return Err(programming("rows_per_batch must be at least 1"));
         }
-        let (layout, epoch, errors) = slf.get().arrow_start(py)?;
+        let (layout, epoch, errors) = slf.get().arrow_start(py, arrow_options(datetimeoffset)?)?;
         Ok(RecordBatchStream::lazy(LazyBatches {
             cursor: slf.clone().unbind(),
             epoch,
@@ -711,9 +731,15 @@ impl Cursor {
     }
 
     /// The rest of the current result set as one Arrow table (an object with
-    /// `__arrow_c_stream__`), read now: an error anywhere raises here.
-    fn fetch_arrow_table(&self, py: Python<'_>) -> PyResult<RecordBatchStream> {
-        let (layout, epoch, errors) = self.arrow_start(py)?;
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` as
+    /// for `fetch_record_batch`.
+    #[pyo3(signature = (*, datetimeoffset = "utc"))]
+    fn fetch_arrow_table(
+        &self,
+        py: Python<'_>,
+        datetimeoffset: &str,
+    ) -> PyResult<RecordBatchStream> {
+        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset)?)?;
         let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
         let mut batches = Vec::new();
         while let Some(b) =

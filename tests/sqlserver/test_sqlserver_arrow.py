@@ -212,3 +212,21 @@ def test_output_converters_refuse_arrow(conn, driver):
     conn.clear_output_converters()
     cur.execute("SELECT * FROM peer.mixed_10")
     assert pa.table(cur.fetch_arrow_table()).num_rows == 10
+
+
+def test_datetimeoffset_struct_keeps_each_values_offset(conn, driver):
+    dtos = [(name, expr) for name, expr, _ in EDGES if name.startswith("dto")]
+    sql = "SELECT " + ", ".join(f"{expr} AS [{name}]" for name, expr in dtos) \
+        + ", CAST(NULL AS DATETIMEOFFSET(7)) AS [null_dto]"
+    row = conn.cursor().execute(sql).fetchone()
+    table = pa.table(conn.cursor().execute(sql).fetch_arrow_table(datetimeoffset="struct"))
+    for i, (name, _) in enumerate(dtos):
+        col = table.column(name)
+        assert col.type == pa.struct([pa.field("instant", pa.timestamp("us", tz="UTC"), nullable=False),
+                                      pa.field("offset_minutes", pa.int16(), nullable=False)])
+        (value,) = col.to_pylist()
+        assert value["instant"] == row[i], name
+        assert value["offset_minutes"] * 60 == row[i].utcoffset().total_seconds(), name
+    assert table.column("null_dto").to_pylist() == [None]
+    with pytest.raises(ferrodbc.ProgrammingError, match="'utc' or 'struct'"):
+        conn.cursor().execute("SELECT 1").fetch_arrow_table(datetimeoffset="local")

@@ -418,7 +418,8 @@ impl Cursor {
             .position(|d| matches!(d, ColumnDecoder::Converted(..)));
         if let Some(i) = converted {
             return Err(super::errors::NotSupportedError::new_err(format!(
-                "Arrow fetch does not apply output converters, and one is registered for the                  SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
+                "Arrow fetch does not apply output converters, and one is registered for the \
+                 SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
                 plan.core.columns[i].desc.name
             )));
         }
@@ -440,7 +441,8 @@ impl Cursor {
         let mut guard = self.lock(py)?;
         if guard.stmt.as_ref().map(Statement::epoch) != Some(epoch) {
             return Err(programming(
-                "The cursor executed again or moved to another result set: this record batch                  stream is over.",
+                "The cursor executed again or moved to another result set: this record batch \
+                 stream is over.",
             ));
         }
         let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;

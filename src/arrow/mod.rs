@@ -17,7 +17,7 @@
 //! | tinyint | uint8 (SQL Server) / int16 (other DBMS) | SQL Server TINYINT is 0..255 |
 //! | smallint / int / bigint | int16 / int32 / int64 | unsigned types widen as the row path does |
 //! | real / float | float32 / float64 | |
-//! | decimal/numeric(p,s), p ≤ 38 | decimal128(p,s) | exact: the numeric struct's magnitude, or the driver's digits parsed without a float; more fraction digits than `s` is an error, never rounded |
+//! | decimal/numeric(p,s), p ≤ 38 | decimal128(p,s) | exact: the numeric struct's magnitude, or the driver's digits parsed without a float; more fraction digits than `s` is an error, never rounded (psqlODBC describes an unconstrained numeric as (28,6)) |
 //! | money / smallmoney | decimal128(19,4) / decimal128(10,4) | the driver reports them as decimal(19,4)/(10,4) |
 //! | numeric of unknown or > 38 precision | — | NotSupportedError (no decimal256 yet) |
 //! | date | date32 | 0001-01-01 is day -719,162 |

@@ -246,3 +246,10 @@ def test_ferrodbc_never_imports_pyarrow(sqlite):
         "assert 'pyarrow' not in sys.modules and 'polars' not in sys.modules, sorted(sys.modules)\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_default_record_batches_are_8192_rows(conn, ints):
+    stream = conn.cursor().execute(f"SELECT id FROM {ints} ORDER BY id").fetch_record_batch()
+    assert stream.num_rows is None, "a lazy stream does not know its length"
+    sizes = [b.num_rows for b in pa.RecordBatchReader.from_stream(stream)]
+    assert sizes == [8192, ROWS - 8192]

@@ -5,6 +5,7 @@
 //! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
 //! (feature `python`) is the only place PyO3 appears.
 
+pub mod arrow;
 pub mod backend;
 pub mod batch;
 pub mod catalog;

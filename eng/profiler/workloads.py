@@ -119,6 +119,28 @@ def user_table_task(name: str, title: str, shape: str, size: Size, fetch: Callab
     return Task(name, title, size, body, rows_digest, synthetic_digest(shape), user_table_setup(shape))
 
 
+def arrow_body(shape: str) -> Callable[[Ctx], Any]:
+    """The rest of the result as one pyarrow Table, through the driver's Arrow fetch."""
+    sql = select_all(shape)
+
+    def body(ctx: Ctx) -> Any:
+        cur = ctx.conn.cursor()
+        cur.execute(sql(ctx.n))
+        return ctx.driver.arrow_table(cur)
+
+    return body
+
+
+def arrow_setup(ctx: Ctx) -> None:
+    """Import pyarrow before the timed body: its first import costs more than the fetch."""
+    import pyarrow  # noqa: F401
+
+
+def arrow_check(ctx: Ctx, table: Any) -> Digest:
+    """The table's values as rows (pyarrow's own Python conversion, outside the timed body)."""
+    return of_rows(list(zip(*(col.to_pylist() for col in table.columns))))
+
+
 # ---- per-statement overhead ----------------------------------------------------------------
 
 
@@ -362,6 +384,8 @@ _TASKS = [
          insert_multi_values_body, items_check, items_expect, items_setup),
     fetch_task("fetchall_mixed", "fetchall of mixed rows", "mixed", Size(100_000, 10_000), fetchall,
                floor=True),
+    Task("arrow_mixed", "fetch_arrow_table of mixed rows (pyarrow Table)", Size(100_000, 10_000),
+         arrow_body("mixed"), arrow_check, synthetic_digest("mixed"), arrow_setup),
     fetch_task("fetch_1_2m", "1.2M-row fetch, fetchmany(10000) loop", "int_nvarchar_float",
                Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True, floor_chunk=10_000),
     fetch_task("fetchone_mixed", "fetchone over mixed rows", "mixed", Size(100_000, 10_000),

@@ -20,6 +20,7 @@ spread before the median.
 """
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -29,8 +30,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "peers"))
-import tdspeer
-import usertable
+import usertable  # noqa: E402
+
+import tdspeer  # noqa: E402
 
 USER_TABLE = "bench_mixed"
 

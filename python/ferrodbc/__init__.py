@@ -25,6 +25,7 @@ from ._native import (
     OperationalError,
     Output,
     ProgrammingError,
+    RecordBatchStream,
     Row,
     Warning,
 )
@@ -208,6 +209,7 @@ __all__ = [
     "OperationalError",
     "Output",
     "ProgrammingError",
+    "RecordBatchStream",
     "Row",
     "Time",
     "TimeFromTicks",

@@ -44,6 +44,17 @@ pub struct ColumnBuffer {
     pub(super) reread: Vec<(usize, StreamedCell)>,
 }
 
+/// Plain numbers any bit pattern of which is a value, aligned to their size: the element
+/// types a bound column can be viewed as ([`ColumnBuffer::values`]).
+pub trait FixedWidth: Copy + sealed::Sealed {}
+mod sealed {
+    pub trait Sealed {}
+}
+macro_rules! fixed_width {
+    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl FixedWidth for $t {})*};
+}
+fixed_width!(i16, i32, i64, f32, f64);
+
 /// Why a variable-length cell could not be read whole.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CellError {
@@ -188,6 +199,20 @@ impl ColumnBuffer {
         let mut out = [0u8; N];
         out.copy_from_slice(&self.values.as_bytes()[start..start + N]);
         out
+    }
+
+    /// Rows `rows` of a fixed-width column as its native values, in place (Arrow's layout).
+    /// The value of a NULL cell is whatever the buffer holds: callers mask it.
+    #[inline]
+    pub fn values<T: FixedWidth>(&self, rows: std::ops::Range<usize>) -> &[T] {
+        assert_eq!(self.element_len, std::mem::size_of::<T>(), "element width");
+        let bytes =
+            &self.values.as_bytes()[rows.start * self.element_len..rows.end * self.element_len];
+        // SAFETY: `values` is 8-aligned and every element starts at a multiple of
+        // `size_of::<T>()` (asserted equal to `element_len`), which is T's alignment for every
+        // `FixedWidth` type; the slice covers whole elements in bounds; any bit pattern is a
+        // valid T (a sealed set of plain integers and floats).
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), rows.len()) }
     }
 
     #[inline]

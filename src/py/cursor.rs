@@ -1,11 +1,14 @@
 //! `Cursor`: execute, and every fetch shape served from the one native batch.
 
+use super::arrow::{DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH};
 use super::connection::{ConnShared, Connection};
 use super::decode::{build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
 use super::output::Output;
 use super::params::{to_input_size, to_param};
-use super::plan::PyPlan;
+use super::plan::{ColumnDecoder, PyPlan};
+use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler};
+use crate::decode::TextErrors;
 use crate::odbc::CancelHandle;
 use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::rowset::Served;
@@ -480,6 +483,74 @@ impl Cursor {
         Ok(())
     }
 
+    /// Start an Arrow read of the current result set: its Arrow layout, the epoch it belongs to
+    /// and the text policy. NotSupportedError for a column without an Arrow type, and when
+    /// output converters apply to the result set (Arrow never calls them: the values would
+    /// silently differ from the rows').
+    fn arrow_start(
+        &self,
+        py: Python<'_>,
+        options: ArrowOptions,
+    ) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        self.require_results(py, st)?;
+        let plan = st.plan.as_ref().expect("checked by require_results");
+        let converted = plan
+            .decoders
+            .iter()
+            .position(|d| matches!(d, ColumnDecoder::Converted(..)));
+        if let Some(i) = converted {
+            return Err(super::errors::NotSupportedError::new_err(format!(
+                "Arrow fetch does not apply output converters, and one is registered for the \
+                 SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
+                plan.core.columns[i].desc.name
+            )));
+        }
+        let layout = ArrowLayout::new(plan.core.clone(), options).py(py)?;
+        let epoch = st.stmt.as_ref().map_or(0, Statement::epoch);
+        Ok((Arc::new(layout), epoch, plan.errors))
+    }
+
+    /// The next record batch of up to `max` rows, assembled from served rows through the one
+    /// fetch protocol (`begin_fetch`, `next_served`); `None` at the end of the result set. Any
+    /// error raises at once: the rows of the batch under construction are not handed out.
+    pub(super) fn next_arrow_batch(
+        &self,
+        py: Python<'_>,
+        epoch: u64,
+        assembler: &mut BatchAssembler,
+        max: usize,
+    ) -> PyResult<Option<arrow_array::RecordBatch>> {
+        let mut guard = self.lock(py)?;
+        if guard.stmt.as_ref().map(Statement::epoch) != Some(epoch) {
+            return Err(programming(
+                "The cursor executed again or moved to another result set: this record batch \
+                 stream is over.",
+            ));
+        }
+        let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;
+        while assembler.rows() < max {
+            let Some(served) = self.next_served(py, stmt, max - assembler.rows())? else {
+                break;
+            };
+            let base = served.base;
+            if let Err(err) = assembler.append(&served) {
+                // As for rows, the failing row is consumed and the rows after it are served by
+                // the next fetch; the batch under construction is dropped.
+                if let crate::Error::Decode { row, .. } = &err {
+                    stmt.rewind_to((row - base) as usize + 1);
+                }
+                assembler.discard();
+                return Err(super::errors::to_pyerr(py, err));
+            }
+        }
+        if assembler.rows() == 0 {
+            return Ok(None);
+        }
+        assembler.finish().py(py).map(Some)
+    }
+
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
         if timeout != st.applied_timeout {
@@ -516,6 +587,20 @@ fn is_param_row(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(obj.is_instance_of::<PyTuple>()
         || obj.is_instance_of::<PyList>()
         || obj.is_instance(super::row::row_type(py)?)?)
+}
+
+/// The Arrow fetch options from their Python spelling.
+fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
+    let offsets = match datetimeoffset {
+        "utc" => false,
+        "struct" => true,
+        other => {
+            return Err(programming(format!(
+                "datetimeoffset must be 'utc' or 'struct', not {other:?}"
+            )));
+        }
+    };
+    Ok(ArrowOptions { offsets })
 }
 
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.
@@ -753,6 +838,51 @@ impl Cursor {
         build_first_value(py, plan, served.batch, served.rows.start, served.base)
             .map(Some)
             .map_err(|f| f.err)
+    }
+
+    /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
+    /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
+    /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset).
+    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc"))]
+    fn fetch_record_batch(
+        slf: &Bound<'_, Self>,
+        rows_per_batch: Option<usize>,
+        datetimeoffset: &str,
+    ) -> PyResult<RecordBatchStream> {
+        let py = slf.py();
+        let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
+        if rows == 0 {
+            return Err(programming("rows_per_batch must be at least 1"));
+        }
+        let (layout, epoch, errors) = slf.get().arrow_start(py, arrow_options(datetimeoffset)?)?;
+        Ok(RecordBatchStream::lazy(LazyBatches {
+            cursor: slf.clone().unbind(),
+            epoch,
+            assembler: BatchAssembler::new(&layout, rows.min(DEFAULT_ROWS_PER_BATCH), errors),
+            layout,
+            rows_per_batch: rows,
+            done: false,
+        }))
+    }
+
+    /// The rest of the current result set as one Arrow table (an object with
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` as
+    /// for `fetch_record_batch`.
+    #[pyo3(signature = (*, datetimeoffset = "utc"))]
+    fn fetch_arrow_table(
+        &self,
+        py: Python<'_>,
+        datetimeoffset: &str,
+    ) -> PyResult<RecordBatchStream> {
+        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset)?)?;
+        let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
+        let mut batches = Vec::new();
+        while let Some(b) =
+            self.next_arrow_batch(py, epoch, &mut assembler, TABLE_ROWS_PER_BATCH)?
+        {
+            batches.push(b);
+        }
+        Ok(RecordBatchStream::table(layout.schema.clone(), batches))
     }
 
     fn __iter__(slf: Py<Self>) -> Py<Self> {

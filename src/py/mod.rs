@@ -1,6 +1,7 @@
 //! The Python binding: the only module that uses PyO3. `ferrodbc._native`.
 //! (`decimal`, `decode`, `plan` and `text` are public for the benches in `benches/`.)
 
+mod arrow;
 mod cache;
 mod catalog;
 mod compat;
@@ -75,6 +76,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cursor::Cursor>()?;
     m.add("Row", row::row_type(py)?)?;
     m.add_class::<output::Output>()?;
+    m.add_class::<arrow::RecordBatchStream>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;

@@ -11,6 +11,7 @@ import time
 
 import pyodbc
 import pytest
+
 import tdspeer
 from conftest import _missing, require_driver
 

@@ -306,6 +306,7 @@ fn bench_build_rows(c: &mut Criterion) {
             &HashMap::new(),
             TextErrors::Strict,
             false,
+            false,
         )
         .unwrap();
         let mut rows = Vec::new();

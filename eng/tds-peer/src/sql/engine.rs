@@ -298,6 +298,7 @@ impl Engine {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
+        super::sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;
         self.vars.clear();
@@ -667,6 +668,7 @@ impl Engine {
                 Ok(Flow::Continue)
             }
             "SET" => {
+                super::sysviews::set_statement(&sg);
                 if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
                     self.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
                 }

@@ -13,6 +13,7 @@ pub mod procs;
 pub mod rewrite;
 pub mod schema;
 pub mod sysprocs;
+pub mod sysviews;
 pub mod tabletypes;
 pub mod typeinfo;
 pub mod typemeta;

@@ -576,10 +576,19 @@ impl Ctx<'_> {
                             let open = next.unwrap();
                             let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
                             let parts = split_commas(&toks[open + 1..close]);
-                            let name = match sig(parts[0]).first() {
-                                Some(Tok::Str { s, .. }) => s.clone(),
+                            let name = match sig(parts[0]).as_slice() {
+                                [Tok::Str { s, .. }] => s.clone(),
                                 _ => {
-                                    return Err("tds-peer: OBJECT_ID needs a string literal".into());
+                                    // A parameter or expression (SQLAlchemy: `object_id(?, 'U')`):
+                                    // its last name part is looked up when the statement runs.
+                                    let expr = self.rw(parts[0])?;
+                                    let kind = parts.get(1).map(|p| self.rw(p)).transpose()?;
+                                    out.push_str(&format!(
+                                        "(SELECT id FROM ({OBJECT_IDS}) WHERE name = __base_name({expr}) COLLATE NOCASE{} LIMIT 1)",
+                                        kind.map(|k| format!(" AND xtype = upper({k})")).unwrap_or_default()
+                                    ));
+                                    i = close + 1;
+                                    continue;
                                 }
                             };
                             let name = name

@@ -25,6 +25,13 @@ const OBJ: &str = "SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHER
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     register_session(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    // The object a multi-part name means (`tempdb..[#t]`, `dbo.t` -> `#t`, `t`): OBJECT_ID of
+    // a parameter.
+    db.create_scalar_function("__base_name", 1, det, |ctx| {
+        Ok(ctx
+            .get::<Option<String>>(0)?
+            .map(|n| crate::sql::schema::base_name(&n)))
+    })?;
     db.create_scalar_function("__colmeta", 3, det, |ctx| {
         let decl: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
         let field: String = ctx.get(1)?;
@@ -186,6 +193,25 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
         ("INFORMATION_SCHEMA", "COLUMNS") => format!(
             "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, c.tname AS TABLE_NAME, c.cname AS COLUMN_NAME, c.cid + 1 AS ORDINAL_POSITION, c.dflt AS COLUMN_DEFAULT, CASE WHEN c.nn OR c.pk > 0 THEN 'NO' ELSE 'YES' END AS IS_NULLABLE, __colmeta(c.decl, 'type_name', c.pk) AS DATA_TYPE, __typelen(c.decl) AS CHARACTER_MAXIMUM_LENGTH, __typelen(c.decl) AS CHARACTER_OCTET_LENGTH, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'precision', c.pk) END AS NUMERIC_PRECISION, 10 AS NUMERIC_PRECISION_RADIX, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'scale', c.pk) END AS NUMERIC_SCALE, NULL AS DATETIME_PRECISION, NULL AS CHARACTER_SET_NAME, __colmeta(c.decl, 'collation_name', c.pk) AS COLLATION_NAME FROM ({COLS}) c"
         ),
+        ("INFORMATION_SCHEMA", "TABLE_CONSTRAINTS") => format!(
+            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.ctype AS CONSTRAINT_TYPE, 'NO' AS IS_DEFERRABLE, 'NO' AS INITIALLY_DEFERRED FROM ({}) k GROUP BY k.name, k.tname, k.ctype",
+            key_columns()
+        ),
+        ("INFORMATION_SCHEMA", "KEY_COLUMN_USAGE") => format!(
+            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, k.ord AS ORDINAL_POSITION FROM ({}) k",
+            key_columns()
+        ),
+        ("INFORMATION_SCHEMA", "CONSTRAINT_COLUMN_USAGE") => format!(
+            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME FROM ({}) k",
+            key_columns()
+        ),
+        ("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS") => format!(
+            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, 'FK__' || o.name || '__' || f.id AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, 'dbo' AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table' AND f.seq = 0",
+            uq = "CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN 'PK__' || f.\"table\" ELSE (SELECT l.name FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END",
+            upd = rule("f.on_update"),
+            del = rule("f.on_delete"),
+        ),
+        ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => "SELECT NULL AS CONSTRAINT_CATALOG, NULL AS CONSTRAINT_SCHEMA, NULL AS CONSTRAINT_NAME, NULL AS CHECK_CLAUSE WHERE 0".into(),
         ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT NULL AS SEQUENCE_CATALOG, NULL AS SEQUENCE_SCHEMA, NULL AS SEQUENCE_NAME, NULL AS DATA_TYPE, NULL AS START_VALUE, NULL AS INCREMENT WHERE 0".into(),
         _ => return None,
     })
@@ -327,4 +353,22 @@ pub fn register_session(db: &Connection) -> rusqlite::Result<()> {
     db.create_scalar_function("__isolation", 0, FunctionFlags::SQLITE_UTF8, |_| {
         Ok(ISOLATION.with(|c| c.get()))
     })
+}
+
+/// Key constraints' columns (name, table, column, ordinal, INFORMATION_SCHEMA type): primary
+/// keys (`PK__<table>`), UNIQUE constraints (their SQLite index name) and foreign keys.
+fn key_columns() -> String {
+    format!(
+        "SELECT 'PK__' || c.tname AS name, c.tname AS tname, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({COLS}) c WHERE c.pk > 0 AND c.otype = 'table' \
+         UNION ALL SELECT i.iname, i.tname, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
+         UNION ALL SELECT 'FK__' || o.name || '__' || f.id, o.name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table'",
+        src = indexes_src()
+    )
+}
+
+/// INFORMATION_SCHEMA's rule text from SQLite's (`NO ACTION`, `CASCADE`, `SET NULL`, …).
+fn rule(col: &str) -> String {
+    format!(
+        "CASE WHEN {col} IN ('CASCADE', 'SET NULL', 'SET DEFAULT') THEN {col} ELSE 'NO ACTION' END"
+    )
 }

@@ -385,6 +385,7 @@ impl Engine {
             database: self.database.clone(),
             text_columns: self.text_columns.clone(),
             error: self.last_error.clone(),
+            schemas: super::sysviews::user_schemas(&self.db),
         }
     }
 

@@ -20,6 +20,8 @@ pub struct Ctx<'a> {
     pub text_columns: Vec<String>,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
+    /// User schemas (CREATE SCHEMA): `s.t` names the SQLite table `"s.t"` (sysviews.rs).
+    pub schemas: std::sync::Arc<Vec<String>>,
 }
 
 pub const VERSION: &str =
@@ -401,6 +403,11 @@ impl Ctx<'_> {
                         i = after;
                         continue;
                     }
+                    if let Some((text, after)) = self.schema_object(toks, q, next) {
+                        out.push_str(&text);
+                        i = after;
+                        continue;
+                    }
                     out.push_str(&quote_ident(q))
                 }
                 Tok::Num(n) => out.push_str(&num_literal(n)),
@@ -637,6 +644,11 @@ impl Ctx<'_> {
                         "INFORMATION_SCHEMA" | "SYS"
                             if let Some((text, after)) = self.catalog_ref(toks, &up, next) =>
                         {
+                            out.push_str(&text);
+                            i = after;
+                            continue;
+                        }
+                        _ if let Some((text, after)) = self.schema_object(toks, w, next) => {
                             out.push_str(&text);
                             i = after;
                             continue;
@@ -1213,6 +1225,7 @@ mod tests {
             database: "master".into(),
             text_columns: Vec::new(),
             error: None,
+            schemas: Default::default(),
         }
     }
 

@@ -17,8 +17,21 @@ use crate::types::Ty;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, types::Value};
 
-/// User tables and views: object id, name, SQLite type.
-const OBJ: &str = "SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
+/// User tables and views: object id, name (without its schema), the SQLite table name
+/// (`"s.t"` for an object of a user schema), schema id and name, SQLite type.
+const OBJ: &str = "SELECT m.rowid + 100 AS rid, CASE WHEN s.name IS NULL THEN m.name ELSE substr(m.name, length(s.name) + 2) END AS name, m.name AS sname, COALESCE(4 + s.rowid, 1) AS schema_id, COALESCE(s.name, 'dbo') AS schema_name, m.type AS type FROM sqlite_master m LEFT JOIN __tdspeer_schemas s ON lower(substr(m.name, 1, length(s.name) + 1)) = lower(s.name || '.') WHERE m.type IN ('table','view') AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '__tdspeer%'";
+
+/// The schema name / bare name of a SQLite table name `x` (an FK's target table).
+fn schema_of(x: &str) -> String {
+    format!(
+        "COALESCE((SELECT s.name FROM __tdspeer_schemas s WHERE lower(substr({x}, 1, length(s.name) + 1)) = lower(s.name || '.')), 'dbo')"
+    )
+}
+fn bare_of(x: &str) -> String {
+    format!(
+        "COALESCE((SELECT substr({x}, length(s.name) + 2) FROM __tdspeer_schemas s WHERE lower(substr({x}, 1, length(s.name) + 1)) = lower(s.name || '.')), {x})"
+    )
+}
 
 /// The column metadata of a SQLite declared type, by `__colmeta(decl, field)`: system_type_id,
 /// max_length, precision, scale, collation_name, type_name.
@@ -117,42 +130,47 @@ fn types_view() -> String {
 }
 
 /// Every column of every user table/view, with its table's id and SQLite's pragma row.
-const COLS: &str = "SELECT o.rid AS rid, o.name AS tname, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, p.dflt_value AS dflt, p.pk AS pk FROM (SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%') o JOIN pragma_table_info(o.name) p";
+fn cols() -> String {
+    format!(
+        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, p.dflt_value AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p"
+    )
+}
 
 /// Whether the pragma row `c` is an IDENTITY / rowid-alias column (INTEGER PRIMARY KEY).
-const IDENT: &str = "(c.pk = 1 AND upper(c.decl) = 'INTEGER' AND (SELECT COUNT(*) FROM pragma_table_info(c.tname) WHERE pk > 0) = 1)";
+const IDENT: &str = "(c.pk = 1 AND upper(c.decl) = 'INTEGER' AND (SELECT COUNT(*) FROM pragma_table_info(c.sname) WHERE pk > 0) = 1)";
 
 /// Indexes SQLite knows (CREATE INDEX, UNIQUE and PRIMARY KEY constraints), numbered from 2,
 /// plus the rowid primary key as index 1.
 fn indexes_src() -> String {
     format!(
-        "SELECT o.rid AS rid, o.name AS tname, l.name AS iname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.name) l WHERE o.type = 'table'"
+        "SELECT o.rid AS rid, o.name AS tname, o.schema_name AS schema_name, l.name AS iname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
     )
 }
 
 pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
     let ident = IDENT;
+    let cols = cols();
     Some(match (schema, name) {
         ("SYS", "SCHEMAS") => "SELECT 'dbo' AS name, 1 AS schema_id, 1 AS principal_id UNION ALL SELECT 'guest', 2, 2 UNION ALL SELECT 'INFORMATION_SCHEMA', 3, 3 UNION ALL SELECT 'sys', 4, 4 UNION ALL SELECT name, 4 + rowid, 1 FROM __tdspeer_schemas".into(),
         ("SYS", "OBJECTS") | ("SYS", "ALL_OBJECTS") => format!(
-            "SELECT name, rid AS object_id, NULL AS principal_id, 1 AS schema_id, 0 AS parent_object_id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS type, CASE type WHEN 'view' THEN 'VIEW' ELSE 'USER_TABLE' END AS type_desc, '2024-01-01 00:00:00.000' AS create_date, '2024-01-01 00:00:00.000' AS modify_date, 0 AS is_ms_shipped, 0 AS is_published, 0 AS is_schema_published FROM ({OBJ}) UNION ALL SELECT name, 1000000 + rowid, NULL, 1, 0, 'P', 'SQL_STORED_PROCEDURE', '2024-01-01 00:00:00.000', '2024-01-01 00:00:00.000', 0, 0, 0 FROM __tdspeer_procs"
+            "SELECT name, rid AS object_id, NULL AS principal_id, schema_id, 0 AS parent_object_id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS type, CASE type WHEN 'view' THEN 'VIEW' ELSE 'USER_TABLE' END AS type_desc, '2024-01-01 00:00:00.000' AS create_date, '2024-01-01 00:00:00.000' AS modify_date, 0 AS is_ms_shipped, 0 AS is_published, 0 AS is_schema_published FROM ({OBJ}) UNION ALL SELECT name, 1000000 + rowid, NULL, 1, 0, 'P', 'SQL_STORED_PROCEDURE', '2024-01-01 00:00:00.000', '2024-01-01 00:00:00.000', 0, 0, 0 FROM __tdspeer_procs"
         ),
         ("SYS", "TABLES") => format!(
-            "SELECT name, rid AS object_id, NULL AS principal_id, 1 AS schema_id, 0 AS parent_object_id, 'U' AS type, 'USER_TABLE' AS type_desc, '2024-01-01 00:00:00.000' AS create_date, '2024-01-01 00:00:00.000' AS modify_date, 0 AS is_ms_shipped, 0 AS is_published, 0 AS is_schema_published, 0 AS temporal_type, 0 AS is_memory_optimized FROM ({OBJ}) WHERE type = 'table'"
+            "SELECT name, rid AS object_id, NULL AS principal_id, schema_id, 0 AS parent_object_id, 'U' AS type, 'USER_TABLE' AS type_desc, '2024-01-01 00:00:00.000' AS create_date, '2024-01-01 00:00:00.000' AS modify_date, 0 AS is_ms_shipped, 0 AS is_published, 0 AS is_schema_published, 0 AS temporal_type, 0 AS is_memory_optimized FROM ({OBJ}) WHERE type = 'table'"
         ),
         ("SYS", "VIEWS") => format!(
-            "SELECT name, rid AS object_id, NULL AS principal_id, 1 AS schema_id, 0 AS parent_object_id, 'V' AS type, 'VIEW' AS type_desc, 0 AS is_ms_shipped FROM ({OBJ}) WHERE type = 'view'"
+            "SELECT name, rid AS object_id, NULL AS principal_id, schema_id, 0 AS parent_object_id, 'V' AS type, 'VIEW' AS type_desc, 0 AS is_ms_shipped FROM ({OBJ}) WHERE type = 'view'"
         ),
-        ("SYS", "SQL_MODULES") => "SELECT rowid + 100 AS object_id, sql AS definition, 1 AS uses_ansi_nulls, 1 AS uses_quoted_identifier FROM sqlite_master WHERE type = 'view'".into(),
+        ("SYS", "SQL_MODULES") => "SELECT rowid + 100 AS object_id, sql AS definition, 1 AS uses_ansi_nulls, 1 AS uses_quoted_identifier FROM sqlite_master WHERE type = 'view'".to_string(),
         ("SYS", "COLUMNS") => format!(
-            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, __colmeta(c.decl, 'system_type_id', c.pk) AS system_type_id, __colmeta(c.decl, 'system_type_id', c.pk) AS user_type_id, __colmeta(c.decl, 'max_length', c.pk) AS max_length, __colmeta(c.decl, 'precision', c.pk) AS \"precision\", __colmeta(c.decl, 'scale', c.pk) AS scale, __colmeta(c.decl, 'collation_name', c.pk) AS collation_name, CASE WHEN c.nn OR c.pk > 0 THEN 0 ELSE 1 END AS is_nullable, 1 AS is_ansi_padded, 0 AS is_rowguidcol, CASE WHEN {ident} THEN 1 ELSE 0 END AS is_identity, 0 AS is_computed, 0 AS is_filestream, 0 AS is_replicated, 0 AS is_sparse, CASE WHEN c.dflt IS NULL THEN 0 ELSE 20000000 + 1000 * c.rid + c.cid + 1 END AS default_object_id, 0 AS rule_object_id FROM ({COLS}) c"
+            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, __colmeta(c.decl, 'system_type_id', c.pk) AS system_type_id, __colmeta(c.decl, 'system_type_id', c.pk) AS user_type_id, __colmeta(c.decl, 'max_length', c.pk) AS max_length, __colmeta(c.decl, 'precision', c.pk) AS \"precision\", __colmeta(c.decl, 'scale', c.pk) AS scale, __colmeta(c.decl, 'collation_name', c.pk) AS collation_name, CASE WHEN c.nn OR c.pk > 0 THEN 0 ELSE 1 END AS is_nullable, 1 AS is_ansi_padded, 0 AS is_rowguidcol, CASE WHEN {ident} THEN 1 ELSE 0 END AS is_identity, 0 AS is_computed, 0 AS is_filestream, 0 AS is_replicated, 0 AS is_sparse, CASE WHEN c.dflt IS NULL THEN 0 ELSE 20000000 + 1000 * c.rid + c.cid + 1 END AS default_object_id, 0 AS rule_object_id FROM ({cols}) c"
         ),
         ("SYS", "TYPES") => types_view(),
         ("SYS", "DEFAULT_CONSTRAINTS") => format!(
-            "SELECT 'DF__' || c.tname || '__' || c.cname AS name, 20000000 + 1000 * c.rid + c.cid + 1 AS object_id, 1 AS schema_id, c.rid AS parent_object_id, 'D' AS type, 'DEFAULT_CONSTRAINT' AS type_desc, c.cid + 1 AS parent_column_id, CASE WHEN c.dflt LIKE '(%' THEN '(' || c.dflt || ')' WHEN typeof(c.dflt) IN ('integer', 'real') OR c.dflt GLOB '[0-9-]*' THEN '((' || c.dflt || '))' ELSE '(' || c.dflt || ')' END AS definition, 0 AS is_system_named FROM ({COLS}) c WHERE c.dflt IS NOT NULL"
+            "SELECT 'DF__' || c.tname || '__' || c.cname AS name, 20000000 + 1000 * c.rid + c.cid + 1 AS object_id, c.schema_id AS schema_id, c.rid AS parent_object_id, 'D' AS type, 'DEFAULT_CONSTRAINT' AS type_desc, c.cid + 1 AS parent_column_id, CASE WHEN c.dflt LIKE '(%' THEN '(' || c.dflt || ')' WHEN typeof(c.dflt) IN ('integer', 'real') OR c.dflt GLOB '[0-9-]*' THEN '((' || c.dflt || '))' ELSE '(' || c.dflt || ')' END AS definition, 0 AS is_system_named FROM ({cols}) c WHERE c.dflt IS NOT NULL"
         ),
         ("SYS", "IDENTITY_COLUMNS") => format!(
-            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, 56 AS system_type_id, 1 AS is_identity, 1 AS seed_value, 1 AS increment_value, NULL AS last_value, 0 AS is_not_for_replication FROM ({COLS}) c WHERE {ident}"
+            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, 56 AS system_type_id, 1 AS is_identity, 1 AS seed_value, 1 AS increment_value, NULL AS last_value, 0 AS is_not_for_replication FROM ({cols}) c WHERE {ident}"
         ),
         ("SYS", "COMPUTED_COLUMNS") => "SELECT NULL AS object_id, NULL AS name, NULL AS column_id, NULL AS definition, 0 AS is_persisted, 1 AS is_computed WHERE 0".into(),
         ("SYS", "EXTENDED_PROPERTIES") => "SELECT NULL AS class, NULL AS class_desc, NULL AS major_id, NULL AS minor_id, NULL AS name, NULL AS value WHERE 0".into(),
@@ -164,7 +182,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             "SELECT {spid} AS session_id, 'sa' AS login_name, 'master' AS database_name, 1 AS database_id, __isolation() AS transaction_isolation_level, 'running' AS status, 1 AS is_user_process"
         ),
         ("SYS", "KEY_CONSTRAINTS") => format!(
-            "SELECT CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.iname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, 1 AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
+            "SELECT CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.iname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, (SELECT schema_id FROM ({OBJ}) WHERE rid = i.rid) AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
             sys_indexes()
         ),
         ("SYS", "INDEXES") => format!(
@@ -172,44 +190,45 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             sys_indexes()
         ),
         ("SYS", "INDEX_COLUMNS") => format!(
-            "SELECT i.rid AS object_id, i.index_id, x.seqno + 1 AS index_column_id, x.cid + 1 AS column_id, x.seqno + 1 AS key_ordinal, 0 AS partition_ordinal, x.\"desc\" AS is_descending_key, 0 AS is_included_column FROM ({}) i JOIN pragma_index_xinfo(i.iname) x WHERE x.key = 1 AND i.iname IS NOT NULL UNION ALL SELECT c.rid, 1, c.pk, c.cid + 1, c.pk, 0, 0, 0 FROM ({COLS}) c WHERE {ident}",
+            "SELECT i.rid AS object_id, i.index_id, x.seqno + 1 AS index_column_id, x.cid + 1 AS column_id, x.seqno + 1 AS key_ordinal, 0 AS partition_ordinal, x.\"desc\" AS is_descending_key, 0 AS is_included_column FROM ({}) i JOIN pragma_index_xinfo(i.iname) x WHERE x.key = 1 AND i.iname IS NOT NULL UNION ALL SELECT c.rid, 1, c.pk, c.cid + 1, c.pk, 0, 0, 0 FROM ({cols}) c WHERE {ident}",
             sys_indexes()
         ),
         ("SYS", "FOREIGN_KEYS") => format!(
-            "SELECT 'FK__' || o.name || '__' || f.id AS name, 10000000 + 1000 * o.rid + f.id AS object_id, NULL AS principal_id, 1 AS schema_id, o.rid AS parent_object_id, 'F' AS type, 'FOREIGN_KEY_CONSTRAINT' AS type_desc, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, 1 AS key_index_id, 0 AS is_disabled, 0 AS is_not_trusted, {del} AS delete_referential_action, {deld} AS delete_referential_action_desc, {upd} AS update_referential_action, {updd} AS update_referential_action_desc, 0 AS is_system_named FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table' AND f.seq = 0",
+            "SELECT 'FK__' || o.name || '__' || f.id AS name, 10000000 + 1000 * o.rid + f.id AS object_id, NULL AS principal_id, o.schema_id AS schema_id, o.rid AS parent_object_id, 'F' AS type, 'FOREIGN_KEY_CONSTRAINT' AS type_desc, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, 1 AS key_index_id, 0 AS is_disabled, 0 AS is_not_trusted, {del} AS delete_referential_action, {deld} AS delete_referential_action_desc, {upd} AS update_referential_action, {updd} AS update_referential_action_desc, 0 AS is_system_named FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
             del = action("f.on_delete", false),
             deld = action("f.on_delete", true),
             upd = action("f.on_update", false),
             updd = action("f.on_update", true),
         ),
         ("SYS", "FOREIGN_KEY_COLUMNS") => format!(
-            "SELECT 10000000 + 1000 * o.rid + f.id AS constraint_object_id, f.seq + 1 AS constraint_column_id, o.rid AS parent_object_id, (SELECT cid + 1 FROM pragma_table_info(o.name) WHERE name = f.\"from\" COLLATE NOCASE) AS parent_column_id, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, COALESCE((SELECT cid + 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE), (SELECT cid + 1 FROM pragma_table_info(f.\"table\") WHERE pk = f.seq + 1)) AS referenced_column_id FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table'"
+            "SELECT 10000000 + 1000 * o.rid + f.id AS constraint_object_id, f.seq + 1 AS constraint_column_id, o.rid AS parent_object_id, (SELECT cid + 1 FROM pragma_table_info(o.sname) WHERE name = f.\"from\" COLLATE NOCASE) AS parent_column_id, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, COALESCE((SELECT cid + 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE), (SELECT cid + 1 FROM pragma_table_info(f.\"table\") WHERE pk = f.seq + 1)) AS referenced_column_id FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table'"
         ),
         ("INFORMATION_SCHEMA", "SCHEMATA") => "SELECT 'master' AS CATALOG_NAME, name AS SCHEMA_NAME, 'dbo' AS SCHEMA_OWNER, NULL AS DEFAULT_CHARACTER_SET_CATALOG, NULL AS DEFAULT_CHARACTER_SET_SCHEMA, 'iso_1' AS DEFAULT_CHARACTER_SET_NAME FROM (SELECT 'dbo' AS name UNION ALL SELECT 'guest' UNION ALL SELECT 'INFORMATION_SCHEMA' UNION ALL SELECT 'sys' UNION ALL SELECT name FROM __tdspeer_schemas)".into(),
         ("INFORMATION_SCHEMA", "TABLES") => format!(
-            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, name AS TABLE_NAME, CASE type WHEN 'view' THEN 'VIEW' ELSE 'BASE TABLE' END AS TABLE_TYPE FROM ({OBJ})"
+            "SELECT 'master' AS TABLE_CATALOG, schema_name AS TABLE_SCHEMA, name AS TABLE_NAME, CASE type WHEN 'view' THEN 'VIEW' ELSE 'BASE TABLE' END AS TABLE_TYPE FROM ({OBJ})"
         ),
-        ("INFORMATION_SCHEMA", "VIEWS") => "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, name AS TABLE_NAME, sql AS VIEW_DEFINITION, 'NONE' AS CHECK_OPTION, 'NO' AS IS_UPDATABLE FROM sqlite_master WHERE type = 'view'".into(),
+        ("INFORMATION_SCHEMA", "VIEWS") => format!("SELECT 'master' AS TABLE_CATALOG, o.schema_name AS TABLE_SCHEMA, o.name AS TABLE_NAME, m.sql AS VIEW_DEFINITION, 'NONE' AS CHECK_OPTION, 'NO' AS IS_UPDATABLE FROM ({OBJ}) o JOIN sqlite_master m ON m.rowid + 100 = o.rid WHERE o.type = 'view'"),
         ("INFORMATION_SCHEMA", "COLUMNS") => format!(
-            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, c.tname AS TABLE_NAME, c.cname AS COLUMN_NAME, c.cid + 1 AS ORDINAL_POSITION, c.dflt AS COLUMN_DEFAULT, CASE WHEN c.nn OR c.pk > 0 THEN 'NO' ELSE 'YES' END AS IS_NULLABLE, __colmeta(c.decl, 'type_name', c.pk) AS DATA_TYPE, __typelen(c.decl) AS CHARACTER_MAXIMUM_LENGTH, __typelen(c.decl) AS CHARACTER_OCTET_LENGTH, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'precision', c.pk) END AS NUMERIC_PRECISION, 10 AS NUMERIC_PRECISION_RADIX, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'scale', c.pk) END AS NUMERIC_SCALE, NULL AS DATETIME_PRECISION, NULL AS CHARACTER_SET_NAME, __colmeta(c.decl, 'collation_name', c.pk) AS COLLATION_NAME FROM ({COLS}) c"
+            "SELECT 'master' AS TABLE_CATALOG, c.schema_name AS TABLE_SCHEMA, c.tname AS TABLE_NAME, c.cname AS COLUMN_NAME, c.cid + 1 AS ORDINAL_POSITION, c.dflt AS COLUMN_DEFAULT, CASE WHEN c.nn OR c.pk > 0 THEN 'NO' ELSE 'YES' END AS IS_NULLABLE, __colmeta(c.decl, 'type_name', c.pk) AS DATA_TYPE, __typelen(c.decl) AS CHARACTER_MAXIMUM_LENGTH, __typelen(c.decl) AS CHARACTER_OCTET_LENGTH, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'precision', c.pk) END AS NUMERIC_PRECISION, 10 AS NUMERIC_PRECISION_RADIX, CASE WHEN __colmeta(c.decl, 'precision', c.pk) > 0 THEN __colmeta(c.decl, 'scale', c.pk) END AS NUMERIC_SCALE, NULL AS DATETIME_PRECISION, NULL AS CHARACTER_SET_NAME, __colmeta(c.decl, 'collation_name', c.pk) AS COLLATION_NAME FROM ({cols}) c"
         ),
         ("INFORMATION_SCHEMA", "TABLE_CONSTRAINTS") => format!(
-            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.ctype AS CONSTRAINT_TYPE, 'NO' AS IS_DEFERRABLE, 'NO' AS INITIALLY_DEFERRED FROM ({}) k GROUP BY k.name, k.tname, k.ctype",
+            "SELECT 'master' AS CONSTRAINT_CATALOG, k.sch AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, k.sch AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.ctype AS CONSTRAINT_TYPE, 'NO' AS IS_DEFERRABLE, 'NO' AS INITIALLY_DEFERRED FROM ({}) k GROUP BY k.sch, k.name, k.tname, k.ctype",
             key_columns()
         ),
         ("INFORMATION_SCHEMA", "KEY_COLUMN_USAGE") => format!(
-            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, k.ord AS ORDINAL_POSITION FROM ({}) k",
+            "SELECT 'master' AS CONSTRAINT_CATALOG, k.sch AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME, 'master' AS TABLE_CATALOG, k.sch AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, k.ord AS ORDINAL_POSITION FROM ({}) k",
             key_columns()
         ),
         ("INFORMATION_SCHEMA", "CONSTRAINT_COLUMN_USAGE") => format!(
-            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME FROM ({}) k",
+            "SELECT 'master' AS TABLE_CATALOG, k.sch AS TABLE_SCHEMA, k.tname AS TABLE_NAME, k.cname AS COLUMN_NAME, 'master' AS CONSTRAINT_CATALOG, k.sch AS CONSTRAINT_SCHEMA, k.name AS CONSTRAINT_NAME FROM ({}) k",
             key_columns()
         ),
         ("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS") => format!(
-            "SELECT 'master' AS CONSTRAINT_CATALOG, 'dbo' AS CONSTRAINT_SCHEMA, 'FK__' || o.name || '__' || f.id AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, 'dbo' AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table' AND f.seq = 0",
-            uq = "CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN 'PK__' || f.\"table\" ELSE (SELECT l.name FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END",
+            "SELECT 'master' AS CONSTRAINT_CATALOG, o.schema_name AS CONSTRAINT_SCHEMA, 'FK__' || o.name || '__' || f.id AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, {rsch} AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
+            uq = format!("CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN 'PK__' || {} ELSE (SELECT l.name FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END", bare_of("f.\"table\"")),
             upd = rule("f.on_update"),
             del = rule("f.on_delete"),
+            rsch = schema_of("f.\"table\""),
         ),
         ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => "SELECT NULL AS CONSTRAINT_CATALOG, NULL AS CONSTRAINT_SCHEMA, NULL AS CONSTRAINT_NAME, NULL AS CHECK_CLAUSE WHERE 0".into(),
         ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT NULL AS SEQUENCE_CATALOG, NULL AS SEQUENCE_SCHEMA, NULL AS SEQUENCE_NAME, NULL AS DATA_TYPE, NULL AS START_VALUE, NULL AS INCREMENT WHERE 0".into(),
@@ -220,8 +239,9 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
 /// Indexes with SQL Server's index_id: the primary key 1, the rest 2… in SQLite's order.
 fn sys_indexes() -> String {
     format!(
-        "SELECT rid, tname, iname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, NULL, 1, 1, 'pk' FROM ({COLS}) c WHERE {IDENT}",
-        src = indexes_src()
+        "SELECT rid, tname, schema_name, iname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, c.schema_name, NULL, 1, 1, 'pk' FROM ({cols}) c WHERE {IDENT}",
+        src = indexes_src(),
+        cols = cols()
     )
 }
 
@@ -359,10 +379,11 @@ pub fn register_session(db: &Connection) -> rusqlite::Result<()> {
 /// keys (`PK__<table>`), UNIQUE constraints (their SQLite index name) and foreign keys.
 fn key_columns() -> String {
     format!(
-        "SELECT 'PK__' || c.tname AS name, c.tname AS tname, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({COLS}) c WHERE c.pk > 0 AND c.otype = 'table' \
-         UNION ALL SELECT i.iname, i.tname, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
-         UNION ALL SELECT 'FK__' || o.name || '__' || f.id, o.name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.name) f WHERE o.type = 'table'",
-        src = indexes_src()
+        "SELECT 'PK__' || c.tname AS name, c.tname AS tname, c.schema_name AS sch, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({cols}) c WHERE c.pk > 0 AND c.otype = 'table' \
+         UNION ALL SELECT i.iname, i.tname, i.schema_name, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
+         UNION ALL SELECT 'FK__' || o.name || '__' || f.id, o.name, o.schema_name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table'",
+        src = indexes_src(),
+        cols = cols()
     )
 }
 
@@ -371,4 +392,59 @@ fn rule(col: &str) -> String {
     format!(
         "CASE WHEN {col} IN ('CASCADE', 'SET NULL', 'SET DEFAULT') THEN {col} ELSE 'NO ACTION' END"
     )
+}
+
+/// The user schemas, shared by every connection of the process (they share one database):
+/// read from `__tdspeer_schemas` once and again after each CREATE/DROP SCHEMA, not per
+/// statement.
+static SCHEMAS: std::sync::Mutex<Option<std::sync::Arc<Vec<String>>>> = std::sync::Mutex::new(None);
+
+pub fn user_schemas(db: &Connection) -> std::sync::Arc<Vec<String>> {
+    let mut cached = SCHEMAS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = cached.as_ref() {
+        return s.clone();
+    }
+    let names: Vec<String> = db
+        .prepare("SELECT name FROM __tdspeer_schemas")
+        .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+        .unwrap_or_default();
+    let names = std::sync::Arc::new(names);
+    *cached = Some(names.clone());
+    names
+}
+
+pub fn schemas_changed() {
+    *SCHEMAS.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+impl Ctx<'_> {
+    /// `s.t` (bare or bracketed) where `s` is a user schema: the SQLite table `"s.t"` (a
+    /// schema-qualified object lives in the one SQLite database under its two-part name, so
+    /// `dbo.users` and `test_schema.users` are different tables, as in SQL Server). Also as a
+    /// column qualifier (`s.t.c` -> `"s.t".c`).
+    pub(super) fn schema_object(
+        &self,
+        toks: &[Tok],
+        word: &str,
+        dot: Option<usize>,
+    ) -> Option<(String, usize)> {
+        if self.schemas.is_empty() {
+            return None;
+        }
+        let dot = dot.filter(|&j| toks[j].is_punct('.'))?;
+        let schema = self.schemas.iter().find(|s| s.eq_ignore_ascii_case(word))?;
+        let name_at = next_sig(toks, dot + 1)?;
+        let name = match &toks[name_at] {
+            Tok::Word(w) | Tok::Quoted(w) => w,
+            _ => return None,
+        };
+        Some((
+            format!(
+                "\"{}.{}\"",
+                schema.replace('"', "\"\""),
+                name.replace('"', "\"\"")
+            ),
+            name_at + 1,
+        ))
+    }
 }

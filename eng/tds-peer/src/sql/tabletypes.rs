@@ -154,6 +154,7 @@ impl Engine {
                 StmtErr::Sql(from_sqlite(&e))
             }
         })?;
+        super::sysviews::schemas_changed();
         if n == 0 && !create && !if_exists {
             return Err(err(
                 3701,

@@ -658,7 +658,8 @@ impl Engine {
                             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
                     )
                 } else {
-                    ctx.rw(toks)
+                    let index = super::sysviews::index_ddl(&ctx, toks);
+                    ctx.rw(index.as_deref().unwrap_or(toks))
                         .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
                 };
                 self.before_write()?;

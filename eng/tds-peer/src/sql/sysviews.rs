@@ -143,7 +143,7 @@ const IDENT: &str = "(c.pk = 1 AND upper(c.decl) = 'INTEGER' AND (SELECT COUNT(*
 /// plus the rowid primary key as index 1.
 fn indexes_src() -> String {
     format!(
-        "SELECT o.rid AS rid, o.name AS tname, o.schema_name AS schema_name, l.name AS iname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
+        "SELECT o.rid AS rid, o.name AS tname, o.schema_name AS schema_name, l.name AS iname, CASE WHEN o.schema_id > 4 AND lower(substr(l.name, 1, length(o.schema_name) + 1)) = lower(o.schema_name || '.') THEN substr(l.name, length(o.schema_name) + 2) ELSE l.name END AS dname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
     )
 }
 
@@ -182,11 +182,11 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             "SELECT {spid} AS session_id, 'sa' AS login_name, 'master' AS database_name, 1 AS database_id, __isolation() AS transaction_isolation_level, 'running' AS status, 1 AS is_user_process"
         ),
         ("SYS", "KEY_CONSTRAINTS") => format!(
-            "SELECT CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.iname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, (SELECT schema_id FROM ({OBJ}) WHERE rid = i.rid) AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
+            "SELECT CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.dname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, (SELECT schema_id FROM ({OBJ}) WHERE rid = i.rid) AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
             sys_indexes()
         ),
         ("SYS", "INDEXES") => format!(
-            "SELECT i.rid AS object_id, CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.iname END AS name, i.index_id, CASE WHEN i.origin = 'pk' THEN 1 ELSE 2 END AS type, CASE WHEN i.origin = 'pk' THEN 'CLUSTERED' ELSE 'NONCLUSTERED' END AS type_desc, i.uniq AS is_unique, 1 AS data_space_id, 0 AS ignore_dup_key, CASE WHEN i.origin = 'pk' THEN 1 ELSE 0 END AS is_primary_key, CASE WHEN i.origin = 'u' THEN 1 ELSE 0 END AS is_unique_constraint, 0 AS fill_factor, 0 AS is_padded, 0 AS is_disabled, 0 AS is_hypothetical, 1 AS allow_row_locks, 1 AS allow_page_locks, 0 AS has_filter, NULL AS filter_definition FROM ({}) i",
+            "SELECT i.rid AS object_id, CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.dname END AS name, i.index_id, CASE WHEN i.origin = 'pk' THEN 1 ELSE 2 END AS type, CASE WHEN i.origin = 'pk' THEN 'CLUSTERED' ELSE 'NONCLUSTERED' END AS type_desc, i.uniq AS is_unique, 1 AS data_space_id, 0 AS ignore_dup_key, CASE WHEN i.origin = 'pk' THEN 1 ELSE 0 END AS is_primary_key, CASE WHEN i.origin = 'u' THEN 1 ELSE 0 END AS is_unique_constraint, 0 AS fill_factor, 0 AS is_padded, 0 AS is_disabled, 0 AS is_hypothetical, 1 AS allow_row_locks, 1 AS allow_page_locks, 0 AS has_filter, NULL AS filter_definition FROM ({}) i",
             sys_indexes()
         ),
         ("SYS", "INDEX_COLUMNS") => format!(
@@ -239,7 +239,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
 /// Indexes with SQL Server's index_id: the primary key 1, the rest 2… in SQLite's order.
 fn sys_indexes() -> String {
     format!(
-        "SELECT rid, tname, schema_name, iname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, c.schema_name, NULL, 1, 1, 'pk' FROM ({cols}) c WHERE {IDENT}",
+        "SELECT rid, tname, schema_name, iname, dname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, c.schema_name, NULL, NULL, 1, 1, 'pk' FROM ({cols}) c WHERE {IDENT}",
         src = indexes_src(),
         cols = cols()
     )
@@ -380,7 +380,7 @@ pub fn register_session(db: &Connection) -> rusqlite::Result<()> {
 fn key_columns() -> String {
     format!(
         "SELECT 'PK__' || c.tname AS name, c.tname AS tname, c.schema_name AS sch, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({cols}) c WHERE c.pk > 0 AND c.otype = 'table' \
-         UNION ALL SELECT i.iname, i.tname, i.schema_name, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
+         UNION ALL SELECT i.dname, i.tname, i.schema_name, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
          UNION ALL SELECT 'FK__' || o.name || '__' || f.id, o.name, o.schema_name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table'",
         src = indexes_src(),
         cols = cols()
@@ -447,4 +447,47 @@ impl Ctx<'_> {
             name_at + 1,
         ))
     }
+}
+
+/// `CREATE [UNIQUE] [NON]CLUSTERED INDEX i ON s.t (…)` and `DROP INDEX i ON s.t`: SQL Server
+/// scopes an index name to its table, SQLite to the database, so an index of a user-schema
+/// table is the SQLite index `"s.i"` (sys.indexes shows `i`); and SQLite's DROP INDEX has no
+/// `ON t`. None when the statement is neither (or needs no change).
+pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
+    let sig: Vec<usize> = (0..toks.len()).filter(|&i| !toks[i].is_space()).collect();
+    let create = toks[*sig.first()?].is_word("CREATE");
+    if !create && !toks[sig[0]].is_word("DROP") {
+        return None;
+    }
+    let at = *sig.iter().take(5).find(|&&i| toks[i].is_word("INDEX"))?;
+    let name_at = next_sig(toks, at + 1)?;
+    let name = match &toks[name_at] {
+        Tok::Word(w) | Tok::Quoted(w) => w.clone(),
+        _ => return None,
+    };
+    let on = next_sig(toks, name_at + 1).filter(|&k| toks[k].is_word("ON"))?;
+    let table_at = next_sig(toks, on + 1)?;
+    let schema = match &toks[table_at] {
+        Tok::Word(w) | Tok::Quoted(w)
+            if next_sig(toks, table_at + 1).is_some_and(|k| toks[k].is_punct('.')) =>
+        {
+            ctx.schemas.iter().find(|s| s.eq_ignore_ascii_case(w)).cloned()
+        }
+        _ => None,
+    };
+    let index = Tok::Quoted(match &schema {
+        Some(s) => format!("{s}.{name}"),
+        None => name,
+    });
+    let mut out = toks.to_vec();
+    if create {
+        if schema.is_none() {
+            return None;
+        }
+        out[name_at] = index;
+    } else {
+        out.truncate(name_at);
+        out.push(index);
+    }
+    Some(out)
 }

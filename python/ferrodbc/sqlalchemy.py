@@ -89,6 +89,12 @@ class MSDialect_ferrodbc(MSDialect):
         self.ferrodbc_pooling = ferrodbc_pooling
 
     @classmethod
+    def load_provisioning(cls) -> None:
+        # SQLAlchemy's test provisioning for SQL Server (temp table names, schema set-up) lives
+        # with its own mssql dialect; the default would look for ferrodbc.provision.
+        __import__("sqlalchemy.dialects.mssql.provision")
+
+    @classmethod
     def import_dbapi(cls) -> Any:
         import ferrodbc
 

@@ -666,6 +666,9 @@ impl Engine {
                 self.db
                     .execute_batch(&sql)
                     .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                if first == "DROP" {
+                    super::extprops::forget_dropped(&self.db);
+                }
                 self.rowcount = 0;
                 Ok(Flow::Continue)
             }

@@ -6,6 +6,7 @@ pub mod catalog_keys;
 pub mod describe;
 pub mod engine;
 pub mod errors;
+pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod lexer;

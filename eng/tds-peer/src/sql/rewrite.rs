@@ -673,6 +673,13 @@ impl Ctx<'_> {
                             i = close + 1;
                             continue;
                         }
+                        "FN_LISTEXTENDEDPROPERTY" if call => {
+                            let close = matching(toks, next.unwrap())
+                                .ok_or("Incorrect syntax near '('.")?;
+                            out.push_str(super::extprops::LIST);
+                            i = close + 1;
+                            continue;
+                        }
                         "ISNULL" if call => out.push_str("IFNULL"),
                         "LEN" if call => out.push_str("__len"),
                         "DATALENGTH" if call => out.push_str("__datalength"),

@@ -173,7 +173,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, 56 AS system_type_id, 1 AS is_identity, 1 AS seed_value, 1 AS increment_value, NULL AS last_value, 0 AS is_not_for_replication FROM ({cols}) c WHERE {ident}"
         ),
         ("SYS", "COMPUTED_COLUMNS") => "SELECT NULL AS object_id, NULL AS name, NULL AS column_id, NULL AS definition, 0 AS is_persisted, 1 AS is_computed WHERE 0".into(),
-        ("SYS", "EXTENDED_PROPERTIES") => "SELECT NULL AS class, NULL AS class_desc, NULL AS major_id, NULL AS minor_id, NULL AS name, NULL AS value WHERE 0".into(),
+        ("SYS", "EXTENDED_PROPERTIES") => super::extprops::VIEW.into(),
         ("SYS", "SEQUENCES") => "SELECT NULL AS name, NULL AS object_id, 1 AS schema_id, NULL AS start_value, NULL AS increment, NULL AS minimum_value, NULL AS maximum_value, 0 AS is_cycling, NULL AS current_value WHERE 0".into(),
         ("SYS", "FULLTEXT_INDEXES") => "SELECT NULL AS object_id, NULL AS fulltext_catalog_id WHERE 0".into(),
         ("SYS", "FULLTEXT_CATALOGS") => "SELECT NULL AS name, NULL AS fulltext_catalog_id WHERE 0".into(),
@@ -471,7 +471,10 @@ pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
         Tok::Word(w) | Tok::Quoted(w)
             if next_sig(toks, table_at + 1).is_some_and(|k| toks[k].is_punct('.')) =>
         {
-            ctx.schemas.iter().find(|s| s.eq_ignore_ascii_case(w)).cloned()
+            ctx.schemas
+                .iter()
+                .find(|s| s.eq_ignore_ascii_case(w))
+                .cloned()
         }
         _ => None,
     };

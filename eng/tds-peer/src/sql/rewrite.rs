@@ -673,6 +673,17 @@ impl Ctx<'_> {
                             i = close + 1;
                             continue;
                         }
+                        "JSON_VALUE" | "JSON_QUERY" | "ISJSON" if call => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let args = split_commas(&toks[open + 1..close])
+                                .into_iter()
+                                .map(|a| self.rw(a))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            out.push_str(&super::sysviews::json_call(&up, &args)?);
+                            i = close + 1;
+                            continue;
+                        }
                         "FN_LISTEXTENDEDPROPERTY" if call => {
                             let close = matching(toks, next.unwrap())
                                 .ok_or("Incorrect syntax near '('.")?;

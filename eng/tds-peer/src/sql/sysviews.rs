@@ -37,6 +37,7 @@ fn bare_of(x: &str) -> String {
 /// max_length, precision, scale, collation_name, type_name.
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     register_session(db)?;
+    register_json(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     // The object a multi-part name means (`tempdb..[#t]`, `dbo.t` -> `#t`, `t`): OBJECT_ID of
     // a parameter.
@@ -493,4 +494,46 @@ pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
         out.push(index);
     }
     Some(out)
+}
+
+/// SQL Server's JSON functions on SQLite's: `JSON_VALUE(e, path)` is the scalar at `path` as
+/// text (`true`/`false` for booleans; NULL for objects, arrays and JSON null), `JSON_QUERY(e,
+/// path)` the object or array there (NULL for scalars), `ISJSON(e)` 1/0. The path's `lax` /
+/// `strict` mode prefix is dropped (`__jpath`); lax is SQLite's behaviour.
+pub fn json_call(func: &str, args: &[String]) -> Result<String, String> {
+    let (e, p) = match (func, args) {
+        ("ISJSON", [e]) => {
+            return Ok(format!(
+                "(CASE WHEN ({e}) IS NULL THEN NULL WHEN json_valid({e}) THEN 1 ELSE 0 END)"
+            ));
+        }
+        (_, [e, p]) => (e, p),
+        _ => return Err(format!("The {func} function requires 2 arguments.")),
+    };
+    let at = format!("json_type({e}, __jpath({p}))");
+    let val = format!("json_extract({e}, __jpath({p}))");
+    Ok(if func == "JSON_VALUE" {
+        format!(
+            "(CASE {at} WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE CAST({val} AS TEXT) END)"
+        )
+    } else {
+        format!("(CASE WHEN {at} IN ('object', 'array') THEN {val} END)")
+    })
+}
+
+/// A SQL Server JSON path without its mode (`lax $.a` / `strict $.a` -> `$.a`).
+pub fn register_json(db: &Connection) -> rusqlite::Result<()> {
+    let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    db.create_scalar_function("__jpath", 1, det, |ctx| {
+        Ok(ctx.get::<Option<String>>(0)?.map(|p| {
+            let t = p.trim_start();
+            let lower = t.to_ascii_lowercase();
+            for mode in ["lax", "strict"] {
+                if lower.starts_with(mode) && t[mode.len()..].trim_start().starts_with('$') {
+                    return t[mode.len()..].trim_start().to_string();
+                }
+            }
+            t.to_string()
+        }))
+    })
 }

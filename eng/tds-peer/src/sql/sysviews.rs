@@ -64,7 +64,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             "precision" => Value::Integer(m.precision),
             "scale" => Value::Integer(m.scale),
             "collation_name" => collation(ty).map_or(Value::Null, |c| Value::Text(c.into())),
-            "type_name" => Value::Text(crate::sql::typemeta::type_name(ty)),
+            // The bare type name, as INFORMATION_SCHEMA.COLUMNS.DATA_TYPE has it (`nvarchar`).
+            "type_name" => Value::Text(
+                crate::sql::typemeta::type_name(ty)
+                    .split(['(', ' '])
+                    .next()
+                    .unwrap_or("")
+                    .to_string(),
+            ),
             _ => Value::Null,
         })
     })

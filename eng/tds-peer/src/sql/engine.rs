@@ -634,6 +634,9 @@ impl Engine {
             }
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);
+                let named = (first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")))
+                    .then(|| super::constraints::of_create_table(&ctx, toks))
+                    .flatten();
                 let sql = if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
                     rewrite::create_table(&ctx, toks)
                         .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
@@ -668,6 +671,9 @@ impl Engine {
                     .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
                 if first == "DROP" {
                     super::extprops::forget_dropped(&self.db);
+                }
+                if let Some((table, named)) = named {
+                    super::constraints::record(&self.db, &table, &named);
                 }
                 self.rowcount = 0;
                 Ok(Flow::Continue)

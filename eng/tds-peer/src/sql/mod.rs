@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod catalog_keys;
+pub mod constraints;
 pub mod describe;
 pub mod engine;
 pub mod errors;

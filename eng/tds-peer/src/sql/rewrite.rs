@@ -32,6 +32,10 @@ fn sig(toks: &[Tok]) -> Vec<&Tok> {
 }
 
 /// Index of the token closing the paren opened at `open`.
+pub(super) fn matching_paren(toks: &[Tok], open: usize) -> Option<usize> {
+    matching(toks, open)
+}
+
 fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     let mut d = 0;
     for (i, t) in toks.iter().enumerate().skip(open) {

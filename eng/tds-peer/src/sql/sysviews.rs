@@ -151,7 +151,7 @@ const IDENT: &str = "(c.pk = 1 AND upper(c.decl) = 'INTEGER' AND (SELECT COUNT(*
 /// plus the rowid primary key as index 1.
 fn indexes_src() -> String {
     format!(
-        "SELECT o.rid AS rid, o.name AS tname, o.schema_name AS schema_name, l.name AS iname, CASE WHEN o.schema_id > 4 AND lower(substr(l.name, 1, length(o.schema_name) + 1)) = lower(o.schema_name || '.') THEN substr(l.name, length(o.schema_name) + 2) ELSE l.name END AS dname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
+        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_name AS schema_name, l.name AS iname, CASE WHEN o.schema_id > 4 AND lower(substr(l.name, 1, length(o.schema_name) + 1)) = lower(o.schema_name || '.') THEN substr(l.name, length(o.schema_name) + 2) ELSE l.name END AS dname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
     )
 }
 
@@ -190,19 +190,24 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             "SELECT {spid} AS session_id, 'sa' AS login_name, 'master' AS database_name, 1 AS database_id, __isolation() AS transaction_isolation_level, 'running' AS status, 1 AS is_user_process"
         ),
         ("SYS", "KEY_CONSTRAINTS") => format!(
-            "SELECT CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.dname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, (SELECT schema_id FROM ({OBJ}) WHERE rid = i.rid) AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
-            sys_indexes()
+            "SELECT CASE WHEN i.origin = 'pk' THEN {pkn} WHEN i.origin = 'u' THEN {uqn} ELSE i.dname END AS name, 30000000 + 1000 * i.rid + i.index_id AS object_id, (SELECT schema_id FROM ({OBJ}) WHERE rid = i.rid) AS schema_id, i.rid AS parent_object_id, CASE WHEN i.origin = 'pk' THEN 'PK' ELSE 'UQ' END AS type, CASE WHEN i.origin = 'pk' THEN 'PRIMARY_KEY_CONSTRAINT' ELSE 'UNIQUE_CONSTRAINT' END AS type_desc, i.index_id AS unique_index_id, 0 AS is_system_named FROM ({}) i WHERE i.origin IN ('pk', 'u')",
+            sys_indexes(),
+            pkn = super::constraints::pk_name("i.sname", "i.tname"),
+            uqn = super::constraints::uq_name("i.sname", "i.iname", "i.dname"),
         ),
         ("SYS", "INDEXES") => format!(
-            "SELECT i.rid AS object_id, CASE WHEN i.origin = 'pk' THEN 'PK__' || i.tname ELSE i.dname END AS name, i.index_id, CASE WHEN i.origin = 'pk' THEN 1 ELSE 2 END AS type, CASE WHEN i.origin = 'pk' THEN 'CLUSTERED' ELSE 'NONCLUSTERED' END AS type_desc, i.uniq AS is_unique, 1 AS data_space_id, 0 AS ignore_dup_key, CASE WHEN i.origin = 'pk' THEN 1 ELSE 0 END AS is_primary_key, CASE WHEN i.origin = 'u' THEN 1 ELSE 0 END AS is_unique_constraint, 0 AS fill_factor, 0 AS is_padded, 0 AS is_disabled, 0 AS is_hypothetical, 1 AS allow_row_locks, 1 AS allow_page_locks, 0 AS has_filter, NULL AS filter_definition FROM ({}) i",
-            sys_indexes()
+            "SELECT i.rid AS object_id, CASE WHEN i.origin = 'pk' THEN {pkn} WHEN i.origin = 'u' THEN {uqn} ELSE i.dname END AS name, i.index_id, CASE WHEN i.origin = 'pk' THEN 1 ELSE 2 END AS type, CASE WHEN i.origin = 'pk' THEN 'CLUSTERED' ELSE 'NONCLUSTERED' END AS type_desc, i.uniq AS is_unique, 1 AS data_space_id, 0 AS ignore_dup_key, CASE WHEN i.origin = 'pk' THEN 1 ELSE 0 END AS is_primary_key, CASE WHEN i.origin = 'u' THEN 1 ELSE 0 END AS is_unique_constraint, 0 AS fill_factor, 0 AS is_padded, 0 AS is_disabled, 0 AS is_hypothetical, 1 AS allow_row_locks, 1 AS allow_page_locks, 0 AS has_filter, NULL AS filter_definition FROM ({}) i",
+            sys_indexes(),
+            pkn = super::constraints::pk_name("i.sname", "i.tname"),
+            uqn = super::constraints::uq_name("i.sname", "i.iname", "i.dname"),
         ),
         ("SYS", "INDEX_COLUMNS") => format!(
             "SELECT i.rid AS object_id, i.index_id, x.seqno + 1 AS index_column_id, x.cid + 1 AS column_id, x.seqno + 1 AS key_ordinal, 0 AS partition_ordinal, x.\"desc\" AS is_descending_key, 0 AS is_included_column FROM ({}) i JOIN pragma_index_xinfo(i.iname) x WHERE x.key = 1 AND i.iname IS NOT NULL UNION ALL SELECT c.rid, 1, c.pk, c.cid + 1, c.pk, 0, 0, 0 FROM ({cols}) c WHERE {ident}",
             sys_indexes()
         ),
         ("SYS", "FOREIGN_KEYS") => format!(
-            "SELECT 'FK__' || o.name || '__' || f.id AS name, 10000000 + 1000 * o.rid + f.id AS object_id, NULL AS principal_id, o.schema_id AS schema_id, o.rid AS parent_object_id, 'F' AS type, 'FOREIGN_KEY_CONSTRAINT' AS type_desc, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, 1 AS key_index_id, 0 AS is_disabled, 0 AS is_not_trusted, {del} AS delete_referential_action, {deld} AS delete_referential_action_desc, {upd} AS update_referential_action, {updd} AS update_referential_action_desc, 0 AS is_system_named FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
+            "SELECT {fkn} AS name, 10000000 + 1000 * o.rid + f.id AS object_id, NULL AS principal_id, o.schema_id AS schema_id, o.rid AS parent_object_id, 'F' AS type, 'FOREIGN_KEY_CONSTRAINT' AS type_desc, (SELECT rowid + 100 FROM sqlite_master WHERE name = f.\"table\" COLLATE NOCASE AND type = 'table') AS referenced_object_id, 1 AS key_index_id, 0 AS is_disabled, 0 AS is_not_trusted, {del} AS delete_referential_action, {deld} AS delete_referential_action_desc, {upd} AS update_referential_action, {updd} AS update_referential_action_desc, 0 AS is_system_named FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
+            fkn = super::constraints::fk_name("o.sname", "o.name", "f.id"),
             del = action("f.on_delete", false),
             deld = action("f.on_delete", true),
             upd = action("f.on_update", false),
@@ -232,11 +237,12 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             key_columns()
         ),
         ("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS") => format!(
-            "SELECT 'master' AS CONSTRAINT_CATALOG, o.schema_name AS CONSTRAINT_SCHEMA, 'FK__' || o.name || '__' || f.id AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, {rsch} AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
-            uq = format!("CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN 'PK__' || {} ELSE (SELECT l.name FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END", bare_of("f.\"table\"")),
+            "SELECT 'master' AS CONSTRAINT_CATALOG, o.schema_name AS CONSTRAINT_SCHEMA, {fkn} AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, {rsch} AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
+            uq = format!("CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN {} ELSE (SELECT {} FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END", super::constraints::pk_name("f.\"table\"", &bare_of("f.\"table\"")), super::constraints::uq_name("f.\"table\"", "l.name", "l.name")),
             upd = rule("f.on_update"),
             del = rule("f.on_delete"),
             rsch = schema_of("f.\"table\""),
+            fkn = super::constraints::fk_name("o.sname", "o.name", "f.id"),
         ),
         ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => "SELECT NULL AS CONSTRAINT_CATALOG, NULL AS CONSTRAINT_SCHEMA, NULL AS CONSTRAINT_NAME, NULL AS CHECK_CLAUSE WHERE 0".into(),
         ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT NULL AS SEQUENCE_CATALOG, NULL AS SEQUENCE_SCHEMA, NULL AS SEQUENCE_NAME, NULL AS DATA_TYPE, NULL AS START_VALUE, NULL AS INCREMENT WHERE 0".into(),
@@ -247,7 +253,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
 /// Indexes with SQL Server's index_id: the primary key 1, the rest 2… in SQLite's order.
 fn sys_indexes() -> String {
     format!(
-        "SELECT rid, tname, schema_name, iname, dname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, c.schema_name, NULL, NULL, 1, 1, 'pk' FROM ({cols}) c WHERE {IDENT}",
+        "SELECT rid, tname, sname, schema_name, iname, dname, CASE WHEN origin = 'pk' THEN 1 ELSE 2 + seq END AS index_id, uniq, origin FROM ({src}) UNION ALL SELECT c.rid, c.tname, c.sname, c.schema_name, NULL, NULL, 1, 1, 'pk' FROM ({cols}) c WHERE {IDENT}",
         src = indexes_src(),
         cols = cols()
     )
@@ -387,11 +393,14 @@ pub fn register_session(db: &Connection) -> rusqlite::Result<()> {
 /// keys (`PK__<table>`), UNIQUE constraints (their SQLite index name) and foreign keys.
 fn key_columns() -> String {
     format!(
-        "SELECT 'PK__' || c.tname AS name, c.tname AS tname, c.schema_name AS sch, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({cols}) c WHERE c.pk > 0 AND c.otype = 'table' \
-         UNION ALL SELECT i.dname, i.tname, i.schema_name, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
-         UNION ALL SELECT 'FK__' || o.name || '__' || f.id, o.name, o.schema_name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table'",
+        "SELECT {pkn} AS name, c.tname AS tname, c.schema_name AS sch, c.cname AS cname, c.pk AS ord, 'PRIMARY KEY' AS ctype FROM ({cols}) c WHERE c.pk > 0 AND c.otype = 'table' \
+         UNION ALL SELECT {uqn}, i.tname, i.schema_name, x.name, x.seqno + 1, 'UNIQUE' FROM ({src}) i JOIN pragma_index_info(i.iname) x WHERE i.origin = 'u' \
+         UNION ALL SELECT {fkn}, o.name, o.schema_name, f.\"from\", f.seq + 1, 'FOREIGN KEY' FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table'",
         src = indexes_src(),
-        cols = cols()
+        cols = cols(),
+        pkn = super::constraints::pk_name("c.sname", "c.tname"),
+        uqn = super::constraints::uq_name("i.sname", "i.iname", "i.dname"),
+        fkn = super::constraints::fk_name("o.sname", "o.name", "f.id"),
     )
 }
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import re
 import os
+import re
 import subprocess
 import sys
 import tarfile

@@ -117,7 +117,8 @@ class MSDialect_ferrodbc(MSDialect):
         if driver:
             # A driver name from odbcinst.ini or the path of the driver's shared library: the
             # driver manager takes both in Driver=.
-            parts.append("Driver={%s}" % str(driver).replace("}", "}}"))
+            braced = str(driver).replace("}", "}}")
+            parts.append(f"Driver={{{braced}}}")
         port = f",{int(opts.pop('port'))}" if "port" in opts and "port" not in query else ""
         if "host" in opts:
             parts.append(f"Server={_quote_odbc(str(opts.pop('host')))}{port}")

@@ -31,6 +31,7 @@ from sqlalchemy.dialects.mssql import DATETIME2, DATETIMEOFFSET  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
 from ferrodbc.sqlalchemy import MSDialect_ferrodbc  # noqa: E402
+
 from sqlserver_support import require_driver, tdspeer, tname  # noqa: E402
 
 DRIVER_PARAM = "driver=ODBC+Driver+18+for+SQL+Server&Encrypt=no"

@@ -33,7 +33,7 @@ import re
 from typing import Any
 
 from sqlalchemy import util
-from sqlalchemy.dialects.mssql.base import MSDialect
+from sqlalchemy.dialects.mssql.base import MSDialect, MSExecutionContext
 
 # SQLSTATEs after which the connection is gone: ODBC's connection-class states (08xxx), 01002
 # (disconnect error), HYT01 (connection timeout) and HY010 (function sequence error: the
@@ -59,9 +59,21 @@ def _quote_odbc(value: str) -> str:
     return value
 
 
+class MSExecutionContext_ferrodbc(MSExecutionContext):
+    @property
+    def rowcount(self) -> int:
+        # SQLAlchemy reads `result.rowcount` after a fully fetched result has closed its cursor;
+        # ferrodbc (deliberately) raises ProgrammingError for any use of a closed cursor, where
+        # pyodbc answers -1. A row count SQLAlchemy needs (DML) was read before the close.
+        if self._rowcount is None and self.cursor.closed:
+            return -1
+        return super().rowcount
+
+
 class MSDialect_ferrodbc(MSDialect):
     driver = "ferrodbc"
     supports_statement_cache = True
+    execution_ctx_cls = MSExecutionContext_ferrodbc
 
     # ferrodbc returns uuid.UUID for uniqueidentifier and binds uuid.UUID as SQL_GUID.
     supports_native_uuid = True

@@ -718,14 +718,9 @@ impl Cursor {
     }
 
     /// Rows affected by the last INSERT/UPDATE/DELETE; -1 for result sets and when unknown.
-    /// Readable on a closed cursor too (-1 once its statement is gone), as with pyodbc and
-    /// sqlite3: SQLAlchemy reads `result.rowcount` after the result has closed its cursor.
     #[getter]
     fn rowcount(&self, py: Python<'_>) -> PyResult<isize> {
-        let guard = self.lock_any(py)?;
-        if guard.closed || self.shared.is_closed() {
-            return Ok(-1);
-        }
+        let guard = self.lock(py)?;
         Ok(guard.stmt.as_ref().map_or(-1, |s| s.row_count()))
     }
 

@@ -238,7 +238,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
         ),
         ("INFORMATION_SCHEMA", "REFERENTIAL_CONSTRAINTS") => format!(
             "SELECT 'master' AS CONSTRAINT_CATALOG, o.schema_name AS CONSTRAINT_SCHEMA, {fkn} AS CONSTRAINT_NAME, 'master' AS UNIQUE_CONSTRAINT_CATALOG, {rsch} AS UNIQUE_CONSTRAINT_SCHEMA, {uq} AS UNIQUE_CONSTRAINT_NAME, 'SIMPLE' AS MATCH_OPTION, {upd} AS UPDATE_RULE, {del} AS DELETE_RULE FROM ({OBJ}) o JOIN pragma_foreign_key_list(o.sname) f WHERE o.type = 'table' AND f.seq = 0",
-            uq = format!("CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN {} ELSE (SELECT {} FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END", super::constraints::pk_name("f.\"table\"", &bare_of("f.\"table\"")), super::constraints::uq_name("f.\"table\"", "l.name", "l.name")),
+            uq = format_args!("CASE WHEN f.\"to\" IS NULL OR EXISTS (SELECT 1 FROM pragma_table_info(f.\"table\") WHERE name = f.\"to\" COLLATE NOCASE AND pk > 0) THEN {} ELSE (SELECT {} FROM pragma_index_list(f.\"table\") l JOIN pragma_index_info(l.name) ii WHERE l.\"unique\" AND ii.name = f.\"to\" COLLATE NOCASE LIMIT 1) END", super::constraints::pk_name("f.\"table\"", &bare_of("f.\"table\"")), super::constraints::uq_name("f.\"table\"", "l.name", "l.name")),
             upd = rule("f.on_update"),
             del = rule("f.on_delete"),
             rsch = schema_of("f.\"table\""),
@@ -501,9 +501,7 @@ pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
     });
     let mut out = toks.to_vec();
     if create {
-        if schema.is_none() {
-            return None;
-        }
+        schema.as_ref()?;
         out[name_at] = index;
     } else {
         out.truncate(name_at);

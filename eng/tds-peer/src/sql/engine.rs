@@ -452,6 +452,12 @@ impl Engine {
                 .collect();
             toks = &substituted;
         }
+        // NEXT VALUE FOR a sequence: its value, taken now (sequences.rs).
+        let with_values: Vec<Tok>;
+        if let Some(t) = self.next_values(toks)? {
+            with_values = t;
+            toks = &with_values;
+        }
         // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
         {
             let sg = sig(toks);
@@ -631,6 +637,9 @@ impl Engine {
             }
             "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SCHEMA")) => {
                 self.schema_ddl(&sg)
+            }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SEQUENCE")) => {
+                self.sequence_ddl(&sg)
             }
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);

@@ -14,6 +14,7 @@ pub mod lexer;
 pub mod procs;
 pub mod rewrite;
 pub mod schema;
+pub mod sequences;
 pub mod sysprocs;
 pub mod sysviews;
 pub mod tabletypes;

@@ -182,7 +182,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
         ),
         ("SYS", "COMPUTED_COLUMNS") => "SELECT NULL AS object_id, NULL AS name, NULL AS column_id, NULL AS definition, 0 AS is_persisted, 1 AS is_computed WHERE 0".into(),
         ("SYS", "EXTENDED_PROPERTIES") => super::extprops::VIEW.into(),
-        ("SYS", "SEQUENCES") => "SELECT NULL AS name, NULL AS object_id, 1 AS schema_id, NULL AS start_value, NULL AS increment, NULL AS minimum_value, NULL AS maximum_value, 0 AS is_cycling, NULL AS current_value WHERE 0".into(),
+        ("SYS", "SEQUENCES") => "SELECT q.name AS name, 40000000 + q.rowid AS object_id, NULL AS principal_id, COALESCE((SELECT 4 + s.rowid FROM __tdspeer_schemas s WHERE s.name = q.sch), 1) AS schema_id, 0 AS parent_object_id, 'SO' AS type, 'SEQUENCE_OBJECT' AS type_desc, q.start AS start_value, q.incr AS increment, q.minv AS minimum_value, q.maxv AS maximum_value, q.cycle AS is_cycling, 0 AS is_cached, q.current AS current_value, CASE q.type WHEN 'tinyint' THEN 48 WHEN 'smallint' THEN 52 WHEN 'int' THEN 56 ELSE 127 END AS system_type_id, CASE q.type WHEN 'tinyint' THEN 48 WHEN 'smallint' THEN 52 WHEN 'int' THEN 56 ELSE 127 END AS user_type_id, CASE q.type WHEN 'tinyint' THEN 3 WHEN 'smallint' THEN 5 WHEN 'int' THEN 10 ELSE 19 END AS \"precision\", 0 AS scale, CASE WHEN q.current IS NULL THEN 1 ELSE 0 END AS is_exhausted FROM __tdspeer_sequences q".into(),
         ("SYS", "FULLTEXT_INDEXES") => "SELECT NULL AS object_id, NULL AS fulltext_catalog_id WHERE 0".into(),
         ("SYS", "FULLTEXT_CATALOGS") => "SELECT NULL AS name, NULL AS fulltext_catalog_id WHERE 0".into(),
         ("SYS", "SYSTEM_VIEWS") => "SELECT 'dm_exec_sessions' AS name, -101 AS object_id, 4 AS schema_id".into(),
@@ -245,7 +245,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             fkn = super::constraints::fk_name("o.sname", "o.name", "f.id"),
         ),
         ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => "SELECT NULL AS CONSTRAINT_CATALOG, NULL AS CONSTRAINT_SCHEMA, NULL AS CONSTRAINT_NAME, NULL AS CHECK_CLAUSE WHERE 0".into(),
-        ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT NULL AS SEQUENCE_CATALOG, NULL AS SEQUENCE_SCHEMA, NULL AS SEQUENCE_NAME, NULL AS DATA_TYPE, NULL AS START_VALUE, NULL AS INCREMENT WHERE 0".into(),
+        ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT 'master' AS SEQUENCE_CATALOG, q.sch AS SEQUENCE_SCHEMA, q.name AS SEQUENCE_NAME, q.type AS DATA_TYPE, CASE q.type WHEN 'tinyint' THEN 3 WHEN 'smallint' THEN 5 WHEN 'int' THEN 10 ELSE 19 END AS NUMERIC_PRECISION, 10 AS NUMERIC_PRECISION_RADIX, 0 AS NUMERIC_SCALE, q.start AS START_VALUE, q.minv AS MINIMUM_VALUE, q.maxv AS MAXIMUM_VALUE, q.incr AS INCREMENT, q.cycle AS CYCLE_OPTION, NULL AS DECLARED_DATA_TYPE, NULL AS DECLARED_NUMERIC_PRECISION, NULL AS DECLARED_NUMERIC_SCALE FROM __tdspeer_sequences q".into(),
         _ => return None,
     })
 }

@@ -31,6 +31,30 @@ pub fn of_create_table(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<(String, Vec<Named
     let mut named = Vec::new();
     for def in split_commas(&toks[open + 1..close]) {
         let sg: Vec<&Tok> = def.iter().filter(|t| !t.is_space()).collect();
+        // `id INT IDENTITY(seed, increment)`: kind ID, name = the column, cols = "seed,incr".
+        if let Some(k) = sg.iter().position(|t| t.is_word("IDENTITY"))
+            && let Some(col) = sg.first().and_then(|t| ident(t))
+        {
+            let mut nums = Vec::new();
+            let mut neg = false;
+            for t in sg[k + 1..].iter().take_while(|t| !t.is_punct(')')) {
+                match t {
+                    Tok::Punct('-') => neg = true,
+                    Tok::Num(n) => {
+                        nums.push(format!("{}{n}", if neg { "-" } else { "" }));
+                        neg = false;
+                    }
+                    _ => {}
+                }
+            }
+            if nums.len() == 2 {
+                named.push(Named {
+                    kind: "ID",
+                    name: col,
+                    cols: nums.join(","),
+                });
+            }
+        }
         // Table constraints (`CONSTRAINT n PRIMARY KEY (…)`) and column constraints
         // (`id INT CONSTRAINT n PRIMARY KEY`): the column list or the column itself.
         let Some(c) = sg.iter().position(|t| t.is_word("CONSTRAINT")) else {
@@ -67,9 +91,20 @@ pub fn of_create_table(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<(String, Vec<Named
     Some((table, named))
 }
 
-/// Records the names (replacing those of an earlier table of the same name).
+/// Records the names (replacing those of an earlier table of the same name). An IDENTITY
+/// seed other than 1 becomes the table's AUTOINCREMENT start (`sqlite_sequence`); the
+/// increment is only reported (sys.identity_columns), the values still go up by 1.
 pub fn record(db: &rusqlite::Connection, table: &str, named: &[Named]) {
     let _ = db.execute("DELETE FROM __tdspeer_constraints WHERE tbl = ?1", [table]);
+    for n in named.iter().filter(|n| n.kind == "ID") {
+        let seed = n.cols.split(',').next().and_then(|v| v.parse::<i64>().ok());
+        if let Some(seed) = seed.filter(|&s| s != 1) {
+            let _ = db.execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES (?1, ?2)",
+                rusqlite::params![table, seed - 1],
+            );
+        }
+    }
     for n in named {
         let _ = db.execute(
             "INSERT INTO __tdspeer_constraints VALUES (?1, ?2, ?3, ?4)",
@@ -96,5 +131,18 @@ pub fn fk_name(sname: &str, tname: &str, id: &str) -> String {
 pub fn uq_name(sname: &str, iname: &str, dname: &str) -> String {
     format!(
         "COALESCE((SELECT k.name FROM __tdspeer_constraints k WHERE k.tbl = {sname} COLLATE NOCASE AND k.kind = 'UQ' AND k.cols = (SELECT lower(group_concat(x.name, ',')) FROM (SELECT name FROM pragma_index_info({iname}) ORDER BY seqno) x)), {dname})"
+    )
+}
+
+/// SQL: the declared IDENTITY seed (`part` 1) or increment (`part` 2) of column `col` of SQLite
+/// table `sname`; 1 when not recorded.
+pub fn identity_part(sname: &str, col: &str, part: u8) -> String {
+    let pick = if part == 1 {
+        "substr(k.cols, 1, instr(k.cols, ',') - 1)"
+    } else {
+        "substr(k.cols, instr(k.cols, ',') + 1)"
+    };
+    format!(
+        "COALESCE((SELECT CAST({pick} AS INTEGER) FROM __tdspeer_constraints k WHERE k.tbl = {sname} COLLATE NOCASE AND k.kind = 'ID' AND k.name = {col} COLLATE NOCASE), 1)"
     )
 }

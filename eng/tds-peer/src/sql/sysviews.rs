@@ -178,7 +178,9 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             "SELECT 'DF__' || c.tname || '__' || c.cname AS name, 20000000 + 1000 * c.rid + c.cid + 1 AS object_id, c.schema_id AS schema_id, c.rid AS parent_object_id, 'D' AS type, 'DEFAULT_CONSTRAINT' AS type_desc, c.cid + 1 AS parent_column_id, CASE WHEN c.dflt LIKE '(%' THEN '(' || c.dflt || ')' WHEN typeof(c.dflt) IN ('integer', 'real') OR c.dflt GLOB '[0-9-]*' THEN '((' || c.dflt || '))' ELSE '(' || c.dflt || ')' END AS definition, 0 AS is_system_named FROM ({cols}) c WHERE c.dflt IS NOT NULL"
         ),
         ("SYS", "IDENTITY_COLUMNS") => format!(
-            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, 56 AS system_type_id, 1 AS is_identity, 1 AS seed_value, 1 AS increment_value, NULL AS last_value, 0 AS is_not_for_replication FROM ({cols}) c WHERE {ident}"
+            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, 56 AS system_type_id, 1 AS is_identity, {seed} AS seed_value, {incr} AS increment_value, NULL AS last_value, 0 AS is_not_for_replication FROM ({cols}) c WHERE {ident}",
+            seed = super::constraints::identity_part("c.sname", "c.cname", 1),
+            incr = super::constraints::identity_part("c.sname", "c.cname", 2),
         ),
         ("SYS", "COMPUTED_COLUMNS") => "SELECT NULL AS object_id, NULL AS name, NULL AS column_id, NULL AS definition, 0 AS is_persisted, 1 AS is_computed WHERE 0".into(),
         ("SYS", "EXTENDED_PROPERTIES") => super::extprops::VIEW.into(),

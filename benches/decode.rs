@@ -1,28 +1,31 @@
-//! Decode and row-assembly paths on synthetic bound buffers: no database, no driver.
+//! The engine's own decode functions on bound buffers filled as a driver fills them: no
+//! database, no driver. `ColumnBuffer`s come from a real `ResultPlan` and `Batch`; cells are
+//! read with the engine's accessors, turned into objects by the engine's decoders
+//! (`py::text::utf16_to_str`, `py::decimal::new_decimal`) and into rows by its row builder
+//! (`py::decode::build_rows`). Where a group compares, the other side is what a peer does
+//! (CPython's UTF-16 decoder, `Decimal(text)`), never a copy of engine code.
 //!
-//! Each group answers one design question, comparing variants on identical input in the same run
-//! (wall-clock noise on a shared 2-core machine is large: read ratios within a run, not absolute
-//! times across runs). Variants that build Python objects are checked for equal results before
-//! timing. Run: `cargo bench --features python --bench decode` (see eng/profiler/README.md).
-//!
-//! Buffers are laid out exactly as the driver writes them: odbc-api's `TextColumn<u16>`
-//! (strided UTF-16 elements + byte-length indicators) and plain value/indicator vectors.
+//! Wall-clock noise on a shared 2-core machine is large: read ratios within a run, not
+//! absolute times across runs. Run: `cargo bench --features python,bench-internals --bench
+//! decode` (see eng/profiler/README.md).
 
+use _native::backend::Dbms;
+use _native::batch::{Batch, ColumnBuffer};
 use _native::decode::{
-    DecimalParts, TextClass, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
+    DecimalParts, TextClass, TextErrors, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
 };
 use _native::odbc::ColumnDescription;
-use _native::plan::{Dbms, ResultPlan};
+use _native::plan::ResultPlan;
+use _native::py::plan::PyPlan;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use odbc_api::buffers::TextColumn;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::PyString;
+use std::collections::HashMap;
 use std::hint::black_box;
+use std::sync::Arc;
 
 const ROWS: usize = 1000;
-/// SQL Server's NULL indicator.
-const NULL_DATA: isize = -1;
 
 // ---- synthetic text datasets ----------------------------------------------------------------
 
@@ -41,18 +44,19 @@ fn dataset(class: &str) -> Vec<String> {
 
 const CLASSES: [&str; 4] = ["ascii", "latin1", "bmp", "surrogates"];
 
-/// A bound NVARCHAR(50) column as the driver fills it.
-fn text_column(strings: &[String]) -> TextColumn<u16> {
-    let mut col = TextColumn::<u16>::new(strings.len(), 50);
+/// A bound NVARCHAR(50) column of `strings`, as the driver fills it.
+fn text_batch(strings: &[String]) -> Batch {
+    let plan = ResultPlan::build(vec![desc("s", -9, 50, 0)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, strings.len());
     for (r, s) in strings.iter().enumerate() {
-        let units: Vec<u16> = s.encode_utf16().collect();
-        col.set_value(r, Some(&units));
+        let bytes: Vec<u8> = s.encode_utf16().flat_map(u16::to_ne_bytes).collect();
+        batch.columns[0].put_cell(r, &bytes, bytes.len() as isize);
     }
-    col
+    batch
 }
 
-fn cells(col: &TextColumn<u16>, rows: usize) -> impl Iterator<Item = &[u16]> {
-    (0..rows).map(move |r| col.value_at(r).expect("no NULLs in text datasets"))
+fn cells(col: &ColumnBuffer, rows: usize) -> impl Iterator<Item = &[u16]> {
+    (0..rows).map(move |r| col.text(r).expect("no NULLs or cut cells in text datasets"))
 }
 
 // ---- pure-Rust decode helpers ---------------------------------------------------------------
@@ -61,10 +65,10 @@ fn bench_classify(c: &mut Criterion) {
     let mut g = c.benchmark_group("classify_utf16");
     g.throughput(Throughput::Elements(ROWS as u64));
     for class in CLASSES {
-        let col = text_column(&dataset(class));
-        g.bench_with_input(BenchmarkId::new("classify", class), &col, |b, col| {
+        let batch = text_batch(&dataset(class));
+        g.bench_with_input(BenchmarkId::new("classify", class), &batch, |b, batch| {
             b.iter(|| {
-                cells(col, ROWS)
+                cells(&batch.columns[0], ROWS)
                     .map(|u| classify_utf16(black_box(u)))
                     .filter(|k| *k == TextClass::Ascii)
                     .count()
@@ -201,28 +205,11 @@ fn via_decode_utf16<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
     }
 }
 
-/// Build the compact string directly in the narrowest kind (the engine's approach, §5.2).
-fn via_compact<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
-    let (maxchar, one_byte) = match classify_utf16(units) {
-        TextClass::Ascii => (127, true),
-        TextClass::Latin1 => (255, true),
-        TextClass::Bmp { max } => (max as ffi::Py_UCS4, false),
-        TextClass::Surrogates => return via_decode_utf16(py, units),
-    };
-    // SAFETY: PyUnicode_New returns a fresh string of `len` code points of the kind implied by
-    // `maxchar` (1 byte for < 256, else 2); we fill exactly that many before anyone sees it.
-    unsafe {
-        let s = ffi::PyUnicode_New(units.len() as ffi::Py_ssize_t, maxchar);
-        let data = ffi::PyUnicode_DATA(s);
-        if one_byte {
-            let out = std::slice::from_raw_parts_mut(data.cast::<u8>(), units.len());
-            for (o, &u) in out.iter_mut().zip(units) {
-                *o = u as u8;
-            }
-        } else {
-            std::ptr::copy_nonoverlapping(units.as_ptr(), data.cast::<u16>(), units.len());
-        }
-        Bound::from_owned_ptr(py, s)
+/// The engine's decoder (the one every fetch path uses).
+fn via_engine<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
+    match _native::py::text::utf16_to_str(py, units, TextErrors::SurrogatePass) {
+        Ok(s) => s,
+        Err(_) => panic!("the engine refused text CPython decodes"),
     }
 }
 
@@ -234,7 +221,7 @@ fn via_utf8<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
 type Decoder = for<'py> fn(Python<'py>, &[u16]) -> Bound<'py, PyAny>;
 const DECODERS: [(&str, Decoder); 3] = [
     ("PyUnicode_DecodeUTF16", via_decode_utf16),
-    ("compact", via_compact),
+    ("engine utf16_to_str", via_engine),
     ("utf8_roundtrip", via_utf8),
 ];
 
@@ -242,20 +229,19 @@ fn bench_utf16_to_str(c: &mut Criterion) {
     let mut g = c.benchmark_group("utf16_to_str");
     g.throughput(Throughput::Elements(ROWS as u64));
     for class in CLASSES {
-        let col = text_column(&dataset(class));
+        let batch = text_batch(&dataset(class));
+        let col = &batch.columns[0];
         Python::attach(|py| {
-            for (_, decode) in &DECODERS[1..] {
-                for u in cells(&col, ROWS) {
-                    let reference = via_decode_utf16(py, u);
-                    assert!(
-                        decode(py, u).eq(&reference).unwrap(),
-                        "decoders disagree on {class}"
-                    );
-                }
+            for u in cells(col, ROWS) {
+                let reference = via_decode_utf16(py, u);
+                assert!(
+                    via_engine(py, u).eq(&reference).unwrap(),
+                    "decoders disagree on {class}"
+                );
             }
         });
         for (name, decode) in DECODERS {
-            g.bench_with_input(BenchmarkId::new(name, class), &col, |b, col| {
+            g.bench_with_input(BenchmarkId::new(name, class), col, |b, col| {
                 Python::attach(|py| {
                     b.iter(|| {
                         cells(col, ROWS).for_each(|u| drop(black_box(decode(py, black_box(u)))))
@@ -267,95 +253,88 @@ fn bench_utf16_to_str(c: &mut Criterion) {
     g.finish();
 }
 
-// ---- row assembly: row-major vs column-major ------------------------------------------------
+// ---- rows: the engine's row builder over the mixed shape -----------------------------------
 
-/// A bound batch of (INT NOT NULL, BIGINT, FLOAT, NVARCHAR(50), NVARCHAR(100) every 7th NULL).
-struct SyntheticBatch {
-    ids: Vec<i32>,
-    bigs: Vec<i64>,
-    floats: Vec<f64>,
-    names: TextColumn<u16>,
-    notes: TextColumn<u16>,
-    note_ind: Vec<isize>,
-}
-
-fn synthetic_batch() -> SyntheticBatch {
-    let names = text_column(&dataset("ascii"));
-    let mut notes = TextColumn::<u16>::new(ROWS, 100);
-    let mut note_ind = vec![0isize; ROWS];
-    for (r, ind) in note_ind.iter_mut().enumerate() {
+/// A full row array of the peer's `mixed` shape (8 columns, every 7th `note` NULL).
+fn mixed_batch(plan: &ResultPlan) -> Batch {
+    let mut batch = Batch::new(plan, ROWS);
+    let wide = |s: String| -> Vec<u8> { s.encode_utf16().flat_map(u16::to_ne_bytes).collect() };
+    for r in 0..ROWS {
+        let cols = &mut batch.columns;
+        cols[0].put_cell(r, &(r as i32).to_ne_bytes(), 4);
+        cols[1].put_cell(r, &(r as i64 * 1_000_003).to_ne_bytes(), 8);
+        cols[2].put_cell(r, &(r as f64 * 0.25).to_ne_bytes(), 8);
+        let name = wide(format!("customer-{r:06}"));
+        cols[3].put_cell(r, &name, name.len() as isize);
+        // SQL_TIMESTAMP_STRUCT: year, month, day, hour, minute, second (i16/u16), fraction (u32).
+        let mut ts = Vec::with_capacity(16);
+        for v in [
+            2024u16,
+            1 + (r % 12) as u16,
+            1 + (r % 28) as u16,
+            12,
+            30,
+            15,
+        ] {
+            ts.extend(v.to_ne_bytes());
+        }
+        ts.extend(123_456_700u32.to_ne_bytes());
+        cols[4].put_cell(r, &ts, 16);
+        let amount = format!("{}.{:04}", r as i64 * 7919 - 500_000, r % 10_000).into_bytes();
+        cols[5].put_cell(r, &amount, amount.len() as isize);
+        cols[6].put_cell(r, &[(r % 2) as u8], 1);
         if r % 7 == 0 {
-            notes.set_value(r, None);
-            *ind = NULL_DATA;
+            cols[7].put_cell(r, &[], -1);
         } else {
-            let units: Vec<u16> = format!("note {r} é").encode_utf16().collect();
-            notes.set_value(r, Some(&units));
-            *ind = (units.len() * 2) as isize;
+            let note = wide(format!("note {r} é"));
+            cols[7].put_cell(r, &note, note.len() as isize);
         }
     }
-    SyntheticBatch {
-        ids: (0..ROWS as i32).collect(),
-        bigs: (0..ROWS as i64).map(|i| i * 1_000_003).collect(),
-        floats: (0..ROWS).map(|i| i as f64 * 0.25).collect(),
-        names,
-        notes,
-        note_ind,
-    }
+    batch
 }
 
-fn cell<'py>(py: Python<'py>, b: &SyntheticBatch, r: usize, c: usize) -> Bound<'py, PyAny> {
-    match c {
-        0 => b.ids[r].into_pyobject(py).unwrap().into_any(),
-        1 => b.bigs[r].into_pyobject(py).unwrap().into_any(),
-        2 => b.floats[r].into_pyobject(py).unwrap().into_any(),
-        3 => via_compact(py, b.names.value_at(r).unwrap()),
-        _ if b.note_ind[r] == NULL_DATA => py.None().into_bound(py),
-        _ => via_compact(py, b.notes.value_at(r).unwrap()),
-    }
-}
-
-const COLUMNS: usize = 5;
-
-fn rows_row_major<'py>(py: Python<'py>, b: &SyntheticBatch) -> Bound<'py, PyList> {
-    let rows =
-        (0..ROWS).map(|r| PyTuple::new(py, (0..COLUMNS).map(|c| cell(py, b, r, c))).unwrap());
-    PyList::new(py, rows).unwrap()
-}
-
-/// Decode each column into a vector first (one type dispatch per column, tight loops), then
-/// assemble the tuples.
-fn rows_column_major<'py>(py: Python<'py>, b: &SyntheticBatch) -> Bound<'py, PyList> {
-    let mut columns: Vec<std::vec::IntoIter<Bound<'py, PyAny>>> = (0..COLUMNS)
-        .map(|c| {
-            (0..ROWS)
-                .map(|r| cell(py, b, r, c))
-                .collect::<Vec<_>>()
-                .into_iter()
-        })
-        .collect();
-    let rows = (0..ROWS)
-        .map(|_| PyTuple::new(py, columns.iter_mut().map(|it| it.next().unwrap())).unwrap());
-    PyList::new(py, rows).unwrap()
-}
-
-fn bench_row_assembly(c: &mut Criterion) {
-    let batch = synthetic_batch();
+fn bench_build_rows(c: &mut Criterion) {
+    // Text-bound decimals (FreeTDS's binding, and what `Decimal(text)` competes with).
+    let plan = Arc::new(ResultPlan::build(mixed_descs(), Dbms::Other));
+    let batch = mixed_batch(&plan);
     Python::attach(|py| {
-        let a = rows_row_major(py, &batch);
+        let py_plan = PyPlan::build(
+            py,
+            plan.clone(),
+            0,
+            0,
+            &HashMap::new(),
+            TextErrors::Strict,
+            false,
+        )
+        .unwrap();
+        let mut rows = Vec::new();
+        let failure =
+            _native::py::decode::build_rows(py, &py_plan, &batch, 0..ROWS, 0, &mut rows).unwrap();
         assert!(
-            a.eq(rows_column_major(py, &batch)).unwrap(),
-            "assembly orders disagree"
+            failure.is_none() && rows.len() == ROWS,
+            "the mixed batch did not decode"
         );
+        let mut g = c.benchmark_group("build_rows_mixed_1000x8");
+        g.throughput(Throughput::Elements(ROWS as u64));
+        g.bench_function("engine build_rows", |b| {
+            b.iter(|| {
+                let mut out = Vec::with_capacity(ROWS);
+                let failure = _native::py::decode::build_rows(
+                    py,
+                    &py_plan,
+                    black_box(&batch),
+                    0..ROWS,
+                    0,
+                    &mut out,
+                )
+                .unwrap();
+                assert!(failure.is_none());
+                out
+            })
+        });
+        g.finish();
     });
-    let mut g = c.benchmark_group("row_assembly_1000x5");
-    g.throughput(Throughput::Elements(ROWS as u64));
-    g.bench_function("row_major", |b| {
-        Python::attach(|py| b.iter(|| rows_row_major(py, black_box(&batch))))
-    });
-    g.bench_function("column_major", |b| {
-        Python::attach(|py| b.iter(|| rows_column_major(py, black_box(&batch))))
-    });
-    g.finish();
 }
 
 /// Decimal objects from driver text: `Decimal(text)` against the verified-layout build.
@@ -367,9 +346,7 @@ fn bench_decimal_objects(c: &mut Criterion) {
         let ctor = py.import("decimal").unwrap().getattr("Decimal").unwrap();
         for d in &decimals {
             let want = ctor.call1((std::str::from_utf8(d).unwrap(),)).unwrap();
-            let raw = _native::py::decimal::new_decimal(py, d).ok().unwrap();
-            // SAFETY: new_decimal returns a new reference.
-            let got = unsafe { Bound::from_owned_ptr(py, raw) };
+            let got = _native::py::decimal::new_decimal(py, d).ok().unwrap();
             assert!(
                 want.eq(&got).unwrap()
                     && want.str().unwrap().to_str().unwrap()
@@ -389,11 +366,11 @@ fn bench_decimal_objects(c: &mut Criterion) {
         g.bench_function("verified layout", |b| {
             b.iter(|| {
                 for d in &decimals {
-                    let raw = _native::py::decimal::new_decimal(py, black_box(d))
-                        .ok()
-                        .unwrap();
-                    // SAFETY: a new reference, released at once.
-                    unsafe { ffi::Py_DecRef(raw) };
+                    drop(black_box(
+                        _native::py::decimal::new_decimal(py, black_box(d))
+                            .ok()
+                            .unwrap(),
+                    ));
                 }
             })
         });
@@ -404,7 +381,7 @@ fn bench_decimal_objects(c: &mut Criterion) {
 fn python_benches(c: &mut Criterion) {
     Python::initialize();
     bench_utf16_to_str(c);
-    bench_row_assembly(c);
+    bench_build_rows(c);
     bench_decimal_objects(c);
 }
 

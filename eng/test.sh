@@ -8,7 +8,7 @@ bash eng/setup.sh
 
 echo "== lint"
 cargo fmt --all -- --check
-cargo clippy -q --workspace --all-targets --features ferrodbc/python -- -D warnings
+cargo clippy -q --workspace --all-targets --features ferrodbc/python,ferrodbc/bench-internals -- -D warnings
 .venv/bin/ruff check python eng tests
 # The stub against the module setup.sh just built: every name, signature and class flag.
 .venv/bin/python -m mypy.stubtest ferrodbc._native

@@ -1,9 +1,9 @@
 //! A connection: the driver's connection handle, its DBMS, and the transaction mode.
 
+use crate::backend::{Backend, Dbms, Driver};
 use crate::error::{Error, Result};
 use crate::odbc::sys::InfoType;
 use crate::odbc::{Dbc, Stmt};
-use crate::plan::{Backend, Dbms, Driver};
 
 pub struct Connection {
     dbc: Dbc,
@@ -52,6 +52,19 @@ pub fn validate_connection_string(s: &str) -> Result<()> {
     Ok(())
 }
 
+/// Whether the driver can read again a cell its bound buffer cut, on a static cursor: it allows
+/// SQLGetData on bound columns (`SQL_GD_BOUND`) and its static cursors fetch by absolute position
+/// (`SQL_CA1_ABSOLUTE`). Asked once per connection; each statement then checks that its cursor
+/// is static. Seen: SQLite3 ODBC 0.9998 yes (static is its default cursor); psqlODBC 13 yes;
+/// Driver 18 and FreeTDS 1.3 no (`SQL_GD_BLOCK` only).
+fn can_reread(dbc: &Dbc) -> bool {
+    const GD_BOUND: u32 = 0x8;
+    const CA1_ABSOLUTE: u32 = 0x2;
+    let getdata = dbc.info_u32(InfoType::GetDataExtensions).unwrap_or(0);
+    let scroll = dbc.info_u32(InfoType::StaticCursorAttributes1).unwrap_or(0);
+    getdata & GD_BOUND != 0 && scroll & CA1_ABSOLUTE != 0
+}
+
 impl Connection {
     pub fn connect(
         connection_string: &str,
@@ -64,13 +77,19 @@ impl Connection {
         let dbms = Dbms::from_name(&dbms_name);
         let driver =
             Driver::from_file_name(&dbc.info_string(InfoType::DriverName).unwrap_or_default());
+        // Only where declared sizes are not enforced is there anything to read again.
+        let reread = dbms == Dbms::Sqlite && can_reread(&dbc);
         // ODBC starts in autocommit; PEP 249 expects manual commit unless asked otherwise.
         if !autocommit {
             dbc.set_autocommit(false)?;
         }
         Ok(Connection {
             dbc,
-            backend: Backend { dbms, driver },
+            backend: Backend {
+                dbms,
+                driver,
+                reread,
+            },
             dbms_name,
             autocommit,
         })

@@ -5,7 +5,10 @@
 //! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
 //! (feature `python`) is the only place PyO3 appears.
 
+pub mod arrow;
+pub mod backend;
 pub mod batch;
+pub mod codes;
 pub mod connection;
 pub mod counters;
 pub mod decode;
@@ -15,6 +18,8 @@ pub mod params;
 pub mod plan;
 pub mod pool;
 pub mod prefetch;
+pub mod reread;
+pub mod rowset;
 pub mod statement;
 
 #[cfg(feature = "python")]

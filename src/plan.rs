@@ -1,81 +1,10 @@
 //! The fetch plan: for every result-set column, the bound C buffer and the decoder, chosen
 //! together, once per result set. The fetch loop never looks at SQL types again.
 
+use crate::backend::{Backend, Dbms};
+use crate::codes::{c, sql};
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
-use crate::odbc::sys::SqlDataType;
-
-/// Which database is behind the driver: a few type decisions depend on it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dbms {
-    SqlServer,
-    PostgreSql,
-    Sqlite,
-    Other,
-}
-
-impl Dbms {
-    pub fn from_name(name: &str) -> Dbms {
-        let lower = name.to_ascii_lowercase();
-        if lower.contains("sql server") {
-            Dbms::SqlServer
-        } else if lower.contains("postgres") {
-            Dbms::PostgreSql
-        } else if lower.contains("sqlite") {
-            Dbms::Sqlite
-        } else {
-            Dbms::Other
-        }
-    }
-}
-
-/// Which ODBC driver speaks to the database: a few SQL Server C types are Microsoft-only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Driver {
-    /// Microsoft ODBC Driver 17/18 (`libmsodbcsql`).
-    MsOdbc,
-    /// FreeTDS (`libtdsodbc`): rejects `SQL_C_SS_TIME2`, `SQL_C_SS_TIMESTAMPOFFSET` (HY003) and
-    /// `SQL_CA_SS_VARIANT_TYPE` (HY091), as seen against the TDS peer.
-    FreeTds,
-    Other,
-}
-
-impl Driver {
-    pub fn from_file_name(name: &str) -> Driver {
-        let lower = name.to_ascii_lowercase();
-        if lower.contains("msodbcsql") {
-            Driver::MsOdbc
-        } else if lower.contains("tdsodbc") {
-            Driver::FreeTds
-        } else {
-            Driver::Other
-        }
-    }
-}
-
-/// The database and the driver in front of it: everything type decisions depend on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Backend {
-    pub dbms: Dbms,
-    pub driver: Driver,
-}
-
-impl Backend {
-    /// Whether the SQL Server extension C types (`SQL_C_SS_TIME2`, `..._TIMESTAMPOFFSET`,
-    /// `SQL_CA_SS_VARIANT_TYPE`) may be used.
-    pub fn ss_c_types(self) -> bool {
-        self.dbms == Dbms::SqlServer && self.driver != Driver::FreeTds
-    }
-}
-
-impl From<Dbms> for Backend {
-    fn from(dbms: Dbms) -> Backend {
-        Backend {
-            dbms,
-            driver: Driver::Other,
-        }
-    }
-}
 
 /// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
 /// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
@@ -197,18 +126,6 @@ impl CellKind {
         )
     }
 
-    /// Variable-length kinds whose indicator must be checked for truncation.
-    pub fn is_variable(self) -> bool {
-        matches!(
-            self,
-            CellKind::WText { .. }
-                | CellKind::Binary { .. }
-                | CellKind::Decimal { .. }
-                | CellKind::TimeText
-                | CellKind::OffsetText
-        )
-    }
-
     /// The streamed equivalent, for a bounded column that must be read with SQLGetData because it
     /// follows an unbounded one (SQL Server only allows SQLGetData on columns after the bound ones).
     fn streamed(self) -> CellKind {
@@ -234,6 +151,9 @@ pub struct ColumnPlan {
     pub kind: CellKind,
     /// Bound in the row array (`true`) or read with SQLGetData after the fetch (`false`).
     pub bound: bool,
+    /// Bound by a declared size the database does not enforce: a cell the buffer cut is read
+    /// again whole after the block fetch (`reread.rs`) instead of raising.
+    pub reread: bool,
 }
 
 /// The plan of one result set.
@@ -245,26 +165,48 @@ pub struct ResultPlan {
     /// Bytes per row of the bound columns (values + indicators).
     pub row_bytes: usize,
     pub backend: Backend,
+    /// Some column has `reread` set: every block fetch is checked for cut cells.
+    pub rereads: bool,
 }
 
 impl ResultPlan {
     pub fn build(descs: Vec<ColumnDescription>, backend: impl Into<Backend>) -> ResultPlan {
         let backend = backend.into();
         crate::counters::bump(&crate::counters::PLANS_BUILT);
+        let kinds = descs.iter().map(|d| choose_kind(d, backend)).collect();
+        Self::lay_out(descs, kinds, backend)
+    }
+
+    /// The same columns with other kinds, laid out by the same rules: a column re-laid out in
+    /// the middle of a result set because it holds more than its declared size (`reread.rs`).
+    /// Not a new plan: the result set and its decoders are the same.
+    pub fn with_kinds(&self, kinds: Vec<CellKind>) -> ResultPlan {
+        let descs = self.columns.iter().map(|c| c.desc.clone()).collect();
+        Self::lay_out(descs, kinds, self.backend)
+    }
+
+    fn lay_out(
+        descs: Vec<ColumnDescription>,
+        kinds: Vec<CellKind>,
+        backend: Backend,
+    ) -> ResultPlan {
         let mut columns: Vec<ColumnPlan> = Vec::with_capacity(descs.len());
         let mut streaming = false;
-        for desc in descs {
-            let mut kind = choose_kind(&desc, backend);
+        for (desc, mut kind) in descs.into_iter().zip(kinds) {
             if kind.is_long() {
                 streaming = true;
             }
             if streaming {
                 kind = kind.streamed();
             }
+            let reread = !streaming
+                && !backend.sizes_trusted()
+                && matches!(kind, CellKind::WText { .. } | CellKind::Binary { .. });
             columns.push(ColumnPlan {
                 desc,
                 kind,
                 bound: !streaming,
+                reread,
             });
         }
         let bound_prefix = columns.iter().take_while(|c| c.bound).count();
@@ -272,11 +214,13 @@ impl ResultPlan {
             .iter()
             .map(|c| c.kind.element_len() + std::mem::size_of::<isize>())
             .sum();
+        let rereads = columns.iter().any(|c| c.reread);
         ResultPlan {
             columns,
             bound_prefix,
             row_bytes,
             backend,
+            rereads,
         }
     }
 
@@ -299,43 +243,37 @@ impl ResultPlan {
 /// SQL type → bound C type and decoder. The one place where SQL types are inspected.
 pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> CellKind {
     let backend = backend.into();
-    let dbms = backend.dbms;
-    const SS_VARIANT: i16 = -150;
-    const SS_UDT: i16 = -151;
-    const SS_XML: i16 = -152;
-    const SS_TIME2: i16 = -154;
-    const SS_TIMESTAMPOFFSET: i16 = -155;
-    // sqliteodbc reports BIGINT columns with the C type code SQL_C_SBIGINT (-25).
-    const SQLITE_BIGINT: i16 = -25;
     let size = desc.size;
-    match SqlDataType(desc.sql_type) {
-        SqlDataType::EXT_BIT => CellKind::Bit,
-        SqlDataType::EXT_TINY_INT => CellKind::I16,
-        SqlDataType::SMALLINT => {
+    // sqlite3odbc reports BIGINT columns with the C type code SQL_C_SBIGINT.
+    const SQLITE_BIGINT: i16 = c::SBIGINT;
+    match desc.sql_type {
+        sql::BIT => CellKind::Bit,
+        sql::TINYINT => CellKind::I16,
+        sql::SMALLINT => {
             if desc.unsigned {
                 CellKind::I32
             } else {
                 CellKind::I16
             }
         }
-        SqlDataType::INTEGER => {
+        sql::INTEGER => {
             if desc.unsigned {
                 CellKind::I64
             } else {
                 CellKind::I32
             }
         }
-        SqlDataType::EXT_BIG_INT => CellKind::I64,
-        SqlDataType(SQLITE_BIGINT) => CellKind::I64,
-        SqlDataType::REAL => CellKind::F32,
+        sql::BIGINT => CellKind::I64,
+        SQLITE_BIGINT => CellKind::I64,
+        sql::REAL => CellKind::F32,
         // SQL_FLOAT is double precision whatever the reported precision: drivers disagree on
         // its unit (psqlODBC reports float8 as FLOAT(17) in decimal digits, others 0 or 53), and
         // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
-        SqlDataType::FLOAT | SqlDataType::DOUBLE => CellKind::F64,
-        SqlDataType::NUMERIC | SqlDataType::DECIMAL if size == 0 => CellKind::LongDecimal,
+        sql::FLOAT | sql::DOUBLE => CellKind::F64,
+        sql::NUMERIC | sql::DECIMAL if size == 0 => CellKind::LongDecimal,
         // Driver 18 only: FreeTDS 1.3 ignores the ARD's precision and scale and converts with
         // scale 0 (12.34 came back as 12: silent loss), so it keeps the text binding.
-        SqlDataType::NUMERIC | SqlDataType::DECIMAL
+        sql::NUMERIC | sql::DECIMAL
             if backend.ss_c_types()
                 && size <= 38
                 && (0..=size as i16).contains(&desc.decimal_digits) =>
@@ -345,7 +283,7 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
                 scale: desc.decimal_digits as i8,
             }
         }
-        SqlDataType::NUMERIC | SqlDataType::DECIMAL => {
+        sql::NUMERIC | sql::DECIMAL => {
             let precision = size.min(255) as u8;
             // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
             // DECIMAL(38) and unconstrained PostgreSQL numerics up to 60 digits.
@@ -356,23 +294,25 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
                 buffer_len,
             }
         }
-        SqlDataType::DATE | SqlDataType::DATETIME => CellKind::Date,
-        SqlDataType::TIME | SqlDataType::EXT_TIME_OR_INTERVAL => CellKind::TimeText,
-        SqlDataType(SS_TIME2) if backend.ss_c_types() => CellKind::SsTime2,
-        SqlDataType(SS_TIME2) => CellKind::TimeText,
-        SqlDataType::TIMESTAMP | SqlDataType::EXT_TIMESTAMP => CellKind::Timestamp,
-        SqlDataType(SS_TIMESTAMPOFFSET) if backend.ss_c_types() => CellKind::TimestampOffset,
-        SqlDataType(SS_TIMESTAMPOFFSET) => CellKind::OffsetText,
-        SqlDataType::EXT_GUID => CellKind::Guid,
-        SqlDataType::CHAR
-        | SqlDataType::VARCHAR
-        | SqlDataType::EXT_W_CHAR
-        | SqlDataType::EXT_W_VARCHAR => text_kind(size, dbms),
-        SqlDataType::EXT_LONG_VARCHAR | SqlDataType::EXT_W_LONG_VARCHAR | SqlDataType(SS_XML) => {
-            CellKind::LongWText
+        sql::TYPE_DATE | sql::DATETIME => CellKind::Date,
+        sql::TYPE_TIME | sql::TIME_OR_INTERVAL => CellKind::TimeText,
+        sql::SS_TIME2 if backend.ss_c_types() => CellKind::SsTime2,
+        sql::SS_TIME2 => CellKind::TimeText,
+        sql::TYPE_TIMESTAMP | sql::TIMESTAMP => CellKind::Timestamp,
+        sql::SS_TIMESTAMPOFFSET if backend.ss_c_types() => CellKind::TimestampOffset,
+        sql::SS_TIMESTAMPOFFSET => CellKind::OffsetText,
+        sql::GUID => CellKind::Guid,
+        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => text_kind(size, backend),
+        // psqlODBC with `MaxVarcharSize=0` describes every varchar(n) as a long varchar of size
+        // n (10,000 rows of varchar(50) took 10,001 fetches and 10,000 SQLGetData calls).
+        // PostgreSQL enforces n, so that is a bounded column; its long types of unknown size
+        // (text) report 0 and stay streamed. Elsewhere a long type is always streamed.
+        sql::LONGVARCHAR | sql::WLONGVARCHAR if size > 0 && backend.dbms == Dbms::PostgreSql => {
+            text_kind(size, backend)
         }
-        SqlDataType::EXT_BINARY | SqlDataType::EXT_VAR_BINARY => {
-            if size == 0 || size > MAX_BOUND_BINARY_BYTES || dbms == Dbms::Sqlite {
+        sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => CellKind::LongWText,
+        sql::BINARY | sql::VARBINARY => {
+            if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
                 CellKind::LongBinary
             } else {
                 CellKind::Binary {
@@ -380,21 +320,21 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
                 }
             }
         }
-        SqlDataType::EXT_LONG_VAR_BINARY | SqlDataType(SS_UDT) => CellKind::LongBinary,
-        SqlDataType(SS_VARIANT) if backend.ss_c_types() => CellKind::Variant,
+        sql::LONGVARBINARY | sql::SS_UDT => CellKind::LongBinary,
+        sql::SS_VARIANT if backend.ss_c_types() => CellKind::Variant,
         // Anything unknown: its text rendering, streamed (never truncated).
-        SqlDataType(SS_VARIANT) => CellKind::LongWText,
+        sql::SS_VARIANT => CellKind::LongWText,
         _ => CellKind::LongWText,
     }
 }
 
-fn text_kind(size: usize, dbms: Dbms) -> CellKind {
-    // SQLite does not enforce declared lengths: a VARCHAR(10) may hold a megabyte. Streaming is
-    // the only way never to truncate.
-    if size == 0 || dbms == Dbms::Sqlite {
+fn text_kind(size: usize, backend: Backend) -> CellKind {
+    // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
+    // streaming is the only way never to truncate (one fetch per row).
+    if size == 0 || !backend.may_bind_declared() {
         return CellKind::LongWText;
     }
-    let units = match dbms {
+    let units = match backend.dbms {
         // SQL Server sizes NCHAR/NVARCHAR in UTF-16 code units and CHAR/VARCHAR in bytes; a byte
         // of any code page (UTF-8 included) never becomes more than one code unit.
         Dbms::SqlServer => size,
@@ -413,6 +353,23 @@ fn text_kind(size: usize, dbms: Dbms) -> CellKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_postgres_long_varchar_of_bounded_size_is_bound() {
+        let pg = ResultPlan::build(vec![col(sql::WLONGVARCHAR, 50, 0)], Dbms::PostgreSql);
+        assert_eq!(pg.columns[0].kind, CellKind::WText { max_units: 100 });
+        assert!(pg.columns[0].bound);
+        // Unknown (0) or huge (text/ntext) sizes stay streamed; so does SQLite (not enforced).
+        for (dbms, size) in [
+            (Dbms::PostgreSql, 0),
+            (Dbms::SqlServer, 2_147_483_647),
+            (Dbms::SqlServer, 0),
+            (Dbms::Sqlite, 50),
+        ] {
+            let p = ResultPlan::build(vec![col(sql::WLONGVARCHAR, size, 0)], dbms);
+            assert_eq!(p.columns[0].kind, CellKind::LongWText, "{dbms:?} {size}");
+        }
+    }
 
     fn col(sql_type: i16, size: usize, digits: i16) -> ColumnDescription {
         ColumnDescription {

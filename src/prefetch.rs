@@ -3,15 +3,18 @@
 //! (~50 µs here) made small arrays expensive; with one thread per result set the arrays can stay
 //! small enough that decoding one always overlaps fetching the next.
 
-use crate::odbc::{Diagnostic, FetchLease, Outcome};
+use crate::odbc::{Diagnostic, Outcome};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
 /// What one background fetch returned (`None`: not started, a cancel was pending).
 pub type FetchResult = Option<(Outcome, Vec<Diagnostic>)>;
 
+/// One fetch for the worker to run (see `BlockSource::fetch_ahead`).
+pub type FetchJob = Box<dyn FnOnce() -> FetchResult + Send>;
+
 pub struct Prefetcher {
-    jobs: Option<Sender<FetchLease>>,
+    jobs: Option<Sender<FetchJob>>,
     results: Receiver<FetchResult>,
     thread: Option<JoinHandle<()>>,
     busy: bool,
@@ -19,13 +22,13 @@ pub struct Prefetcher {
 
 impl Prefetcher {
     pub fn start() -> std::io::Result<Prefetcher> {
-        let (jobs, job_rx) = channel::<FetchLease>();
+        let (jobs, job_rx) = channel::<FetchJob>();
         let (result_tx, results) = channel();
         let thread = std::thread::Builder::new()
             .name("ferrodbc-prefetch".into())
             .spawn(move || {
-                for lease in job_rx {
-                    if result_tx.send(lease.fetch()).is_err() {
+                for job in job_rx {
+                    if result_tx.send(job()).is_err() {
                         break;
                     }
                 }
@@ -39,8 +42,8 @@ impl Prefetcher {
     }
 
     /// Start a fetch on the worker. `false` if the worker is gone (the caller fetches in line).
-    pub fn submit(&mut self, lease: FetchLease) -> bool {
-        self.busy = self.jobs.as_ref().is_some_and(|j| j.send(lease).is_ok());
+    pub fn submit(&mut self, job: FetchJob) -> bool {
+        self.busy = self.jobs.as_ref().is_some_and(|j| j.send(job).is_ok());
         self.busy
     }
 

@@ -77,6 +77,10 @@ class Driver:
     def mapping(self, row: Any) -> dict[str, Any]:
         return dict(row._mapping)
 
+    def arrow_table(self, cursor: Any) -> Any:
+        """The rest of the result set as a pyarrow Table (`arrow_*` tasks)."""
+        raise NotApplicable(f"{self.name} has no Arrow fetch")
+
 
 def _upper_from_utf16(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-16-le").upper()
@@ -95,6 +99,13 @@ class Ferrodbc(Driver):
         if not hasattr(self.mod, "clear_pool"):
             return self.mod.connect(conn_str)  # revisions before pooling: never pooled
         return self.mod.connect(conn_str, pooling=False)
+
+    def arrow_table(self, cursor: Any) -> Any:
+        if not hasattr(cursor, "fetch_arrow_table"):
+            raise NotApplicable("this revision has no Arrow fetch")
+        import pyarrow as pa
+
+        return pa.table(cursor.fetch_arrow_table())
 
     def counters(self) -> dict[str, int] | None:
         # Old revisions (compare --base) may predate the counters; then there is nothing to show.
@@ -169,6 +180,9 @@ class MssqlPython(Driver):
     def add_upper_converter(self, conn: Any) -> str:
         conn.add_output_converter(SQL_WVARCHAR, _upper_any)
         return "converter receives decoded str (no raw-bytes converters)"
+
+    def arrow_table(self, cursor: Any) -> Any:
+        return cursor.arrow()  # its default batch_size (8,192)
 
 
 def _upper_any(value: Any) -> Any:

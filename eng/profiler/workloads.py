@@ -90,6 +90,57 @@ def iterate(cur: Any) -> list:
     return [row for row in cur]
 
 
+# ---- the same rows from a user table: the peer reads SQLite and encodes every row -----------
+
+
+def user_table_setup(shape: str) -> Callable[[Ctx], None]:
+    """CREATE TABLE + INSERTs of the shape's rows (eng/peers/usertable.py), outside the timing."""
+
+    def setup(ctx: Ctx) -> None:
+        from eng.peers import usertable
+
+        name = wd.table_name(shape)
+        ctx.tables.append(name)
+        usertable.load(ctx.conn, shape, name, ctx.n)
+        ctx.table = name
+
+    return setup
+
+
+def user_table_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[Any], list]) -> Task:
+    """`fetch` over `SELECT * FROM <table>` of a table loaded by SQL at set-up; the expectation
+    is still the generator's (rows come back in insertion order on the peer)."""
+
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        cur.execute(f"SELECT * FROM {ctx.table}")
+        return fetch(cur)
+
+    return Task(name, title, size, body, rows_digest, synthetic_digest(shape), user_table_setup(shape))
+
+
+def arrow_body(shape: str) -> Callable[[Ctx], Any]:
+    """The rest of the result as one pyarrow Table, through the driver's Arrow fetch."""
+    sql = select_all(shape)
+
+    def body(ctx: Ctx) -> Any:
+        cur = ctx.conn.cursor()
+        cur.execute(sql(ctx.n))
+        return ctx.driver.arrow_table(cur)
+
+    return body
+
+
+def arrow_setup(ctx: Ctx) -> None:
+    """Import pyarrow before the timed body: its first import costs more than the fetch."""
+    import pyarrow  # noqa: F401
+
+
+def arrow_check(ctx: Ctx, table: Any) -> Digest:
+    """The table's values as rows (pyarrow's own Python conversion, outside the timed body)."""
+    return of_rows(list(zip(*(col.to_pylist() for col in table.columns))))
+
+
 # ---- per-statement overhead ----------------------------------------------------------------
 
 
@@ -333,10 +384,16 @@ _TASKS = [
          insert_multi_values_body, items_check, items_expect, items_setup),
     fetch_task("fetchall_mixed", "fetchall of mixed rows", "mixed", Size(100_000, 10_000), fetchall,
                floor=True),
+    Task("arrow_mixed", "fetch_arrow_table of mixed rows (pyarrow Table)", Size(100_000, 10_000),
+         arrow_body("mixed"), arrow_check, synthetic_digest("mixed"), arrow_setup),
     fetch_task("fetch_1_2m", "1.2M-row fetch, fetchmany(10000) loop", "int_nvarchar_float",
                Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True, floor_chunk=10_000),
     fetch_task("fetchone_mixed", "fetchone over mixed rows", "mixed", Size(100_000, 10_000),
                fetchone_loop),
+    user_table_task("fetchall_mixed_table", "fetchall of mixed rows from a user table", "mixed",
+                    Size(100_000, 10_000), fetchall),
+    user_table_task("fetchone_mixed_table", "fetchone over mixed rows from a user table", "mixed",
+                    Size(100_000, 10_000), fetchone_loop),
     fetch_task("fetchmany1_int_nvarchar", "fetchmany(1) over INT/NVARCHAR rows", "int_nvarchar",
                Size(10_000, 2000), fetchmany_loop(1)),
     fetch_task("fetchmany_100", "fetchmany(100) loop, mixed", "mixed", Size(100_000, 10_000), fetchmany_loop(100)),

@@ -24,6 +24,7 @@ from ._native import (
     OperationalError,
     Output,
     ProgrammingError,
+    RecordBatchStream,
     Row,
     Warning,
 )
@@ -132,6 +133,7 @@ __all__ = [
     "OperationalError",
     "Output",
     "ProgrammingError",
+    "RecordBatchStream",
     "Row",
     "Time",
     "TimeFromTicks",

@@ -126,6 +126,23 @@ impl Dbc {
         Ok(String::from_utf16_lossy(&buf[..units]))
     }
 
+    /// A 32-bit bitmask-valued `SQLGetInfo` (`SQL_GETDATA_EXTENSIONS`, cursor attributes, ...).
+    pub fn info_u32(&self, info: InfoType) -> Result<u32> {
+        let mut value: u32 = 0;
+        // SAFETY: the driver writes one SQLUINTEGER into `value`.
+        let ret = unsafe {
+            sys::SQLGetInfoW(
+                self.handle,
+                info,
+                (&mut value as *mut u32).cast(),
+                4,
+                null_mut(),
+            )
+        };
+        self.check(ret, "SQLGetInfo")?;
+        Ok(value)
+    }
+
     /// Whether the driver reports the connection as dead (`SQL_ATTR_CONNECTION_DEAD`).
     pub fn is_dead(&self) -> bool {
         let mut value: u32 = 0;

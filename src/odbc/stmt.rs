@@ -257,7 +257,12 @@ impl Stmt {
         let name = String::from_utf16_lossy(&name[..end]);
         // Signedness only matters for integers (TINYINT is unsigned on SQL Server); one ODBC call
         // per column per execute saved elsewhere.
-        let integer = matches!(data_type.0, -6 | 5 | 4 | -5 | -25);
+        // (sqlite3odbc reports BIGINT as the C type code SQL_C_SBIGINT.)
+        use crate::codes::{c, sql};
+        let integer = matches!(
+            data_type.0,
+            sql::TINYINT | sql::SMALLINT | sql::INTEGER | sql::BIGINT | c::SBIGINT
+        );
         let unsigned = integer
             && self
                 .col_attr_int(col, sys::Desc::Unsigned as u16)
@@ -329,6 +334,39 @@ impl Stmt {
         counters::bump(&counters::FETCH_CALLS);
         // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
         Outcome::from_ret(unsafe { sys::SQLFetch(self.handle) })
+    }
+
+    /// `SQLFetchScroll(SQL_FETCH_ABSOLUTE, row)`: the rowset starting at 1-based result row `row`
+    /// (scrollable cursors only). The raw outcome, like [`Self::fetch_raw`]: errors included.
+    pub fn fetch_absolute(&mut self, row: isize) -> Outcome {
+        counters::bump(&counters::FETCH_CALLS);
+        // SAFETY: every bound buffer is alive (guaranteed by the binder's contract).
+        Outcome::from_ret(unsafe {
+            sys::SQLFetchScroll(self.handle, sys::FetchOrientation::Absolute, row)
+        })
+    }
+
+    /// `SQL_ATTR_RETRIEVE_DATA`: with `false`, a fetch only positions the cursor and leaves the
+    /// bound buffers alone (optional in ODBC: drivers may refuse it).
+    pub fn set_retrieve_data(&mut self, on: bool) -> Result<()> {
+        self.set_attr(StatementAttribute::RetrieveData, usize::from(on) as Pointer)
+    }
+
+    /// `SQL_ATTR_CURSOR_TYPE` of this statement (`SQL_CURSOR_FORWARD_ONLY` = 0, `STATIC` = 3).
+    pub fn cursor_type(&mut self) -> Result<usize> {
+        let mut value: ULen = 0;
+        // SAFETY: an integer attribute written into a valid `SQLULEN`.
+        let ret = unsafe {
+            sys::SQLGetStmtAttr(
+                self.handle,
+                StatementAttribute::CursorType,
+                (&mut value as *mut ULen).cast(),
+                0,
+                null_mut(),
+            )
+        };
+        self.check(ret, "SQLGetStmtAttr(CURSOR_TYPE)")?;
+        Ok(value)
     }
 
     /// Lend the handle to one block fetch on another thread (see [`FetchLease`]).

@@ -1,6 +1,6 @@
 //! Counting `?` markers the way the DBMS lexes SQL.
 
-use crate::plan::Dbms;
+use crate::backend::Dbms;
 
 /// Count `?` parameter markers outside string literals, quoted identifiers and comments, so a
 /// wrong number of parameters is a clear ProgrammingError before the driver sees the statement.
@@ -86,7 +86,7 @@ fn dollar_tag(b: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::count_markers;
-    use crate::plan::Dbms;
+    use crate::backend::Dbms;
 
     #[test]
     fn postgres_dollar_quotes_and_escape_strings() {

@@ -6,14 +6,15 @@
 //! the point where Driver 18 and FreeTDS have stored them), so the statement keeps the binding
 //! alive until then and decodes it here.
 
-use super::{Kind, ParamColumn, ParamValue, encode_cell, fixed_binding, sql};
+use super::{Kind, ParamColumn, ParamValue, encode_cell, fixed_binding};
+use crate::backend::Backend;
+use crate::codes::sql;
 use crate::decode::{
     Date, Time, Timestamp, TimestampOffset, decimal_text, guid_to_u128, parse_offset_text,
     parse_time_text,
 };
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
-use crate::plan::Backend;
 
 /// What an output parameter comes back as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,7 +251,7 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::Dbms;
+    use crate::backend::Dbms;
 
     fn out(ty: OutputType, input: ParamValue, size: Option<usize>) -> OutputParam {
         OutputParam {

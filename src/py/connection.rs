@@ -2,8 +2,8 @@
 
 use super::cursor::{Cursor, CursorState};
 use super::errors::{IntoPyResult, interface, programming};
+use crate::backend::Dbms;
 use crate::decode::TextErrors;
-use crate::plan::Dbms;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;

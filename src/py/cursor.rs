@@ -1,12 +1,17 @@
 //! `Cursor`: execute, and every fetch shape served from the one native batch.
 
+use super::arrow::{DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH};
 use super::connection::{ConnShared, Connection};
-use super::convert::{PyPlan, build_first_value, build_one_row, build_rows};
+use super::decode::{build_first_value, build_one_row, build_rows};
 use super::errors::{IntoPyResult, programming};
 use super::output::Output;
 use super::params::{to_input_size, to_param};
+use super::plan::{ColumnDecoder, PyPlan};
+use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler};
+use crate::decode::TextErrors;
 use crate::odbc::CancelHandle;
-use crate::params::{InputSize, ParamValue, count_markers};
+use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
+use crate::rowset::Served;
 use crate::statement::Statement;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
@@ -236,13 +241,13 @@ impl Cursor {
         Ok(())
     }
 
-    /// Serve up to `max` rows from the batch, refilling it (GIL released) only when used up.
-    fn fetch_rows(
+    /// The start of every fetch: the error an earlier fetch deferred, then the result set and
+    /// its Python plan. Returns the statement, the plan and the slot for a deferred error.
+    fn begin_fetch<'s>(
         &self,
         py: Python<'_>,
-        st: &mut CursorState,
-        max: usize,
-    ) -> PyResult<Vec<Py<PyAny>>> {
+        st: &'s mut CursorState,
+    ) -> PyResult<(&'s mut Statement, &'s PyPlan, &'s mut Option<PyErr>)> {
         if let Some(err) = st.pending.take() {
             return Err(err);
         }
@@ -255,43 +260,66 @@ impl Cursor {
         } = st;
         let stmt = stmt.as_mut().expect("checked by require_results");
         let plan = plan.as_ref().expect("checked by require_results");
+        Ok((stmt, plan, pending))
+    }
+
+    /// The one fetch protocol of every fetch shape: up to `max` buffered rows, the batch refilled
+    /// from the driver (GIL released) only when it is used up; `None` at the end of the result
+    /// set. When the last row array was full the statement is already fetching the next one on
+    /// another thread, so decoding these rows overlaps with it.
+    fn next_served<'s>(
+        &self,
+        py: Python<'_>,
+        stmt: &'s mut Statement,
+        max: usize,
+    ) -> PyResult<Option<Served<'s>>> {
+        if stmt.needs_fetch() {
+            py.detach(|| stmt.fill())
+                .map_err(|e| self.shared.track(e))
+                .py(py)?;
+        }
+        if stmt.buffered() == 0 {
+            return Ok(None);
+        }
+        Ok(Some(stmt.serve(max)))
+    }
+
+    /// Up to `max` rows as Python rows (fetchmany, fetchall). An error after some rows: those
+    /// rows are returned and the error is raised by the next call, except for fetchall
+    /// (`max == usize::MAX`), which raises at once (see `with_partial_rows`).
+    fn fetch_rows(
+        &self,
+        py: Python<'_>,
+        st: &mut CursorState,
+        max: usize,
+    ) -> PyResult<Vec<Py<PyAny>>> {
+        let (stmt, plan, pending) = self.begin_fetch(py, st)?;
         let mut out: Vec<Py<PyAny>> = Vec::new();
         while out.len() < max {
-            if stmt.needs_fetch() {
-                if let Err(e) = py.detach(|| stmt.fill()).map_err(|e| self.shared.track(e)) {
-                    let err = super::errors::to_pyerr(py, e);
-                    if out.is_empty() {
-                        return Err(err);
+            let err = match self.next_served(py, stmt, max - out.len()) {
+                Ok(None) => break,
+                Ok(Some(served)) => {
+                    let (batch, rows, base) = (served.batch, served.rows, served.base);
+                    match build_rows(py, plan, batch, rows, base, &mut out)? {
+                        None => continue,
+                        Some(fail) => {
+                            // Rows before the bad one are delivered; the bad row is consumed;
+                            // rows after it are served by the next fetch.
+                            stmt.rewind_to(fail.row + 1);
+                            fail.err
+                        }
                     }
-                    if max == usize::MAX {
-                        return Err(with_partial_rows(py, err, out));
-                    }
-                    *pending = Some(err);
-                    break;
                 }
+                Err(err) => err,
+            };
+            if out.is_empty() {
+                return Err(err);
             }
-            let available = stmt.buffered();
-            if available == 0 {
-                break;
+            if max == usize::MAX {
+                return Err(with_partial_rows(py, err, out));
             }
-            // The statement is already fetching the next row array on another thread when this
-            // one was full: decoding these rows overlaps with it.
-            let range = stmt.take(available.min(max - out.len()));
-            let batch = stmt.batch().expect("a planned result set has a batch");
-            let failure = build_rows(py, plan, batch, range, stmt.batch_base(), &mut out)?;
-            if let Some(fail) = failure {
-                // Rows before the bad one are delivered; the bad row is consumed; rows after it
-                // are served by the next fetch.
-                stmt.rewind_to(fail.row + 1);
-                if out.is_empty() {
-                    return Err(fail.err);
-                }
-                if max == usize::MAX {
-                    return Err(with_partial_rows(py, fail.err, out));
-                }
-                *pending = Some(fail.err);
-                break;
-            }
+            *pending = Some(err);
+            break;
         }
         Ok(out)
     }
@@ -358,30 +386,85 @@ impl Cursor {
         Ok(())
     }
 
-    /// The next row, or None: the one-row path of fetchone, iteration and fetchmany(1). Same
-    /// batch, same decoders and error positions as `fetch_rows`, without its vectors.
+    /// The next row, or None: the one-row path of fetchone, iteration and fetchmany(1), without
+    /// `fetch_rows`'s vectors. A row that fails to decode is consumed: the next call continues
+    /// after it.
     fn fetch_one(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<Option<Py<PyAny>>> {
-        if let Some(err) = st.pending.take() {
-            return Err(err);
-        }
-        self.require_results(py, st)?;
-        let CursorState { stmt, plan, .. } = st;
-        let stmt = stmt.as_mut().expect("checked by require_results");
-        let plan = plan.as_ref().expect("checked by require_results");
-        if stmt.needs_fetch() {
-            py.detach(|| stmt.fill())
-                .map_err(|e| self.shared.track(e))
-                .py(py)?;
-        }
-        if stmt.buffered() == 0 {
+        let (stmt, plan, _) = self.begin_fetch(py, st)?;
+        let Some(served) = self.next_served(py, stmt, 1)? else {
             return Ok(None);
-        }
-        let row = stmt.take(1).start;
-        let batch = stmt.batch().expect("a planned result set has a batch");
-        // A row that fails to decode is consumed: the next call continues after it.
-        build_one_row(py, plan, batch, row, stmt.batch_base())
+        };
+        build_one_row(py, plan, served.batch, served.rows.start, served.base)
             .map(Some)
             .map_err(|f| f.err)
+    }
+
+    /// Start an Arrow read of the current result set: its Arrow layout, the epoch it belongs to
+    /// and the text policy. NotSupportedError for a column without an Arrow type, and when
+    /// output converters apply to the result set (Arrow never calls them: the values would
+    /// silently differ from the rows').
+    fn arrow_start(
+        &self,
+        py: Python<'_>,
+        options: ArrowOptions,
+    ) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
+        let mut guard = self.lock(py)?;
+        let st = &mut *guard;
+        self.require_results(py, st)?;
+        let plan = st.plan.as_ref().expect("checked by require_results");
+        let converted = plan
+            .decoders
+            .iter()
+            .position(|d| matches!(d, ColumnDecoder::Converted(..)));
+        if let Some(i) = converted {
+            return Err(super::errors::NotSupportedError::new_err(format!(
+                "Arrow fetch does not apply output converters, and one is registered for the \
+                 SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
+                plan.core.columns[i].desc.name
+            )));
+        }
+        let layout = ArrowLayout::new(plan.core.clone(), options).py(py)?;
+        let epoch = st.stmt.as_ref().map_or(0, Statement::epoch);
+        Ok((Arc::new(layout), epoch, plan.errors))
+    }
+
+    /// The next record batch of up to `max` rows, assembled from served rows through the one
+    /// fetch protocol (`begin_fetch`, `next_served`); `None` at the end of the result set. Any
+    /// error raises at once: the rows of the batch under construction are not handed out.
+    pub(super) fn next_arrow_batch(
+        &self,
+        py: Python<'_>,
+        epoch: u64,
+        assembler: &mut BatchAssembler,
+        max: usize,
+    ) -> PyResult<Option<arrow_array::RecordBatch>> {
+        let mut guard = self.lock(py)?;
+        if guard.stmt.as_ref().map(Statement::epoch) != Some(epoch) {
+            return Err(programming(
+                "The cursor executed again or moved to another result set: this record batch \
+                 stream is over.",
+            ));
+        }
+        let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;
+        while assembler.rows() < max {
+            let Some(served) = self.next_served(py, stmt, max - assembler.rows())? else {
+                break;
+            };
+            let base = served.base;
+            if let Err(err) = assembler.append(&served) {
+                // As for rows, the failing row is consumed and the rows after it are served by
+                // the next fetch; the batch under construction is dropped.
+                if let crate::Error::Decode { row, .. } = &err {
+                    stmt.rewind_to((row - base) as usize + 1);
+                }
+                assembler.discard();
+                return Err(super::errors::to_pyerr(py, err));
+            }
+        }
+        if assembler.rows() == 0 {
+            return Ok(None);
+        }
+        assembler.finish().py(py).map(Some)
     }
 
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
@@ -403,6 +486,20 @@ fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>) -> PyErr 
         let _ = err.value(py).setattr("partial_rows", list);
     }
     err
+}
+
+/// The Arrow fetch options from their Python spelling.
+fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
+    let offsets = match datetimeoffset {
+        "utc" => false,
+        "struct" => true,
+        other => {
+            return Err(programming(format!(
+                "datetimeoffset must be 'utc' or 'struct', not {other:?}"
+            )));
+        }
+    };
+    Ok(ArrowOptions { offsets })
 }
 
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.
@@ -438,56 +535,7 @@ fn outputs_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, Py<Output>)>> {
     Ok(out)
 }
 
-/// A procedure name for `{CALL ...}`: dot-separated parts, each a regular identifier, a
-/// `[bracketed]` one (`]]` escapes `]`) or a `"quoted"` one. It is spliced into SQL, so anything
-/// else (a `;`, a comment, a parenthesis) is refused.
-fn check_procname(name: &str) -> PyResult<()> {
-    let bad = || programming(format!("callproc: {name:?} is not a procedure name"));
-    let b: Vec<char> = name.chars().collect();
-    let mut i = 0;
-    loop {
-        match b.get(i) {
-            Some('[') => {
-                i += 1;
-                loop {
-                    match (b.get(i), b.get(i + 1)) {
-                        (Some(']'), Some(']')) => i += 2,
-                        (Some(']'), _) => break,
-                        (Some(_), _) => i += 1,
-                        (None, _) => return Err(bad()),
-                    }
-                }
-                i += 1;
-            }
-            Some('"') => {
-                i += 1;
-                while b.get(i).is_some_and(|&c| c != '"') {
-                    i += 1;
-                }
-                if b.get(i).is_none() {
-                    return Err(bad());
-                }
-                i += 1;
-            }
-            Some(&c) if c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$') => {
-                while b
-                    .get(i)
-                    .is_some_and(|&c| c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$'))
-                {
-                    i += 1;
-                }
-            }
-            _ => return Err(bad()),
-        }
-        match b.get(i) {
-            None => return Ok(()),
-            Some('.') => i += 1,
-            Some(_) => return Err(bad()),
-        }
-    }
-}
-
-fn check_count(sql: &str, supplied: usize, dbms: crate::plan::Dbms) -> PyResult<()> {
+fn check_count(sql: &str, supplied: usize, dbms: crate::backend::Dbms) -> PyResult<()> {
     let markers = count_markers(sql, dbms);
     if markers != supplied {
         return Err(programming(format!(
@@ -582,7 +630,7 @@ impl Cursor {
         parameters: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        check_procname(procname)?;
+        check_procedure_name(procname).py(py)?;
         let params: Vec<Bound<'py, PyAny>> = match parameters {
             Some(p) => p.try_iter()?.collect::<PyResult<_>>()?,
             None => Vec::new(),
@@ -650,26 +698,58 @@ impl Cursor {
     /// The first column of the next row (or None when there is no row); no row object is built.
     fn fetchval(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
-        let st = &mut *guard;
-        if let Some(err) = st.pending.take() {
-            return Err(err);
-        }
-        self.require_results(py, st)?;
-        let stmt = st.stmt.as_mut().expect("checked");
-        let plan = st.plan.as_ref().expect("checked");
-        if stmt.needs_fetch() {
-            py.detach(|| stmt.fill())
-                .map_err(|e| self.shared.track(e))
-                .py(py)?;
-        }
-        if stmt.buffered() == 0 {
+        let (stmt, plan, _) = self.begin_fetch(py, &mut guard)?;
+        let Some(served) = self.next_served(py, stmt, 1)? else {
             return Ok(None);
-        }
-        let range = stmt.take(1);
-        let batch = stmt.batch().expect("planned");
-        build_first_value(py, plan, batch, range.start, stmt.batch_base())
+        };
+        build_first_value(py, plan, served.batch, served.rows.start, served.base)
             .map(Some)
             .map_err(|f| f.err)
+    }
+
+    /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
+    /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
+    /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset).
+    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc"))]
+    fn fetch_record_batch(
+        slf: &Bound<'_, Self>,
+        rows_per_batch: Option<usize>,
+        datetimeoffset: &str,
+    ) -> PyResult<RecordBatchStream> {
+        let py = slf.py();
+        let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
+        if rows == 0 {
+            return Err(programming("rows_per_batch must be at least 1"));
+        }
+        let (layout, epoch, errors) = slf.get().arrow_start(py, arrow_options(datetimeoffset)?)?;
+        Ok(RecordBatchStream::lazy(LazyBatches {
+            cursor: slf.clone().unbind(),
+            epoch,
+            assembler: BatchAssembler::new(&layout, rows.min(DEFAULT_ROWS_PER_BATCH), errors),
+            layout,
+            rows_per_batch: rows,
+            done: false,
+        }))
+    }
+
+    /// The rest of the current result set as one Arrow table (an object with
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` as
+    /// for `fetch_record_batch`.
+    #[pyo3(signature = (*, datetimeoffset = "utc"))]
+    fn fetch_arrow_table(
+        &self,
+        py: Python<'_>,
+        datetimeoffset: &str,
+    ) -> PyResult<RecordBatchStream> {
+        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset)?)?;
+        let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
+        let mut batches = Vec::new();
+        while let Some(b) =
+            self.next_arrow_batch(py, epoch, &mut assembler, TABLE_ROWS_PER_BATCH)?
+        {
+            batches.push(b);
+        }
+        Ok(RecordBatchStream::table(layout.schema.clone(), batches))
     }
 
     fn __iter__(slf: Py<Self>) -> Py<Self> {

@@ -163,33 +163,37 @@ pub enum DecimalFailure {
     Python(PyErr),
 }
 
-/// A new Decimal for the driver's text of a numeric cell (an owned reference).
+/// A new Decimal for the driver's text of a numeric cell.
 #[inline]
-pub fn new_decimal(py: Python<'_>, bytes: &[u8]) -> Result<*mut ffi::PyObject, DecimalFailure> {
+pub fn new_decimal<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+) -> Result<Bound<'py, PyAny>, DecimalFailure> {
     if let (Builder::Layout(tp), Some(parts)) = (builder(py), decimal_parts(bytes)) {
         let tp = tp.as_ptr().cast::<ffi::PyTypeObject>();
-        // SAFETY: the layout of `tp` was verified for this process.
-        return unsafe { build(py, tp, &parts) }.map_err(DecimalFailure::Python);
+        // SAFETY: the layout of `tp` was verified for this process; `build` returns a new
+        // reference, owned by the `Bound` from here on.
+        return unsafe { build(py, tp, &parts).map(|p| Bound::from_owned_ptr(py, p)) }
+            .map_err(DecimalFailure::Python);
     }
     // NaN, infinities, beyond 38 digits, or no verified layout: the constructor.
     let text = crate::decode::decimal_text(bytes).ok_or(DecimalFailure::NotDecimal)?;
     let decimal = cache::decimal_type(py).map_err(DecimalFailure::Python)?;
-    decimal
-        .call1((text,))
-        .map(Bound::into_ptr)
-        .map_err(DecimalFailure::Python)
+    decimal.call1((text,)).map_err(DecimalFailure::Python)
 }
 
-/// A new Decimal for the parts of a numeric struct (an owned reference).
+/// A new Decimal for the parts of a numeric struct.
 #[inline]
-pub fn decimal_from_parts(py: Python<'_>, parts: &DecimalParts) -> PyResult<*mut ffi::PyObject> {
+pub fn decimal_from_parts<'py>(
+    py: Python<'py>,
+    parts: &DecimalParts,
+) -> PyResult<Bound<'py, PyAny>> {
     if let Builder::Layout(tp) = builder(py) {
         let tp = tp.as_ptr().cast::<ffi::PyTypeObject>();
-        // SAFETY: the layout of `tp` was verified for this process.
-        return unsafe { build(py, tp, parts) };
+        // SAFETY: as in `new_decimal`.
+        return unsafe { build(py, tp, parts).map(|p| Bound::from_owned_ptr(py, p)) };
     }
-    let decimal = cache::decimal_type(py)?;
-    Ok(decimal.call1((parts.to_text(),))?.into_ptr())
+    cache::decimal_type(py)?.call1((parts.to_text(),))
 }
 
 /// Whether this process builds Decimals through the verified layout (for tests and reports).

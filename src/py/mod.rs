@@ -1,15 +1,19 @@
 //! The Python binding: the only module that uses PyO3. `ferrodbc._native`.
+//! (`decimal`, `decode`, `plan` and `text` are public for the benches in `benches/`.)
 
+mod arrow;
 mod cache;
 mod connection;
-mod convert;
 mod cursor;
 pub mod decimal;
+pub mod decode;
 pub mod errors;
+mod objects;
 mod output;
 mod params;
+pub mod plan;
 mod row;
-mod text;
+pub mod text;
 
 use pyo3::prelude::*;
 
@@ -43,6 +47,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<cursor::Cursor>()?;
     m.add("Row", row::row_type(py)?)?;
     m.add_class::<output::Output>()?;
+    m.add_class::<arrow::RecordBatchStream>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;

@@ -1,8 +1,8 @@
 //! Python parameter values → engine [`ParamValue`]s.
 
 use super::cache;
-use super::convert::{datetime_obj, time_obj};
 use super::errors::{data, programming};
+use super::objects;
 use super::output::Output;
 use super::text::{TextFailure, utf16_to_str};
 use crate::decode::TextErrors;
@@ -205,17 +205,13 @@ pub fn to_input_size(item: &Bound<'_, PyAny>) -> PyResult<InputSize> {
 
 /// An engine value (an output parameter's) as the Python object a fetch would give.
 pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResult<Py<PyAny>> {
-    let owned = |p: *mut pyo3::ffi::PyObject| {
-        // SAFETY: only called with what the helpers below return: a new, non-NULL reference.
-        unsafe { Bound::from_owned_ptr(py, p).unbind() }
-    };
     Ok(match v {
         ParamValue::Null => py.None(),
         ParamValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any().unbind(),
         ParamValue::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
         ParamValue::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
         ParamValue::Text(units) => match utf16_to_str(py, units, errors) {
-            Ok(p) => owned(p),
+            Ok(p) => p.unbind(),
             Err(TextFailure::Python(e)) => return Err(e),
             Err(TextFailure::LoneSurrogate(at)) => {
                 return Err(data(format!(
@@ -228,13 +224,13 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
         ParamValue::Date(d) => PyDate::new(py, d.year as i32, d.month as u8, d.day as u8)?
             .into_any()
             .unbind(),
-        ParamValue::Time(t) => owned(time_obj(py, *t)?),
-        ParamValue::Timestamp(ts) => owned(datetime_obj(py, *ts, None)?),
+        ParamValue::Time(t) => objects::time(py, *t)?.unbind(),
+        ParamValue::Timestamp(ts) => objects::datetime(py, *ts, None)?.unbind(),
         ParamValue::TimestampOffset(v) => {
             let tz = cache::timezone(py, v.offset_minutes)?;
-            owned(datetime_obj(py, v.timestamp, Some(tz.cast()?))?)
+            objects::datetime(py, v.timestamp, Some(tz.cast()?))?.unbind()
         }
-        ParamValue::Guid(g) => owned(cache::new_uuid(py, *g)?),
+        ParamValue::Guid(g) => objects::uuid(py, *g)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
         }

@@ -17,18 +17,19 @@ pub enum TextFailure {
     Python(PyErr),
 }
 
-/// Build a new `str` from UTF-16 code units. Returns an owned reference.
+/// Build a new `str` from UTF-16 code units.
 #[inline]
-pub fn utf16_to_str(
-    py: Python<'_>,
+pub fn utf16_to_str<'py>(
+    py: Python<'py>,
     units: &[u16],
     errors: TextErrors,
-) -> Result<*mut ffi::PyObject, TextFailure> {
+) -> Result<Bound<'py, PyAny>, TextFailure> {
     let len = units.len() as ffi::Py_ssize_t;
     let class = classify_utf16(units);
     // SAFETY: every branch creates a fresh string of exactly `len` characters with a `maxchar`
     // that is the true category of the data (CPython's compact-string invariant), then writes
-    // exactly `len` elements of the kind's width into its data area before anyone can see it.
+    // exactly `len` elements of the kind's width into its data area before anyone can see it;
+    // the new reference is then owned by the returned `Bound`.
     unsafe {
         match class {
             TextClass::Ascii | TextClass::Latin1 => {
@@ -45,7 +46,7 @@ pub fn utf16_to_str(
                 for (d, &u) in data.iter_mut().zip(units) {
                     *d = u as u8;
                 }
-                Ok(obj)
+                Ok(Bound::from_owned_ptr(py, obj))
             }
             TextClass::Bmp { max } => {
                 let obj = ffi::PyUnicode_New(len, max as ffi::Py_UCS4);
@@ -54,7 +55,7 @@ pub fn utf16_to_str(
                 }
                 let data = ffi::PyUnicode_DATA(obj).cast::<u16>();
                 std::ptr::copy_nonoverlapping(units.as_ptr(), data, units.len());
-                Ok(obj)
+                Ok(Bound::from_owned_ptr(py, obj))
             }
             TextClass::Surrogates => {
                 let policy = match errors {
@@ -82,7 +83,7 @@ pub fn utf16_to_str(
                 if obj.is_null() {
                     return Err(TextFailure::Python(PyErr::fetch(py)));
                 }
-                Ok(obj)
+                Ok(Bound::from_owned_ptr(py, obj))
             }
         }
     }

@@ -2,8 +2,9 @@
 calls, growing row arrays 32 → 256 → 2048 → 8192, the end confirmed by one SQL_NO_DATA fetch),
 one plan per result set, buffers reused on re-execute, SQLGetData only for unbounded columns.
 
-SQLite streams every text column (it does not enforce declared lengths), so the bound-path checks
-use integer-only result sets there.
+Text with a declared length is bound on every peer, SQLite included (SQLite does not enforce the
+length: the few cells longer than declared are read again whole, see test_reread.py). Unbounded
+text (TEXT) is streamed with SQLGetData, one row per fetch.
 """
 
 from __future__ import annotations
@@ -201,3 +202,144 @@ def test_wide_rows_stay_bound_within_the_byte_budget_and_come_back_whole(pg_conn
     assert c["getdata_calls"] == 0, c
     # Row arrays of 32, then 22 of 65, one of 38, then SQL_NO_DATA.
     assert c["fetch_calls"] <= 25, c
+
+
+@pytest.fixture
+def names(conn, table):
+    """`table` (id INTEGER PRIMARY KEY, name VARCHAR(50)) with ROWS short names, committed."""
+    conn.cursor().execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, name VARCHAR(50))")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} (id, name) VALUES (?, ?)", [(i, f"name {i}") for i in range(ROWS)]
+    )
+    conn.commit()
+    return table
+
+
+def drain(cur, shape: str) -> list[tuple]:
+    """Every row of the cursor's result, read with one fetch shape."""
+    rows = []
+    if shape == "fetchall":
+        rows = cur.fetchall()
+    elif shape == "fetchmany1":
+        while batch := cur.fetchmany(1):
+            rows.extend(batch)
+    else:
+        while (row := cur.fetchone()) is not None:
+            rows.append(row)
+    return [tuple(r) for r in rows]
+
+
+@pytest.mark.parametrize("shape", ["fetchone", "fetchmany1", "fetchall"])
+def test_bounded_text_is_fetched_in_row_arrays_on_every_peer(conn, names, shape):
+    """VARCHAR(50) stays on the block path: 10,000 rows cost the handful of row arrays integers
+    cost, and no SQLGetData. (On SQLite it was 10,001 fetches and 10,000 SQLGetData calls.)"""
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    cur.execute(f"SELECT id, name FROM {names} ORDER BY id")
+    rows = drain(cur, shape)
+    c = ferrodbc.counters()
+    assert rows == [(i, f"name {i}") for i in range(ROWS)]
+    assert c["getdata_calls"] == 0, c
+    assert c["binds"] >= 2, c
+    # 32 + 256 + 2048 + 8192 rows, then SQL_NO_DATA.
+    assert c["fetch_calls"] <= 6, c
+
+
+def test_re_executing_a_bounded_text_select_stays_bound(conn, names):
+    cur = conn.cursor()
+    sql = f"SELECT id, name FROM {names} ORDER BY id"
+    first = cur.execute(sql).fetchall()
+    ferrodbc.reset_counters()
+    second = cur.execute(sql).fetchall()
+    c = ferrodbc.counters()
+    assert second == first and len(second) == ROWS
+    assert (c["binds"], c["getdata_calls"]) == (0, 0), c
+    assert c["fetch_calls"] <= 6, c
+
+
+def test_sqlite_binary_with_a_declared_size_is_fetched_in_row_arrays(sqlite_conn):
+    """BLOB (described as BINARY(255)) and VARBINARY(16) are bound too."""
+    cur = sqlite_conn.cursor()
+    cur.execute("CREATE TABLE blobs (id INTEGER PRIMARY KEY, b BLOB, v VARBINARY(16))")
+    values = [(i, i.to_bytes(4, "little") * 8, bytes([i % 256]) * (i % 17)) for i in range(ROWS)]
+    cur.executemany("INSERT INTO blobs (id, b, v) VALUES (?, ?, ?)", values)
+    sqlite_conn.commit()
+    ferrodbc.reset_counters()
+    rows = cur.execute("SELECT id, b, v FROM blobs ORDER BY id").fetchall()
+    c = ferrodbc.counters()
+    assert [tuple(r) for r in rows] == values
+    assert c["getdata_calls"] == 0, c
+    assert c["fetch_calls"] <= 6, c
+
+
+def test_sqlite_cells_longer_than_declared_cost_a_fetch_each_not_the_whole_result(sqlite_conn):
+    """Five 1,000-character names among 10,000 in a VARCHAR(50): the first ones are fetched
+    again alone, then the column is bound for 1,024 units; the rows stay in row arrays."""
+    cur = sqlite_conn.cursor()
+    cur.execute("CREATE TABLE mixed (id INTEGER PRIMARY KEY, name VARCHAR(50))")
+    long_ids = {0, 31, 32, 5000, ROWS - 1}
+    values = [(i, ("x" * 1000 + str(i)) if i in long_ids else f"n{i}") for i in range(ROWS)]
+    cur.executemany("INSERT INTO mixed (id, name) VALUES (?, ?)", values)
+    sqlite_conn.commit()
+    ferrodbc.reset_counters()
+    rows = cur.execute("SELECT id, name FROM mixed ORDER BY id").fetchall()
+    c = ferrodbc.counters()
+    assert [tuple(r) for r in rows] == values
+    # Rows 0 and 31 (the first 32-row array) are re-read; then ~2 KB rows in arrays of up to
+    # 1,024 rows hold every other name whole.
+    assert c["getdata_calls"] == 2, c
+    assert c["fetch_calls"] <= 30, c
+
+
+def test_pg_bounded_text_stays_bound_after_long_text_and_a_failed_statement(pg_conn, pg_table):
+    """Once seen on psqlODBC (not reproduced): after 1,000,000-character TEXT values read with
+    every fetch shape and a failed statement rolled back, the second execute of a VARCHAR(50)
+    query took 10,001 fetches and 10,000 SQLGetData. Nothing of the earlier result sets may
+    survive into its plan or buffers. (Those exact counts do come from a connection with
+    psqlODBC's MaxVarcharSize=0, which describes every varchar(n) as SQL_WLONGVARCHAR: an
+    option, not state; eng/peers/postgres.sh sets MaxVarcharSize=10485760.)"""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id INTEGER PRIMARY KEY, name VARCHAR(50), body TEXT)")
+    cur.executemany(
+        f"INSERT INTO {pg_table} (id, name, body) VALUES (?, ?, ?)",
+        [(i, f"name {i}", "b" * 1_000_000 if i < 3 else None) for i in range(ROWS)],
+    )
+    pg_conn.commit()
+    lob = f"SELECT id, body FROM {pg_table} WHERE id < 3 ORDER BY id"
+    for shape in ("fetchone", "fetchmany1", "fetchall"):
+        cur.execute(lob)
+        assert [len(r[1]) for r in drain(cur, shape)] == [1_000_000] * 3
+    assert cur.execute(f"SELECT body FROM {pg_table} WHERE id = 1").fetchval() == "b" * 1_000_000
+    assert sum(len(r[1]) for r in cur.execute(lob)) == 3_000_000
+    with pytest.raises(ferrodbc.ProgrammingError):
+        cur.execute("SELECT no_such_column FROM " + pg_table)
+    pg_conn.rollback()
+    sql = f"SELECT id, name FROM {pg_table} ORDER BY id"
+    for run in ("first", "second"):
+        ferrodbc.reset_counters()
+        rows = cur.execute(sql).fetchall()
+        c = ferrodbc.counters()
+        assert len(rows) == ROWS and rows[-1] == (ROWS - 1, f"name {ROWS - 1}")
+        assert c["getdata_calls"] == 0, (run, c)
+        assert c["fetch_calls"] <= 6, (run, c)
+
+
+def test_pg_varchar_described_as_long_varchar_stays_bound(pg, pg_conn, pg_table):
+    """psqlODBC's MaxVarcharSize=0 describes varchar(n) as SQL_WLONGVARCHAR of size n: the exact
+    10,001 fetches / 10,000 SQLGetData once seen on PostgreSQL. PostgreSQL enforces n, so the
+    column is bound in row arrays by n like any varchar(n)."""
+    cur = pg_conn.cursor()
+    cur.execute(f"CREATE TABLE {pg_table} (id INTEGER PRIMARY KEY, name VARCHAR(50))")
+    cur.executemany(f"INSERT INTO {pg_table} VALUES (?, ?)", [(i, f"name {i} 😀") for i in range(ROWS)])
+    pg_conn.commit()
+    connstr = ";".join(p for p in pg.connstr.split(";") if not p.lower().startswith("maxvarcharsize="))
+    other = ferrodbc.connect(connstr + ";MaxVarcharSize=0", autocommit=True, pooling=False)
+    try:
+        ferrodbc.reset_counters()
+        rows = other.cursor().execute(f"SELECT id, name FROM {pg_table} ORDER BY id").fetchall()
+        c = ferrodbc.counters()
+    finally:
+        other.close()
+    assert [tuple(r) for r in rows] == [(i, f"name {i} 😀") for i in range(ROWS)]
+    assert c["getdata_calls"] == 0, c
+    assert c["fetch_calls"] <= 6, c

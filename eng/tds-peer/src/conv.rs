@@ -15,24 +15,60 @@ pub fn parse_decimal(s: &str) -> Option<Dec> {
         Some(r) => (true, r),
         None => (false, s.strip_prefix('+').unwrap_or(s)),
     };
-    // Accept exponent forms from float rendering (e.g. 1.5e-05) by going through f64 text.
-    if s.contains(['e', 'E']) {
-        let f: f64 = s.parse().ok()?;
-        return parse_decimal(&format!("{}{:.12}", if neg { "-" } else { "" }, f));
+    parse_unsigned_decimal(neg, s.as_bytes())
+}
+
+/// `parse_decimal` of stored text as SQLite hands it over, without checking it is UTF-8 first
+/// when it cannot need trimming (its first and last bytes are ASCII and not blanks).
+pub fn parse_decimal_bytes(b: &[u8]) -> Option<Dec> {
+    let plain = |c: Option<&u8>| c.is_some_and(|&c| c.is_ascii() && !(c as char).is_whitespace());
+    if !(plain(b.first()) && plain(b.last())) {
+        return parse_decimal(&String::from_utf8_lossy(b));
     }
-    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-    if int.is_empty() && frac.is_empty() {
+    match b.strip_prefix(b"-") {
+        Some(r) => parse_unsigned_decimal(true, r),
+        None => parse_unsigned_decimal(false, b.strip_prefix(b"+").unwrap_or(b)),
+    }
+}
+
+/// Digits with at most one '.', after the sign. One pass; the magnitude stays in u64 while it
+/// fits (18 digits), which is every DECIMAL(18,s) a table holds.
+fn parse_unsigned_decimal(neg: bool, b: &[u8]) -> Option<Dec> {
+    let mut mag: u128 = 0;
+    let mut small: u64 = 0;
+    let mut digits = 0usize;
+    let mut dot: Option<usize> = None;
+    for (i, &c) in b.iter().enumerate() {
+        let d = c.wrapping_sub(b'0');
+        if d <= 9 {
+            if digits < 18 {
+                small = small * 10 + d as u64;
+            } else {
+                if digits == 18 {
+                    mag = small as u128;
+                }
+                mag = mag.checked_mul(10)?.checked_add(d as u128)?;
+            }
+            digits += 1;
+        } else if c == b'.' && dot.is_none() {
+            dot = Some(i);
+        } else if c == b'e' || c == b'E' || b[i..].contains(&b'e') || b[i..].contains(&b'E') {
+            // Exponent forms from float rendering (e.g. 1.5e-05) go through f64 text.
+            let f: f64 = std::str::from_utf8(b).ok()?.parse().ok()?;
+            return parse_decimal(&format!("{}{:.12}", if neg { "-" } else { "" }, f));
+        } else {
+            return None;
+        }
+    }
+    if b.is_empty() || b == b"." {
         return None;
     }
-    let mut mag: u128 = 0;
-    for c in int.chars().chain(frac.chars()) {
-        let d = c.to_digit(10)? as u128;
-        mag = mag.checked_mul(10)?.checked_add(d)?;
-    }
+    let mag = if digits <= 18 { small as u128 } else { mag };
+    let scale = dot.map_or(0, |p| b.len() - p - 1);
     Some(Dec {
         neg: neg && mag != 0,
         mag,
-        scale: frac.len().min(255) as u8,
+        scale: scale.min(255) as u8,
     })
 }
 
@@ -146,6 +182,20 @@ fn num(s: &str) -> Option<u32> {
     s.parse().ok()
 }
 
+/// Fractional seconds (`.f…` digits, first 7 significant) in 100 ns ticks.
+fn frac_ticks(b: &[u8]) -> Option<u64> {
+    let mut ticks = 0u64;
+    for k in 0..7 {
+        let d = match b.get(k) {
+            Some(c) if c.is_ascii_digit() => (c - b'0') as u64,
+            Some(_) => return None,
+            None => 0,
+        };
+        ticks = ticks * 10 + d;
+    }
+    Some(ticks)
+}
+
 fn parse_time(t: &str) -> Option<u64> {
     let mut it = t.split(':');
     let h = num(it.next()?)?;
@@ -160,28 +210,74 @@ fn parse_time(t: &str) -> Option<u64> {
     if h > 23 || m > 59 || s > 59 {
         return None;
     }
-    let mut f = frac.to_string();
-    f.truncate(7);
-    while f.len() < 7 {
-        f.push('0');
-    }
-    let frac_ticks = if frac.is_empty() { 0 } else { num(&f)? as u64 };
+    let frac_ticks = if frac.is_empty() {
+        0
+    } else {
+        frac_ticks(frac.as_bytes())?
+    };
     Some(((h as u64 * 60 + m as u64) * 60 + s as u64) * 10_000_000 + frac_ticks)
 }
 
+/// The form the peer itself stores and SQL literals mostly use, `YYYY-MM-DD hh:mm:ss[.f{1,7}]`
+/// (or `T` between), parsed without searching or splitting; anything else returns None and
+/// goes through the general parser, whose results this matches exactly.
+fn parse_iso_datetime(b: &[u8]) -> Option<DateTime> {
+    if !(19..=27).contains(&b.len())
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !(b[10] == b' ' || b[10] == b'T')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let d = |i: usize| {
+        let c = b[i].wrapping_sub(b'0');
+        (c < 10).then_some(c as u32)
+    };
+    let two = |i: usize| Some(d(i)? * 10 + d(i + 1)?);
+    let y = two(0)? * 100 + two(2)?;
+    let (m, dd, h, mi, sec) = (two(5)?, two(8)?, two(11)?, two(14)?, two(17)?);
+    if y < 1 || !(1..=12).contains(&m) || !(1..=31).contains(&dd) || h > 23 || mi > 59 || sec > 59 {
+        return None;
+    }
+    let frac = match b.len() {
+        19 => 0,
+        20 => return None,
+        _ if b[19] == b'.' => frac_ticks(&b[20..])?,
+        _ => return None,
+    };
+    Some(DateTime {
+        days: days_from_civil(y as i64, m, dd),
+        ticks: ((h as u64 * 60 + mi as u64) * 60 + sec as u64) * 10_000_000 + frac,
+        offset: None,
+        has_date: true,
+    })
+}
+
+/// `parse_datetime` of stored text as SQLite hands it over: the canonical form is read from the
+/// bytes (it is ASCII), anything else is checked for UTF-8 first.
+pub fn parse_datetime_bytes(b: &[u8]) -> Option<DateTime> {
+    parse_iso_datetime(b).or_else(|| parse_datetime(&String::from_utf8_lossy(b)))
+}
+
 pub fn parse_datetime(s: &str) -> Option<DateTime> {
+    if let Some(dt) = parse_iso_datetime(s.as_bytes()) {
+        return Some(dt);
+    }
     let s = s.trim();
     let mut offset = None;
     let mut body = s;
     if let Some(b) = s.strip_suffix('Z') {
         offset = Some(0);
         body = b.trim_end();
-    } else if s.len() > 6 {
-        let tail = &s[s.len() - 6..];
+    } else if s.len() > 6
+        && let Some(tail) = s.get(s.len() - 6..)
+    {
         let tb = tail.as_bytes();
         if (tb[0] == b'+' || tb[0] == b'-') && tb[3] == b':' {
-            let h = num(&tail[1..3])? as i16;
-            let m = num(&tail[4..6])? as i16;
+            let h = num(tail.get(1..3)?)? as i16;
+            let m = num(tail.get(4..6)?)? as i16;
             let v = h * 60 + m;
             offset = Some(if tb[0] == b'-' { -v } else { v });
             body = s[..s.len() - 6].trim_end();

@@ -7,6 +7,7 @@ mod login;
 mod packet;
 mod prelogin;
 mod resp;
+mod result_cache;
 mod rpc;
 mod session;
 mod sql;
@@ -24,7 +25,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--exit-on-stdin-eof] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--verbose]";
 
 struct Args {
     port: u16,
@@ -33,6 +34,7 @@ struct Args {
     password: Option<String>,
     cert_dir: Option<PathBuf>,
     prewarm: Vec<String>,
+    result_cache_mb: usize,
     exit_on_stdin_eof: bool,
     verbose: bool,
 }
@@ -45,6 +47,7 @@ fn parse_args() -> Result<Args, String> {
         password: None,
         cert_dir: None,
         prewarm: Vec::new(),
+        result_cache_mb: 64,
         exit_on_stdin_eof: false,
         verbose: false,
     };
@@ -73,6 +76,11 @@ fn parse_args() -> Result<Args, String> {
                     .split(',')
                     .map(|s| s.trim().trim_start_matches("peer.").to_string()),
             ),
+            "--result-cache-mb" => {
+                a.result_cache_mb = val()?
+                    .parse()
+                    .map_err(|e| format!("--result-cache-mb: {e}"))?
+            }
             "--exit-on-stdin-eof" => a.exit_on_stdin_eof = true,
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
@@ -127,6 +135,8 @@ fn main() {
         shared: Arc::new(Shared {
             db_path,
             synth: Default::default(),
+            result_cache_bytes: args.result_cache_mb << 20,
+            verbose,
         }),
         verbose,
     });

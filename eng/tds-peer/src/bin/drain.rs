@@ -2,8 +2,9 @@
 //! drains the response as fast as possible. Measures how fast the peer streams, with no ODBC
 //! driver in the way.
 //!
-//! usage: tds-peer-drain PORT "SQL" [--packet-size N] [--repeat K]
-//! prints one line per run: `bytes=… secs=… mb_s=…`
+//! usage: tds-peer-drain PORT "SQL" [--packet-size N] [--repeat K] [--step]
+//! prints one line per run: `bytes=… secs=… mb_s=…`; with `--step` it waits for a line on stdin
+//! before each run (bench.py reads the peer's CPU time between runs on one connection).
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -89,7 +90,7 @@ fn login7(packet_size: u32) -> Vec<u8> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 3 {
-        eprintln!("usage: tds-peer-drain PORT \"SQL\" [--packet-size N] [--repeat K]");
+        eprintln!("usage: tds-peer-drain PORT \"SQL\" [--packet-size N] [--repeat K] [--step]");
         std::process::exit(2);
     }
     let port: u16 = args[1].parse().expect("port");
@@ -103,6 +104,7 @@ fn main() {
     };
     let psize = opt("--packet-size", 32767);
     let repeat = opt("--repeat", 1);
+    let step = args.iter().any(|a| a == "--step");
     let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
     s.set_nodelay(true).ok();
     let mut buf = vec![0u8; 65536];
@@ -133,10 +135,17 @@ fn main() {
         req.extend(p);
     }
     for _ in 0..repeat {
+        if step {
+            let mut line = String::new();
+            if std::io::stdin().read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+        }
         let t = Instant::now();
         s.write_all(&req).unwrap();
         let (n, _) = read_message(&mut s, &mut buf, false).expect("response");
         let secs = t.elapsed().as_secs_f64();
         println!("bytes={n} secs={secs:.4} mb_s={:.1}", n as f64 / secs / 1e6);
+        std::io::stdout().flush().ok();
     }
 }

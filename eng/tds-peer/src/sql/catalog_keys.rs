@@ -476,7 +476,7 @@ impl Engine {
         let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
         let mut rows = Vec::new();
         for (name, formal) in procs.into_iter().filter(|(n, _)| like(&pattern, n)) {
-            let Ok(defs) = super::procs::parse_params(&formal) else {
+            let Ok(defs) = super::engine::procs::parse_params(&formal) else {
                 continue;
             };
             let pname = format!("{name};1");

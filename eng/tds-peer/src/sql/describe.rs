@@ -179,7 +179,7 @@ impl Engine {
                 format!("Could not find stored procedure '{name}'."),
             )));
         };
-        let defs = super::procs::parse_params(&formal)?;
+        let defs = super::engine::procs::parse_params(&formal)?;
         let mut out = Vec::new();
         for (pos, arg) in lexer::split_commas(&sg[next..]).into_iter().enumerate() {
             let (def, actual) = match arg {

@@ -11,7 +11,6 @@ pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod lexer;
-pub mod procs;
 pub mod rewrite;
 pub mod schema;
 pub mod sequences;

@@ -1,6 +1,10 @@
 //! Token-stream encoders (MS-TDS 2.2.7): login/session tokens, DONE family, messages,
 //! COLMETADATA and rows.
 
+#[cfg(test)]
+mod encode_matches_legacy;
+#[cfg(test)]
+mod legacy_value;
 pub mod value;
 
 use crate::types::Ty;

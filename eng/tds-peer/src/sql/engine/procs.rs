@@ -2,11 +2,11 @@
 //! EXEC with OUTPUT arguments, RPC calls by name with RETURNVALUE tokens). Procedures live in
 //! the shared SQLite table `__tdspeer_procs`, so every connection sees them.
 
-use super::engine::{Decl, Engine, Flow, Out, Param, StmtErr};
-use super::errors::{SqlError, from_sqlite};
-use super::functions::cast_value;
-use super::lexer::{self, Tok};
+use super::{Decl, Engine, Flow, Out, Param, StmtErr};
 use crate::resp::Resp;
+use crate::sql::errors::{SqlError, from_sqlite};
+use crate::sql::functions::cast_value;
+use crate::sql::lexer::{self, Tok};
 use crate::token;
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -22,13 +22,13 @@ pub struct Var {
     pub value: Value,
 }
 
-pub(super) struct ProcParam {
-    pub(super) name: String,
-    pub(super) ty: Ty,
+pub(in crate::sql) struct ProcParam {
+    pub(in crate::sql) name: String,
+    pub(in crate::sql) ty: Ty,
     default: Option<Vec<Tok>>,
-    pub(super) output: bool,
+    pub(in crate::sql) output: bool,
     /// `@t TableType READONLY`: the table type's name (last part); `ty` is unused then.
-    pub(super) table_type: Option<String>,
+    pub(in crate::sql) table_type: Option<String>,
 }
 
 fn sig(toks: &[Tok]) -> Vec<&Tok> {
@@ -52,7 +52,7 @@ fn err(msg: impl Into<String>) -> StmtErr {
 }
 
 /// `@a INT, @b NVARCHAR(10) = N'x' OUTPUT` (optionally parenthesised).
-pub(super) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
+pub(in crate::sql) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
     let toks = lexer::tokenize(src).map_err(err)?;
     let mut toks: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
     if toks.first().is_some_and(|t| t.is_punct('(')) && toks.last().is_some_and(|t| t.is_punct(')'))
@@ -90,7 +90,7 @@ pub(super) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
         let (ty, table_type) = match Ty::parse(&ty_text) {
             Some(ty) if !readonly => (ty, None),
             // A table-valued parameter (SQL Server requires READONLY for them).
-            _ if readonly => (Ty::Int, Some(super::schema::base_name(&ty_text))),
+            _ if readonly => (Ty::Int, Some(crate::sql::schema::base_name(&ty_text))),
             _ => return Err(err(format!("Cannot find data type {ty_text}."))),
         };
         out.push(ProcParam {
@@ -105,7 +105,7 @@ pub(super) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr> {
 }
 
 impl Engine {
-    pub(super) fn vars_as_params(&self) -> Vec<Param> {
+    pub(in crate::sql) fn vars_as_params(&self) -> Vec<Param> {
         self.vars
             .iter()
             .map(|v| Param {
@@ -135,7 +135,11 @@ impl Engine {
     }
 
     /// Evaluates an expression (T-SQL tokens) to a value.
-    pub(super) fn eval_value(&mut self, expr: &[Tok], params: &[Param]) -> Result<Value, StmtErr> {
+    pub(in crate::sql) fn eval_value(
+        &mut self,
+        expr: &[Tok],
+        params: &[Param],
+    ) -> Result<Value, StmtErr> {
         let decl: Decl = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
         let ctx = self.ctx(&decl);
         let e = ctx.rw(expr).map_err(err)?;
@@ -148,7 +152,11 @@ impl Engine {
     }
 
     /// DECLARE @a INT [= expr], @b …
-    pub(super) fn declare(&mut self, toks: &[Tok], params: &[Param]) -> Result<Flow, StmtErr> {
+    pub(in crate::sql) fn declare(
+        &mut self,
+        toks: &[Tok],
+        params: &[Param],
+    ) -> Result<Flow, StmtErr> {
         let start = toks.iter().position(|t| t.is_word("DECLARE")).unwrap() + 1;
         for part in split_commas(&toks[start..]) {
             let sg = sig(&part);
@@ -197,7 +205,7 @@ impl Engine {
     }
 
     /// SET @a = expr (also += -= *=)
-    pub(super) fn set_statement(
+    pub(in crate::sql) fn set_statement(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -228,7 +236,7 @@ impl Engine {
     }
 
     /// SELECT @a = expr, @b = expr2 [FROM …]: the last row's values are assigned.
-    pub(super) fn select_assign(
+    pub(in crate::sql) fn select_assign(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -264,7 +272,7 @@ impl Engine {
     }
 
     /// EXEC sp_executesql N'stmt' [, N'@a INT, …' [, @a = value | value, …]] in a batch.
-    pub(super) fn exec_executesql(
+    pub(in crate::sql) fn exec_executesql(
         &mut self,
         args: &[Tok],
         params: &[Param],
@@ -335,7 +343,7 @@ impl Engine {
     }
 
     /// IF cond body [ELSE body]; bodies are one statement or BEGIN … END.
-    pub(super) fn if_statement(
+    pub(in crate::sql) fn if_statement(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -353,7 +361,7 @@ impl Engine {
     }
 
     /// WHILE cond body (at most 100000 iterations; no BREAK/CONTINUE).
-    pub(super) fn while_statement(
+    pub(in crate::sql) fn while_statement(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -395,7 +403,7 @@ impl Engine {
         Ok(matches!(self.eval_value(&e, params)?, Value::Integer(1)))
     }
 
-    pub(super) fn run_body(
+    pub(in crate::sql) fn run_body(
         &mut self,
         body: &[Tok],
         params: &[Param],
@@ -419,7 +427,7 @@ impl Engine {
     }
 
     /// BEGIN TRY … END TRY BEGIN CATCH … END CATCH
-    pub(super) fn try_catch(
+    pub(in crate::sql) fn try_catch(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -482,7 +490,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn run_stmts(
+    pub(in crate::sql) fn run_stmts(
         &mut self,
         toks: &[Tok],
         params: &[Param],
@@ -523,7 +531,7 @@ impl Engine {
     }
 
     /// CREATE [OR ALTER] PROC[EDURE] name [params] AS body — the whole batch.
-    pub(super) fn create_proc(&mut self, toks: &[Tok]) -> Result<Flow, StmtErr> {
+    pub(in crate::sql) fn create_proc(&mut self, toks: &[Tok]) -> Result<Flow, StmtErr> {
         let sg = sig(toks);
         let kw = sg
             .iter()
@@ -583,7 +591,7 @@ impl Engine {
         Ok(Flow::Continue)
     }
 
-    pub(super) fn drop_proc(&mut self, sg: &[&Tok]) -> Result<Flow, StmtErr> {
+    pub(in crate::sql) fn drop_proc(&mut self, sg: &[&Tok]) -> Result<Flow, StmtErr> {
         let kw = sg
             .iter()
             .position(|t| t.is_word("PROC") || t.is_word("PROCEDURE"))
@@ -617,7 +625,7 @@ impl Engine {
     }
 
     /// EXEC name arg, @named = arg, @var OUTPUT …  (inside a batch).
-    pub(super) fn exec_stored(
+    pub(in crate::sql) fn exec_stored(
         &mut self,
         name: &str,
         def: (String, String),
@@ -749,7 +757,7 @@ impl Engine {
         }
         let mut body = self.lookup_proc(name).map(|p| p.1).unwrap_or_default();
         if !table_vars.is_empty() {
-            body = super::tabletypes::substitute_table_vars(&body, &table_vars);
+            body = crate::sql::tabletypes::substitute_table_vars(&body, &table_vars);
         }
         let saved = std::mem::replace(&mut self.vars, scope);
         let saved_status = self.return_status.take();

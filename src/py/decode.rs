@@ -1,128 +1,23 @@
 //! Decoders × bound columns → Python objects: the only place decoding meets Python.
 //!
-//! A [`PyPlan`] is built once per result set (and again only if the epoch moves: a converter or
-//! decoding setting changed). Filling is column-major: for each column, one `match` on its
-//! decoder picks a monomorphised loop over the rows, writing straight into the value slots of
-//! pre-allocated rows.
+//! Filling is column-major: for each column, one `match` on its decoder picks a monomorphised
+//! loop over the rows, writing straight into the value slots of pre-allocated rows. Every cell
+//! that cannot become a value raises one kind of error, built in one cold place
+//! ([`cell_failure`]): a DataError naming the column, its index and the result-set row.
 
 use super::cache;
 use super::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
-use super::row::{RowSchema, new_row, row_type, values_of};
+use super::objects;
+use super::plan::{ColumnDecoder, PyPlan};
+use super::row::{new_row, values_of};
 use super::text::{TextFailure, utf16_to_str};
-use crate::batch::{Batch, ColumnBuffer, cell_error};
-use crate::decode::{self, TextErrors};
+use crate::batch::{Batch, CellError, ColumnBuffer, cell_error};
+use crate::decode;
 use crate::plan::{CellKind, ResultPlan};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDate, PyDateTime, PyDict, PyString, PyTime, PyTuple, PyTzInfo};
-use std::collections::HashMap;
+use pyo3::types::{PyDate, PyString, PyTzInfo};
 use std::ops::Range;
-use std::sync::Arc;
-
-/// How one column's cells become Python values.
-pub enum ColumnDecoder {
-    Plain(CellKind),
-    /// A pyodbc-style output converter: called with the cell's raw bytes (see `raw_bytes`).
-    Converted(CellKind, Py<PyAny>),
-}
-
-/// The Python half of a result set's plan.
-pub struct PyPlan {
-    pub epoch: u64,
-    pub generation: u64,
-    pub core: Arc<ResultPlan>,
-    pub decoders: Vec<ColumnDecoder>,
-    pub schema: Py<RowSchema>,
-    /// `ferrodbc.Row`, held here so the hot path does not look it up.
-    pub row_type: Py<pyo3::types::PyType>,
-    pub errors: TextErrors,
-    /// uniqueidentifier as upper-case `str` instead of `uuid.UUID` (connection.native_uuid off).
-    pub uuid_as_str: bool,
-}
-
-/// The Python type a column's values have, used as `description` type code (pyodbc style).
-/// Built-in and datetime types come straight from their type objects: no import per column.
-fn type_code<'py>(
-    py: Python<'py>,
-    kind: CellKind,
-    uuid_as_str: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString as Str};
-    Ok(match kind {
-        CellKind::Bit => py.get_type::<PyBool>().into_any(),
-        CellKind::I16 | CellKind::I32 | CellKind::I64 => py.get_type::<PyInt>().into_any(),
-        CellKind::F32 | CellKind::F64 => py.get_type::<PyFloat>().into_any(),
-        CellKind::Decimal { .. } | CellKind::LongDecimal | CellKind::Numeric { .. } => {
-            cache::decimal_type(py)?.clone().into_any()
-        }
-        CellKind::Date => py.get_type::<PyDate>().into_any(),
-        CellKind::TimeText | CellKind::SsTime2 => py.get_type::<PyTime>().into_any(),
-        CellKind::Timestamp | CellKind::TimestampOffset | CellKind::OffsetText => {
-            py.get_type::<PyDateTime>().into_any()
-        }
-        CellKind::Guid if uuid_as_str => py.get_type::<Str>().into_any(),
-        CellKind::Guid => cache::uuid_type(py)?.clone().into_any(),
-        CellKind::WText { .. } | CellKind::LongWText => py.get_type::<Str>().into_any(),
-        CellKind::Binary { .. } | CellKind::LongBinary => py.get_type::<PyBytes>().into_any(),
-        CellKind::Variant => py.get_type::<PyAny>().into_any(),
-    })
-}
-
-impl PyPlan {
-    pub fn build(
-        py: Python<'_>,
-        core: Arc<ResultPlan>,
-        epoch: u64,
-        generation: u64,
-        converters: &HashMap<i16, Py<PyAny>>,
-        errors: TextErrors,
-        uuid_as_str: bool,
-    ) -> PyResult<PyPlan> {
-        let mut names = Vec::with_capacity(core.columns.len());
-        let mut description = Vec::with_capacity(core.columns.len());
-        let index = PyDict::new(py);
-        let mut decoders = Vec::with_capacity(core.columns.len());
-        for (i, col) in core.columns.iter().enumerate() {
-            let name = PyString::intern(py, &col.desc.name);
-            index.set_item(&name, i)?;
-            let size = if col.desc.size == 0 {
-                None
-            } else {
-                Some(col.desc.size)
-            };
-            let d = (
-                name.clone(),
-                type_code(py, col.kind, uuid_as_str)?,
-                py.None(),
-                size,
-                size,
-                col.desc.decimal_digits,
-                col.desc.nullable.unwrap_or(true),
-            );
-            description.push(d.into_pyobject(py)?);
-            names.push(name);
-            decoders.push(match converters.get(&col.desc.sql_type) {
-                Some(f) => ColumnDecoder::Converted(col.kind, f.clone_ref(py)),
-                None => ColumnDecoder::Plain(col.kind),
-            });
-        }
-        let schema = RowSchema {
-            names: PyTuple::new(py, names)?.unbind(),
-            index: index.unbind(),
-            description: PyTuple::new(py, description)?.unbind(),
-        };
-        Ok(PyPlan {
-            epoch,
-            generation,
-            core,
-            decoders,
-            schema: Py::new(py, schema)?,
-            row_type: row_type(py)?.clone().unbind(),
-            errors,
-            uuid_as_str,
-        })
-    }
-}
 
 /// A cell that failed: the row (batch index) and the Python exception to raise.
 pub struct CellFail {
@@ -186,7 +81,8 @@ unsafe fn fill_with(
     } = target;
     let errors = plan.errors;
     let core = &plan.core;
-    let cell_err = |e, r: usize| -> PyErr {
+    let fail = |r: usize, reason: String| cell_failure(py, core, col, row_base + r as u64, reason);
+    let cut = |e: CellError, r: usize| -> PyErr {
         super::errors::to_pyerr(py, cell_error(e, core, col, row_base + r as u64))
     };
     // A value the driver produced but Python cannot hold (psqlODBC hands TIMESTAMP
@@ -195,11 +91,7 @@ unsafe fn fill_with(
         if e.is_instance_of::<pyo3::exceptions::PyValueError>(py)
             || e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py)
         {
-            super::errors::data(format!(
-                "column {:?} (index {col}), row {}: the value cannot be represented in Python: {e}",
-                core.columns[col].desc.name,
-                row_base + r as u64
-            ))
+            fail(r, format!("the value cannot be represented in Python: {e}"))
         } else {
             e
         }
@@ -208,7 +100,7 @@ unsafe fn fill_with(
     macro_rules! fill {
         ($make:expr) => {
             // SAFETY: forwarded caller contract on `targets`.
-            unsafe { fill_loop(buf, slot, rows.clone(), targets, $make) }
+            unsafe { fill_loop(py, buf, slot, rows.clone(), targets, $make) }
         };
     }
 
@@ -216,8 +108,8 @@ unsafe fn fill_with(
         ColumnDecoder::Converted(kind, func) => {
             let kind = *kind;
             fill!(|r| {
-                let raw = raw_bytes(py, buf, kind, r).map_err(|e| cell_err(e, r))?;
-                Ok(func.bind(py).call1((raw,))?.into_ptr())
+                let raw = raw_bytes(py, buf, kind, r).map_err(|e| cut(e, r))?;
+                func.bind(py).call1((raw,))
             })
         }
         ColumnDecoder::Plain(kind) => match *kind {
@@ -237,70 +129,63 @@ unsafe fn fill_with(
                     },
                 )
             }),
-            CellKind::Bit => fill!(|r| Ok(py_bool(buf.bit(r)))),
-            CellKind::I16 => fill!(|r| py_int(py, buf.i16(r) as i64)),
-            CellKind::I32 => fill!(|r| py_int(py, buf.i32(r) as i64)),
-            CellKind::I64 => fill!(|r| py_int(py, buf.i64(r))),
-            CellKind::F32 => fill!(|r| py_float(py, buf.f32(r) as f64)),
-            CellKind::F64 => fill!(|r| py_float(py, buf.f64(r))),
+            CellKind::Bit => fill!(|r| Ok(objects::boolean(py, buf.bit(r)))),
+            CellKind::I16 => fill!(|r| objects::int(py, buf.i16(r) as i64)),
+            CellKind::I32 => fill!(|r| objects::int(py, buf.i32(r) as i64)),
+            CellKind::I64 => fill!(|r| objects::int(py, buf.i64(r))),
+            CellKind::F32 => fill!(|r| objects::float(py, buf.f32(r) as f64)),
+            CellKind::F64 => fill!(|r| objects::float(py, buf.f64(r))),
             CellKind::Decimal { .. } | CellKind::LongDecimal => fill!(|r| {
-                let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
+                let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
                 new_decimal(py, bytes).map_err(|f| match f {
                     DecimalFailure::Python(e) => e,
-                    DecimalFailure::NotDecimal => super::errors::data(format!(
-                        "column {:?} (index {col}), row {}: the driver returned {:?}, not a decimal number",
-                        core.columns[col].desc.name,
-                        row_base + r as u64,
-                        String::from_utf8_lossy(bytes)
-                    )),
+                    DecimalFailure::NotDecimal => fail(
+                        r,
+                        format!(
+                            "the driver returned {:?}, not a decimal number",
+                            String::from_utf8_lossy(bytes)
+                        ),
+                    ),
                 })
             }),
             CellKind::Numeric { .. } => fill!(|r| {
-                let parts = decode::DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
-                    super::errors::data(format!(
-                        "column {:?} (index {col}), row {}: the driver returned a numeric beyond 38 digits",
-                        core.columns[col].desc.name,
-                        row_base + r as u64,
-                    ))
-                })?;
+                let parts =
+                    decode::DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
+                        fail(r, "the driver returned a numeric beyond 38 digits".into())
+                    })?;
                 decimal_from_parts(py, &parts)
             }),
             CellKind::Date => fill!(|r| {
                 let d = buf.date(r);
                 let date = PyDate::new(py, d.year as i32, d.month as u8, d.day as u8);
-                Ok(date.map_err(|e| unrepresentable(e, r))?.into_ptr())
+                Ok(date.map_err(|e| unrepresentable(e, r))?.into_any())
             }),
             CellKind::SsTime2 => {
-                fill!(|r| time_obj(py, buf.ss_time2(r)).map_err(|e| unrepresentable(e, r)))
+                fill!(|r| objects::time(py, buf.ss_time2(r)).map_err(|e| unrepresentable(e, r)))
             }
             CellKind::TimeText => fill!(|r| {
-                let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                let units = buf.text(r).map_err(|e| cut(e, r))?;
                 let t = decode::parse_time_text(units).ok_or_else(|| {
-                    super::errors::data(format!(
-                        "column index {col}, row {}: not a time: {:?}",
-                        row_base + r as u64,
-                        String::from_utf16_lossy(units)
-                    ))
+                    fail(
+                        r,
+                        format!("not a time: {:?}", String::from_utf16_lossy(units)),
+                    )
                 })?;
-                time_obj(py, t).map_err(|e| unrepresentable(e, r))
+                objects::time(py, t).map_err(|e| unrepresentable(e, r))
             }),
             CellKind::Timestamp => {
-                fill!(
-                    |r| datetime_obj(py, buf.timestamp(r), None).map_err(|e| unrepresentable(e, r))
-                )
+                fill!(|r| objects::datetime(py, buf.timestamp(r), None)
+                    .map_err(|e| unrepresentable(e, r)))
             }
             CellKind::TimestampOffset | CellKind::OffsetText => {
                 let text = matches!(decoder, ColumnDecoder::Plain(CellKind::OffsetText));
                 let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
                 fill!(|r| {
                     let v = if text {
-                        let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                        let units = buf.text(r).map_err(|e| cut(e, r))?;
                         decode::parse_offset_text(units).ok_or_else(|| {
-                            super::errors::data(format!(
-                                "column index {col}, row {}: not a datetimeoffset: {:?}",
-                                row_base + r as u64,
-                                String::from_utf16_lossy(units)
-                            ))
+                            let text = String::from_utf16_lossy(units);
+                            fail(r, format!("not a datetimeoffset: {text:?}"))
                         })?
                     } else {
                         buf.timestamp_offset(r)
@@ -313,7 +198,7 @@ unsafe fn fill_with(
                             tz
                         }
                     };
-                    datetime_obj(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
+                    objects::datetime(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
                         .map_err(|e| unrepresentable(e, r))
                 })
             }
@@ -327,26 +212,27 @@ unsafe fn fill_with(
                     &text[16..20],
                     &text[20..]
                 );
-                Ok(PyString::new(py, &dashed).into_ptr())
+                Ok(PyString::new(py, &dashed).into_any())
             }),
-            CellKind::Guid => fill!(|r| cache::new_uuid(py, decode::guid_to_u128(buf.guid(r)))),
+            CellKind::Guid => fill!(|r| objects::uuid(py, decode::guid_to_u128(buf.guid(r)))),
             CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
-                let units = buf.text(r).map_err(|e| cell_err(e, r))?;
+                let units = buf.text(r).map_err(|e| cut(e, r))?;
                 match utf16_to_str(py, units, errors) {
                     Ok(o) => Ok(o),
                     Err(TextFailure::Python(e)) => Err(e),
-                    Err(TextFailure::LoneSurrogate(at)) => Err(super::errors::data(format!(
-                        "column {:?} (index {col}), row {}: malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
-                         set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
-                        core.columns[col].desc.name,
-                        row_base + r as u64,
-                        units[at]
-                    ))),
+                    Err(TextFailure::LoneSurrogate(at)) => Err(fail(
+                        r,
+                        format!(
+                            "malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
+                             set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
+                            units[at]
+                        ),
+                    )),
                 }
             }),
             CellKind::Binary { .. } | CellKind::LongBinary => fill!(|r| {
-                let bytes = buf.bytes(r).map_err(|e| cell_err(e, r))?;
-                py_bytes(py, bytes)
+                let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
+                objects::bytes(py, bytes)
             }),
         },
     }
@@ -357,118 +243,48 @@ unsafe fn fill_with(
 /// # Safety
 /// As [`fill_column`]: rows under construction with slot `slot` empty.
 #[inline(always)]
-unsafe fn fill_loop(
+unsafe fn fill_loop<'py>(
+    py: Python<'py>,
     buf: &ColumnBuffer,
     slot: usize,
     rows: Range<usize>,
     targets: &[Slots],
-    mut make: impl FnMut(usize) -> PyResult<*mut ffi::PyObject>,
+    mut make: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
 ) -> Result<(), CellFail> {
     for (i, r) in rows.enumerate().take(targets.len()) {
         let obj = if buf.is_null(r) {
-            py_none()
+            objects::none(py)
         } else {
             make(r).map_err(|err| CellFail { row: r, err })?
         };
-        // SAFETY: caller contract: an empty slot of an unshared row; `obj` is an owned reference
-        // whose ownership moves into the slot.
-        unsafe { *targets[i].add(slot) = obj };
+        // SAFETY: caller contract: an empty slot of an unshared row; the reference `obj` owned
+        // moves into the slot (`into_ptr` gives it up without releasing it).
+        unsafe { *targets[i].add(slot) = obj.into_ptr() };
     }
     Ok(())
 }
 
+/// A DataError for a cell that cannot become a value: column name, index and result-set row
+/// always, then why. The one constructor of cell errors (cold: never on a good row's path).
+#[cold]
+#[inline(never)]
+fn cell_failure(py: Python<'_>, core: &ResultPlan, col: usize, row: u64, reason: String) -> PyErr {
+    super::errors::to_pyerr(py, crate::batch::cell_failed(core, col, row, reason))
+}
+
 /// One sql_variant cell, decoded as its underlying type (read into `inner` by the batch).
-fn variant_value(
-    py: Python<'_>,
+fn variant_value<'py>(
+    py: Python<'py>,
     plan: &PyPlan,
     inner: &ColumnBuffer,
     target: Target,
-) -> PyResult<*mut ffi::PyObject> {
+) -> PyResult<Bound<'py, PyAny>> {
     let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
     let decoder = ColumnDecoder::Plain(inner.kind);
-    // SAFETY: one empty local slot; on success it holds an owned reference, returned as is.
+    // SAFETY: one empty local slot; on success it holds an owned reference.
     unsafe { fill_with(py, plan, &decoder, inner, target, &[&mut cell]) }.map_err(|f| f.err)?;
-    Ok(cell)
-}
-
-#[inline(always)]
-fn py_none() -> *mut ffi::PyObject {
-    // SAFETY: None is a valid static object; we return a new (counted) reference to it.
-    unsafe {
-        let none = ffi::Py_None();
-        ffi::Py_IncRef(none);
-        none
-    }
-}
-
-#[inline(always)]
-fn py_bool(v: bool) -> *mut ffi::PyObject {
-    // SAFETY: True/False are valid static objects; we return a new reference.
-    unsafe {
-        let obj = if v { ffi::Py_True() } else { ffi::Py_False() };
-        ffi::Py_IncRef(obj);
-        obj
-    }
-}
-
-#[inline(always)]
-fn owned(py: Python<'_>, obj: *mut ffi::PyObject) -> PyResult<*mut ffi::PyObject> {
-    if obj.is_null() {
-        Err(PyErr::fetch(py))
-    } else {
-        Ok(obj)
-    }
-}
-
-#[inline(always)]
-fn py_int(py: Python<'_>, v: i64) -> PyResult<*mut ffi::PyObject> {
-    // SAFETY: plain constructor; returns a new reference or NULL with an exception set.
-    owned(py, unsafe { ffi::PyLong_FromLongLong(v) })
-}
-
-#[inline(always)]
-fn py_float(py: Python<'_>, v: f64) -> PyResult<*mut ffi::PyObject> {
-    // SAFETY: plain constructor; returns a new reference or NULL with an exception set.
-    owned(py, unsafe { ffi::PyFloat_FromDouble(v) })
-}
-
-#[inline(always)]
-fn py_bytes(py: Python<'_>, v: &[u8]) -> PyResult<*mut ffi::PyObject> {
-    // SAFETY: copies `v.len()` bytes from a valid slice into a new bytes object.
-    owned(py, unsafe {
-        ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), v.len() as ffi::Py_ssize_t)
-    })
-}
-
-pub(super) fn time_obj(py: Python<'_>, t: decode::Time) -> PyResult<*mut ffi::PyObject> {
-    Ok(PyTime::new(
-        py,
-        t.hour as u8,
-        t.minute as u8,
-        t.second as u8,
-        t.microsecond(),
-        None,
-    )?
-    .into_ptr())
-}
-
-pub(super) fn datetime_obj(
-    py: Python<'_>,
-    ts: decode::Timestamp,
-    tz: Option<&Bound<'_, PyTzInfo>>,
-) -> PyResult<*mut ffi::PyObject> {
-    Ok(PyDateTime::new(
-        py,
-        ts.date.year as i32,
-        ts.date.month as u8,
-        ts.date.day as u8,
-        ts.time.hour as u8,
-        ts.time.minute as u8,
-        ts.time.second as u8,
-        ts.time.microsecond(),
-        tz,
-    )?
-    .into_ptr())
+    // SAFETY: the slot's owned reference, taken over by the returned `Bound`.
+    Ok(unsafe { Bound::from_owned_ptr(py, cell) })
 }
 
 /// The bytes an output converter receives (pyodbc passes the raw value): text as UTF-16LE,

@@ -1,0 +1,49 @@
+//! Arrow record batches from the same bound batches as rows: one more consumer of the row
+//! source ([`crate::rowset::RowSet`]), no fetch loop of its own. The binding layer asks the
+//! statement for served rows exactly as the tuple paths do and hands each [`Served`] range to a
+//! [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
+//! one slice copy per range, text transcoded once from UTF-16 straight into the UTF-8 value
+//! buffer, validity from the length indicators).
+//!
+//! `schema.rs`: the Arrow type of every column (decided once per result set, refusing what is
+//! not mapped); `values.rs`: the exact value conversions (days, microseconds, decimals, UUID
+//! bytes); `columns.rs`: one builder per column; `stream.rs`: the assembler and the C stream.
+//!
+//! # Type mapping
+//!
+//! | SQL type (C binding) | Arrow type | notes |
+//! |---|---|---|
+//! | bit | bool | |
+//! | tinyint | uint8 (SQL Server) / int16 (other DBMS) | SQL Server TINYINT is 0..255 |
+//! | smallint / int / bigint | int16 / int32 / int64 | unsigned types widen as the row path does |
+//! | real / float | float32 / float64 | |
+//! | decimal/numeric(p,s), p ≤ 38 | decimal128(p,s) | exact: the numeric struct's magnitude, or the driver's digits parsed without a float; more fraction digits than `s` is an error, never rounded (psqlODBC describes an unconstrained numeric as (28,6)) |
+//! | money / smallmoney | decimal128(19,4) / decimal128(10,4) | the driver reports them as decimal(19,4)/(10,4) |
+//! | numeric of unknown or > 38 precision | — | NotSupportedError (no decimal256 yet) |
+//! | date | date32 | 0001-01-01 is day -719,162 |
+//! | time(n) | time64[us] for n ≤ 6, time64[ns] for n = 7 | |
+//! | datetime2(n) / datetime / smalldatetime | timestamp[us] (no zone) | µs holds 0001-01-01 .. 9999-12-31 23:59:59.999999 whole (±292,000 years); datetime2(7)'s 7th digit is truncated, as the row path's `datetime` does (ns would overflow outside 1677..2262) |
+//! | datetimeoffset(n) | timestamp[us, tz=UTC] | the instant, exact to the µs (7th digit truncated as above); with [`ArrowOptions::offsets`], struct<instant: timestamp[us, tz=UTC], offset_minutes: int16> keeps each value's own offset too |
+//! | uniqueidentifier | fixed_size_binary(16), extension `arrow.uuid` | RFC 4122 byte order (the big-endian bytes of the UUID) |
+//! | char / varchar / nchar / nvarchar / xml (bounded) | utf8 | UTF-16 transcoded once; lone surrogates follow `connection.decode_errors` (`strict` raises, `replace` gives U+FFFD, `surrogatepass` raises: UTF-8 cannot hold them) |
+//! | binary / varbinary / rowversion (bounded) | binary | |
+//! | (MAX), text/ntext/image, xml, any streamed column | large_utf8 / large_binary | |
+//! | sql_variant | — | NotSupportedError through Driver 18; FreeTDS renders it as text (large_utf8), like the row path |
+//!
+//! NULL in every type is a null slot (the validity bitmap), from the length indicator.
+//! Output converters are not applied to Arrow: with any registered for a result set's column
+//! types, Arrow fetch raises NotSupportedError (the binding layer decides that once per result
+//! set).
+//!
+//! [`Served`]: crate::rowset::Served
+
+mod columns;
+mod schema;
+mod stream;
+#[cfg(test)]
+mod tests;
+mod values;
+
+pub use schema::{ArrowKind, ArrowLayout, ArrowOptions};
+pub use stream::{BatchAssembler, export_stream};
+pub use values::{days_from_civil, decimal_text_to_i128};

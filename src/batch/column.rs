@@ -1,0 +1,385 @@
+//! One column's bound buffers (values and length indicators) and the accessors that read a cell
+//! of them: fixed-width values in place, text and binary with their length checked, never cut.
+
+use super::streamed::StreamedCell;
+use crate::error::{Error, Result};
+use crate::odbc::Stmt;
+use crate::odbc::sys::{Len, NO_TOTAL, NULL_DATA, Pointer};
+use crate::plan::{CellKind, ResultPlan};
+use crate::{counters, decode};
+
+/// A byte buffer aligned to 8, so element slices can be viewed as `u16` text without copying.
+#[derive(Default)]
+pub(super) struct AlignedBytes {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    pub(super) fn zeroed(len: usize) -> Self {
+        AlignedBytes {
+            words: vec![0u64; len.div_ceil(8)],
+            len,
+        }
+    }
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len` initialised bytes; u8 has no alignment needs.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+    pub(super) fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.words.as_mut_ptr().cast::<u8>()
+    }
+}
+
+/// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
+pub struct ColumnBuffer {
+    pub kind: CellKind,
+    pub(super) element_len: usize,
+    pub(super) values: AlignedBytes,
+    pub(super) indicators: Vec<Len>,
+    /// Long (streamed) kinds keep their current value here instead of in `values`.
+    pub streamed: StreamedCell,
+    /// Cells of the current row array that the bound buffer cut and that were read again whole
+    /// (`reread.rs`), by batch row, ascending. Empty unless the plan rereads this column.
+    pub(super) reread: Vec<(usize, StreamedCell)>,
+}
+
+/// Plain numbers any bit pattern of which is a value, aligned to their size: the element
+/// types a bound column can be viewed as ([`ColumnBuffer::values`]).
+pub trait FixedWidth: Copy + sealed::Sealed {}
+mod sealed {
+    pub trait Sealed {}
+}
+macro_rules! fixed_width {
+    ($($t:ty),*) => {$(impl sealed::Sealed for $t {} impl FixedWidth for $t {})*};
+}
+fixed_width!(i16, i32, i64, f32, f64);
+
+/// Why a variable-length cell could not be read whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellError {
+    /// The driver reported more data than the bound buffer holds (indicator in bytes, or
+    /// `None` for `SQL_NO_TOTAL`). Never silently cut: the caller raises a DataError.
+    Truncated {
+        indicator: Option<isize>,
+        capacity: usize,
+    },
+}
+
+impl ColumnBuffer {
+    pub(super) fn new(kind: CellKind, capacity: usize) -> Self {
+        counters::bump(&counters::BUFFER_ALLOCS);
+        let element_len = kind.element_len();
+        ColumnBuffer {
+            kind,
+            element_len,
+            values: AlignedBytes::zeroed(element_len * capacity),
+            indicators: vec![NULL_DATA; capacity],
+            streamed: StreamedCell::default(),
+            reread: Vec::new(),
+        }
+    }
+
+    /// Copy rows `0..rows` (values and indicators) from a buffer of the same kind.
+    pub(super) fn copy_rows_from(&mut self, other: &ColumnBuffer, rows: usize) {
+        debug_assert_eq!(self.kind, other.kind);
+        let bytes = rows * self.element_len;
+        let len = self.values.len;
+        // SAFETY: both buffers hold at least `rows` elements of `element_len` bytes (callers
+        // size the destination from the source's capacity); the regions do not overlap.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                other.values.as_bytes().as_ptr(),
+                self.values.as_mut_ptr(),
+                bytes.min(len),
+            )
+        };
+        self.indicators[..rows].copy_from_slice(&other.indicators[..rows]);
+        self.reread.clear();
+        for (row, cell) in &other.reread {
+            self.reread.push((*row, cell.clone_value()));
+        }
+    }
+
+    /// Payload bytes a bound text or binary element holds (text keeps room for its NUL).
+    fn payload_capacity(&self) -> usize {
+        match self.kind {
+            CellKind::WText { .. } => self.element_len - 2,
+            CellKind::Decimal { .. } => self.element_len - 1,
+            _ => self.element_len,
+        }
+    }
+
+    /// Whether the driver reported more data for bound row `row` than its element holds.
+    pub(crate) fn is_cut(&self, row: usize) -> bool {
+        let ind = self.indicators[row];
+        ind != NULL_DATA && (ind < 0 || ind as usize > self.payload_capacity())
+    }
+
+    /// Element 0 and its indicator, which one-row fetches overwrite while cells are read again.
+    pub(crate) fn save_row0(&self) -> (Vec<u8>, Len) {
+        (self.element(0).to_vec(), self.indicators[0])
+    }
+
+    pub(crate) fn restore_row0(&mut self, (bytes, indicator): (Vec<u8>, Len)) {
+        // SAFETY: `bytes` is element 0 as saved, `element_len` bytes, within `values`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.values.as_mut_ptr(), bytes.len())
+        };
+        self.indicators[0] = indicator;
+    }
+
+    /// The whole value of a cut cell that was read again, if it was.
+    #[cold]
+    fn reread_cell(&self, row: usize) -> Option<&StreamedCell> {
+        let i = self.reread.binary_search_by_key(&row, |(r, _)| *r).ok()?;
+        Some(&self.reread[i].1)
+    }
+
+    /// Payload bytes of each cell read again in this row array.
+    pub(crate) fn reread_lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        self.reread
+            .iter()
+            .map(|(_, c)| c.units.len() * 2 + c.bytes.len())
+    }
+
+    #[cfg(test)]
+    pub(crate) fn push_reread(&mut self, row: usize, units: Vec<u16>, bytes: Vec<u8>) {
+        self.reread.push((
+            row,
+            StreamedCell {
+                units,
+                bytes,
+                ..Default::default()
+            },
+        ));
+    }
+
+    pub(crate) fn clear_reread(&mut self) {
+        self.reread.clear();
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_indicator(&mut self, row: usize, indicator: Len) {
+        self.indicators[row] = indicator;
+    }
+
+    /// Write one cell as a driver does: payload into the element, length into the indicator
+    /// (tests and benches fill batches without a driver).
+    #[cfg(any(test, feature = "bench-internals"))]
+    pub fn put_cell(&mut self, row: usize, payload: &[u8], indicator: Len) {
+        let start = row * self.element_len;
+        let n = payload.len().min(self.element_len);
+        // SAFETY: test-only write inside the element of `row`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(payload.as_ptr(), self.values.as_mut_ptr().add(start), n)
+        };
+        self.indicators[row] = indicator;
+    }
+
+    /// NULL test for bound and fixed-size streamed cells.
+    #[inline]
+    pub fn is_null(&self, row: usize) -> bool {
+        if self.kind.is_long() {
+            self.streamed.is_null
+        } else {
+            self.indicators[row] == NULL_DATA
+        }
+    }
+
+    #[inline]
+    pub fn element(&self, row: usize) -> &[u8] {
+        let start = row * self.element_len;
+        &self.values.as_bytes()[start..start + self.element_len]
+    }
+
+    #[inline]
+    fn fixed<const N: usize>(&self, row: usize) -> [u8; N] {
+        let start = row * self.element_len;
+        let mut out = [0u8; N];
+        out.copy_from_slice(&self.values.as_bytes()[start..start + N]);
+        out
+    }
+
+    /// Rows `rows` of a fixed-width column as its native values, in place (Arrow's layout).
+    /// The value of a NULL cell is whatever the buffer holds: callers mask it.
+    #[inline]
+    pub fn values<T: FixedWidth>(&self, rows: std::ops::Range<usize>) -> &[T] {
+        assert_eq!(self.element_len, std::mem::size_of::<T>(), "element width");
+        let bytes =
+            &self.values.as_bytes()[rows.start * self.element_len..rows.end * self.element_len];
+        // SAFETY: `values` is 8-aligned and every element starts at a multiple of
+        // `size_of::<T>()` (asserted equal to `element_len`), which is T's alignment for every
+        // `FixedWidth` type; the slice covers whole elements in bounds; any bit pattern is a
+        // valid T (a sealed set of plain integers and floats).
+        unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<T>(), rows.len()) }
+    }
+
+    #[inline]
+    pub fn bit(&self, row: usize) -> bool {
+        self.fixed::<1>(row)[0] != 0
+    }
+    #[inline]
+    pub fn i16(&self, row: usize) -> i16 {
+        i16::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn i32(&self, row: usize) -> i32 {
+        i32::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn i64(&self, row: usize) -> i64 {
+        i64::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn f32(&self, row: usize) -> f32 {
+        f32::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn f64(&self, row: usize) -> f64 {
+        f64::from_ne_bytes(self.fixed(row))
+    }
+    #[inline]
+    pub fn date(&self, row: usize) -> decode::Date {
+        decode::Date::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn timestamp(&self, row: usize) -> decode::Timestamp {
+        decode::Timestamp::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn ss_time2(&self, row: usize) -> decode::Time {
+        decode::Time::from_ss_time2(&self.fixed(row))
+    }
+    #[inline]
+    pub fn timestamp_offset(&self, row: usize) -> decode::TimestampOffset {
+        decode::TimestampOffset::from_ne_bytes(&self.fixed(row))
+    }
+    #[inline]
+    pub fn guid(&self, row: usize) -> [u8; 16] {
+        self.fixed(row)
+    }
+
+    /// Length in bytes of a variable cell, or the truncation it suffered.
+    #[inline]
+    fn var_len(&self, row: usize, capacity: usize) -> std::result::Result<usize, CellError> {
+        let ind = self.indicators[row];
+        if ind == NO_TOTAL {
+            return Err(CellError::Truncated {
+                indicator: None,
+                capacity,
+            });
+        }
+        let len = ind as usize;
+        if ind < 0 || len > capacity {
+            return Err(CellError::Truncated {
+                indicator: Some(ind),
+                capacity,
+            });
+        }
+        Ok(len)
+    }
+
+    /// The UTF-16 code units of a non-NULL text cell (bound or streamed).
+    #[inline]
+    pub fn text(&self, row: usize) -> std::result::Result<&[u16], CellError> {
+        if self.kind.is_long() {
+            return Ok(&self.streamed.units);
+        }
+        let capacity = self.element_len - 2;
+        let len = match self.var_len(row, capacity) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.units.as_slice()).ok_or(cut),
+        };
+        let start = row * self.element_len;
+        // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
+        // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
+        let units = unsafe {
+            std::slice::from_raw_parts(
+                self.values
+                    .words
+                    .as_ptr()
+                    .cast::<u8>()
+                    .add(start)
+                    .cast::<u16>(),
+                len / 2,
+            )
+        };
+        Ok(units)
+    }
+
+    /// A non-NULL `SQL_NUMERIC_STRUCT` cell: precision, scale, sign, 16-byte magnitude.
+    #[inline]
+    pub fn numeric(&self, row: usize) -> &[u8; 19] {
+        let start = row * self.element_len;
+        self.values.as_bytes()[start..start + 19]
+            .try_into()
+            .expect("a numeric element is 19 bytes")
+    }
+
+    /// The bytes of a non-NULL binary or decimal-text cell (bound or streamed).
+    #[inline]
+    pub fn bytes(&self, row: usize) -> std::result::Result<&[u8], CellError> {
+        if self.kind.is_long() {
+            return Ok(&self.streamed.bytes);
+        }
+        // Decimal text is NUL terminated inside its element; binary is not.
+        let len = match self.var_len(row, self.payload_capacity()) {
+            Ok(len) => len,
+            Err(cut) => return self.reread_cell(row).map(|c| c.bytes.as_slice()).ok_or(cut),
+        };
+        let start = row * self.element_len;
+        Ok(&self.values.as_bytes()[start..start + len])
+    }
+
+    /// # Safety
+    /// The statement keeps these pointers until unbound: `self` must not move or reallocate
+    /// while bound (the batch guarantees this by unbinding before it reallocates or drops).
+    pub(super) unsafe fn bind(&mut self, stmt: &mut Stmt, column: u16) -> Result<()> {
+        let ptr = self.values.as_mut_ptr() as Pointer;
+        // SAFETY: forwarded contract; buffers cover `capacity` elements and indicators.
+        unsafe {
+            stmt.bind_col(
+                column,
+                self.kind.c_type(),
+                ptr,
+                self.element_len as Len,
+                self.indicators.as_mut_ptr(),
+            )?;
+            if let CellKind::Numeric { precision, scale } = self.kind {
+                stmt.set_numeric_precision(column, precision, scale, ptr)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An error for a cell that could not be read whole, naming column and row.
+#[cold]
+pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) -> Error {
+    let CellError::Truncated {
+        indicator,
+        capacity,
+    } = err;
+    let reason = match indicator {
+        Some(n) => format!(
+            "the driver returned {n} bytes for a {capacity}-byte buffer (value would be truncated)"
+        ),
+        None => format!(
+            "the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"
+        ),
+    };
+    cell_failed(plan, column, row, reason)
+}
+
+/// The error of a cell that cannot become a value, whatever the reason: column name, index
+/// and result-set row always (every consumer raises through this).
+#[cold]
+pub fn cell_failed(plan: &ResultPlan, column: usize, row: u64, reason: String) -> Error {
+    Error::Decode {
+        column: plan.columns[column].desc.name.clone(),
+        column_index: column,
+        row,
+        reason,
+    }
+}

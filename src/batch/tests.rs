@@ -1,0 +1,186 @@
+//! Batch serving on synthetic buffers: values and indicators written exactly where a driver
+//! would write them, no database.
+
+use super::*;
+use crate::backend::Dbms;
+use crate::odbc::ColumnDescription;
+use crate::odbc::sys::{NO_TOTAL, NULL_DATA};
+
+fn desc(sql_type: i16, size: usize) -> ColumnDescription {
+    ColumnDescription {
+        name: "c".into(),
+        sql_type,
+        size,
+        decimal_digits: 0,
+        nullable: Some(true),
+        unsigned: false,
+    }
+}
+
+/// Write one cell as a driver does: payload into the element, length into the indicator.
+fn put(col: &mut ColumnBuffer, row: usize, payload: &[u8], indicator: isize) {
+    col.put_cell(row, payload, indicator)
+}
+
+fn wide(s: &str) -> Vec<u8> {
+    s.encode_utf16().flat_map(u16::to_ne_bytes).collect()
+}
+
+#[test]
+fn text_cells_null_empty_and_truncation() {
+    let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 4);
+    let col = &mut batch.columns[0];
+    put(col, 0, &wide("abcd"), 8);
+    put(col, 1, &[], NULL_DATA);
+    put(col, 2, &[], 0);
+    put(col, 3, &wide("abcd"), 10); // driver says 5 units: truncated into a 4-unit buffer
+    let col = &batch.columns[0];
+    assert_eq!(
+        col.text(0).unwrap(),
+        "abcd".encode_utf16().collect::<Vec<_>>().as_slice()
+    );
+    assert!(col.is_null(1));
+    assert!(!col.is_null(2));
+    assert_eq!(col.text(2).unwrap(), &[] as &[u16]);
+    assert_eq!(
+        col.text(3),
+        Err(CellError::Truncated {
+            indicator: Some(10),
+            capacity: 8
+        })
+    );
+}
+
+#[test]
+fn no_total_is_an_error_not_null() {
+    // mssql-python turned SQL_NO_TOTAL into None; here it is a truncation error.
+    let plan = ResultPlan::build(vec![desc(-3, 4)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 2);
+    put(&mut batch.columns[0], 0, &[1, 2, 3, 4], NO_TOTAL);
+    put(&mut batch.columns[0], 1, &[0, 0], 2);
+    assert!(!batch.columns[0].is_null(0));
+    assert_eq!(
+        batch.columns[0].bytes(0),
+        Err(CellError::Truncated {
+            indicator: None,
+            capacity: 4
+        })
+    );
+    assert_eq!(batch.columns[0].bytes(1).unwrap(), &[0, 0]);
+}
+
+#[test]
+fn fixed_width_values_read_back() {
+    let plan = ResultPlan::build(
+        vec![desc(4, 10), desc(-5, 19), desc(8, 15), desc(-7, 1)],
+        Dbms::SqlServer,
+    );
+    let mut batch = Batch::new(&plan, 3);
+    for r in 0..3 {
+        put(
+            &mut batch.columns[0],
+            r,
+            &(-(r as i32) * 7).to_ne_bytes(),
+            4,
+        );
+        put(
+            &mut batch.columns[1],
+            r,
+            &(i64::MAX - r as i64).to_ne_bytes(),
+            8,
+        );
+        put(
+            &mut batch.columns[2],
+            r,
+            &(r as f64 + 0.25).to_ne_bytes(),
+            8,
+        );
+        put(&mut batch.columns[3], r, &[(r % 2) as u8], 1);
+    }
+    assert_eq!(batch.columns[0].i32(2), -14);
+    assert_eq!(batch.columns[1].i64(1), i64::MAX - 1);
+    assert_eq!(batch.columns[2].f64(2), 2.25);
+    assert!(batch.columns[3].bit(1));
+    assert!(!batch.columns[3].bit(2));
+}
+
+#[test]
+fn text_that_ends_in_nul_keeps_it() {
+    let plan = ResultPlan::build(vec![desc(-9, 8)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 1);
+    put(&mut batch.columns[0], 0, &wide("a\0"), 4);
+    assert_eq!(batch.columns[0].text(0).unwrap(), &[0x61, 0]);
+}
+
+#[test]
+fn a_cut_cell_read_again_is_served_whole_and_travels_with_its_row() {
+    let units = |s: &str| s.encode_utf16().collect::<Vec<u16>>();
+    let plan = ResultPlan::build(vec![desc(-9, 2), desc(-3, 2)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 3);
+    put(&mut batch.columns[0], 0, &wide("ab"), 4);
+    put(&mut batch.columns[0], 1, &wide("ab"), 10);
+    put(&mut batch.columns[0], 2, &[], NULL_DATA);
+    put(&mut batch.columns[1], 1, &[7, 7], NO_TOTAL);
+    assert!(batch.columns[0].is_cut(1) && !batch.columns[0].is_cut(0));
+    assert!(!batch.columns[0].is_cut(2) && batch.columns[1].is_cut(1));
+    assert!(
+        batch.columns[0].text(1).is_err(),
+        "cut and not read again: an error"
+    );
+    batch.columns[0].reread.push((
+        1,
+        StreamedCell {
+            units: units("abcde"),
+            ..Default::default()
+        },
+    ));
+    batch.columns[1].reread.push((
+        1,
+        StreamedCell {
+            bytes: vec![7; 9],
+            ..Default::default()
+        },
+    ));
+    assert_eq!(batch.columns[0].text(1).unwrap(), units("abcde").as_slice());
+    assert_eq!(batch.columns[1].bytes(1).unwrap(), &[7; 9]);
+    // The shadow copy a prefetch serves from carries the values read again.
+    let mut shadow = Batch::new(&plan, 3);
+    shadow.copy_rows_from(&batch, 3);
+    assert_eq!(shadow.columns[0].text(0).unwrap(), units("ab").as_slice());
+    assert_eq!(
+        shadow.columns[0].text(1).unwrap(),
+        units("abcde").as_slice()
+    );
+    assert!(shadow.columns[0].is_null(2));
+    assert_eq!(shadow.columns[1].bytes(1).unwrap(), &[7; 9]);
+}
+
+#[test]
+fn row0_saved_and_restored_around_one_row_fetches() {
+    let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 2);
+    put(&mut batch.columns[0], 0, &wide("keep"), 8);
+    let saved = batch.columns[0].save_row0();
+    put(&mut batch.columns[0], 0, &wide("over"), 200);
+    batch.columns[0].restore_row0(saved);
+    assert_eq!(
+        batch.columns[0].text(0).unwrap(),
+        "keep".encode_utf16().collect::<Vec<_>>().as_slice()
+    );
+}
+
+#[test]
+fn streamed_plans_use_one_row_arrays_and_budgets_cap_rows() {
+    let lob = ResultPlan::build(vec![desc(4, 10), desc(-10, 0)], Dbms::SqlServer);
+    assert_eq!(Batch::max_rows(&lob), 1);
+    assert_eq!(Batch::new(&lob, 1024).capacity(), 1);
+    let wide_rows = ResultPlan::build(vec![desc(-9, 4000); 4], Dbms::SqlServer);
+    let max = Batch::max_rows(&wide_rows);
+    assert!(
+        max * wide_rows.row_bytes <= BATCH_BYTE_BUDGET && max >= 1,
+        "{max}"
+    );
+    let narrow = ResultPlan::build(vec![desc(4, 10)], Dbms::SqlServer);
+    assert_eq!(Batch::max_rows(&narrow), MAX_BATCH_ROWS);
+}

@@ -1,0 +1,85 @@
+//! The one identifier ferrodbc splices into SQL: the procedure name of `callproc`.
+
+use crate::error::{Error, Result};
+
+/// A procedure name for `{CALL ...}`: dot-separated parts, each a regular identifier, a
+/// `[bracketed]` one (`]]` escapes `]`) or a `"quoted"` one. It is spliced into SQL, so anything
+/// else (a `;`, a comment, a parenthesis) is refused.
+pub fn check_procedure_name(name: &str) -> Result<()> {
+    let bad = || Error::Programming(format!("callproc: {name:?} is not a procedure name"));
+    let b: Vec<char> = name.chars().collect();
+    let mut i = 0;
+    loop {
+        match b.get(i) {
+            Some('[') => {
+                i += 1;
+                loop {
+                    match (b.get(i), b.get(i + 1)) {
+                        (Some(']'), Some(']')) => i += 2,
+                        (Some(']'), _) => break,
+                        (Some(_), _) => i += 1,
+                        (None, _) => return Err(bad()),
+                    }
+                }
+                i += 1;
+            }
+            Some('"') => {
+                i += 1;
+                while b.get(i).is_some_and(|&c| c != '"') {
+                    i += 1;
+                }
+                if b.get(i).is_none() {
+                    return Err(bad());
+                }
+                i += 1;
+            }
+            Some(&c) if c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$') => {
+                while b
+                    .get(i)
+                    .is_some_and(|&c| c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$'))
+                {
+                    i += 1;
+                }
+            }
+            _ => return Err(bad()),
+        }
+        match b.get(i) {
+            None => return Ok(()),
+            Some('.') => i += 1,
+            Some(_) => return Err(bad()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_procedure_name;
+
+    #[test]
+    fn dotted_bracketed_and_quoted_parts_pass_and_anything_else_is_refused() {
+        for ok in [
+            "p",
+            "dbo.p",
+            "[my proc]",
+            "[a]]b].[c]",
+            "\"x y\".p",
+            "#tmp",
+            "db..p_1",
+        ] {
+            let dotted_empty = ok.contains("..");
+            assert_eq!(check_procedure_name(ok).is_ok(), !dotted_empty, "{ok}");
+        }
+        for bad in [
+            "",
+            "p;DROP TABLE t",
+            "p--",
+            "p(1)",
+            "[open",
+            "\"open",
+            "a.",
+            "p q",
+        ] {
+            assert!(check_procedure_name(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! The kinds a parameter column can be bound as: one per value type, the common kind of a
+//! column's values, and the form a driver can carry them in.
+
+use super::ParamValue;
+use crate::backend::{Backend, Driver};
+use crate::decode::Date;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Text,
+    Bytes,
+    Decimal,
+    Date,
+    Time,
+    Timestamp,
+    TimestampOffset,
+    Guid,
+    Output,
+    /// Dates and timestamps sent as ISO text for the server to convert (see
+    /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
+    DateText,
+    TimestampText,
+}
+
+pub(super) fn kind_of(v: &ParamValue) -> Kind {
+    match v {
+        ParamValue::Null => Kind::Null,
+        ParamValue::Bool(_) => Kind::Bool,
+        ParamValue::Int(_) => Kind::Int,
+        ParamValue::Float(_) => Kind::Float,
+        ParamValue::Text(_) => Kind::Text,
+        ParamValue::Bytes(_) => Kind::Bytes,
+        ParamValue::Decimal { .. } => Kind::Decimal,
+        ParamValue::Date(_) => Kind::Date,
+        ParamValue::Time(_) => Kind::Time,
+        ParamValue::Timestamp(_) => Kind::Timestamp,
+        ParamValue::TimestampOffset(_) => Kind::TimestampOffset,
+        ParamValue::Guid(_) => Kind::Guid,
+        ParamValue::Output(_) => Kind::Output,
+    }
+}
+
+/// The common kind of two values of one parameter column, if one binding can carry both.
+pub(super) fn unify(a: Kind, b: Kind) -> Option<Kind> {
+    use Kind::*;
+    match (a, b) {
+        (Output, _) | (_, Output) => None,
+        (x, y) if x == y => Some(x),
+        (Null, x) | (x, Null) => Some(x),
+        (Bool, Int) | (Int, Bool) => Some(Int),
+        (Bool | Int, Float) | (Float, Bool | Int) => Some(Float),
+        (Int, Decimal) | (Decimal, Int) => Some(Decimal),
+        _ => None,
+    }
+}
+
+/// FreeTDS 1.3.17 puts the wrong day number on the wire for DATE and DATETIME2 parameters before
+/// 1600-03-01, whether bound from `SQL_C_TYPE_DATE`/`_TIMESTAMP` (0001-01-01 goes out as day -1,
+/// i.e. 0xFFFFFF, which reads back as 9999-12-31 or beyond; 0001-03-01 as 0001-02-28;
+/// 1000-01-01 as 0999-12-31; 1582-10-15 as 1582-10-16: 382,066 of the 584,082 days before
+/// 1600-03-01 were wrong in a sweep, every day from 1600-03-01 to 9999-12-31 exact) or from text
+/// (its own parser reads '0001-01-01' as 2001-01-01 and '1000-01-01' as 1900-01-01). Driver 18 is
+/// exact, and FreeTDS decodes such dates from the server exactly. So through FreeTDS a date or
+/// timestamp column holding such a value is sent as nvarchar ISO text, which the server converts.
+fn freetds_misencodes(d: &Date) -> bool {
+    (d.year, d.month) < (1600, 3)
+}
+
+/// The form a date or timestamp column is sent in: native, or text where the driver would
+/// corrupt the native form.
+pub(super) fn carried_kind<'a>(
+    kind: Kind,
+    values: impl IntoIterator<Item = &'a ParamValue>,
+    backend: Backend,
+) -> Kind {
+    if backend.driver != Driver::FreeTds || !matches!(kind, Kind::Date | Kind::Timestamp) {
+        return kind;
+    }
+    let early = values.into_iter().any(|v| match v {
+        ParamValue::Date(d) => freetds_misencodes(d),
+        ParamValue::Timestamp(ts) => freetds_misencodes(&ts.date),
+        _ => false,
+    });
+    match kind {
+        Kind::Date if early => Kind::DateText,
+        Kind::Timestamp if early => Kind::TimestampText,
+        k => k,
+    }
+}

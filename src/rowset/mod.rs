@@ -1,0 +1,421 @@
+//! The row source of one result set: the bound row array, its growth, the shadow copy served
+//! while the next array is fetched ahead on another thread, the read position, and an error
+//! that arrived after rows of the same array. Every consumer (tuples for every fetch shape
+//! today; Arrow batches and lazy rows next) takes rows from here through two calls:
+//! [`RowSet::fill`] talks to the driver (the caller releases the GIL around it) and
+//! [`RowSet::serve`] hands out buffered rows without any driver call.
+
+mod source;
+#[cfg(test)]
+mod tests;
+
+pub use source::BlockSource;
+
+use crate::batch::{Batch, FIRST_BATCH_ROWS, Fetched, grown};
+use crate::error::{Error, Result};
+use crate::odbc::Diagnostic;
+use crate::plan::ResultPlan;
+use crate::prefetch::Prefetcher;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Background prefetch starts once a row array this large came back full: smaller results end
+/// before a worker thread (started once per execute) and the shadow copy pay for themselves
+/// (three 1,000-row result sets took 1.3-1.5x as long prefetching from 256-row arrays).
+pub const PREFETCH_MIN_CAPACITY: usize = 2048;
+
+/// Rows handed out by [`RowSet::serve`]: batch rows `rows` of `batch`, whose row 0 is row `base`
+/// of the result set (error messages name that row).
+pub struct Served<'a> {
+    pub batch: &'a Batch,
+    pub rows: Range<usize>,
+    pub base: u64,
+}
+
+#[derive(Default)]
+pub struct RowSet {
+    /// The current result set's plan (`None` between result sets or when it has no columns).
+    plan: Option<Arc<ResultPlan>>,
+    /// The bound row array, and the plan its buffers were laid out for (which may outlive
+    /// `plan` across executes: the same query executed again binds nothing).
+    batch: Option<Batch>,
+    batch_plan: Option<Arc<ResultPlan>>,
+    /// A layout for the rest of the result set, installed before the next block fetch: a
+    /// column held more than its declared size in many cells (`reread::relayout`).
+    relayout: Option<Arc<ResultPlan>>,
+    /// Rows `pos..len` of the batch served from are fetched but not yet handed out.
+    pos: usize,
+    len: usize,
+    /// The driver said (SQL_NO_DATA, an error, or a cancel) that the result set is over.
+    exhausted: bool,
+    /// A full row array came back: the next fetch uses a larger one.
+    grow_next: bool,
+    /// An unbound copy of the bound batch's rows, served while the source fills the bound
+    /// buffers with the next row array on another thread (see [`RowSet::start_prefetch`]).
+    shadow: Option<Batch>,
+    serving_shadow: bool,
+    /// The thread fetching row arrays into the bound buffers. While a fetch runs, nothing
+    /// touches the source or `batch` (every method that would waits for it first).
+    prefetcher: Option<Prefetcher>,
+    /// The row array the source put in the bound buffers while the shadow was being served.
+    next: Option<Fetched>,
+    /// Result-set position of the served batch's row 0.
+    batch_base: u64,
+    /// An error that arrived after rows of the same row array: raised once those are served.
+    deferred: Option<Error>,
+    /// Rows handed out from the current result set (for error messages and `rownumber`).
+    rows_served: u64,
+}
+
+impl RowSet {
+    pub fn plan(&self) -> Option<&Arc<ResultPlan>> {
+        self.plan.as_ref()
+    }
+
+    /// The batch rows are currently served from (the shadow copy while a prefetch is pending).
+    pub fn batch(&self) -> Option<&Batch> {
+        if self.serving_shadow {
+            self.shadow.as_ref()
+        } else {
+            self.batch.as_ref()
+        }
+    }
+
+    pub fn batch_base(&self) -> u64 {
+        self.batch_base
+    }
+
+    pub fn rows_served(&self) -> u64 {
+        self.rows_served
+    }
+
+    /// Whether serving another row needs a driver call ([`Self::fill`]).
+    #[inline]
+    pub fn needs_fetch(&self) -> bool {
+        self.pos == self.len && (!self.exhausted || self.deferred.is_some() || self.serving_shadow)
+    }
+
+    /// Rows fetched and not yet handed out.
+    #[inline]
+    pub fn buffered(&self) -> usize {
+        self.len - self.pos
+    }
+
+    /// Start serving a new result set described by `plan`: keep the bound buffers when their
+    /// layout matches, else allocate and bind new ones, starting small.
+    pub fn open(&mut self, src: &mut impl BlockSource, plan: Arc<ResultPlan>) -> Result<()> {
+        self.leave(src);
+        let reuse = self.batch.is_some()
+            && self
+                .batch_plan
+                .as_ref()
+                .is_some_and(|old| old.same_buffers(&plan));
+        if reuse {
+            let capacity = self.batch.as_ref().map_or(1, Batch::capacity);
+            src.set_row_array_size(capacity)?;
+            self.grow_next = false;
+        } else {
+            self.rebind(src, &plan, FIRST_BATCH_ROWS)?;
+        }
+        self.plan = Some(plan);
+        self.exhausted = false;
+        Ok(())
+    }
+
+    /// Forget the current result set (nextset): the prefetch worker is kept for the next one.
+    pub fn leave(&mut self, src: &mut impl BlockSource) {
+        self.join(src);
+        self.deferred = None;
+        self.relayout = None;
+        self.serving_shadow = false;
+        self.next = None;
+        self.plan = None;
+        self.pos = 0;
+        self.len = 0;
+        self.exhausted = true;
+        self.rows_served = 0;
+        self.batch_base = 0;
+    }
+
+    /// Forget the current result set and end the prefetch worker (a new execute, or close).
+    ///
+    /// Also puts the row array size back to 1: Microsoft's driver answers an execute with a
+    /// server cursor (`sp_cursoropen`, a round trip per fetch) when the row array size is above
+    /// 1 *at execute time*, and with the default (firehose) result set otherwise. The bound size
+    /// is restored by [`Self::open`].
+    pub fn reset(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        self.leave(src);
+        self.prefetcher = None;
+        if self
+            .batch
+            .as_ref()
+            .is_some_and(|b| b.is_bound() && b.capacity() > 1)
+        {
+            src.set_row_array_size(1)?;
+        }
+        Ok(())
+    }
+
+    fn rebind(
+        &mut self,
+        src: &mut impl BlockSource,
+        plan: &Arc<ResultPlan>,
+        capacity: usize,
+    ) -> Result<()> {
+        if let Some(mut old) = self.batch.take() {
+            src.unbind(&mut old)?;
+        }
+        let mut batch = Batch::new(plan, capacity.min(Batch::max_rows(plan)));
+        // SAFETY: the batch is stored in `self.batch` and only dropped after `unbind`, or after
+        // the source (which the owner frees first) is gone; its buffers are heap allocations
+        // that do not move with the `Batch` value.
+        unsafe { src.bind(&mut batch, plan)? };
+        self.batch = Some(batch);
+        self.batch_plan = Some(plan.clone());
+        self.grow_next = false;
+        Ok(())
+    }
+
+    /// Refill from the source (only call when [`Self::needs_fetch`]): the rows now available,
+    /// 0 at the end of the result set. Warnings of the fetch go to `messages`.
+    pub fn fill(
+        &mut self,
+        src: &mut impl BlockSource,
+        messages: &mut Vec<Diagnostic>,
+    ) -> Result<usize> {
+        self.join(src);
+        if let Some(err) = self.deferred.take() {
+            return Err(err);
+        }
+        if !self.needs_fetch() {
+            // Nothing to fetch (the end, or rows still buffered): never a driver call.
+            return Ok(self.buffered());
+        }
+        if src.cancel_requested() {
+            // A cooperative cancel (or one that arrived between driver calls): stop here, in
+            // the thread that owns the statement, and discard the rest of the result.
+            self.exhausted = true;
+            self.serving_shadow = false;
+            self.next = None;
+            self.len = self.pos;
+            let _ = src.close_cursor();
+            return Err(Error::Cancelled {
+                records: Vec::new(),
+            });
+        }
+        let Some(mut plan) = self.plan.clone() else {
+            self.exhausted = true;
+            return Ok(0);
+        };
+        self.batch_base = self.rows_served;
+        if self.serving_shadow {
+            // The next row array is already in the bound buffers: switch to it.
+            self.serving_shadow = false;
+            if let Some(fetched) = self.next.take() {
+                let batch = self
+                    .batch
+                    .as_mut()
+                    .expect("a prefetch runs on the bound batch");
+                let fetched = src.complete_ahead(batch, &plan, fetched, self.batch_base);
+                return self.accept_and_prefetch(src, fetched, &plan, messages);
+            }
+        }
+        let bound_capacity = self
+            .batch
+            .as_ref()
+            .map_or(FIRST_BATCH_ROWS, Batch::capacity);
+        if let Some(relaid) = self.relayout.take() {
+            // Every row of the bound buffers has been served: lay them out for what the column
+            // really holds (the decoders do not change: same kinds of value).
+            let capacity = if self.grow_next {
+                grown(bound_capacity)
+            } else {
+                bound_capacity
+            };
+            self.plan = Some(relaid.clone());
+            plan = relaid;
+            self.rebind(src, &plan, capacity)?;
+        } else if self.grow_next {
+            self.rebind(src, &plan, grown(bound_capacity))?;
+        }
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a planned result set has a batch");
+        let fetched = src.fetch(batch, &plan, self.batch_base);
+        self.accept_and_prefetch(src, fetched, &plan, messages)
+    }
+
+    /// Hand out up to `n` buffered rows (no driver call).
+    #[inline]
+    pub fn serve(&mut self, n: usize) -> Served<'_> {
+        let rows = self.take(n);
+        Served {
+            batch: self
+                .batch()
+                .expect("rows are served from a planned result set"),
+            rows,
+            base: self.batch_base,
+        }
+    }
+
+    /// Hand out up to `n` buffered rows: the batch row range `start..end`.
+    #[inline]
+    pub fn take(&mut self, n: usize) -> Range<usize> {
+        let start = self.pos;
+        let end = start + n.min(self.len - self.pos);
+        self.pos = end;
+        self.rows_served += (end - start) as u64;
+        start..end
+    }
+
+    /// Move the read position back to batch row `row` (at or before the current position):
+    /// rows taken after a row that failed to decode are handed out again by the next fetch.
+    pub fn rewind_to(&mut self, row: usize) {
+        if row < self.pos {
+            self.rows_served -= (self.pos - row) as u64;
+            self.pos = row;
+        }
+    }
+
+    /// [`Self::accept`], then, if the array was full, start fetching the next one on another
+    /// thread while the caller decodes this one (every fetch shape gains: fetchall, fetchmany,
+    /// fetchone). Returns the rows available.
+    fn accept_and_prefetch(
+        &mut self,
+        src: &mut impl BlockSource,
+        fetched: Fetched,
+        plan: &Arc<ResultPlan>,
+        messages: &mut Vec<Diagnostic>,
+    ) -> Result<usize> {
+        let available = self.accept(fetched, plan, messages)?;
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        if available == capacity && capacity >= PREFETCH_MIN_CAPACITY && self.can_prefetch() {
+            self.start_prefetch(src)?;
+        }
+        Ok(available)
+    }
+
+    /// Take in a row array the source produced: rows to serve, an error after them, warnings.
+    fn accept(
+        &mut self,
+        fetched: Fetched,
+        plan: &ResultPlan,
+        messages: &mut Vec<Diagnostic>,
+    ) -> Result<usize> {
+        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        messages.extend(fetched.warnings);
+        self.pos = 0;
+        self.len = fetched.rows;
+        if let Some(err) = fetched.error {
+            // The rows before the failure are served first; the error comes right after them.
+            self.exhausted = true;
+            if self.len == 0 {
+                return Err(err);
+            }
+            self.deferred = Some(err);
+        } else if fetched.rows == 0
+            || (fetched.rows < capacity && plan.backend.ends_on_short_array())
+        {
+            self.exhausted = true;
+        } else if plan.rereads
+            && let Some(relaid) = self
+                .batch
+                .as_ref()
+                .and_then(|b| crate::reread::relayout(plan, b, fetched.rows))
+        {
+            self.relayout = Some(Arc::new(relaid));
+        } else if fetched.rows == capacity && capacity < Batch::max_rows(plan) {
+            // A partial row array is *not* taken as the end: Driver 18 returns the rows before
+            // a mid-stream error as a short, successful array and reports the error only on
+            // the next SQLFetch (seen against the TDS peer's error_after fault). Stopping early
+            // would silently drop the error and every row after it.
+            self.grow_next = true;
+        }
+        Ok(self.len - self.pos)
+    }
+
+    /// Whether the next row array can be fetched on another thread while the buffered rows are
+    /// decoded: only bound-only plans (streamed columns need SQLGetData per row), only when the
+    /// bound buffers hold the rows being served, and not past the end or a pending error.
+    fn can_prefetch(&self) -> bool {
+        self.plan.as_ref().is_some_and(|p| !p.has_streamed())
+            && self.relayout.is_none()
+            && !self.serving_shadow
+            && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)
+            && !self.exhausted
+            && self.deferred.is_none()
+            && self.pos < self.len
+    }
+
+    /// Move the buffered rows into the shadow copy and serve them from there, then let another
+    /// thread fetch the next row array into the bound buffers (grown first if due).
+    fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+        let bound = self
+            .batch
+            .as_ref()
+            .expect("a planned result set has a batch");
+        // Reuse the shadow when its buffers have this plan's layout and room for the rows. A new
+        // one gets the capacity the bound batch is about to grow to, so it fits the next array
+        // too (and the same query executed again allocates nothing).
+        let next_capacity = if self.grow_next {
+            grown(bound.capacity()).min(Batch::max_rows(&plan))
+        } else {
+            bound.capacity()
+        };
+        let fits = self.shadow.as_ref().is_some_and(|s| {
+            s.capacity() >= next_capacity.max(self.len)
+                && s.columns
+                    .iter()
+                    .map(|c| c.kind)
+                    .eq(plan.columns.iter().map(|c| c.kind))
+        });
+        if !fits {
+            self.shadow = Some(Batch::new(&plan, next_capacity.max(self.len)));
+        }
+        let shadow = self.shadow.as_mut().expect("just ensured");
+        shadow.copy_rows_from(bound, self.len);
+        self.serving_shadow = true;
+        if self.grow_next {
+            let capacity = grown(bound.capacity());
+            self.rebind(src, &plan, capacity)?;
+        }
+        if self.prefetcher.is_none() {
+            // No thread to be had: the shadow is served, then the next fill fetches in line.
+            self.prefetcher = Prefetcher::start().ok();
+        }
+        let Some(prefetcher) = self.prefetcher.as_mut() else {
+            return Ok(());
+        };
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a planned result set has a batch");
+        // SAFETY: until `join` has waited for this job, nothing touches the source or `batch`:
+        // every method that would calls `join` first (the owner's `Drop` included), and the rows
+        // being served come from the shadow copy. The bound buffers are heap allocations owned
+        // by `batch`, which is neither rebound nor dropped before that wait.
+        let job = unsafe { src.fetch_ahead(batch) };
+        if !job.is_some_and(|job| prefetcher.submit(job)) {
+            self.next = None;
+        }
+        Ok(())
+    }
+
+    /// Wait for the running prefetch (if any) and keep the row array it fetched for the next
+    /// fill. The owner calls this before freeing the source (the driver writes into `batch`).
+    pub fn join(&mut self, src: &mut impl BlockSource) {
+        let Some(result) = self.prefetcher.as_mut().and_then(Prefetcher::wait) else {
+            return;
+        };
+        let batch = self
+            .batch
+            .as_mut()
+            .expect("a prefetch runs on the bound batch");
+        self.next = Some(match result {
+            Ok(result) => src.finish_ahead(batch, result),
+            Err(()) => Fetched::failed(Error::Internal("the prefetch thread panicked".into())),
+        });
+    }
+}

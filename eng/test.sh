@@ -61,4 +61,13 @@ if [ "$rc" -ne 0 ]; then
   echo "pyodbc suites: exit $rc" >&2
   failed=1
 fi
+
+echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
+# sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
+# time), once with mssql+pyodbc and once with mssql+ferrodbc (~1 min for both). Floors at what
+# the peer reaches; --max-behind 0: ferrodbc passes every test mssql+pyodbc passes.
+if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor-ferrodbc 0.95 --max-behind 0; then
+  echo "SQLAlchemy suite: a pass share below its floor, or a test mssql+pyodbc passes that mssql+ferrodbc fails" >&2
+  failed=1
+fi
 exit "$failed"

@@ -339,6 +339,7 @@ pub fn newid() -> String {
 }
 
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
+    super::sysviews::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     // __cast(value, 'target type'[, 'source type'])
     for n_args in [2, 3] {

@@ -3,15 +3,19 @@
 
 pub mod catalog;
 pub mod catalog_keys;
+pub mod constraints;
 pub mod describe;
 pub mod engine;
 pub mod errors;
+pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod lexer;
 pub mod rewrite;
 pub mod schema;
+pub mod sequences;
 pub mod sysprocs;
+pub mod sysviews;
 pub mod tabletypes;
 pub mod typeinfo;
 pub mod typemeta;

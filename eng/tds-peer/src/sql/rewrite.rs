@@ -20,6 +20,8 @@ pub struct Ctx<'a> {
     pub text_columns: Vec<String>,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
+    /// User schemas (CREATE SCHEMA): `s.t` names the SQLite table `"s.t"` (sysviews.rs).
+    pub schemas: std::sync::Arc<Vec<String>>,
 }
 
 pub const VERSION: &str =
@@ -30,6 +32,10 @@ fn sig(toks: &[Tok]) -> Vec<&Tok> {
 }
 
 /// Index of the token closing the paren opened at `open`.
+pub(super) fn matching_paren(toks: &[Tok], open: usize) -> Option<usize> {
+    matching(toks, open)
+}
+
 fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     let mut d = 0;
     for (i, t) in toks.iter().enumerate().skip(open) {
@@ -45,7 +51,7 @@ fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     None
 }
 
-fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
+pub(super) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
     (from..toks.len()).find(|&i| !toks[i].is_space())
 }
 
@@ -396,6 +402,16 @@ impl Ctx<'_> {
                         i = next.unwrap() + 1;
                         continue;
                     }
+                    if let Some((text, after)) = self.catalog_ref(toks, &up, next) {
+                        out.push_str(&text);
+                        i = after;
+                        continue;
+                    }
+                    if let Some((text, after)) = self.schema_object(toks, q, next) {
+                        out.push_str(&text);
+                        i = after;
+                        continue;
+                    }
                     out.push_str(&quote_ident(q))
                 }
                 Tok::Num(n) => out.push_str(&num_literal(n)),
@@ -571,10 +587,19 @@ impl Ctx<'_> {
                             let open = next.unwrap();
                             let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
                             let parts = split_commas(&toks[open + 1..close]);
-                            let name = match sig(parts[0]).first() {
-                                Some(Tok::Str { s, .. }) => s.clone(),
+                            let name = match sig(parts[0]).as_slice() {
+                                [Tok::Str { s, .. }] => s.clone(),
                                 _ => {
-                                    return Err("tds-peer: OBJECT_ID needs a string literal".into());
+                                    // A parameter or expression (SQLAlchemy: `object_id(?, 'U')`):
+                                    // its last name part is looked up when the statement runs.
+                                    let expr = self.rw(parts[0])?;
+                                    let kind = parts.get(1).map(|p| self.rw(p)).transpose()?;
+                                    out.push_str(&format!(
+                                        "(SELECT id FROM ({OBJECT_IDS}) WHERE name = __base_name({expr}) COLLATE NOCASE{} LIMIT 1)",
+                                        kind.map(|k| format!(" AND xtype = upper({k})")).unwrap_or_default()
+                                    ));
+                                    i = close + 1;
+                                    continue;
                                 }
                             };
                             let name = name
@@ -621,13 +646,15 @@ impl Ctx<'_> {
                             continue;
                         }
                         "INFORMATION_SCHEMA" | "SYS"
-                            if next.is_some_and(|j| toks[j].is_punct('.'))
-                                && catalog_view(&up, toks.get(next.unwrap() + 1)).is_some() =>
+                            if let Some((text, after)) = self.catalog_ref(toks, &up, next) =>
                         {
-                            // Catalog views over SQLite's schema.
-                            let view = catalog_view(&up, toks.get(next.unwrap() + 1)).unwrap();
-                            out.push_str(&format!("({view})"));
-                            i = next.unwrap() + 2;
+                            out.push_str(&text);
+                            i = after;
+                            continue;
+                        }
+                        _ if let Some((text, after)) = self.schema_object(toks, w, next) => {
+                            out.push_str(&text);
+                            i = after;
                             continue;
                         }
                         "ERROR_MESSAGE" | "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE"
@@ -647,6 +674,24 @@ impl Ctx<'_> {
                                 (Some(_), _) => "1".to_string(),
                             };
                             out.push_str(&v);
+                            i = close + 1;
+                            continue;
+                        }
+                        "JSON_VALUE" | "JSON_QUERY" | "ISJSON" if call => {
+                            let open = next.unwrap();
+                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
+                            let args = split_commas(&toks[open + 1..close])
+                                .into_iter()
+                                .map(|a| self.rw(a))
+                                .collect::<Result<Vec<_>, _>>()?;
+                            out.push_str(&super::sysviews::json_call(&up, &args)?);
+                            i = close + 1;
+                            continue;
+                        }
+                        "FN_LISTEXTENDEDPROPERTY" if call => {
+                            let close = matching(toks, next.unwrap())
+                                .ok_or("Incorrect syntax near '('.")?;
+                            out.push_str(super::extprops::LIST);
                             i = close + 1;
                             continue;
                         }
@@ -991,34 +1036,6 @@ fn item_name(sg: &[&Tok]) -> Option<String> {
 /// views by SQLite rowid + 100 (ids below are SQL Server's system tables), temp tables negative (as SQL Server's are), procedures 1000000 + rowid.
 const OBJECT_IDS: &str = "SELECT name, rowid + 100 AS id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS xtype FROM sqlite_master WHERE type IN ('table','view') UNION ALL SELECT name, -rowid, 'U' FROM sqlite_temp_master WHERE type = 'table' UNION ALL SELECT name, 1000000 + rowid, 'P' FROM __tdspeer_procs";
 
-const USER_OBJECTS: &str = "SELECT rowid + 100 AS rid, name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%'";
-
-/// SQL for `INFORMATION_SCHEMA.TABLES|COLUMNS` and `sys.tables|objects|columns`.
-fn catalog_view(schema: &str, name: Option<&Tok>) -> Option<String> {
-    let name = match name? {
-        Tok::Word(w) | Tok::Quoted(w) => w.to_ascii_uppercase(),
-        _ => return None,
-    };
-    Some(match (schema, name.as_str()) {
-        ("INFORMATION_SCHEMA", "TABLES") => format!(
-            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, name AS TABLE_NAME, CASE type WHEN 'view' THEN 'VIEW' ELSE 'BASE TABLE' END AS TABLE_TYPE FROM ({USER_OBJECTS})"
-        ),
-        ("INFORMATION_SCHEMA", "COLUMNS") => format!(
-            "SELECT 'master' AS TABLE_CATALOG, 'dbo' AS TABLE_SCHEMA, o.name AS TABLE_NAME, p.name AS COLUMN_NAME, p.cid + 1 AS ORDINAL_POSITION, p.dflt_value AS COLUMN_DEFAULT, CASE WHEN p.\"notnull\" THEN 'NO' ELSE 'YES' END AS IS_NULLABLE, __typename(p.type) AS DATA_TYPE, __typelen(p.type) AS CHARACTER_MAXIMUM_LENGTH FROM ({USER_OBJECTS}) o JOIN pragma_table_info(o.name) p"
-        ),
-        ("SYS", "TABLES") => format!(
-            "SELECT name, rid AS object_id, 1 AS schema_id, 'U' AS type, 'USER_TABLE' AS type_desc FROM ({USER_OBJECTS}) WHERE type = 'table'"
-        ),
-        ("SYS", "OBJECTS") => format!(
-            "SELECT name, rid AS object_id, 1 AS schema_id, CASE type WHEN 'view' THEN 'V' ELSE 'U' END AS type FROM ({USER_OBJECTS}) UNION ALL SELECT name, 1000000 + rowid, 1, 'P' FROM __tdspeer_procs"
-        ),
-        ("SYS", "COLUMNS") => format!(
-            "SELECT o.rid AS object_id, p.name AS name, p.cid + 1 AS column_id, __typename(p.type) AS type_name, CASE WHEN p.\"notnull\" THEN 0 ELSE 1 END AS is_nullable FROM ({USER_OBJECTS}) o JOIN pragma_table_info(o.name) p"
-        ),
-        _ => return None,
-    })
-}
-
 /// Declared table rewrite result.
 pub struct CreateTable {
     pub sql: String,
@@ -1230,6 +1247,7 @@ mod tests {
             database: "master".into(),
             text_columns: Vec::new(),
             error: None,
+            schemas: Default::default(),
         }
     }
 

@@ -39,6 +39,9 @@ pub fn is_system_proc(name: &str) -> bool {
                 | "sp_stored_procedures"
                 | "sp_sproc_columns"
                 | "sp_sproc_columns_100"
+                | "sp_addextendedproperty"
+                | "sp_updateextendedproperty"
+                | "sp_dropextendedproperty"
         )
 }
 
@@ -82,6 +85,9 @@ impl Engine {
             }
             "sp_stored_procedures" => self.sp_stored_procedures(params, out, r),
             "sp_sproc_columns" | "sp_sproc_columns_100" => self.sp_sproc_columns(params, out, r),
+            "sp_addextendedproperty" => self.sp_extendedproperty("add", params),
+            "sp_updateextendedproperty" => self.sp_extendedproperty("update", params),
+            "sp_dropextendedproperty" => self.sp_extendedproperty("drop", params),
             _ => return None,
         })
     }
@@ -147,7 +153,19 @@ impl Engine {
                 }
                 _ => (String::new(), part),
             };
-            let value = self.eval_value(expr, params)?;
+            // A bare name as an argument is a string, as in T-SQL (`EXEC sp_x dbo, [t]`).
+            let esg: Vec<&Tok> = expr.iter().filter(|t| !t.is_space()).collect();
+            let value = match esg.as_slice() {
+                [Tok::Quoted(q)] => Value::Text(q.clone()),
+                [Tok::Word(w)]
+                    if !w.eq_ignore_ascii_case("NULL")
+                        && !w.eq_ignore_ascii_case("DEFAULT")
+                        && !w.starts_with('@') =>
+                {
+                    Value::Text(w.clone())
+                }
+                _ => self.eval_value(expr, params)?,
+            };
             args.push(Param {
                 name: pname,
                 ty: None,

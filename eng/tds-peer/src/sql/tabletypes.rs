@@ -11,7 +11,10 @@ use crate::tvp::Table;
 
 /// Shared by all connections, like procedures.
 pub const TYPES_TABLE: &str = "CREATE TABLE IF NOT EXISTS __tdspeer_types (name TEXT PRIMARY KEY COLLATE NOCASE, schema TEXT, body TEXT); \
-     CREATE TABLE IF NOT EXISTS __tdspeer_schemas (name TEXT PRIMARY KEY COLLATE NOCASE)";
+     CREATE TABLE IF NOT EXISTS __tdspeer_schemas (name TEXT PRIMARY KEY COLLATE NOCASE); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_extprops (sch TEXT COLLATE NOCASE, tbl TEXT COLLATE NOCASE, col TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, value TEXT, PRIMARY KEY (sch, tbl, col, name)); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_constraints (tbl TEXT COLLATE NOCASE, kind TEXT, name TEXT, cols TEXT); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_sequences (sch TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, type TEXT, start INTEGER, incr INTEGER, minv INTEGER, maxv INTEGER, cycle INTEGER, current INTEGER, PRIMARY KEY (sch, name))";
 
 /// User type ids start here (SQL Server numbers user types from 257).
 pub const USER_TYPE_BASE: i64 = 256;
@@ -154,6 +157,7 @@ impl Engine {
                 StmtErr::Sql(from_sqlite(&e))
             }
         })?;
+        super::sysviews::schemas_changed();
         if n == 0 && !create && !if_exists {
             return Err(err(
                 3701,

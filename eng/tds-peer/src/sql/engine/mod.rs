@@ -318,6 +318,7 @@ impl Engine {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
+        super::sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;
         self.vars.clear();
@@ -404,6 +405,7 @@ impl Engine {
             database: self.database.clone(),
             text_columns: self.text_columns.clone(),
             error: self.last_error.clone(),
+            schemas: super::sysviews::user_schemas(&self.db),
         }
     }
 
@@ -469,6 +471,12 @@ impl Engine {
                 })
                 .collect();
             toks = &substituted;
+        }
+        // NEXT VALUE FOR a sequence: its value, taken now (sequences.rs).
+        let with_values: Vec<Tok>;
+        if let Some(t) = self.next_values(toks)? {
+            with_values = t;
+            toks = &with_values;
         }
         // A BEGIN … END block runs its statements; a stray BEGIN/END carries no meaning here.
         {
@@ -650,8 +658,14 @@ impl Engine {
             "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SCHEMA")) => {
                 self.schema_ddl(&sg)
             }
+            "CREATE" | "DROP" if sg.get(1).is_some_and(|t| t.is_word("SEQUENCE")) => {
+                self.sequence_ddl(&sg)
+            }
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);
+                let named = (first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")))
+                    .then(|| super::constraints::of_create_table(&ctx, toks))
+                    .flatten();
                 let sql = if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
                     rewrite::create_table(&ctx, toks)
                         .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
@@ -676,17 +690,25 @@ impl Engine {
                             .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
                     )
                 } else {
-                    ctx.rw(toks)
+                    let index = super::sysviews::index_ddl(&ctx, toks);
+                    ctx.rw(index.as_deref().unwrap_or(toks))
                         .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?
                 };
                 self.before_write()?;
                 self.db
                     .execute_batch(&sql)
                     .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+                if first == "DROP" {
+                    super::extprops::forget_dropped(&self.db);
+                }
+                if let Some((table, named)) = named {
+                    super::constraints::record(&self.db, &table, &named);
+                }
                 self.rowcount = 0;
                 Ok(Flow::Continue)
             }
             "SET" => {
+                super::sysviews::set_statement(&sg);
                 if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
                     self.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
                 }

@@ -32,9 +32,8 @@ def test_database_follows_login_and_use(peer, driver):
     cn.close()
 
 
+@pytest.mark.parametrize("driver", ["msodbcsql"], indirect=True)  # FreeTDS: pyodbc cannot describe a sql_variant column (client limit)
 def test_serverproperty_product_version(connect, driver):
-    if driver == "freetds":
-        pytest.skip("pyodbc cannot describe a sql_variant column through FreeTDS (client limit)")
     cur = connect().cursor()
     assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductVersion') AS NVARCHAR(128))").fetchone()[0] == "16.0.4096.0"
     assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductMajorVersion') AS NVARCHAR(10))").fetchone()[0] == "16"
@@ -139,9 +138,8 @@ def test_columns_buffer_length_as_sql_server(connect, driver):
     assert got == [("a", 10, 4), ("b", 18, 20), ("c", 50, 100), ("d", 27, 16)]
 
 
+@pytest.mark.parametrize("driver", ["msodbcsql"], indirect=True)  # FreeTDS: pyodbc cannot describe a sql_variant column (client limit)
 def test_sql_variant_column_keeps_base_types(connect, driver):
-    if driver == "freetds":
-        pytest.skip("pyodbc cannot describe a sql_variant column through FreeTDS (client limit)")
     from decimal import Decimal
     cur = connect().cursor()
     t = tname()

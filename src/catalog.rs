@@ -78,6 +78,99 @@ pub enum CatalogCall {
 }
 
 impl CatalogCall {
+    /// Every text argument the call passes, by the name pyodbc gives it.
+    pub fn text_arguments(&self) -> Vec<(&'static str, &str)> {
+        let named: Vec<(&'static str, Option<&String>)> = match self {
+            CatalogCall::Tables {
+                catalog,
+                schema,
+                table,
+                table_type,
+            } => vec![
+                ("table", table.as_ref()),
+                ("catalog", catalog.as_ref()),
+                ("schema", schema.as_ref()),
+                ("tableType", table_type.as_ref()),
+            ],
+            CatalogCall::Columns {
+                catalog,
+                schema,
+                table,
+                column,
+            } => vec![
+                ("table", table.as_ref()),
+                ("catalog", catalog.as_ref()),
+                ("schema", schema.as_ref()),
+                ("column", column.as_ref()),
+            ],
+            CatalogCall::Statistics {
+                catalog,
+                schema,
+                table,
+                ..
+            }
+            | CatalogCall::SpecialColumns {
+                catalog,
+                schema,
+                table,
+                ..
+            }
+            | CatalogCall::PrimaryKeys {
+                catalog,
+                schema,
+                table,
+            } => vec![
+                ("table", Some(table)),
+                ("catalog", catalog.as_ref()),
+                ("schema", schema.as_ref()),
+            ],
+            CatalogCall::ForeignKeys {
+                pk_catalog,
+                pk_schema,
+                pk_table,
+                fk_catalog,
+                fk_schema,
+                fk_table,
+            } => vec![
+                ("table", pk_table.as_ref()),
+                ("catalog", pk_catalog.as_ref()),
+                ("schema", pk_schema.as_ref()),
+                ("foreignTable", fk_table.as_ref()),
+                ("foreignCatalog", fk_catalog.as_ref()),
+                ("foreignSchema", fk_schema.as_ref()),
+            ],
+            CatalogCall::Procedures {
+                catalog,
+                schema,
+                procedure,
+            }
+            | CatalogCall::ProcedureColumns {
+                catalog,
+                schema,
+                procedure,
+                ..
+            } => vec![
+                ("procedure", procedure.as_ref()),
+                ("catalog", catalog.as_ref()),
+                ("schema", schema.as_ref()),
+            ],
+            CatalogCall::TablePrivileges {
+                catalog,
+                schema,
+                table,
+            } => vec![
+                ("table", table.as_ref()),
+                ("catalog", catalog.as_ref()),
+                ("schema", schema.as_ref()),
+            ],
+            CatalogCall::TypeInfo { .. } => vec![],
+        };
+        named
+            .into_iter()
+            .filter_map(|(n, v)| Some((n, v?.as_str())))
+            .collect()
+    }
+
     /// The ODBC function's name (for error messages).
     pub fn function(&self) -> &'static str {
         match self {

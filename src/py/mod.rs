@@ -3,7 +3,6 @@
 
 mod arrow;
 mod cache;
-mod catalog;
 mod compat;
 mod connection;
 mod cursor;

@@ -2,14 +2,27 @@
 //! catalog call whose result is read through the normal fetch plan.
 
 use super::*;
+use crate::catalog::CatalogCall;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 impl Cursor {
     /// Run a catalog function; the cursor is then on its result set.
     pub(super) fn run_catalog<'py>(
         slf: &Bound<'py, Self>,
-        call: crate::catalog::CatalogCall,
+        call: CatalogCall,
     ) -> PyResult<Bound<'py, Self>> {
+        // pyodbc 5.5 raises ValueError, before any ODBC call, for a name longer than an
+        // SQLSMALLINT length (the engine also refuses one when it builds the call's arguments).
+        for (name, value) in call.text_arguments() {
+            let units = value.encode_utf16().count();
+            if units > i16::MAX as usize {
+                return Err(PyValueError::new_err(format!(
+                    "{name} is {units} characters long; ODBC catalog arguments are at most {}",
+                    i16::MAX
+                )));
+            }
+        }
         slf.get()
             .run(slf.py(), Vec::new(), true, move |stmt, _sizes| {
                 stmt.catalog(&call)
@@ -32,7 +45,12 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::tables(table, catalog, schema, tableType)?,
+            CatalogCall::Tables {
+                catalog,
+                schema,
+                table,
+                table_type: tableType,
+            },
         )
     }
 
@@ -47,7 +65,12 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::columns(table, catalog, schema, column)?,
+            CatalogCall::Columns {
+                catalog,
+                schema,
+                table,
+                column,
+            },
         )
     }
 
@@ -63,7 +86,13 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::statistics(table, catalog, schema, unique, quick)?,
+            CatalogCall::Statistics {
+                catalog,
+                schema,
+                table,
+                unique_only: unique,
+                quick,
+            },
         )
     }
 
@@ -76,13 +105,13 @@ impl Cursor {
         schema: Option<String>,
         nullable: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        let call = crate::py::catalog::special_columns(
-            crate::catalog::SpecialColumns::BestRowId,
-            table,
+        let call = CatalogCall::SpecialColumns {
+            kind: crate::catalog::SpecialColumns::BestRowId,
             catalog,
             schema,
+            table,
             nullable,
-        )?;
+        };
         Self::run_catalog(slf, call)
     }
 
@@ -95,13 +124,13 @@ impl Cursor {
         schema: Option<String>,
         nullable: bool,
     ) -> PyResult<Bound<'py, Self>> {
-        let call = crate::py::catalog::special_columns(
-            crate::catalog::SpecialColumns::RowVer,
-            table,
+        let call = CatalogCall::SpecialColumns {
+            kind: crate::catalog::SpecialColumns::RowVer,
             catalog,
             schema,
+            table,
             nullable,
-        )?;
+        };
         Self::run_catalog(slf, call)
     }
 
@@ -115,7 +144,11 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::primary_keys(table, catalog, schema)?,
+            CatalogCall::PrimaryKeys {
+                catalog,
+                schema,
+                table,
+            },
         )
     }
 
@@ -131,14 +164,14 @@ impl Cursor {
         foreignCatalog: Option<String>,
         foreignSchema: Option<String>,
     ) -> PyResult<Bound<'py, Self>> {
-        let call = crate::py::catalog::foreign_keys(
-            table,
-            catalog,
-            schema,
-            foreignTable,
-            foreignCatalog,
-            foreignSchema,
-        )?;
+        let call = CatalogCall::ForeignKeys {
+            pk_catalog: catalog,
+            pk_schema: schema,
+            pk_table: table,
+            fk_catalog: foreignCatalog,
+            fk_schema: foreignSchema,
+            fk_table: foreignTable,
+        };
         Self::run_catalog(slf, call)
     }
 
@@ -152,7 +185,11 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::procedures(procedure, catalog, schema)?,
+            CatalogCall::Procedures {
+                catalog,
+                schema,
+                procedure,
+            },
         )
     }
 
@@ -166,7 +203,12 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::procedure_columns(procedure, catalog, schema)?,
+            CatalogCall::ProcedureColumns {
+                catalog,
+                schema,
+                procedure,
+                column: None,
+            },
         )
     }
 
@@ -180,7 +222,11 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         Self::run_catalog(
             slf,
-            crate::py::catalog::table_privileges(table, catalog, schema)?,
+            CatalogCall::TablePrivileges {
+                catalog,
+                schema,
+                table,
+            },
         )
     }
 
@@ -191,7 +237,7 @@ impl Cursor {
         slf: &Bound<'py, Self>,
         sqlType: Option<i16>,
     ) -> PyResult<Bound<'py, Self>> {
-        let call = crate::catalog::CatalogCall::TypeInfo {
+        let call = CatalogCall::TypeInfo {
             sql_type: sqlType.unwrap_or(0),
         };
         Self::run_catalog(slf, call)

@@ -73,10 +73,14 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
         .unwrap_or(ENCRYPT_NOT_SUP);
     let server_enc = match cfg.encrypt {
         Encrypt::NotSup | Encrypt::Strict => ENCRYPT_NOT_SUP,
-        // Like a real server without "force encryption": a client asking for encryption gets it.
+        // Like SQL Server with a certificate but without "force encryption": a client asking
+        // for encryption gets it, a client without TLS (ENCRYPT_NOT_SUP) is told NOT_SUP back
+        // (tiberius' plaintext mode relies on that against SQL Server 2017-2022: answered OFF,
+        // it starts a TLS handshake), and OFF is answered OFF (login-only TLS).
         Encrypt::Off if client_enc == ENCRYPT_ON || client_enc == prelogin::ENCRYPT_REQ => {
             ENCRYPT_ON
         }
+        Encrypt::Off if client_enc == ENCRYPT_NOT_SUP => ENCRYPT_NOT_SUP,
         Encrypt::Off => ENCRYPT_OFF,
         Encrypt::On => ENCRYPT_ON,
     };

@@ -3,7 +3,7 @@
 //! (TLS 1.3 first, ALPN `tds/8.0`), and the PRELOGIN-wrapped handshake of TDS 7.x.
 
 use crate::io::{Io, Prefixed, Stream, proto_err};
-use crate::packet::{P_PRELOGIN, P_REPLY};
+use crate::packet::P_PRELOGIN;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use std::io;
@@ -74,8 +74,11 @@ fn tls_err(e: rustls::Error) -> io::Error {
     proto_err(format!("TLS: {e}"))
 }
 
-/// TDS 7.x handshake: client records arrive in PRELOGIN (0x12) packets; ours go back in
-/// TABULAR RESULT (0x04) packets. Afterwards TLS records flow raw on the socket.
+/// TDS 7.x handshake: the records of both sides travel in PRELOGIN (0x12) packets, as SQL
+/// Server sends them since TDS 7.2 (MS-TDS 3.2.5.2: the client passes on "a TLS/SSL response
+/// message (TDS packet type 0x12)"). Only the PRELOGIN *reply* before it is TABULAR RESULT
+/// (0x04). Driver 18 and FreeTDS accept either type; tiberius (connectorx) and go-mssqldb accept
+/// only 0x12, tiberius asserting on anything else. Afterwards TLS records flow raw.
 pub fn tds7_handshake(io: &mut Io, cfg: Arc<ServerConfig>) -> io::Result<()> {
     let mut conn = ServerConnection::new(cfg).map_err(tls_err)?;
     loop {
@@ -84,7 +87,7 @@ pub fn tds7_handshake(io: &mut Io, cfg: Arc<ServerConfig>) -> io::Result<()> {
             while conn.wants_write() {
                 conn.write_tls(&mut out)?;
             }
-            io.send_message(P_REPLY, &out, 4096)?;
+            io.send_message(P_PRELOGIN, &out, 4096)?;
         }
         if !conn.is_handshaking() {
             break;

@@ -1,6 +1,7 @@
 """Transport: encryption modes, packet sizes, cancel mid-stream, faults, mssql-python."""
 
 import socket
+import ssl
 import time
 
 import pyodbc
@@ -112,6 +113,83 @@ def test_garbage_client_gets_disconnected(peer):
     except ConnectionResetError:
         pass  # …or a reset, when unread request bytes were still queued: both mean "closed"
     s.close()
+
+
+
+def _recv_exact(s: socket.socket, n: int) -> bytes:
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        assert chunk, "peer closed the connection"
+        buf += chunk
+    return buf
+
+
+def _recv_packet(s: socket.socket) -> tuple[int, bytes]:
+    hdr = _recv_exact(s, 8)
+    return hdr[0], _recv_exact(s, int.from_bytes(hdr[2:4], "big") - 8)
+
+
+def _send_packet(s: socket.socket, typ: int, payload: bytes) -> None:
+    s.sendall(bytes([typ, 1]) + (len(payload) + 8).to_bytes(2, "big") + b"\0\0\1\0" + payload)
+
+
+def _prelogin(s: socket.socket, client_enc: int) -> int:
+    """Sends PRELOGIN (VERSION, ENCRYPTION, terminator); returns the ENCRYPTION byte answered."""
+    _send_packet(s, 0x12, bytes([0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF]) + bytes(6) + bytes([client_enc]))
+    typ, reply = _recv_packet(s)
+    assert typ == 0x04
+    i = 0
+    while reply[i] != 1:
+        i += 5
+    return reply[int.from_bytes(reply[i + 1 : i + 3], "big")]
+
+
+# (peer mode, client's ENCRYPTION) -> the answer. `off` is SQL Server with a certificate and
+# forceencryption=0: OFF -> OFF (login-only TLS), ON/REQ -> ON, NOT_SUP -> NOT_SUP (plaintext;
+# tiberius starts TLS when answered OFF). `on` is forceencryption=1. `notsup` has no TLS at all.
+PRELOGIN_ANSWERS = [
+    ("off", 0, 0),
+    ("off", 1, 1),
+    ("off", 2, 2),
+    ("off", 3, 1),
+    ("on", 0, 1),
+    ("on", 1, 1),
+    ("notsup", 0, 2),
+    ("notsup", 1, 2),
+]
+
+
+@pytest.mark.parametrize(("mode", "client_enc", "answer"), PRELOGIN_ANSWERS)
+def test_prelogin_encryption_answer(mode, client_enc, answer):
+    with tdspeer.start_peer(encrypt=mode) as p, socket.create_connection(("127.0.0.1", p.port), timeout=10) as s:
+        assert _prelogin(s, client_enc) == answer
+
+
+@pytest.mark.parametrize("client_enc", [0, 1], ids=["login-only", "full"])
+def test_tls_handshake_travels_in_prelogin_packets(client_enc):
+    """SQL Server answers PRELOGIN with a TABULAR RESULT (0x04) packet, then sends its side of
+    the TDS 7.x TLS handshake in PRELOGIN (0x12) packets (MS-TDS 3.2.5.2); tiberius (connectorx)
+    asserts that type, go-mssqldb rejects any other."""
+    with tdspeer.start_peer(encrypt="off") as p, socket.create_connection(("127.0.0.1", p.port), timeout=10) as s:
+        assert _prelogin(s, client_enc) == client_enc  # OFF -> OFF, ON -> ON
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+        server_types = []
+        while True:
+            try:
+                tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                _send_packet(s, 0x12, outgoing.read())
+                typ, data = _recv_packet(s)
+                server_types.append(typ)
+                incoming.write(data)
+        assert server_types and set(server_types) == {0x12}, server_types
+        assert tls.version() == "TLSv1.2"
 
 
 def test_mssql_python(peer):

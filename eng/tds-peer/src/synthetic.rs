@@ -184,8 +184,16 @@ fn dec_text(unscaled: i128, scale: u8) -> Value {
 
 /// Decimal of precision p, scale s: m128 % (2*10^p - 1) - (10^p - 1).
 fn gen_dec(i: u64, k: u64, p: u32, s: u8) -> Value {
-    let lim = 10u128.pow(p);
-    let u = (mix128(i, k) % (2 * lim - 1)) as i128 - (lim as i128 - 1);
+    let top = 10u128.pow(p) - 1;
+    // m goes up to 2*10^38 - 2 for p = 38, past i128::MAX: subtract in u128 on the side that
+    // cannot underflow (the result, |u| <= 10^p - 1, always fits i128). A plain `as i128`
+    // wrapped, and the subtraction then overflowed (a panic in debug builds).
+    let m = mix128(i, k) % (2 * top + 1);
+    let u = if m >= top {
+        (m - top) as i128
+    } else {
+        -((top - m) as i128)
+    };
     dec_text(u, s)
 }
 
@@ -786,6 +794,21 @@ mod tests {
         );
         assert!(q("select * from t").is_none());
         assert!(q("select * from peer.nosuch_10").unwrap().is_err());
+    }
+
+    #[test]
+    fn gen_dec_38_digits_stays_in_range() {
+        // Rows 0..10 of types_all include a c_dec38 draw past i128::MAX (debug builds panicked).
+        let top = 10i128.pow(38) - 1;
+        for i in 0..2000 {
+            let Value::Text(t) = gen_dec(i, 11, 38, 10) else {
+                panic!("decimal text")
+            };
+            let digits: String = t.chars().filter(|c| c.is_ascii_digit()).collect();
+            assert!(digits.len() <= 38, "{t}");
+            let unscaled: i128 = digits.parse().unwrap();
+            assert!(unscaled <= top, "{t}");
+        }
     }
 
     #[test]

@@ -294,9 +294,18 @@ def test_user_table_partitioned_read(peer_off, common_table):
     assert_same_rows([(n, types[n]) for n in ("id", "nv", "d", "dt2")], got, odbc)
 
 
-def test_decimal_beyond_rust_decimal_is_a_connectorx_limit(peer_off):
-    """38 significant digits: pyodbc reads it, connectorx cannot (rust_decimal holds 28)."""
-    sql = "SELECT CAST(12345678901234567890.123456789012345678 AS DECIMAL(38,18)) AS d"
-    assert odbc_rows(peer_off, sql) == [(Decimal("12345678901234567890.123456789012345678"),)]
-    with pytest.raises(BaseException, match="maximum value"):
+@pytest.mark.parametrize(
+    ("literal", "decl", "error"),
+    [
+        # 38 significant digits: rust_decimal holds 28 and panics.
+        ("12345678901234567890.123456789012345678", "DECIMAL(38,18)", "maximum value"),
+        # 19 integer digits: with the 10 fractional digits connectorx rescales to, past 7.9e28.
+        ("9999999999999999999", "DECIMAL(19,0)", "scale is not equal to expected scale"),
+    ],
+)
+def test_decimal_beyond_rust_decimal_is_a_connectorx_limit(peer_off, literal, decl, error):
+    """pyodbc reads these exactly; connectorx cannot represent them (a stated limit)."""
+    sql = f"SELECT CAST({literal} AS {decl}) AS d"
+    assert odbc_rows(peer_off, sql) == [(Decimal(literal),)]
+    with pytest.raises(BaseException, match=error):
         cx_table(peer_off, sql)

@@ -192,10 +192,16 @@ impl RowSet {
     /// Make sure the bound batch can be written: one that served rows still pinning it is left
     /// to them, and a fresh batch of the same layout and capacity is bound in its place.
     fn unpin_bound(&mut self, src: &mut impl BlockSource) -> Result<()> {
-        let pinned = self.batch.as_ref().is_some_and(|b| Arc::strong_count(b) > 1);
+        let pinned = self
+            .batch
+            .as_ref()
+            .is_some_and(|b| Arc::strong_count(b) > 1);
         if pinned && let Some(plan) = self.batch_plan.clone() {
             counters::bump(&counters::PINNED_BATCHES);
-            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, |b| b.capacity());
+            let capacity = self
+                .batch
+                .as_ref()
+                .map_or(FIRST_BATCH_ROWS, |b| b.capacity());
             let grow = self.grow_next;
             self.rebind(src, &plan, capacity)?;
             self.grow_next = grow;
@@ -395,15 +401,23 @@ impl RowSet {
             bound.capacity()
         };
         // A shadow that served rows still pinning it is left to them.
-        let fits = self.shadow.as_mut().and_then(Arc::get_mut).is_some_and(|s| {
-            s.capacity() >= next_capacity.max(self.len)
-                && s.columns
-                    .iter()
-                    .map(|c| c.kind)
-                    .eq(plan.columns.iter().map(|c| c.kind))
-        });
+        let fits = self
+            .shadow
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .is_some_and(|s| {
+                s.capacity() >= next_capacity.max(self.len)
+                    && s.columns
+                        .iter()
+                        .map(|c| c.kind)
+                        .eq(plan.columns.iter().map(|c| c.kind))
+            });
         if !fits {
-            if self.shadow.as_ref().is_some_and(|s| Arc::strong_count(s) > 1) {
+            if self
+                .shadow
+                .as_ref()
+                .is_some_and(|s| Arc::strong_count(s) > 1)
+            {
                 counters::bump(&counters::PINNED_BATCHES);
             }
             self.shadow = Some(Arc::new(Batch::new(&plan, next_capacity.max(self.len))));

@@ -278,7 +278,11 @@ fn drain_pinned(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> usize {
     let mut checked = 0;
     for (batch, rows, base) in &kept {
         for r in rows.clone() {
-            assert_eq!(batch.columns[0].i32(r) as u64, base + r as u64, "row refilled");
+            assert_eq!(
+                batch.columns[0].i32(r) as u64,
+                base + r as u64,
+                "row refilled"
+            );
             checked += 1;
         }
     }
@@ -292,8 +296,16 @@ fn a_pinned_batch_is_never_refilled_a_fresh_one_takes_its_place() {
         let mut src = Fake::new(30_000);
         let mut rs = RowSet::default();
         rs.open(&mut src, plan.clone()).unwrap();
-        assert_eq!(drain_pinned(&mut rs, &mut src, chunk), 30_000, "chunk {chunk}");
-        assert!(src.ahead >= 3, "pinning keeps the prefetch: {} ahead", src.ahead);
+        assert_eq!(
+            drain_pinned(&mut rs, &mut src, chunk),
+            30_000,
+            "chunk {chunk}"
+        );
+        assert!(
+            src.ahead >= 3,
+            "pinning keeps the prefetch: {} ahead",
+            src.ahead
+        );
     }
 }
 

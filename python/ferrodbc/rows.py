@@ -18,7 +18,7 @@ from typing import Any
 def _namedtuple_type(names: tuple[str, ...]) -> Any:
     # rename=True: names that are not identifiers (or repeat) become _0, _1, ... as namedtuple
     # does; the same names make the same class, so a query run again builds no new type.
-    return namedtuple("Row", names, rename=True)
+    return namedtuple("Row", names, rename=True)  # noqa: PYI024 (names known only at run time)
 
 
 def namedtuple_row(description: Sequence[Sequence[Any]]) -> Callable[[tuple[Any, ...]], Any]:

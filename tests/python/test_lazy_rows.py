@@ -131,26 +131,26 @@ def test_lazy_rows_stay_valid_after_the_cursor_moves_on_reexecutes_closes_and_is
 def test_a_batch_no_lazy_row_pins_is_refilled_in_place(peer, conn, table):
     """Counters prove the path: rows dropped before the next fetch pin nothing, so the row set
     refills its buffers; rows kept make it take fresh ones; eager rows never pin."""
-    ints_table(peer, conn, table)
+    ints_table(peer, conn, table, n=20_000)
     sql = f"SELECT id, name FROM {table} ORDER BY id"
     cur = lazy_cursor(conn)
     ferrodbc.reset_counters()
     cur.execute(sql)
     total = 0
-    while batch := cur.fetchmany(1000):
-        total += sum(r[0] for r in batch)
-        del batch
-    assert total == sum(range(ROWS))
+    while (row := cur.fetchone()) is not None:
+        total += row[0]
+        del row
+    assert total == sum(range(20_000))
     assert ferrodbc.counters()["pinned_batches"] == 0
 
     eager = conn.cursor()
     ferrodbc.reset_counters()
-    assert len(eager.execute(sql).fetchall()) == ROWS
+    assert len(eager.execute(sql).fetchall()) == 20_000
     assert ferrodbc.counters()["pinned_batches"] == 0
 
     ferrodbc.reset_counters()
     rows = cur.execute(sql).fetchall()
-    assert len(rows) == ROWS
+    assert len(rows) == 20_000
     assert ferrodbc.counters()["pinned_batches"] >= 1
 
 

@@ -61,6 +61,7 @@ impl CursorState {
     pub fn release(&mut self) {
         self.discard_outputs();
         self.plan = None;
+        self.shape = None;
         self.stmt = None;
         self.closed = true;
     }

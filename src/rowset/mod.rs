@@ -384,10 +384,9 @@ impl RowSet {
             && self.pos < self.len
     }
 
-    /// Move the buffered rows into the shadow copy and serve them from there, then let another
-    /// thread fetch the next row array into the bound buffers (grown first if due).
-    fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
-        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+    /// Copy the rows just fetched into the shadow (reused when it fits and no rows pin it) and
+    /// grow the bound batch if due.
+    fn copy_to_shadow(&mut self, src: &mut impl BlockSource, plan: &Arc<ResultPlan>) -> Result<()> {
         let bound = self
             .batch
             .as_ref()
@@ -396,11 +395,10 @@ impl RowSet {
         // one gets the capacity the bound batch is about to grow to, so it fits the next array
         // too (and the same query executed again allocates nothing).
         let next_capacity = if self.grow_next {
-            grown(bound.capacity()).min(Batch::max_rows(&plan))
+            grown(bound.capacity()).min(Batch::max_rows(plan))
         } else {
             bound.capacity()
         };
-        // A shadow that served rows still pinning it is left to them.
         let fits = self
             .shadow
             .as_mut()
@@ -413,14 +411,7 @@ impl RowSet {
                         .eq(plan.columns.iter().map(|c| c.kind))
             });
         if !fits {
-            if self
-                .shadow
-                .as_ref()
-                .is_some_and(|s| Arc::strong_count(s) > 1)
-            {
-                counters::bump(&counters::PINNED_BATCHES);
-            }
-            self.shadow = Some(Arc::new(Batch::new(&plan, next_capacity.max(self.len))));
+            self.shadow = Some(Arc::new(Batch::new(plan, next_capacity.max(self.len))));
         }
         let shadow = self
             .shadow
@@ -428,11 +419,40 @@ impl RowSet {
             .and_then(Arc::get_mut)
             .expect("just ensured: a shadow no rows pin");
         shadow.copy_rows_from(bound, self.len);
-        self.serving_shadow = true;
         if self.grow_next {
             let capacity = grown(bound.capacity());
-            self.rebind(src, &plan, capacity)?;
+            self.rebind(src, plan, capacity)?;
         }
+        Ok(())
+    }
+
+    /// Move the buffered rows into the shadow copy and serve them from there, then let another
+    /// thread fetch the next row array into the bound buffers (grown first if due).
+    fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+        if self
+            .shadow
+            .as_ref()
+            .is_some_and(|s| Arc::strong_count(s) > 1)
+        {
+            // Rows still pin the shadow: rather than a fresh shadow and a copy into it, the
+            // bound batch just filled becomes the one served, and a fresh batch (grown if due)
+            // is bound for the driver. A fresh buffer either way; this one saves the copy.
+            counters::bump(&counters::PINNED_BATCHES);
+            let filled = self.batch.clone();
+            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, |b| {
+                if self.grow_next {
+                    grown(b.capacity()).min(Batch::max_rows(&plan))
+                } else {
+                    b.capacity()
+                }
+            });
+            self.rebind(src, &plan, capacity)?;
+            self.shadow = filled;
+        } else {
+            self.copy_to_shadow(src, &plan)?;
+        }
+        self.serving_shadow = true;
         if self.prefetcher.is_none() {
             // No thread to be had: the shadow is served, then the next fill fetches in line.
             self.prefetcher = Prefetcher::start().ok();

@@ -19,6 +19,9 @@ pub static BUFFER_ALLOCS: AtomicU64 = AtomicU64::new(0);
 pub static EXECUTES: AtomicU64 = AtomicU64::new(0);
 /// `SQLDriverConnect` calls (a connection taken from the pool makes none).
 pub static CONNECTS: AtomicU64 = AtomicU64::new(0);
+/// Row arrays left to the rows that pin them (lazy rows): a fresh buffer took their place
+/// instead of the row set refilling them.
+pub static PINNED_BATCHES: AtomicU64 = AtomicU64::new(0);
 
 #[inline]
 pub fn bump(counter: &AtomicU64) {
@@ -26,7 +29,7 @@ pub fn bump(counter: &AtomicU64) {
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 7] {
+pub fn snapshot() -> [(&'static str, u64); 8] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -35,6 +38,7 @@ pub fn snapshot() -> [(&'static str, u64); 7] {
         ("buffer_allocs", BUFFER_ALLOCS.load(Ordering::Relaxed)),
         ("executes", EXECUTES.load(Ordering::Relaxed)),
         ("connects", CONNECTS.load(Ordering::Relaxed)),
+        ("pinned_batches", PINNED_BATCHES.load(Ordering::Relaxed)),
     ]
 }
 
@@ -47,6 +51,7 @@ pub fn reset() {
         &BUFFER_ALLOCS,
         &EXECUTES,
         &CONNECTS,
+        &PINNED_BATCHES,
     ] {
         c.store(0, Ordering::Relaxed);
     }

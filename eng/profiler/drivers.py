@@ -81,6 +81,15 @@ class Driver:
         """The rest of the result set as a pyarrow Table (`arrow_*` tasks)."""
         raise NotApplicable(f"{self.name} has no Arrow fetch")
 
+    def lazy_rows(self, cursor: Any) -> None:
+        """Make `cursor` return rows that decode a cell only when read (`*_lazy` tasks)."""
+        raise NotApplicable(f"{self.name} has no lazy rows")
+
+    def dict_rows(self, cursor: Any) -> list[dict[str, Any]]:
+        """The rest of the result set as `{column: value}` dicts, the driver's fastest way."""
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
 
 def _upper_from_utf16(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-16-le").upper()
@@ -106,6 +115,19 @@ class Ferrodbc(Driver):
         import pyarrow as pa
 
         return pa.table(cursor.fetch_arrow_table())
+
+    def lazy_rows(self, cursor: Any) -> None:
+        if not hasattr(self.mod, "LazyRow"):
+            raise NotApplicable("this revision has no lazy rows")
+        cursor.row_factory = self.mod.LazyRow
+
+    def dict_rows(self, cursor: Any) -> list[dict[str, Any]]:
+        # Revisions before row_factory had pyodbc's rows_as_dicts.
+        if hasattr(type(cursor), "row_factory"):
+            cursor.row_factory = dict
+        else:
+            cursor.rows_as_dicts = True
+        return cursor.fetchall()
 
     def counters(self) -> dict[str, int] | None:
         # Old revisions (compare --base) may predate the counters; then there is nothing to show.

@@ -339,6 +339,46 @@ def mapping_check(ctx: Ctx, dicts: list) -> Digest:
     return of_rows([tuple(d.values()) for d in dicts])
 
 
+# ---- row factories and lazy rows: 2 of 32 columns read, dict rows ----------------------------
+
+#: The two columns read of each 32-column row (an int and an nvarchar).
+TWO_OF_32 = (0, 1)
+
+
+def two_of_32_body(lazy: bool) -> Callable[[Ctx], list]:
+    """Every row of peer.wide32_n, two of its 32 columns read; `lazy`: through lazy rows (the
+    driver decodes only what is read), else through the driver's ordinary rows."""
+    a, b = TWO_OF_32
+
+    def body(ctx: Ctx) -> list:
+        cur = ctx.conn.cursor()
+        if lazy:
+            ctx.driver.lazy_rows(cur)
+        cur.execute(f"SELECT * FROM peer.wide32_{ctx.n}")
+        return [(row[a], row[b]) for row in cur.fetchall()]
+
+    return body
+
+
+def two_of_32_expect(n: int) -> Digest:
+    a, b = TWO_OF_32
+    return of_rows([(r[a], r[b]) for r in synthetic("wide32", n)])
+
+
+def dict_rows_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    cur.execute(f"SELECT * FROM peer.mixed_{ctx.n}")
+    return ctx.driver.dict_rows(cur)
+
+
+def dict_rows_check(ctx: Ctx, dicts: list) -> Digest:
+    names = synthetic_columns("mixed")
+    bad = next((list(d) for d in dicts if list(d) != names), None)
+    if bad is not None:
+        raise AssertionError(f"dict keys {bad} differ from the columns {names}")
+    return of_rows([tuple(d.values()) for d in dicts])
+
+
 def dto_setup(ctx: Ctx) -> None:
     note = ctx.driver.prepare_datetimeoffset(ctx.conn)
     if note:
@@ -429,6 +469,12 @@ _TASKS = [
     fetch_task("wide32_fetchall", "fetchall of 32-column rows", "wide32", Size(10_000, 2000), fetchall),
     Task("wide32_mapping", "32-column rows read as dict(row._mapping)", Size(10_000, 2000), mapping_body,
          mapping_check, synthetic_digest("wide32")),
+    Task("wide32_2cols_eager", "2 of 32 columns read from eager rows (fetchall)", Size(100_000, 10_000),
+         two_of_32_body(False), rows_digest, two_of_32_expect),
+    Task("wide32_2cols_lazy", "2 of 32 columns read from lazy rows (fetchall)", Size(100_000, 10_000),
+         two_of_32_body(True), rows_digest, two_of_32_expect),
+    Task("dict_rows_mixed", "fetchall of mixed rows as dicts", Size(100_000, 10_000), dict_rows_body,
+         dict_rows_check, synthetic_digest("mixed")),
     Task("dto_dec_guid", "datetimeoffset/decimal/uniqueidentifier table, fetchall", Size(10_000, 2000),
          query_body("dto_dec_guid", fetchall), rows_digest,
          synthetic_digest("dto_dec_guid"), dto_setup),

@@ -21,6 +21,7 @@ from ._native import (
     IntegrityError,
     InterfaceError,
     InternalError,
+    LazyRow,
     NotSupportedError,
     OperationalError,
     Output,
@@ -43,6 +44,7 @@ from .dbapi import (
     Timestamp,
     TimestampFromTicks,
 )
+from .rows import namedtuple_row
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
 
@@ -205,6 +207,7 @@ __all__ = [
     "IntegrityError",
     "InterfaceError",
     "InternalError",
+    "LazyRow",
     "NotSupportedError",
     "OperationalError",
     "Output",
@@ -224,6 +227,7 @@ __all__ = [
     "drivers",
     "getDecimalSeparator",
     "lowercase",
+    "namedtuple_row",
     "native_uuid",
     "odbcversion",
     "paramstyle",

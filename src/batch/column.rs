@@ -66,7 +66,47 @@ pub enum CellError {
     },
 }
 
+/// One cell as the driver delivered it, before any decoding ([`ColumnBuffer::raw`]).
+#[derive(Debug, PartialEq, Eq)]
+pub enum RawCell<'a> {
+    /// The indicator was `SQL_NULL_DATA`.
+    Null,
+    /// Bytes: a fixed-width kind's whole C element, or a binary / decimal-text payload.
+    Bytes(&'a [u8]),
+    /// UTF-16 code units of a text cell (its indicator's length, no terminator).
+    Units(&'a [u16]),
+}
+
 impl ColumnBuffer {
+    /// Cell `row` undecoded, as the driver wrote it: NULL when the indicator says so; text
+    /// (including time and datetimeoffset bound as text) as its UTF-16 code units; binary and
+    /// decimal text as their bytes, both up to the indicator's length; every fixed-width kind as
+    /// its whole C element in native byte order (the ODBC struct for dates, times, timestamps,
+    /// GUIDs and SQL_NUMERIC_STRUCT); long columns and cells the bound buffer cut and that were
+    /// read again as the whole value SQLGetData returned; sql_variant as its value in the C type
+    /// of its underlying SQL type. A cut cell that was not read again is an error, never a
+    /// silently short value.
+    pub fn raw(&self, row: usize) -> std::result::Result<RawCell<'_>, CellError> {
+        if self.is_null(row) {
+            return Ok(RawCell::Null);
+        }
+        Ok(match self.kind {
+            CellKind::WText { .. }
+            | CellKind::LongWText
+            | CellKind::TimeText
+            | CellKind::OffsetText => RawCell::Units(self.text(row)?),
+            CellKind::Binary { .. }
+            | CellKind::LongBinary
+            | CellKind::Decimal { .. }
+            | CellKind::LongDecimal => RawCell::Bytes(self.bytes(row)?),
+            CellKind::Variant => match self.streamed.variant.as_deref() {
+                Some(inner) => inner.raw(0)?,
+                None => RawCell::Null,
+            },
+            _ => RawCell::Bytes(self.element(row)),
+        })
+    }
+
     pub(super) fn new(kind: CellKind, capacity: usize) -> Self {
         counters::bump(&counters::BUFFER_ALLOCS);
         let element_len = kind.element_len();

@@ -12,13 +12,14 @@ mod streamed;
 #[cfg(test)]
 mod tests;
 
-pub use column::{CellError, ColumnBuffer, FixedWidth, cell_error, cell_failed};
+pub use column::{CellError, ColumnBuffer, FixedWidth, RawCell, cell_error, cell_failed};
 pub use streamed::{LOB_CHUNK_BYTES, StreamedCell};
 
 use crate::error::{Error, Result};
 use crate::odbc::sys::ULen;
 use crate::odbc::{Outcome, Stmt};
 use crate::plan::ResultPlan;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Bytes a batch may use for bound buffers before it stops growing. Small enough that wide rows
 /// pipeline (decoding one array overlaps fetching the next, and the last array, decoded with
@@ -49,7 +50,9 @@ pub struct Batch {
     /// `SQL_ATTR_ROW_STATUS_PTR` target: which rows of the array the driver filled, and which one
     /// failed when an error arrives in the middle of an array.
     row_status: Vec<u16>,
-    bound: bool,
+    /// Whether the statement holds pointers into the buffers. Atomic so that a batch shared with
+    /// rows that pin it can still be unbound (`&self`) when the row set replaces it.
+    bound: AtomicBool,
 }
 
 impl Batch {
@@ -69,7 +72,7 @@ impl Batch {
             capacity,
             rows_fetched: Box::new(0),
             row_status: vec![ROW_NOROW; capacity],
-            bound: false,
+            bound: AtomicBool::new(false),
         }
     }
 
@@ -87,13 +90,13 @@ impl Batch {
     }
 
     pub fn is_bound(&self) -> bool {
-        self.bound
+        self.bound.load(Ordering::Relaxed)
     }
 
     /// A fake block source's binding (tests of the row set without a driver).
     #[cfg(test)]
-    pub(crate) fn set_bound(&mut self, bound: bool) {
-        self.bound = bound;
+    pub(crate) fn set_bound(&self, bound: bool) {
+        self.bound.store(bound, Ordering::Relaxed);
     }
 
     /// Largest row array this plan may use, from the byte budget.
@@ -120,14 +123,14 @@ impl Batch {
             // SAFETY: forwarded contract.
             unsafe { col.bind(stmt, (i + 1) as u16)? };
         }
-        self.bound = true;
+        self.bound.store(true, Ordering::Relaxed);
         Ok(())
     }
 
-    pub fn unbind(&mut self, stmt: &mut Stmt) -> Result<()> {
-        if self.bound {
+    pub fn unbind(&self, stmt: &mut Stmt) -> Result<()> {
+        if self.is_bound() {
             stmt.unbind_cols()?;
-            self.bound = false;
+            self.bound.store(false, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -165,7 +168,7 @@ impl Batch {
 
     /// Reset what the driver reports through (rows fetched, row status) before a block fetch.
     pub fn begin_fetch(&mut self) {
-        debug_assert!(self.bound);
+        debug_assert!(self.is_bound());
         *self.rows_fetched = 0;
         self.row_status.fill(ROW_NOROW);
         for col in &mut self.columns {

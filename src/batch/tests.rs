@@ -184,3 +184,31 @@ fn streamed_plans_use_one_row_arrays_and_budgets_cap_rows() {
     let narrow = ResultPlan::build(vec![desc(4, 10)], Dbms::SqlServer);
     assert_eq!(Batch::max_rows(&narrow), MAX_BATCH_ROWS);
 }
+
+#[test]
+fn raw_cells_are_what_the_driver_wrote_null_and_cut_included() {
+    // nvarchar(4), varbinary(4), int.
+    let plan = ResultPlan::build(vec![desc(-9, 4), desc(-3, 4), desc(4, 10)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 3);
+    put(&mut batch.columns[0], 0, &wide("ab"), 4);
+    put(&mut batch.columns[0], 1, &[], NULL_DATA);
+    put(&mut batch.columns[0], 2, &wide("abcd"), 10);
+    put(&mut batch.columns[1], 0, &[1, 2, 3], 3);
+    put(&mut batch.columns[1], 1, &[], 0);
+    put(&mut batch.columns[2], 0, &(-7i32).to_ne_bytes(), 4);
+    put(&mut batch.columns[2], 1, &[], NULL_DATA);
+    let units: Vec<u16> = "ab".encode_utf16().collect();
+    assert_eq!(batch.columns[0].raw(0), Ok(RawCell::Units(&units)));
+    assert_eq!(batch.columns[0].raw(1), Ok(RawCell::Null));
+    assert!(matches!(
+        batch.columns[0].raw(2),
+        Err(CellError::Truncated { .. })
+    ));
+    assert_eq!(batch.columns[1].raw(0), Ok(RawCell::Bytes(&[1, 2, 3])));
+    assert_eq!(batch.columns[1].raw(1), Ok(RawCell::Bytes(&[])));
+    assert_eq!(
+        batch.columns[2].raw(0),
+        Ok(RawCell::Bytes(&(-7i32).to_ne_bytes()))
+    );
+    assert_eq!(batch.columns[2].raw(1), Ok(RawCell::Null));
+}

@@ -34,6 +34,8 @@ pub struct ConnShared {
     pub pool_key: Option<String>,
     /// pyodbc settings with no engine meaning of their own (decimal_mode, readvar_initsize, ...).
     pub compat: Mutex<super::compat::ConnCompat>,
+    /// The `row_factory` new cursors start with.
+    pub row_factory: Mutex<Option<Py<PyAny>>>,
 }
 
 impl ConnShared {
@@ -130,6 +132,7 @@ impl Connection {
                 lost: AtomicBool::new(false),
                 pool_key,
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
+                row_factory: Mutex::new(None),
             }),
         })
     }
@@ -141,7 +144,7 @@ impl Connection {
         }
         Py::new(
             py,
-            Cursor::new(slf.clone().unbind(), slf.get().shared.clone()),
+            Cursor::new(py, slf.clone().unbind(), slf.get().shared.clone()),
         )
     }
 
@@ -240,6 +243,29 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = policy;
         self.shared.bump();
+        Ok(())
+    }
+
+    /// The `row_factory` new cursors start with (None: `ferrodbc.Row`).
+    #[getter]
+    fn get_row_factory(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.shared
+            .row_factory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|f| f.clone_ref(py))
+    }
+
+    /// The `row_factory` of cursors created afterwards (existing cursors keep theirs).
+    #[setter]
+    fn set_row_factory(&self, factory: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let factory = super::shape::check_factory(factory)?;
+        *self
+            .shared
+            .row_factory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = factory;
         Ok(())
     }
 

@@ -410,19 +410,115 @@ pub fn build_first_value(
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
+    decode_cell(py, plan, batch, 0, row, row_base)
+}
+
+/// Decode one cell, column `col` of batch row `row`, with the same decoders as every row shape
+/// (fetchval; a lazy row's cell when it is read).
+pub fn decode_cell(
+    py: Python<'_>,
+    plan: &PyPlan,
+    batch: &Batch,
+    col: usize,
+    row: usize,
+    row_base: u64,
+) -> Result<Py<PyAny>, CellFail> {
     let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
-    // SAFETY: one empty local slot, the slot of column 0.
+    // SAFETY: one empty local slot, standing for slot `col` of a row.
     unsafe {
-        fill_column(
+        fill_with(
             py,
             plan,
-            0,
-            &batch.columns[0],
-            row..row + 1,
-            row_base,
+            &plan.decoders[col],
+            &batch.columns[col],
+            Target {
+                col,
+                slot: 0,
+                rows: row..row + 1,
+                row_base,
+            },
             &[&mut cell],
         )?
     };
     // SAFETY: filled with an owned reference on success.
     Ok(unsafe { Bound::from_owned_ptr(py, cell) }.unbind())
+}
+
+/// The decoded values of a range of rows, row-major (`rows × columns` owned references, NULL
+/// where nothing was decoded): what the row shapes other than `Row` (dicts, tuples, a row
+/// factory's maker) are built from. The same column-major loops as [`build_rows`] fill it.
+///
+/// Only used and dropped while attached to the interpreter (it releases references).
+pub struct ValueGrid {
+    cells: Vec<*mut ffi::PyObject>,
+    columns: usize,
+    /// Rows `0..complete` have every value.
+    pub complete: usize,
+}
+
+impl ValueGrid {
+    /// Decode rows `range` of `batch`; a cell that fails stops the decoding there: rows before
+    /// it are complete, the failure is returned with its batch row.
+    pub fn decode(
+        py: Python<'_>,
+        plan: &PyPlan,
+        batch: &Batch,
+        range: Range<usize>,
+        row_base: u64,
+    ) -> (ValueGrid, Option<CellFail>) {
+        let columns = plan.decoders.len();
+        let mut grid = ValueGrid {
+            cells: vec![std::ptr::null_mut(); range.len() * columns],
+            columns,
+            complete: range.len(),
+        };
+        let base = grid.cells.as_mut_ptr();
+        // SAFETY: row `i`'s slots are `columns` cells from `i * columns`, inside `cells`.
+        let targets: Vec<Slots> = (0..range.len())
+            .map(|i| unsafe { base.add(i * columns) })
+            .collect();
+        let mut failure = None;
+        for (c, buf) in batch.columns.iter().enumerate() {
+            let good = grid.complete;
+            // SAFETY: the grid is unshared and slot `c` of every row < good is still empty.
+            if let Err(fail) = unsafe {
+                fill_column(
+                    py,
+                    plan,
+                    c,
+                    buf,
+                    range.start..range.start + good,
+                    row_base,
+                    &targets[..good],
+                )
+            } {
+                grid.complete = fail.row - range.start;
+                failure = Some(fail);
+            }
+        }
+        (grid, failure)
+    }
+
+    /// Take the value of row `row`, column `col` (owned), leaving its cell empty.
+    ///
+    /// # Safety
+    /// `row < self.complete`, and each cell is taken at most once.
+    #[inline]
+    pub unsafe fn take(&mut self, row: usize, col: usize) -> *mut ffi::PyObject {
+        std::mem::replace(
+            &mut self.cells[row * self.columns + col],
+            std::ptr::null_mut(),
+        )
+    }
+}
+
+impl Drop for ValueGrid {
+    fn drop(&mut self) {
+        for &v in &self.cells {
+            if !v.is_null() {
+                // SAFETY: an owned reference not taken; the grid lives only while attached.
+                unsafe { ffi::Py_DecRef(v) };
+            }
+        }
+    }
 }

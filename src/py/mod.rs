@@ -9,11 +9,13 @@ mod cursor;
 pub mod decimal;
 pub mod decode;
 pub mod errors;
+mod lazy;
 mod objects;
 mod output;
 mod params;
 pub mod plan;
 mod row;
+mod shape;
 pub mod text;
 
 use pyo3::prelude::*;
@@ -74,6 +76,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
     m.add_class::<cursor::Cursor>()?;
     m.add("Row", row::row_type(py)?)?;
+    m.add_class::<lazy::LazyRow>()?;
     m.add_class::<output::Output>()?;
     m.add_class::<arrow::RecordBatchStream>()?;
     m.add_function(wrap_pyfunction!(counters, m)?)?;

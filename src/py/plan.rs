@@ -61,6 +61,28 @@ fn type_code<'py>(
 }
 
 impl PyPlan {
+    /// The same decoders and schema for another epoch's result set of the same shape (the plan
+    /// itself is still shared with lazy rows of the earlier one, which keep decoding with it).
+    pub fn rebased(&self, py: Python<'_>, epoch: u64, core: Arc<ResultPlan>) -> PyPlan {
+        PyPlan {
+            epoch,
+            generation: self.generation,
+            core,
+            decoders: self
+                .decoders
+                .iter()
+                .map(|d| match d {
+                    ColumnDecoder::Plain(k) => ColumnDecoder::Plain(*k),
+                    ColumnDecoder::Converted(k, f) => ColumnDecoder::Converted(*k, f.clone_ref(py)),
+                })
+                .collect(),
+            schema: self.schema.clone_ref(py),
+            row_type: self.row_type.clone_ref(py),
+            errors: self.errors,
+            uuid_as_str: self.uuid_as_str,
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn build(
         py: Python<'_>,

@@ -4,6 +4,12 @@
 //! today; Arrow batches and lazy rows next) takes rows from here through two calls:
 //! [`RowSet::fill`] talks to the driver (the caller releases the GIL around it) and
 //! [`RowSet::serve`] hands out buffered rows without any driver call.
+//!
+//! Batches are shared (`Arc`): a consumer may keep the batch its rows were served from (lazy
+//! rows decode their cells later, from the buffers). Such a *pinned* batch is never written
+//! again: where the row set would refill it (the bound batch) or copy into it (the shadow), it
+//! takes a fresh buffer instead and leaves the pinned one to its rows
+//! ([`crate::counters::PINNED_BATCHES`] counts this).
 
 mod source;
 #[cfg(test)]
@@ -12,6 +18,7 @@ mod tests;
 pub use source::BlockSource;
 
 use crate::batch::{Batch, FIRST_BATCH_ROWS, Fetched, grown};
+use crate::counters;
 use crate::error::{Error, Result};
 use crate::odbc::Diagnostic;
 use crate::plan::ResultPlan;
@@ -27,7 +34,8 @@ pub const PREFETCH_MIN_CAPACITY: usize = 2048;
 /// Rows handed out by [`RowSet::serve`]: batch rows `rows` of `batch`, whose row 0 is row `base`
 /// of the result set (error messages name that row).
 pub struct Served<'a> {
-    pub batch: &'a Batch,
+    /// Shared so that a consumer may keep it (pin it) past the next fetch.
+    pub batch: &'a Arc<Batch>,
     pub rows: Range<usize>,
     pub base: u64,
 }
@@ -38,7 +46,7 @@ pub struct RowSet {
     plan: Option<Arc<ResultPlan>>,
     /// The bound row array, and the plan its buffers were laid out for (which may outlive
     /// `plan` across executes: the same query executed again binds nothing).
-    batch: Option<Batch>,
+    batch: Option<Arc<Batch>>,
     batch_plan: Option<Arc<ResultPlan>>,
     /// A layout for the rest of the result set, installed before the next block fetch: a
     /// column held more than its declared size in many cells (`reread::relayout`).
@@ -52,7 +60,7 @@ pub struct RowSet {
     grow_next: bool,
     /// An unbound copy of the bound batch's rows, served while the source fills the bound
     /// buffers with the next row array on another thread (see [`RowSet::start_prefetch`]).
-    shadow: Option<Batch>,
+    shadow: Option<Arc<Batch>>,
     serving_shadow: bool,
     /// The thread fetching row arrays into the bound buffers. While a fetch runs, nothing
     /// touches the source or `batch` (every method that would waits for it first).
@@ -74,6 +82,10 @@ impl RowSet {
 
     /// The batch rows are currently served from (the shadow copy while a prefetch is pending).
     pub fn batch(&self) -> Option<&Batch> {
+        self.served_batch().map(|b| &**b)
+    }
+
+    fn served_batch(&self) -> Option<&Arc<Batch>> {
         if self.serving_shadow {
             self.shadow.as_ref()
         } else {
@@ -111,7 +123,7 @@ impl RowSet {
                 .as_ref()
                 .is_some_and(|old| old.same_buffers(&plan));
         if reuse {
-            let capacity = self.batch.as_ref().map_or(1, Batch::capacity);
+            let capacity = self.batch.as_ref().map_or(1, |b| b.capacity());
             src.set_row_array_size(capacity)?;
             self.grow_next = false;
         } else {
@@ -162,18 +174,44 @@ impl RowSet {
         plan: &Arc<ResultPlan>,
         capacity: usize,
     ) -> Result<()> {
-        if let Some(mut old) = self.batch.take() {
-            src.unbind(&mut old)?;
+        if let Some(old) = self.batch.take() {
+            // Also when rows still pin `old`: from here on the driver holds no pointer into it.
+            src.unbind(&old)?;
         }
         let mut batch = Batch::new(plan, capacity.min(Batch::max_rows(plan)));
         // SAFETY: the batch is stored in `self.batch` and only dropped after `unbind`, or after
         // the source (which the owner frees first) is gone; its buffers are heap allocations
         // that do not move with the `Batch` value.
         unsafe { src.bind(&mut batch, plan)? };
-        self.batch = Some(batch);
+        self.batch = Some(Arc::new(batch));
         self.batch_plan = Some(plan.clone());
         self.grow_next = false;
         Ok(())
+    }
+
+    /// Make sure the bound batch can be written: one that served rows still pinning it is left
+    /// to them, and a fresh batch of the same layout and capacity is bound in its place.
+    fn unpin_bound(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        let pinned = self
+            .batch
+            .as_ref()
+            .is_some_and(|b| Arc::strong_count(b) > 1);
+        if pinned && let Some(plan) = self.batch_plan.clone() {
+            counters::bump(&counters::PINNED_BATCHES);
+            let capacity = self
+                .batch
+                .as_ref()
+                .map_or(FIRST_BATCH_ROWS, |b| b.capacity());
+            let grow = self.grow_next;
+            self.rebind(src, &plan, capacity)?;
+            self.grow_next = grow;
+        }
+        Ok(())
+    }
+
+    /// The bound batch, for the source to write into: only when no served rows pin it.
+    fn bound_mut(batch: &mut Option<Arc<Batch>>) -> Option<&mut Batch> {
+        batch.as_mut().and_then(Arc::get_mut)
     }
 
     /// Refill from the source (only call when [`Self::needs_fetch`]): the rows now available,
@@ -212,10 +250,8 @@ impl RowSet {
             // The next row array is already in the bound buffers: switch to it.
             self.serving_shadow = false;
             if let Some(fetched) = self.next.take() {
-                let batch = self
-                    .batch
-                    .as_mut()
-                    .expect("a prefetch runs on the bound batch");
+                let batch = Self::bound_mut(&mut self.batch)
+                    .expect("a prefetch runs on the bound batch, which served no rows since");
                 let fetched = src.complete_ahead(batch, &plan, fetched, self.batch_base);
                 return self.accept_and_prefetch(src, fetched, &plan, messages);
             }
@@ -223,7 +259,7 @@ impl RowSet {
         let bound_capacity = self
             .batch
             .as_ref()
-            .map_or(FIRST_BATCH_ROWS, Batch::capacity);
+            .map_or(FIRST_BATCH_ROWS, |b| b.capacity());
         if let Some(relaid) = self.relayout.take() {
             // Every row of the bound buffers has been served: lay them out for what the column
             // really holds (the decoders do not change: same kinds of value).
@@ -237,11 +273,11 @@ impl RowSet {
             self.rebind(src, &plan, capacity)?;
         } else if self.grow_next {
             self.rebind(src, &plan, grown(bound_capacity))?;
+        } else {
+            self.unpin_bound(src)?;
         }
-        let batch = self
-            .batch
-            .as_mut()
-            .expect("a planned result set has a batch");
+        let batch = Self::bound_mut(&mut self.batch)
+            .expect("a planned result set has a bound batch no rows pin");
         let fetched = src.fetch(batch, &plan, self.batch_base);
         self.accept_and_prefetch(src, fetched, &plan, messages)
     }
@@ -252,7 +288,7 @@ impl RowSet {
         let rows = self.take(n);
         Served {
             batch: self
-                .batch()
+                .served_batch()
                 .expect("rows are served from a planned result set"),
             rows,
             base: self.batch_base,
@@ -289,7 +325,7 @@ impl RowSet {
         messages: &mut Vec<Diagnostic>,
     ) -> Result<usize> {
         let available = self.accept(fetched, plan, messages)?;
-        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        let capacity = self.batch.as_ref().map_or(0, |b| b.capacity());
         if available == capacity && capacity >= PREFETCH_MIN_CAPACITY && self.can_prefetch() {
             self.start_prefetch(src)?;
         }
@@ -303,7 +339,7 @@ impl RowSet {
         plan: &ResultPlan,
         messages: &mut Vec<Diagnostic>,
     ) -> Result<usize> {
-        let capacity = self.batch.as_ref().map_or(0, Batch::capacity);
+        let capacity = self.batch.as_ref().map_or(0, |b| b.capacity());
         messages.extend(fetched.warnings);
         self.pos = 0;
         self.len = fetched.rows;
@@ -348,10 +384,9 @@ impl RowSet {
             && self.pos < self.len
     }
 
-    /// Move the buffered rows into the shadow copy and serve them from there, then let another
-    /// thread fetch the next row array into the bound buffers (grown first if due).
-    fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
-        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+    /// Copy the rows just fetched into the shadow (reused when it fits and no rows pin it) and
+    /// grow the bound batch if due.
+    fn copy_to_shadow(&mut self, src: &mut impl BlockSource, plan: &Arc<ResultPlan>) -> Result<()> {
         let bound = self
             .batch
             .as_ref()
@@ -360,27 +395,64 @@ impl RowSet {
         // one gets the capacity the bound batch is about to grow to, so it fits the next array
         // too (and the same query executed again allocates nothing).
         let next_capacity = if self.grow_next {
-            grown(bound.capacity()).min(Batch::max_rows(&plan))
+            grown(bound.capacity()).min(Batch::max_rows(plan))
         } else {
             bound.capacity()
         };
-        let fits = self.shadow.as_ref().is_some_and(|s| {
-            s.capacity() >= next_capacity.max(self.len)
-                && s.columns
-                    .iter()
-                    .map(|c| c.kind)
-                    .eq(plan.columns.iter().map(|c| c.kind))
-        });
+        let fits = self
+            .shadow
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .is_some_and(|s| {
+                s.capacity() >= next_capacity.max(self.len)
+                    && s.columns
+                        .iter()
+                        .map(|c| c.kind)
+                        .eq(plan.columns.iter().map(|c| c.kind))
+            });
         if !fits {
-            self.shadow = Some(Batch::new(&plan, next_capacity.max(self.len)));
+            self.shadow = Some(Arc::new(Batch::new(plan, next_capacity.max(self.len))));
         }
-        let shadow = self.shadow.as_mut().expect("just ensured");
+        let shadow = self
+            .shadow
+            .as_mut()
+            .and_then(Arc::get_mut)
+            .expect("just ensured: a shadow no rows pin");
         shadow.copy_rows_from(bound, self.len);
-        self.serving_shadow = true;
         if self.grow_next {
             let capacity = grown(bound.capacity());
-            self.rebind(src, &plan, capacity)?;
+            self.rebind(src, plan, capacity)?;
         }
+        Ok(())
+    }
+
+    /// Move the buffered rows into the shadow copy and serve them from there, then let another
+    /// thread fetch the next row array into the bound buffers (grown first if due).
+    fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        let plan = self.plan.clone().expect("can_prefetch checked the plan");
+        if self
+            .shadow
+            .as_ref()
+            .is_some_and(|s| Arc::strong_count(s) > 1)
+        {
+            // Rows still pin the shadow: rather than a fresh shadow and a copy into it, the
+            // bound batch just filled becomes the one served, and a fresh batch (grown if due)
+            // is bound for the driver. A fresh buffer either way; this one saves the copy.
+            counters::bump(&counters::PINNED_BATCHES);
+            let filled = self.batch.clone();
+            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, |b| {
+                if self.grow_next {
+                    grown(b.capacity()).min(Batch::max_rows(&plan))
+                } else {
+                    b.capacity()
+                }
+            });
+            self.rebind(src, &plan, capacity)?;
+            self.shadow = filled;
+        } else {
+            self.copy_to_shadow(src, &plan)?;
+        }
+        self.serving_shadow = true;
         if self.prefetcher.is_none() {
             // No thread to be had: the shadow is served, then the next fill fetches in line.
             self.prefetcher = Prefetcher::start().ok();
@@ -388,10 +460,12 @@ impl RowSet {
         let Some(prefetcher) = self.prefetcher.as_mut() else {
             return Ok(());
         };
-        let batch = self
-            .batch
-            .as_mut()
-            .expect("a planned result set has a batch");
+        // The bound batch was just filled and its rows went to the shadow: nothing pins it (if
+        // something did, the next fill would fetch in line into a fresh one).
+        let Some(batch) = self.batch.as_mut().and_then(Arc::get_mut) else {
+            self.next = None;
+            return Ok(());
+        };
         // SAFETY: until `join` has waited for this job, nothing touches the source or `batch`:
         // every method that would calls `join` first (the owner's `Drop` included), and the rows
         // being served come from the shadow copy. The bound buffers are heap allocations owned
@@ -412,7 +486,8 @@ impl RowSet {
         let batch = self
             .batch
             .as_mut()
-            .expect("a prefetch runs on the bound batch");
+            .and_then(Arc::get_mut)
+            .expect("a prefetch runs on the bound batch, which serves no rows meanwhile");
         self.next = Some(match result {
             Ok(result) => src.finish_ahead(batch, result),
             Err(()) => Fetched::failed(Error::Internal("the prefetch thread panicked".into())),

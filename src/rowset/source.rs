@@ -17,7 +17,8 @@ pub trait BlockSource {
     /// other bindings) before it is dropped.
     unsafe fn bind(&mut self, batch: &mut Batch, plan: &ResultPlan) -> Result<()>;
 
-    fn unbind(&mut self, batch: &mut Batch) -> Result<()>;
+    /// The statement lets go of `batch`'s buffers (rows may still read them afterwards).
+    fn unbind(&mut self, batch: &Batch) -> Result<()>;
 
     /// The row array size the next fetch uses (the bound batch's capacity, or 1 between results).
     fn set_row_array_size(&mut self, rows: usize) -> Result<()>;
@@ -59,7 +60,7 @@ impl BlockSource for Stmt {
         unsafe { batch.bind(self, plan) }
     }
 
-    fn unbind(&mut self, batch: &mut Batch) -> Result<()> {
+    fn unbind(&mut self, batch: &Batch) -> Result<()> {
         batch.unbind(self)
     }
 

@@ -69,7 +69,7 @@ impl BlockSource for Fake {
         Ok(())
     }
 
-    fn unbind(&mut self, batch: &mut Batch) -> Result<()> {
+    fn unbind(&mut self, batch: &Batch) -> Result<()> {
         batch.set_bound(false);
         Ok(())
     }
@@ -261,4 +261,68 @@ fn leaving_a_result_set_mid_prefetch_waits_for_the_worker() {
     src.next = 0;
     rs.open(&mut src, plan).unwrap();
     assert_eq!(drain(&mut rs, &mut src, 500).unwrap().len(), 100_000);
+}
+
+/// Every row served, `chunk` at a time, each kept with the batch it was served from (as lazy
+/// rows keep theirs), then checked after the whole result set was fetched.
+fn drain_pinned(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> usize {
+    let mut kept: Vec<(Arc<Batch>, std::ops::Range<usize>, u64)> = Vec::new();
+    let mut messages = Vec::new();
+    loop {
+        if rs.needs_fetch() && rs.fill(src, &mut messages).unwrap() == 0 {
+            break;
+        }
+        let served = rs.serve(chunk);
+        kept.push((served.batch.clone(), served.rows.clone(), served.base));
+    }
+    let mut checked = 0;
+    for (batch, rows, base) in &kept {
+        for r in rows.clone() {
+            assert_eq!(
+                batch.columns[0].i32(r) as u64,
+                base + r as u64,
+                "row refilled"
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn a_pinned_batch_is_never_refilled_a_fresh_one_takes_its_place() {
+    let plan = int_plan();
+    for chunk in [1, 7, 1000, usize::MAX] {
+        let mut src = Fake::new(30_000);
+        let mut rs = RowSet::default();
+        rs.open(&mut src, plan.clone()).unwrap();
+        assert_eq!(
+            drain_pinned(&mut rs, &mut src, chunk),
+            30_000,
+            "chunk {chunk}"
+        );
+        assert!(
+            src.ahead >= 3,
+            "pinning keeps the prefetch: {} ahead",
+            src.ahead
+        );
+    }
+}
+
+#[test]
+fn unpinned_batches_are_refilled_in_place_pinned_ones_rebound() {
+    let plan = int_plan();
+    // 1,000 rows in 32-, 256- and 2,048-row arrays (no prefetch: the last one is short), then
+    // the fetch that finds the end: unpinned, one bind per size.
+    let mut src = Fake::new(1000);
+    let mut rs = RowSet::default();
+    rs.open(&mut src, plan.clone()).unwrap();
+    drain(&mut rs, &mut src, 10).unwrap();
+    assert_eq!(src.bound_capacities, [32, 256, 2048]);
+    // Pinned: a refill of the same size (the fetch that finds the end) binds a fresh batch.
+    let mut src = Fake::new(1000);
+    let mut rs = RowSet::default();
+    rs.open(&mut src, plan).unwrap();
+    assert_eq!(drain_pinned(&mut rs, &mut src, 10), 1000);
+    assert_eq!(src.bound_capacities, [32, 256, 2048, 2048]);
 }

@@ -10,6 +10,7 @@ use crate::py::arrow::{
 use crate::py::decode::{build_first_value, build_one_row, build_rows};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::plan::{ColumnDecoder, PyPlan};
+use crate::py::shape::{RowShape, build_shaped};
 use crate::rowset::Served;
 use crate::statement::Statement;
 use pyo3::exceptions::PyStopIteration;
@@ -18,6 +19,14 @@ use pyo3::types::PyList;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+/// What a row fetch works with (see [`Cursor::begin_rows`]).
+pub(super) struct RowsStart<'s> {
+    stmt: &'s mut Statement,
+    plan: &'s Arc<PyPlan>,
+    pending: &'s mut Option<PyErr>,
+    shape: &'s mut RowShape,
+}
+
 impl Cursor {
     /// The start of every fetch: the error an earlier fetch deferred, then the result set and
     /// its Python plan. Returns the statement, the plan and the slot for a deferred error.
@@ -25,7 +34,7 @@ impl Cursor {
         &self,
         py: Python<'_>,
         st: &'s mut CursorState,
-    ) -> PyResult<(&'s mut Statement, &'s PyPlan, &'s mut Option<PyErr>)> {
+    ) -> PyResult<(&'s mut Statement, &'s Arc<PyPlan>, &'s mut Option<PyErr>)> {
         if let Some(err) = st.pending.take() {
             return Err(err);
         }
@@ -39,6 +48,36 @@ impl Cursor {
         let stmt = stmt.as_mut().expect("checked by require_results");
         let plan = plan.as_ref().expect("checked by require_results");
         Ok((stmt, plan, pending))
+    }
+
+    /// [`Self::begin_fetch`] for the fetches that return rows: also the row shape
+    /// `row_factory` resolves to, chosen at the result set's first fetch.
+    pub(super) fn begin_rows<'s>(
+        &self,
+        py: Python<'_>,
+        st: &'s mut CursorState,
+    ) -> PyResult<RowsStart<'s>> {
+        if let Some(err) = st.pending.take() {
+            return Err(err);
+        }
+        self.require_results(py, st)?;
+        if st.shape.is_none() {
+            let plan = st.plan.as_ref().expect("checked by require_results");
+            st.shape = Some(RowShape::choose(py, st.row_factory.as_ref(), plan)?);
+        }
+        let CursorState {
+            stmt,
+            plan,
+            pending,
+            shape,
+            ..
+        } = st;
+        Ok(RowsStart {
+            stmt: stmt.as_mut().expect("checked by require_results"),
+            plan: plan.as_ref().expect("checked by require_results"),
+            pending,
+            shape: shape.as_mut().expect("just chosen"),
+        })
     }
 
     /// The one fetch protocol of every fetch shape: up to `max` buffered rows, the batch refilled
@@ -71,14 +110,28 @@ impl Cursor {
         st: &mut CursorState,
         max: usize,
     ) -> PyResult<Vec<Py<PyAny>>> {
-        let (stmt, plan, pending) = self.begin_fetch(py, st)?;
+        let RowsStart {
+            stmt,
+            plan,
+            pending,
+            shape,
+        } = self.begin_rows(py, st)?;
         let mut out: Vec<Py<PyAny>> = Vec::new();
         while out.len() < max {
+            if stmt.needs_fetch() {
+                shape.release_batch();
+            }
             let err = match self.next_served(py, stmt, max - out.len()) {
                 Ok(None) => break,
                 Ok(Some(served)) => {
-                    let (batch, rows, base) = (served.batch, served.rows, served.base);
-                    match build_rows(py, plan, batch, rows, base, &mut out)? {
+                    let built = match &mut *shape {
+                        RowShape::Row => {
+                            let (batch, rows, base) = (served.batch, served.rows, served.base);
+                            build_rows(py, plan, batch, rows, base, &mut out)?
+                        }
+                        shape => build_shaped(py, plan, shape, &served, &mut out)?,
+                    };
+                    match built {
                         None => continue,
                         Some(fail) => {
                             // Rows before the bad one are delivered; the bad row is consumed;
@@ -110,35 +163,24 @@ impl Cursor {
         py: Python<'_>,
         st: &mut CursorState,
     ) -> PyResult<Option<Py<PyAny>>> {
-        let (stmt, plan, _) = self.begin_fetch(py, st)?;
+        let RowsStart {
+            stmt, plan, shape, ..
+        } = self.begin_rows(py, st)?;
+        if stmt.needs_fetch() {
+            shape.release_batch();
+        }
         let Some(served) = self.next_served(py, stmt, 1)? else {
             return Ok(None);
         };
-        build_one_row(py, plan, served.batch, served.rows.start, served.base)
-            .map(Some)
-            .map_err(|f| f.err)
-    }
-
-    /// Rows as dicts when `rows_as_dicts` is on (a later column of the same name wins).
-    pub(super) fn shape_rows(
-        &self,
-        py: Python<'_>,
-        rows: Vec<Py<PyAny>>,
-    ) -> PyResult<Vec<Py<PyAny>>> {
-        if !self.rows_as_dicts.load(Ordering::Relaxed) {
-            return Ok(rows);
+        if let RowShape::Row = shape {
+            return build_one_row(py, plan, served.batch, served.rows.start, served.base)
+                .map(Some)
+                .map_err(|f| f.err);
         }
-        rows.into_iter().map(|r| row_as_dict(py, r)).collect()
-    }
-
-    pub(super) fn shape_row(
-        &self,
-        py: Python<'_>,
-        row: Option<Py<PyAny>>,
-    ) -> PyResult<Option<Py<PyAny>>> {
-        match row {
-            Some(r) if self.rows_as_dicts.load(Ordering::Relaxed) => row_as_dict(py, r).map(Some),
-            other => Ok(other),
+        let mut out = Vec::with_capacity(1);
+        match build_shaped(py, plan, shape, &served, &mut out)? {
+            Some(fail) => Err(fail.err),
+            None => Ok(out.pop()),
         }
     }
 
@@ -251,15 +293,6 @@ pub(super) fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>
     err
 }
 
-pub(super) fn row_as_dict(py: Python<'_>, row: Py<PyAny>) -> PyResult<Py<PyAny>> {
-    let row = row.into_bound(py);
-    let dict = pyo3::types::PyDict::new(py);
-    for (name, value) in row.getattr("_fields")?.try_iter()?.zip(row.try_iter()?) {
-        dict.set_item(name?, value?)?;
-    }
-    Ok(dict.into_any().unbind())
-}
-
 /// The Arrow fetch options from their Python spelling.
 pub(super) fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
     let offsets = match datetimeoffset {
@@ -278,9 +311,7 @@ pub(super) fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
 impl Cursor {
     fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
-        let row = self.fetch_one(py, &mut guard)?;
-        drop(guard);
-        self.shape_row(py, row)
+        self.fetch_one(py, &mut guard)
     }
 
     #[pyo3(signature = (size = None))]
@@ -294,18 +325,18 @@ impl Cursor {
         if n == 1 {
             let row = self.fetch_one(py, &mut guard)?;
             drop(guard);
-            return PyList::new(py, self.shape_row(py, row)?);
+            return PyList::new(py, row);
         }
         let rows = self.fetch_rows(py, &mut guard, n)?;
         drop(guard);
-        PyList::new(py, self.shape_rows(py, rows)?)
+        PyList::new(py, rows)
     }
 
     fn fetchall<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let mut guard = self.lock(py)?;
         let rows = self.fetch_rows(py, &mut guard, usize::MAX)?;
         drop(guard);
-        PyList::new(py, self.shape_rows(py, rows)?)
+        PyList::new(py, rows)
     }
 
     /// The first column of the next row (or None when there is no row); no row object is built.

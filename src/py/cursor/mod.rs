@@ -14,6 +14,7 @@ use crate::py::connection::{ConnShared, Connection};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::output::Output;
 use crate::py::plan::PyPlan;
+use crate::py::shape::RowShape;
 use crate::statement::Statement;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
@@ -25,8 +26,14 @@ use std::sync::{Arc, Mutex, MutexGuard};
 #[derive(Default)]
 pub struct CursorState {
     stmt: Option<Statement>,
-    /// The Python half of the current result set's plan (decoders, row schema).
-    plan: Option<PyPlan>,
+    /// The Python half of the current result set's plan (decoders, row schema); shared with
+    /// the lazy rows fetched under it.
+    plan: Option<Arc<PyPlan>>,
+    /// `row_factory`: `None` for `ferrodbc.Row`.
+    row_factory: Option<Py<PyAny>>,
+    /// What `row_factory` resolved to for the current result set: chosen at its first fetch,
+    /// forgotten when the result set or the factory changes.
+    shape: Option<RowShape>,
     closed: bool,
     input_sizes: Vec<InputSize>,
     /// An error found after some rows were already delivered: raised by the next fetch.
@@ -54,6 +61,7 @@ impl CursorState {
     pub fn release(&mut self) {
         self.discard_outputs();
         self.plan = None;
+        self.shape = None;
         self.stmt = None;
         self.closed = true;
     }
@@ -80,8 +88,6 @@ pub struct Cursor {
     /// pyodbc's `noscan`: SQL_ATTR_NOSCAN on the statement (the driver leaves `{fn ...}` /
     /// `{d ...}` escape sequences unscanned; psqlODBC accepts it and scans anyway).
     noscan: AtomicBool,
-    /// pyodbc's `rows_as_dicts`: fetches return `{name: value}` dicts instead of rows.
-    rows_as_dicts: AtomicBool,
 }
 
 /// `state`, locked by this thread; clears the owner token before unlocking.
@@ -128,8 +134,18 @@ fn thread_token() -> usize {
 }
 
 impl Cursor {
-    pub fn new(connection: Py<Connection>, shared: Arc<ConnShared>) -> Cursor {
-        let state = Arc::new(Mutex::new(CursorState::default()));
+    pub fn new(py: Python<'_>, connection: Py<Connection>, shared: Arc<ConnShared>) -> Cursor {
+        // A cursor starts with its connection's row factory (as in sqlite3).
+        let row_factory = shared
+            .row_factory
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|f| f.clone_ref(py));
+        let state = Arc::new(Mutex::new(CursorState {
+            row_factory,
+            ..CursorState::default()
+        }));
         shared
             .cursors
             .lock()
@@ -144,7 +160,6 @@ impl Cursor {
             owner: AtomicUsize::new(0),
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
-            rows_as_dicts: AtomicBool::new(false),
         }
     }
 
@@ -219,8 +234,19 @@ impl Cursor {
             if same_names && p.generation == generation && (p.epoch == epoch || *p.core == **core) {
                 // Same epoch, or a new result set shaped exactly like the last one (the same
                 // query executed again): the decoders, names and description still hold.
-                p.epoch = epoch;
-                p.core = core.clone();
+                if p.epoch != epoch || !Arc::ptr_eq(&p.core, core) {
+                    if p.epoch != epoch {
+                        st.shape = None;
+                    }
+                    match Arc::get_mut(p) {
+                        Some(p) => {
+                            p.epoch = epoch;
+                            p.core = core.clone();
+                        }
+                        // Lazy rows of the earlier result set still decode with it.
+                        None => *p = Arc::new(p.rebased(py, epoch, core.clone())),
+                    }
+                }
                 return Ok(true);
             }
         }
@@ -247,7 +273,8 @@ impl Cursor {
             flags.lowercase || st.catalog_result,
         )?;
         drop(converters);
-        st.plan = Some(plan);
+        st.plan = Some(Arc::new(plan));
+        st.shape = None;
         st.plan_lowercase = st.catalog_result;
         Ok(true)
     }
@@ -280,6 +307,7 @@ impl Cursor {
             return Err(programming("Attempt to use a closed connection."));
         }
         Ok(Cursor::new(
+            connection.py(),
             connection.clone().unbind(),
             connection.get().shared.clone(),
         ))
@@ -422,14 +450,49 @@ impl Cursor {
         self.fast_executemany.store(on, Ordering::Relaxed);
     }
 
+    /// pyodbc's `rows_as_dicts`: the same as `row_factory` being `dict`.
     #[getter]
-    fn get_rows_as_dicts(&self) -> bool {
-        self.rows_as_dicts.load(Ordering::Relaxed)
+    fn get_rows_as_dicts(&self, py: Python<'_>) -> PyResult<bool> {
+        let guard = self.lock_any(py)?;
+        Ok(guard
+            .row_factory
+            .as_ref()
+            .is_some_and(|f| f.is(py.get_type::<pyo3::types::PyDict>())))
+    }
+
+    /// Sets `row_factory` to `dict` (True) or back to None (False, if it was `dict`).
+    #[setter]
+    fn set_rows_as_dicts(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        let mut guard = self.lock_any(py)?;
+        let is_dict = guard
+            .row_factory
+            .as_ref()
+            .is_some_and(|f| f.is(py.get_type::<pyo3::types::PyDict>()));
+        if on != is_dict {
+            guard.row_factory =
+                on.then(|| py.get_type::<pyo3::types::PyDict>().into_any().unbind());
+            guard.shape = None;
+        }
+        Ok(())
+    }
+
+    /// How rows are returned: None (`ferrodbc.Row`), `dict`, `ferrodbc.LazyRow`, or a factory
+    /// called as `factory(cursor.description)` once per result set, whose result is called with
+    /// each row's values as a tuple (see `ferrodbc.namedtuple_row`). Takes effect at the next
+    /// fetch.
+    #[getter]
+    fn get_row_factory(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let guard = self.lock_any(py)?;
+        Ok(guard.row_factory.as_ref().map(|f| f.clone_ref(py)))
     }
 
     #[setter]
-    fn set_rows_as_dicts(&self, on: bool) {
-        self.rows_as_dicts.store(on, Ordering::Relaxed);
+    fn set_row_factory(&self, py: Python<'_>, factory: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+        let factory = crate::py::shape::check_factory(factory)?;
+        let mut guard = self.lock_any(py)?;
+        guard.row_factory = factory;
+        guard.shape = None;
+        Ok(())
     }
 
     #[getter]

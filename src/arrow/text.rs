@@ -34,17 +34,30 @@ pub(super) fn utf16_to_utf8(
         out.extend(units.iter().map(|&u| u as u8));
         return Ok(());
     }
-    // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units).
+    // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units), so after
+    // this `reserve` every write below is in capacity.
     out.reserve(units.len() * 3);
+    let base = out.len();
+    let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+    let mut n = 0usize;
+    let mut put = |b: u8| {
+        // SAFETY: `n` < 3 × (units consumed so far) <= the capacity reserved past `base`
+        // (each unit writes at most 3 bytes, a pair of units 4), so `dst + n` is in the
+        // allocation; the bytes written are initialised before `set_len` exposes them.
+        unsafe { dst.add(n).write(b) };
+        n += 1;
+    };
     let mut i = 0;
+    let mut result = Ok(());
     while i < units.len() {
         let u = units[i] as u32;
         i += 1;
         let c = if u < 0x80 {
-            out.push(u as u8);
+            put(u as u8);
             continue;
         } else if u < 0x800 {
-            out.extend_from_slice(&[0xC0 | (u >> 6) as u8, 0x80 | (u & 0x3F) as u8]);
+            put(0xC0 | (u >> 6) as u8);
+            put(0x80 | (u & 0x3F) as u8);
             continue;
         } else if !(0xD800..0xE000).contains(&u) {
             u
@@ -55,27 +68,26 @@ pub(super) fn utf16_to_utf8(
         } else if replace {
             0xFFFD
         } else {
-            return Err(LoneSurrogate {
+            result = Err(LoneSurrogate {
                 at: i - 1,
                 unit: u as u16,
             });
+            break;
         };
         if c < 0x10000 {
-            out.extend_from_slice(&[
-                0xE0 | (c >> 12) as u8,
-                0x80 | ((c >> 6) & 0x3F) as u8,
-                0x80 | (c & 0x3F) as u8,
-            ]);
+            put(0xE0 | (c >> 12) as u8);
+            put(0x80 | ((c >> 6) & 0x3F) as u8);
+            put(0x80 | (c & 0x3F) as u8);
         } else {
-            out.extend_from_slice(&[
-                0xF0 | (c >> 18) as u8,
-                0x80 | ((c >> 12) & 0x3F) as u8,
-                0x80 | ((c >> 6) & 0x3F) as u8,
-                0x80 | (c & 0x3F) as u8,
-            ]);
+            put(0xF0 | (c >> 18) as u8);
+            put(0x80 | ((c >> 12) & 0x3F) as u8);
+            put(0x80 | ((c >> 6) & 0x3F) as u8);
+            put(0x80 | (c & 0x3F) as u8);
         }
     }
-    Ok(())
+    // SAFETY: the `n` bytes after `base` were written above, within the reserved capacity.
+    unsafe { out.set_len(base + n) };
+    result
 }
 
 /// The offsets, UTF-8 bytes and validity of one text column of the batch being built.

@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
                 runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
                 run_notes.append("floor = native fetch (odbc-floor: the driver drained into bound buffers, no Python "
                                  "objects) + the same rows' objects built from memory (unpickled, GC off), "
-                                 "in fresh processes; the floor's per-part medians are in the JSON")
+                                 "in fresh processes (the arrow_* tasks: the native fetch alone, Arrow builds no Python objects); "
+                                 "the floor's per-part medians are in the JSON")
             samples = run_rounds(runners, measured, rotating)
             run_notes.append(f"at end: {load_note()}")
         finally:

@@ -282,3 +282,27 @@ def test_a_large_result_streams_in_bounded_batches(conn, driver):
     assert all(s == 8192 for s in sizes[:-1]) and 0 < sizes[-1] <= 8192
     assert ids == n * (n - 1) // 2
     assert first == [k * 8192 for k in range(len(sizes))]
+
+
+def test_rowversion_and_the_legacy_lob_types(conn, driver):
+    """rowversion → binary; text / ntext / image (streamed like (MAX)) → large_utf8 /
+    large_binary, with NULLs, equal to the rows."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #legacy (id INT, rv ROWVERSION, t TEXT, nt NTEXT, img IMAGE)")
+    cur.execute("INSERT INTO #legacy (id, t, nt, img) VALUES (1, 'abc', N'中文 😀', 0x0102), (2, NULL, NULL, NULL)")
+    sql = "SELECT * FROM #legacy ORDER BY id"
+    rows = cur.execute(sql).fetchall()
+    table = pa.table(conn.cursor().execute(sql).fetch_arrow_table())
+    assert_table_equals_rows(table, rows, [pa.int32(), pa.binary(), pa.large_string(), pa.large_string(),
+                                           pa.large_binary()])
+    assert table.column("nt").to_pylist() == ["中文 😀", None]
+    assert table.column("img").to_pylist() == [b"\x01\x02", None]
+
+
+def test_a_converter_for_a_type_the_result_lacks_does_not_refuse_arrow(conn, driver):
+    conn.add_output_converter(ferrodbc.SQL_WVARCHAR, lambda raw: raw)
+    cur = conn.cursor().execute("SELECT id FROM peer.int_nvarchar_10")
+    assert pa.table(cur.fetch_arrow_table()).column(0).to_pylist() == list(range(10))
+    cur.execute("SELECT * FROM peer.int_nvarchar_10")
+    with pytest.raises(ferrodbc.NotSupportedError, match="converter.*index 1"):
+        cur.fetch_record_batch()

@@ -64,6 +64,9 @@ class Driver:
         """Engine path counters (ferrodbc only)."""
         return None
 
+    def require(self, task: str) -> None:
+        """Raise NotApplicable when this driver cannot run `task` at all (before connecting)."""
+
     def add_upper_converter(self, conn: Any) -> str | None:
         """Register a converter that upper-cases NVARCHAR values. Returns a note if it differs."""
         # pyodbc semantics (ferrodbc follows them): the converter receives the raw UTF-16LE bytes.
@@ -77,8 +80,12 @@ class Driver:
     def mapping(self, row: Any) -> dict[str, Any]:
         return dict(row._mapping)
 
-    def arrow_table(self, cursor: Any) -> Any:
-        """The rest of the result set as a pyarrow Table (`arrow_*` tasks)."""
+    def arrow_table(self, conn: Any, sql: str) -> Any:
+        """The result of `sql` as a pyarrow Table (`arrow_*` tasks)."""
+        raise NotApplicable(f"{self.name} has no Arrow fetch")
+
+    def arrow_batches(self, conn: Any, sql: str, rows: int) -> Iterator[Any]:
+        """The result of `sql` as pyarrow RecordBatches of up to `rows` rows, read as consumed."""
         raise NotApplicable(f"{self.name} has no Arrow fetch")
 
     def lazy_rows(self, cursor: Any) -> None:
@@ -109,12 +116,23 @@ class Ferrodbc(Driver):
             return self.mod.connect(conn_str)  # revisions before pooling: never pooled
         return self.mod.connect(conn_str, pooling=False)
 
-    def arrow_table(self, cursor: Any) -> Any:
-        if not hasattr(cursor, "fetch_arrow_table"):
-            raise NotApplicable("this revision has no Arrow fetch")
+    def arrow_table(self, conn: Any, sql: str) -> Any:
         import pyarrow as pa
 
-        return pa.table(cursor.fetch_arrow_table())
+        cur = conn.cursor()
+        if not hasattr(cur, "fetch_arrow_table"):
+            raise NotApplicable("this revision has no Arrow fetch")
+        cur.execute(sql)
+        return pa.table(cur.fetch_arrow_table())
+
+    def arrow_batches(self, conn: Any, sql: str, rows: int) -> Iterator[Any]:
+        import pyarrow as pa
+
+        cur = conn.cursor()
+        if not hasattr(cur, "fetch_record_batch"):
+            raise NotApplicable("this revision has no Arrow fetch")
+        cur.execute(sql)
+        return iter(pa.RecordBatchReader.from_stream(cur.fetch_record_batch(rows)))
 
     def lazy_rows(self, cursor: Any) -> None:
         if not hasattr(self.mod, "LazyRow"):
@@ -203,8 +221,15 @@ class MssqlPython(Driver):
         conn.add_output_converter(SQL_WVARCHAR, _upper_any)
         return "converter receives decoded str (no raw-bytes converters)"
 
-    def arrow_table(self, cursor: Any) -> Any:
-        return cursor.arrow()  # its default batch_size (8,192)
+    def arrow_table(self, conn: Any, sql: str) -> Any:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return cur.arrow()  # its default batch_size (8,192)
+
+    def arrow_batches(self, conn: Any, sql: str, rows: int) -> Iterator[Any]:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return iter(cur.arrow_reader(batch_size=rows))
 
 
 def _upper_any(value: Any) -> Any:
@@ -213,8 +238,50 @@ def _upper_any(value: Any) -> Any:
     return None if value is None else value.upper()
 
 
+class ArrowOdbc(Driver):
+    """arrow-odbc (odbc-api + arrow-rs behind a Python API, no DB-API): only the Arrow tasks.
+    One connection per task, opened before the timed body and reused by it, as an application
+    that keeps its connection would."""
+
+    name = "arrow-odbc"
+    module_name = "arrow_odbc"
+    #: arrow-odbc binds every column, so (MAX) columns need an upper bound for their buffers.
+    MAX_TEXT_BYTES = 8192
+    notes = (
+        "arrow-odbc: reused connection (`arrow_odbc.connect` before the timed body), batch_size=8192, "
+        "its default concurrent fetch; (MAX) columns bound with max_text_size/max_binary_size="
+        f"{MAX_TEXT_BYTES} (without one it refuses them); only the arrow_* tasks (it has no DB-API)",
+    )
+
+    def version(self) -> str:
+        from importlib.metadata import version
+
+        return version("arrow-odbc")
+
+    def require(self, task: str) -> None:
+        if not task.startswith("arrow_"):
+            raise NotApplicable("arrow-odbc reads Arrow only")
+
+    def connect(self, conn_str: str, autocommit: bool = False) -> Any:
+        return self.mod.connect(conn_str, autocommit=True)
+
+    def _reader(self, conn: Any, sql: str, rows: int) -> Any:
+        return conn.read_arrow_batches(sql, batch_size=rows, max_text_size=self.MAX_TEXT_BYTES,
+                                       max_binary_size=self.MAX_TEXT_BYTES)
+
+    def arrow_table(self, conn: Any, sql: str) -> Any:
+        import pyarrow as pa
+
+        reader = self._reader(conn, sql, 8192)
+        return pa.Table.from_batches(list(reader), reader.schema)
+
+    def arrow_batches(self, conn: Any, sql: str, rows: int) -> Iterator[Any]:
+        return iter(self._reader(conn, sql, rows))
+
+
 DRIVERS: dict[str, Callable[[], Driver]] = {
     "ferrodbc": Ferrodbc,
     "pyodbc": Pyodbc,
     "mssql-python": MssqlPython,
+    "arrow-odbc": ArrowOdbc,
 }

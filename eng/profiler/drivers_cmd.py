@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
                 runners[FLOOR] = partial(floor_round, floor.build(), cs, floor_names, args.quick, expected)
                 run_notes.append("floor = native fetch (odbc-floor: the driver drained into bound buffers, no Python "
                                  "objects) + the same rows' objects built from memory (unpickled, GC off), "
-                                 "in fresh processes; the floor's per-part medians are in the JSON")
+                                 "in fresh processes (the arrow_* tasks: the native fetch alone, Arrow builds no Python objects); "
+                                 "the floor's per-part medians are in the JSON")
             samples = run_rounds(runners, measured, rotating)
             run_notes.append(f"at end: {load_note()}")
         finally:
@@ -156,6 +157,7 @@ def render(args, names, samples, sources, measured, run_notes) -> tuple[str, dic
     notes = sorted({f"{label} `{n}`: {note}" for label in labels for n, s in summaries[label].items() for note in s.notes})
     if FLOOR in samples and BASELINE in samples:
         notes += floor_part_notes(samples, names)
+    notes += metric_notes(samples, names)
     driver_notes = [note for d in labels if d in DRIVERS for note in DRIVERS[d].notes]
     for note in [*run_notes, *driver_notes, *notes, *(f"`{k}`: {v}" for k, v in sources.items())]:
         md.append(f"- {note}")
@@ -182,6 +184,22 @@ def floor_part_notes(samples: dict, names: list[str]) -> list[str]:
         native = median([f["fetch_ms"] / b["ms"] for f, b in parts])
         out.append(f"floor `{n}`: native fetch {fetch:.1f} ms + objects {objects:.1f} ms; "
                    f"native fetch alone / {BASELINE} = {native:.2f}")
+    return out
+
+
+def metric_notes(samples: dict, names: list[str]) -> list[str]:
+    """Figures tasks measure besides time (peak RSS, batch counts): each driver's median over
+    its rounds."""
+    out = []
+    for n in names:
+        per_label = []
+        for label, reports in samples.items():
+            ms = [r["tasks"].get(n, {}).get("metrics") for r in reports]
+            if ms and all(ms):
+                keys = list(ms[0])
+                per_label.append(f"{label} " + ", ".join(f"{k} {median([m[k] for m in ms]):g}" for k in keys))
+        if per_label:
+            out.append(f"`{n}` (median of the rounds): " + "; ".join(per_label))
     return out
 
 

@@ -31,10 +31,17 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--connection-string")
     ap.add_argument("--odbc-driver", default="msodbcsql", choices=["msodbcsql", "freetds"])
+    ap.add_argument("--threads", action="store_true",
+                    help="count the threads the body starts too (ferrodbc's prefetch thread, arrow-odbc's "
+                         "concurrent fetch): needed to compare drivers that fetch on another thread")
 
 
-def valgrind(out_file: Path) -> list[str]:
-    return ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=ffi_call*",
+def valgrind(out_file: Path, threads: bool = False) -> list[str]:
+    # callgrind's collection state is per thread: `ffi_call*` switches it on for the body's
+    # thread only. `start_thread` (glibc's entry of every new thread) switches it on for each
+    # other thread's whole life; threads that exist before the body (pyarrow's pool) idle.
+    extra = ["--toggle-collect=start_thread"] if threads else []
+    return ["valgrind", "--tool=callgrind", "--collect-atstart=no", "--toggle-collect=ffi_call*", *extra,
             f"--callgrind-out-file={out_file}"]
 
 
@@ -69,7 +76,7 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
                     log(f"[profiler] callgrind: {n} / {label}")
                     out_file = OUT / f"callgrind-{driver}-{n}-{len(data)}.out"
                     r = procs.worker(driver, cs, [n], args.quick, expect_file, pythonpath,
-                                     timeout=3600, prefix=valgrind(out_file), via_ffi=True)
+                                     timeout=3600, prefix=valgrind(out_file, args.threads), via_ffi=True)
                     t = r["tasks"][n]
                     ir = total_ir(out_file) if t["status"] == "ok" and out_file.exists() else None
                     counts[n][label] = (f"{ir / 1e6:,.2f} M" if ir else
@@ -93,7 +100,10 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     text = "\n".join([
         f"# Instructions per task body (callgrind Ir) — {mode}",
         "",
-        "Counted inside the timed body only (setup, validation, imports and connecting excluded); "
+        "Counted inside the timed body only (setup, validation, imports and connecting excluded)"
+        + ("; every thread the body starts counted too (--threads); " if args.threads else
+           " on the body's own thread (work a driver does on threads of its own is not counted; see --threads); ")
+        +
         "one run each, validated like every other run. Files: eng/profiler/out/callgrind-*.out "
         "(`callgrind_annotate FILE`).",
         "",

@@ -38,6 +38,8 @@ class Ctx:
     table: str = ""  # the write tasks' target table
     items: list[tuple] = field(default_factory=list)  # rows to insert / parameters to send
     shop: dict[str, str] = field(default_factory=dict)  # join tables: {"c": ..., "p": ..., "o": ...}
+    #: Figures a task measures besides its time (e.g. peak RSS): copied into the worker's result.
+    metrics: dict[str, Any] = field(default_factory=dict)
 
     def connect(self, autocommit: bool = False) -> Any:
         return self.driver.connect(self.conn_str, autocommit=autocommit)

@@ -57,6 +57,7 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
     ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick))
     result: dict[str, Any] = {"status": "failed", "ms": None, "n": ctx.n}
     try:
+        driver.require(task.name)
         if task.needs_connection:
             ctx.conn = ctx.connect()
         task.setup(ctx)
@@ -87,6 +88,8 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
         _teardown(ctx)
     if ctx.notes:
         result["notes"] = ctx.notes
+    if ctx.metrics and result["status"] == "ok":
+        result["metrics"] = {k: v for k, v in ctx.metrics.items() if not k.endswith("_kib")}
     return result
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import arrow_tasks as at
 from . import workdata as wd
 from .digest import Digest, of_rows, of_sets, of_values
 from .drivers import INPUT_SIZES
@@ -65,6 +66,13 @@ def fetch_task(name: str, title: str, shape: str, size: Size, fetch: Callable[[A
                 floor_shape=shape if floor else None, floor_chunk=floor_chunk)
 
 
+def arrow_table_task(name: str, title: str, shape: str, size: Size) -> Task:
+    """The result as one pyarrow Table through each driver's Arrow fetch; the floor is the
+    native drain alone (no objects: Arrow builds none)."""
+    return Task(name, title, size, at.table_body(shape), at.table_check, synthetic_digest(shape), at.setup,
+                floor_query=select_all(shape))
+
+
 def fetchall(cur: Any) -> list:
     return cur.fetchall()
 
@@ -117,28 +125,6 @@ def user_table_task(name: str, title: str, shape: str, size: Size, fetch: Callab
         return fetch(cur)
 
     return Task(name, title, size, body, rows_digest, synthetic_digest(shape), user_table_setup(shape))
-
-
-def arrow_body(shape: str) -> Callable[[Ctx], Any]:
-    """The rest of the result as one pyarrow Table, through the driver's Arrow fetch."""
-    sql = select_all(shape)
-
-    def body(ctx: Ctx) -> Any:
-        cur = ctx.conn.cursor()
-        cur.execute(sql(ctx.n))
-        return ctx.driver.arrow_table(cur)
-
-    return body
-
-
-def arrow_setup(ctx: Ctx) -> None:
-    """Import pyarrow before the timed body: its first import costs more than the fetch."""
-    import pyarrow  # noqa: F401
-
-
-def arrow_check(ctx: Ctx, table: Any) -> Digest:
-    """The table's values as rows (pyarrow's own Python conversion, outside the timed body)."""
-    return of_rows(list(zip(*(col.to_pylist() for col in table.columns))))
 
 
 # ---- per-statement overhead ----------------------------------------------------------------
@@ -424,8 +410,13 @@ _TASKS = [
          insert_multi_values_body, items_check, items_expect, items_setup),
     fetch_task("fetchall_mixed", "fetchall of mixed rows", "mixed", Size(100_000, 10_000), fetchall,
                floor=True),
-    Task("arrow_mixed", "fetch_arrow_table of mixed rows (pyarrow Table)", Size(100_000, 10_000),
-         arrow_body("mixed"), arrow_check, synthetic_digest("mixed"), arrow_setup),
+    arrow_table_task("arrow_mixed", "Arrow table of mixed rows", "mixed", Size(100_000, 10_000)),
+    arrow_table_task("arrow_wide32", "Arrow table of 32-column rows", "wide32", Size(10_000, 2000)),
+    arrow_table_task("arrow_nvarcharmax", "Arrow table of 4 KiB NVARCHAR(MAX) values", "lob_nvarcharmax_4k",
+                     Size(5000, 500)),
+    Task("arrow_batches_1_2m", "1.2M rows as 8,192-row record batches (peak RSS reported)", Size(1_200_000, 100_000),
+         at.batches_body("int_nvarchar_float"), at.batches_check, at.batches_expect("int_nvarchar_float"),
+         at.rss_setup, floor_query=select_all("int_nvarchar_float")),
     fetch_task("fetch_1_2m", "1.2M-row fetch, fetchmany(10000) loop", "int_nvarchar_float",
                Size(1_200_000, 100_000), fetchmany_loop(10_000), floor=True, floor_chunk=10_000),
     fetch_task("fetchone_mixed", "fetchone over mixed rows", "mixed", Size(100_000, 10_000),

@@ -1,18 +1,30 @@
 //! One Arrow builder per column, filled from served rows of the bound batch: fixed-width values
-//! one slice copy per served range, everything else cell by cell through the exact conversions
-//! of `values.rs`. A cell that cannot become its column's Arrow value is an error naming the
-//! column and row, never a null or a guess.
+//! one slice copy per served range, text transcoded once into the value buffer (`text.rs`),
+//! everything else cell by cell through the exact conversions of `values.rs`. A cell that
+//! cannot become its column's Arrow value is an error naming the column and row, never a null
+//! or a guess.
+//!
+//! Why fixed-width values are copied once and not handed over: the served rows sit in the row
+//! source's buffers (the bound array, or its shadow copy while the driver refills the bound
+//! one on the prefetch thread), and those are reused for the next row array. Handing a buffer
+//! to Arrow would mean a fresh allocation (and fresh pages to fault in) per row array, which
+//! costs what the one `memcpy` per column and range costs, and a record batch of a table spans
+//! several row arrays anyway. The validity bitmap cannot be shared either: ODBC gives a length
+//! indicator (8 bytes) per cell, Arrow a bit; it is packed only when the range has a NULL.
 
 use super::schema::{ArrowKind, instant_and_offset_fields};
+use super::text::{TextColumn, TextFail};
 use super::values;
 use crate::batch::{CellError, ColumnBuffer, cell_error, cell_failed};
 use crate::decode::{self, TextErrors};
 use crate::error::{Error, Result};
 use crate::plan::{CellKind, ResultPlan};
 use arrow_array::builder::*;
-use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{ArrayRef, StructArray};
-use arrow_buffer::NullBufferBuilder;
+use arrow_array::types::{
+    ArrowPrimitiveType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+};
+use arrow_array::{ArrayRef, PrimitiveArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, ScalarBuffer};
 use arrow_schema::DataType;
 use std::ops::Range;
 use std::sync::Arc;
@@ -40,11 +52,11 @@ impl Cells<'_> {
 pub(super) enum ColumnBuilder {
     Bool(BooleanBuilder),
     UInt8(UInt8Builder),
-    Int16(Int16Builder),
-    Int32(Int32Builder),
-    Int64(Int64Builder),
-    Float32(Float32Builder),
-    Float64(Float64Builder),
+    Int16(Fixed<Int16Type>),
+    Int32(Fixed<Int32Type>),
+    Int64(Fixed<Int64Type>),
+    Float32(Fixed<Float32Type>),
+    Float64(Fixed<Float64Type>),
     Decimal(Decimal128Builder, u8, i8),
     Date32(Date32Builder),
     Time64Us(Time64MicrosecondBuilder),
@@ -52,8 +64,9 @@ pub(super) enum ColumnBuilder {
     Timestamp(TimestampMicrosecondBuilder),
     InstantAndOffset(TimestampMicrosecondBuilder, Int16Builder, NullBufferBuilder),
     Uuid(FixedSizeBinaryBuilder),
-    Utf8(StringBuilder, Vec<u8>),
-    LargeUtf8(LargeStringBuilder, Vec<u8>),
+    UuidText(TextColumn<i32>),
+    Utf8(TextColumn<i32>),
+    LargeUtf8(TextColumn<i64>),
     Binary(BinaryBuilder),
     LargeBinary(LargeBinaryBuilder),
 }
@@ -63,11 +76,11 @@ impl ColumnBuilder {
         match kind {
             ArrowKind::Bool => Self::Bool(BooleanBuilder::with_capacity(rows)),
             ArrowKind::UInt8 => Self::UInt8(UInt8Builder::with_capacity(rows)),
-            ArrowKind::Int16 => Self::Int16(Int16Builder::with_capacity(rows)),
-            ArrowKind::Int32 => Self::Int32(Int32Builder::with_capacity(rows)),
-            ArrowKind::Int64 => Self::Int64(Int64Builder::with_capacity(rows)),
-            ArrowKind::Float32 => Self::Float32(Float32Builder::with_capacity(rows)),
-            ArrowKind::Float64 => Self::Float64(Float64Builder::with_capacity(rows)),
+            ArrowKind::Int16 => Self::Int16(Fixed::new(rows)),
+            ArrowKind::Int32 => Self::Int32(Fixed::new(rows)),
+            ArrowKind::Int64 => Self::Int64(Fixed::new(rows)),
+            ArrowKind::Float32 => Self::Float32(Fixed::new(rows)),
+            ArrowKind::Float64 => Self::Float64(Fixed::new(rows)),
             ArrowKind::Decimal128 { precision, scale } => Self::Decimal(
                 Decimal128Builder::with_capacity(rows)
                     .with_data_type(DataType::Decimal128(precision, scale)),
@@ -91,11 +104,9 @@ impl ColumnBuilder {
                 NullBufferBuilder::new(rows),
             ),
             ArrowKind::Uuid => Self::Uuid(FixedSizeBinaryBuilder::with_capacity(rows, 16)),
-            ArrowKind::Utf8 => Self::Utf8(StringBuilder::with_capacity(rows, rows * 8), Vec::new()),
-            ArrowKind::LargeUtf8 => Self::LargeUtf8(
-                LargeStringBuilder::with_capacity(rows, rows * 8),
-                Vec::new(),
-            ),
+            ArrowKind::Utf8 => Self::Utf8(TextColumn::new(rows, rows * 16)),
+            ArrowKind::UuidText => Self::UuidText(TextColumn::new(rows, rows * 36)),
+            ArrowKind::LargeUtf8 => Self::LargeUtf8(TextColumn::new(rows, rows * 16)),
             ArrowKind::Binary => Self::Binary(BinaryBuilder::with_capacity(rows, rows * 8)),
             ArrowKind::LargeBinary => {
                 Self::LargeBinary(LargeBinaryBuilder::with_capacity(rows, rows * 8))
@@ -103,9 +114,20 @@ impl ColumnBuilder {
         }
     }
 
-    /// The array of every row appended since the last `finish` (the builder starts over).
-    pub fn finish(&mut self) -> ArrayRef {
+    /// The array of every row appended since the last `finish`. The builder starts over with
+    /// room for `rows` rows of `kind` (the next batch is likely as long: growing by doubling
+    /// would reallocate and copy every buffer several times a batch).
+    pub fn finish(&mut self, kind: ArrowKind, rows: usize) -> ArrayRef {
         match self {
+            Self::Utf8(t) | Self::UuidText(t) => return t.finish(),
+            Self::LargeUtf8(t) => return t.finish(),
+            _ => {}
+        }
+        std::mem::replace(self, ColumnBuilder::new(kind, rows)).into_array()
+    }
+
+    fn into_array(mut self) -> ArrayRef {
+        match &mut self {
             Self::Bool(b) => Arc::new(b.finish()),
             Self::UInt8(b) => Arc::new(b.finish()),
             Self::Int16(b) => Arc::new(b.finish()),
@@ -124,8 +146,8 @@ impl ColumnBuilder {
                 nulls.finish(),
             )),
             Self::Uuid(b) => Arc::new(b.finish()),
-            Self::Utf8(b, _) => Arc::new(b.finish()),
-            Self::LargeUtf8(b, _) => Arc::new(b.finish()),
+            Self::Utf8(t) | Self::UuidText(t) => t.finish(),
+            Self::LargeUtf8(t) => t.finish(),
             Self::Binary(b) => Arc::new(b.finish()),
             Self::LargeBinary(b) => Arc::new(b.finish()),
         }
@@ -137,16 +159,13 @@ impl ColumnBuilder {
         buf: &ColumnBuffer,
         rows: Range<usize>,
         cells: &Cells<'_>,
-        valid: &mut Vec<bool>,
     ) -> Result<()> {
-        valid.clear();
-        valid.extend(rows.clone().map(|r| !buf.is_null(r)));
         match self {
-            Self::Int16(b) => primitive(b, buf.values::<i16>(rows), valid),
-            Self::Int32(b) => primitive(b, buf.values::<i32>(rows), valid),
-            Self::Int64(b) => primitive(b, buf.values::<i64>(rows), valid),
-            Self::Float32(b) => primitive(b, buf.values::<f32>(rows), valid),
-            Self::Float64(b) => primitive(b, buf.values::<f64>(rows), valid),
+            Self::Int16(b) => b.append(buf, rows),
+            Self::Int32(b) => b.append(buf, rows),
+            Self::Int64(b) => b.append(buf, rows),
+            Self::Float32(b) => b.append(buf, rows),
+            Self::Float64(b) => b.append(buf, rows),
             Self::Bool(b) => {
                 for r in rows {
                     b.append_option((!buf.is_null(r)).then(|| buf.bit(r)));
@@ -198,10 +217,27 @@ impl ColumnBuilder {
             Self::Time64Us(b) => each_time(rows, buf, cells, b, false),
             Self::Time64Ns(b) => each_time(rows, buf, cells, b, true),
             Self::Timestamp(b) => match buf.kind {
-                CellKind::Timestamp => each(rows, buf, cells, b, |r| {
-                    let ts = buf.timestamp(r);
-                    values::timestamp_us(ts).ok_or_else(|| format!("not a timestamp: {ts:?}"))
-                }),
+                CellKind::Timestamp => {
+                    // Neighbouring rows mostly share their date: its day number is computed
+                    // once per run of equal dates (the calendar arithmetic is most of the cost).
+                    let mut day: Option<(decode::Date, i64)> = None;
+                    each(rows, buf, cells, b, |r| {
+                        let ts = buf.timestamp(r);
+                        let days = match day {
+                            Some((d, n)) if d == ts.date => n,
+                            _ => {
+                                let n = values::date32(ts.date)
+                                    .ok_or_else(|| format!("not a timestamp: {ts:?}"))?
+                                    as i64;
+                                day = Some((ts.date, n));
+                                n
+                            }
+                        };
+                        let time = values::time64(ts.time, false)
+                            .ok_or_else(|| format!("not a timestamp: {ts:?}"))?;
+                        Ok(days * 86_400_000_000 + time)
+                    })
+                }
                 _ => {
                     for r in rows {
                         if buf.is_null(r) {
@@ -241,8 +277,19 @@ impl ColumnBuilder {
                 }
                 Ok(())
             }
-            Self::Utf8(b, scratch) => text(rows, buf, cells, b, scratch),
-            Self::LargeUtf8(b, scratch) => text(rows, buf, cells, b, scratch),
+            Self::UuidText(t) => {
+                for r in rows {
+                    if buf.is_null(r) {
+                        t.append_null();
+                    } else {
+                        t.append_ascii(&values::uuid_text(buf.guid(r)))
+                            .map_err(|_| too_large(cells, r))?;
+                    }
+                }
+                Ok(())
+            }
+            Self::Utf8(t) => text(rows, buf, cells, t),
+            Self::LargeUtf8(t) => text(rows, buf, cells, t),
             Self::Binary(b) => binary(rows, buf, cells, b),
             Self::LargeBinary(b) => binary(rows, buf, cells, b),
         }
@@ -266,19 +313,46 @@ fn instant(v: decode::TimestampOffset, r: usize, cells: &Cells<'_>) -> Result<i6
     values::instant_us(v).ok_or_else(|| cells.failed(r, format!("not a datetimeoffset: {v:?}")))
 }
 
-/// Fixed-width values whose bound layout already is Arrow's: one copy of the range.
-fn primitive<T: ArrowPrimitiveType>(
-    b: &mut PrimitiveBuilder<T>,
-    values: &[T::Native],
-    valid: &[bool],
-) -> Result<()> {
-    if valid.iter().all(|&v| v) {
-        b.append_slice(values);
-    } else {
-        // The element of a NULL cell is whatever the buffer held: masked by the validity.
-        b.append_values(values, valid);
+/// A column whose bound layout already is Arrow's (little-endian i16/i32/i64/f32/f64): the
+/// values of a served range are one slice copy, the validity is packed only if a cell of the
+/// range is NULL (the value under a NULL slot is whatever the buffer held: the bitmap masks it).
+pub(super) struct Fixed<T: ArrowPrimitiveType> {
+    values: Vec<T::Native>,
+    nulls: NullBufferBuilder,
+}
+
+impl<T: ArrowPrimitiveType> Fixed<T>
+where
+    T::Native: crate::batch::FixedWidth,
+{
+    fn new(rows: usize) -> Self {
+        Fixed {
+            values: Vec::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+        }
     }
-    Ok(())
+
+    fn append(&mut self, buf: &ColumnBuffer, rows: Range<usize>) -> Result<()> {
+        self.values
+            .extend_from_slice(buf.values::<T::Native>(rows.clone()));
+        if buf.any_null(rows.clone()) {
+            for r in rows {
+                self.nulls.append(!buf.is_null(r));
+            }
+        } else {
+            self.nulls.append_n_non_nulls(rows.len());
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let values = std::mem::take(&mut self.values);
+        // The buffer moves into the array as it is (`Vec` → Arrow buffer, no copy).
+        Arc::new(PrimitiveArray::<T>::new(
+            ScalarBuffer::from(values),
+            self.nulls.finish(),
+        ))
+    }
 }
 
 /// Cell by cell through `make`; NULL cells are null slots.
@@ -325,53 +399,48 @@ fn each_time<T: ArrowPrimitiveType<Native = i64>>(
     Ok(())
 }
 
+#[cold]
+fn too_large(cells: &Cells<'_>, r: usize) -> Error {
+    cells.failed(
+        r,
+        "the record batch's text outgrew utf8's 2 GiB of offsets; ask for fewer rows per batch"
+            .to_string(),
+    )
+}
+
 /// UTF-16 cells transcoded to UTF-8 once, with the connection's lone-surrogate policy.
 fn text<O: arrow_array::OffsetSizeTrait>(
     rows: Range<usize>,
     buf: &ColumnBuffer,
     cells: &Cells<'_>,
-    b: &mut GenericStringBuilder<O>,
-    scratch: &mut Vec<u8>,
+    t: &mut TextColumn<O>,
 ) -> Result<()> {
+    let replace = cells.errors == TextErrors::Replace;
     for r in rows {
         if buf.is_null(r) {
-            b.append_null();
+            t.append_null();
             continue;
         }
         let units = buf.text(r).map_err(|e| cells.cut(r, e))?;
-        scratch.clear();
-        // The OR reduction vectorises (an early-exit `all` does not).
-        if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
-            // ASCII: one byte per unit, no decoding.
-            scratch.extend(units.iter().map(|&u| u as u8));
-        } else {
-            for (at, c) in char::decode_utf16(units.iter().copied()).enumerate() {
-                let c = match c {
-                    Ok(c) => c,
-                    Err(_) if cells.errors == TextErrors::Replace => '\u{FFFD}',
-                    Err(e) => {
-                        let why = if cells.errors == TextErrors::SurrogatePass {
-                            "Arrow utf8 cannot hold it, whatever connection.decode_errors says \
-                             ('replace' turns it into U+FFFD)"
-                        } else {
-                            "set connection.decode_errors to 'replace' to accept it"
-                        };
-                        return Err(cells.failed(
-                            r,
-                            format!(
-                                "malformed UTF-16 (lone surrogate 0x{:04X} near character \
-                                 {at}); {why}",
-                                e.unpaired_surrogate()
-                            ),
-                        ));
-                    }
+        match t.append_utf16(units, replace) {
+            Ok(()) => {}
+            Err(TextFail::TooLarge) => return Err(too_large(cells, r)),
+            Err(TextFail::Lone(e)) => {
+                let why = if cells.errors == TextErrors::SurrogatePass {
+                    "Arrow utf8 cannot hold it, whatever connection.decode_errors says \
+                     ('replace' turns it into U+FFFD)"
+                } else {
+                    "set connection.decode_errors to 'replace' to accept it"
                 };
-                let mut utf8 = [0u8; 4];
-                scratch.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+                return Err(cells.failed(
+                    r,
+                    format!(
+                        "malformed UTF-16 (lone surrogate 0x{:04X} near character {}); {why}",
+                        e.unit, e.at
+                    ),
+                ));
             }
         }
-        // SAFETY: `scratch` holds ASCII bytes, or the UTF-8 encodings of whole `char`s.
-        b.append_value(unsafe { std::str::from_utf8_unchecked(scratch) });
     }
     Ok(())
 }

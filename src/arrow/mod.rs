@@ -3,11 +3,16 @@
 //! statement for served rows exactly as the tuple paths do and hands each [`Served`] range to a
 //! [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
 //! one slice copy per range, text transcoded once from UTF-16 straight into the UTF-8 value
-//! buffer, validity from the length indicators).
+//! buffer, validity from the length indicators; `columns.rs` says why fixed-width values are
+//! copied once rather than handed over).
+//!
+//! Overlap with the driver: the row source fetches the next row array on its prefetch thread
+//! while the rows of the current one are served (from its shadow copy), exactly as for tuples,
+//! so converting one array to Arrow runs while the driver fills the next.
 //!
 //! `schema.rs`: the Arrow type of every column (decided once per result set, refusing what is
 //! not mapped); `values.rs`: the exact value conversions (days, microseconds, decimals, UUID
-//! bytes); `columns.rs`: one builder per column; `stream.rs`: the assembler and the C stream.
+//! bytes); `columns.rs`: one builder per column; `stream.rs`: the assembler and the C stream; `text.rs`: UTF-16 → UTF-8 text columns.
 //!
 //! # Type mapping
 //!
@@ -24,7 +29,7 @@
 //! | time(n) | time64[us] for n ≤ 6, time64[ns] for n = 7 | |
 //! | datetime2(n) / datetime / smalldatetime | timestamp[us] (no zone) | µs holds 0001-01-01 .. 9999-12-31 23:59:59.999999 whole (±292,000 years); datetime2(7)'s 7th digit is truncated, as the row path's `datetime` does (ns would overflow outside 1677..2262) |
 //! | datetimeoffset(n) | timestamp[us, tz=UTC] | the instant, exact to the µs (7th digit truncated as above); with [`ArrowOptions::offsets`], struct<instant: timestamp[us, tz=UTC], offset_minutes: int16> keeps each value's own offset too |
-//! | uniqueidentifier | fixed_size_binary(16), extension `arrow.uuid` | RFC 4122 byte order (the big-endian bytes of the UUID) |
+//! | uniqueidentifier | fixed_size_binary(16), extension `arrow.uuid` | RFC 4122 byte order (the big-endian bytes of the UUID); with [`ArrowOptions::uuid_text`], utf8 lowercase hyphenated text |
 //! | char / varchar / nchar / nvarchar / xml (bounded) | utf8 | UTF-16 transcoded once; lone surrogates follow `connection.decode_errors` (`strict` raises, `replace` gives U+FFFD, `surrogatepass` raises: UTF-8 cannot hold them) |
 //! | binary / varbinary / rowversion (bounded) | binary | |
 //! | (MAX), text/ntext/image, xml, any streamed column | large_utf8 / large_binary | |
@@ -42,6 +47,7 @@ mod schema;
 mod stream;
 #[cfg(test)]
 mod tests;
+mod text;
 mod values;
 
 pub use schema::{ArrowKind, ArrowLayout, ArrowOptions};

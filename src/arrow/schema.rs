@@ -37,6 +37,8 @@ pub enum ArrowKind {
     InstantAndOffset,
     /// fixed_size_binary(16) with the `arrow.uuid` extension.
     Uuid,
+    /// utf8: a uniqueidentifier as its lowercase hyphenated text ([`ArrowOptions::uuid_text`]).
+    UuidText,
     Utf8,
     LargeUtf8,
     Binary,
@@ -100,6 +102,7 @@ impl ArrowKind {
                 ArrowKind::InstantAndOffset
             }
             CellKind::TimestampOffset | CellKind::OffsetText => ArrowKind::TimestampUtc,
+            CellKind::Guid if options.uuid_text => ArrowKind::UuidText,
             CellKind::Guid => ArrowKind::Uuid,
             CellKind::WText { .. } => ArrowKind::Utf8,
             CellKind::LongWText => ArrowKind::LargeUtf8,
@@ -130,7 +133,7 @@ impl ArrowKind {
             }
             ArrowKind::InstantAndOffset => DataType::Struct(instant_and_offset_fields()),
             ArrowKind::Uuid => DataType::FixedSizeBinary(16),
-            ArrowKind::Utf8 => DataType::Utf8,
+            ArrowKind::Utf8 | ArrowKind::UuidText => DataType::Utf8,
             ArrowKind::LargeUtf8 => DataType::LargeUtf8,
             ArrowKind::Binary => DataType::Binary,
             ArrowKind::LargeBinary => DataType::LargeBinary,
@@ -172,6 +175,9 @@ pub struct ArrowOptions {
     /// datetimeoffset as a struct of its UTC instant and its own offset in minutes, instead of
     /// the UTC timestamp alone (the default: what every Arrow consumer reads as a point in time).
     pub offsets: bool,
+    /// uniqueidentifier as utf8 text (`6f9619ff-8b86-d011-b42d-00c04fc964ff`, lowercase as
+    /// Python's `str(uuid)`), for consumers without the `arrow.uuid` extension type.
+    pub uuid_text: bool,
 }
 
 /// A result set's Arrow schema and each column's kind: built once per result set.

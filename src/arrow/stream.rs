@@ -23,7 +23,9 @@ pub struct BatchAssembler {
     columns: Vec<ColumnBuilder>,
     rows: usize,
     errors: TextErrors,
-    valid: Vec<bool>,
+    kinds: Vec<super::ArrowKind>,
+    /// Rows the builders are sized for after each batch.
+    capacity: usize,
 }
 
 impl BatchAssembler {
@@ -39,7 +41,8 @@ impl BatchAssembler {
                 .collect(),
             rows: 0,
             errors,
-            valid: Vec::new(),
+            kinds: layout.kinds.clone(),
+            capacity: rows,
         }
     }
 
@@ -67,7 +70,7 @@ impl BatchAssembler {
                 base: served.base,
                 errors: self.errors,
             };
-            builder.append(buf, served.rows.clone(), &cells, &mut self.valid)?;
+            builder.append(buf, served.rows.clone(), &cells)?;
         }
         self.rows += served.rows.len();
         Ok(())
@@ -75,15 +78,22 @@ impl BatchAssembler {
 
     /// Drop the rows appended so far (after an error: columns may differ in length).
     pub fn discard(&mut self) {
-        for c in &mut self.columns {
-            c.finish();
+        for (c, &kind) in self.columns.iter_mut().zip(&self.kinds) {
+            c.finish(kind, self.capacity);
         }
         self.rows = 0;
     }
 
     /// The record batch of the rows appended so far; the builders start over.
     pub fn finish(&mut self) -> Result<RecordBatch> {
-        let arrays = self.columns.iter_mut().map(ColumnBuilder::finish).collect();
+        // The next batch is sized like this one (the last one of a result is shorter).
+        self.capacity = self.capacity.max(self.rows);
+        let arrays = self
+            .columns
+            .iter_mut()
+            .zip(&self.kinds)
+            .map(|(c, &kind)| c.finish(kind, self.capacity))
+            .collect();
         self.rows = 0;
         RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::Internal(format!("an Arrow batch did not match its schema: {e}")))

@@ -140,3 +140,20 @@ pub fn numeric_to_i128(raw: &[u8; 19], scale: i8) -> Option<i128> {
 pub fn uuid_bytes(raw: [u8; 16]) -> [u8; 16] {
     crate::decode::guid_to_u128(raw).to_be_bytes()
 }
+
+/// A `SQL_GUID` struct as its canonical text: 36 lowercase hex digits and hyphens (8-4-4-4-12).
+pub fn uuid_text(raw: [u8; 16]) -> [u8; 36] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = uuid_bytes(raw);
+    let mut out = [b'-'; 36];
+    let mut at = 0;
+    for (i, b) in bytes.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        out[at] = HEX[(b >> 4) as usize];
+        out[at + 1] = HEX[(b & 15) as usize];
+        at += 2;
+    }
+    out
+}

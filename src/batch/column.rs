@@ -227,6 +227,17 @@ impl ColumnBuffer {
         }
     }
 
+    /// Whether any cell of `rows` is NULL (one pass over the indicators, no branch per cell).
+    #[inline]
+    pub fn any_null(&self, rows: std::ops::Range<usize>) -> bool {
+        if self.kind.is_long() {
+            return !rows.is_empty() && self.streamed.is_null;
+        }
+        self.indicators[rows]
+            .iter()
+            .fold(false, |any, &ind| any | (ind == NULL_DATA))
+    }
+
     #[inline]
     pub fn element(&self, row: usize) -> &[u8] {
         let start = row * self.element_len;

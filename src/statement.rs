@@ -209,11 +209,25 @@ impl Statement {
 
     fn exec_bound(&mut self, sql: &str, mut bound: BoundParams) -> Result<Outcome> {
         self.unbind_params()?;
+        // A table-valued parameter without a type name: prepared, so that describing the
+        // parameter gives the driver the type name from the procedure's signature.
+        let undescribed = bound.undescribed_tables();
+        let prepared = !undescribed.is_empty();
+        if prepared {
+            self.stmt.prepare(sql)?;
+            for number in undescribed {
+                self.stmt.describe_param(number)?;
+            }
+        }
         // SAFETY: `bound` is stored in `self.params` right after binding and lives until the
         // next execute resets the bindings, or the statement handle (dropped first) is freed.
         unsafe { bound.bind(&mut self.stmt)? };
         self.params = Some(bound);
-        self.stmt.exec_direct(sql)
+        if prepared {
+            self.stmt.execute()
+        } else {
+            self.stmt.exec_direct(sql)
+        }
     }
 
     /// Execute `sql` once per parameter row: as one parameter array (one round trip) when every

@@ -11,7 +11,7 @@ use crate::params::{InputSize, ParamValue};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,
-    PyFloat, PyInt, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
+    PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
 };
 
 pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
@@ -118,6 +118,10 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     if let Ok(out) = value.cast::<Output>() {
         return out.get().to_param(py, index);
     }
+    // A list or tuple as one parameter is a table-valued parameter, as in pyodbc.
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        return table_param(value, index);
+    }
     Err(programming(format!(
         "parameter {index}: unsupported type {} (supported: None, bool, int, float, str, bytes, bytearray, \
          memoryview, Decimal, date, time, datetime, UUID)",
@@ -147,7 +151,7 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
     }
     let sign = match t.get_item(0)?.extract::<i64>() {
         Ok(s @ (0 | 1)) => s,
-        _ => return Err(bad("a sign that is not 0 or 1")),
+        _ => return Err(bad("an invalid sign (not 0 or 1)")),
     };
     let digit_items = t.get_item(1)?;
     let digit_items = digit_items
@@ -249,6 +253,76 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
     })
 }
 
+/// A table-valued parameter as pyodbc takes one: a list or tuple whose first item may be the
+/// table type's name and its second the schema's (str), and whose other items are the rows
+/// (sequences, one value per column). Each column takes the Python type of its first non-None
+/// value (pyodbc binds a column by it): a later value of another type is a TypeError.
+fn table_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
+    use pyo3::exceptions::PyTypeError;
+    let items: Vec<Bound<'_, PyAny>> = value.try_iter()?.collect::<PyResult<_>>()?;
+    let is_name =
+        |v: &Bound<'_, PyAny>| v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>();
+    let mut names: Vec<Vec<u16>> = Vec::new();
+    for item in items.iter().take(2) {
+        if !is_name(item) {
+            break;
+        }
+        let text = item.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "table-valued parameter {index}: the type and schema names must be str, not {}",
+                item.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        // A lone surrogate raises UnicodeEncodeError here, as in pyodbc.
+        names.push(text.to_str()?.encode_utf16().collect());
+    }
+    let row_items = &items[names.len()..];
+    let width = match row_items.first() {
+        Some(row) => row.len()?,
+        None => 0,
+    };
+    let mut column_types: Vec<Option<Bound<'_, PyAny>>> = vec![None; width];
+    let mut rows = Vec::with_capacity(row_items.len());
+    for (r, row) in row_items.iter().enumerate() {
+        let n = row.len()?;
+        if n != width {
+            return Err(programming(format!(
+                "table-valued parameter {index}: every row must be the same size (row {r} has \
+                 {n} values, row 0 has {width})"
+            )));
+        }
+        let mut values = Vec::with_capacity(n);
+        for (c, expected) in column_types.iter_mut().enumerate() {
+            let cell = row.get_item(c)?;
+            if !cell.is_none() {
+                match expected {
+                    None => *expected = Some(cell.get_type().into_any()),
+                    Some(first) if !cell.is_instance(first)? => {
+                        return Err(PyTypeError::new_err(format!(
+                            "table-valued parameter {index}, row {r}, column {c}: Expected {} \
+                             (the column's type in its first row), got {}",
+                            first.getattr("__name__")?,
+                            cell.get_type().name()?
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+            values.push(to_param(&cell, c)?);
+        }
+        rows.push(values);
+    }
+    let mut names = names.into_iter();
+    Ok(ParamValue::Table(Box::new(crate::params::TableParam {
+        type_name: names.next().unwrap_or_default(),
+        schema: names.next().unwrap_or_default(),
+        rows,
+    })))
+}
+
 /// A `uuid.UUID` from its `bytes_le` (what pyodbc binds as SQL_GUID), so a subclass whose
 /// `bytes_le` is not 16 bytes is a TypeError, as in pyodbc, not a wrong value.
 fn uuid_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
@@ -341,6 +415,9 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
         ParamValue::Guid(g) => objects::uuid(py, *g)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
+        }
+        ParamValue::Table(_) => {
+            return Err(programming("an output parameter cannot be a table"));
         }
     })
 }

@@ -43,6 +43,12 @@ pub(super) struct TableBinding {
 
 /// The `ParamColumn` of parameter `index`, a table-valued parameter.
 pub(super) fn encode(t: &TableParam, index: usize, backend: Backend) -> Result<ParamColumn> {
+    if backend.dbms != crate::backend::Dbms::SqlServer {
+        return Err(Error::NotSupported(format!(
+            "parameter {index} is a list or tuple: a table-valued parameter, which only SQL \
+             Server has (send its values as separate parameters)"
+        )));
+    }
     let n_rows = t.rows.len();
     let width = t.rows.first().map_or(0, Vec::len);
     if let Some(r) = t.rows.iter().position(|row| row.len() != width) {

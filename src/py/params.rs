@@ -280,14 +280,24 @@ fn table_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
         names.push(text.to_str()?.encode_utf16().collect());
     }
     let row_items = &items[names.len()..];
+    let row_len =
+        |r: usize, row: &Bound<'_, PyAny>| {
+            row.len().map_err(|_| {
+            programming(format!(
+                "table-valued parameter {index}: row {r} is {}, not a sequence of column values \
+                 (a list or tuple parameter is a table-valued parameter, as in pyodbc)",
+                row.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })
+        };
     let width = match row_items.first() {
-        Some(row) => row.len()?,
+        Some(row) => row_len(0, row)?,
         None => 0,
     };
     let mut column_types: Vec<Option<Bound<'_, PyAny>>> = vec![None; width];
     let mut rows = Vec::with_capacity(row_items.len());
     for (r, row) in row_items.iter().enumerate() {
-        let n = row.len()?;
+        let n = row_len(r, row)?;
         if n != width {
             return Err(programming(format!(
                 "table-valued parameter {index}: every row must be the same size (row {r} has \

@@ -418,6 +418,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn converted_text_columns_are_read_as_bytes_and_others_are_unchanged() {
+        let descs = vec![
+            col(sql::VARCHAR, 10, 0),
+            col(sql::INTEGER, 10, 0),
+            col(sql::WVARCHAR, 10, 0),
+            col(sql::WLONGVARCHAR, 0, 0),
+        ];
+        let raw = [sql::VARCHAR, sql::INTEGER, sql::WLONGVARCHAR];
+        let plan = ResultPlan::build_with_raw(descs.clone(), Dbms::SqlServer, &raw);
+        let kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
+        let plain = ResultPlan::build(descs, Dbms::SqlServer);
+        assert_eq!(kinds[0], CellKind::Binary { max_bytes: 40 });
+        assert_eq!(
+            kinds[1], plain.columns[1].kind,
+            "a converted integer keeps its kind"
+        );
+        assert_eq!(
+            kinds[2], plain.columns[2].kind,
+            "no converter for WVARCHAR: unchanged"
+        );
+        assert_eq!(kinds[3], CellKind::LongBinary);
+    }
+
     fn col(sql_type: i16, size: usize, digits: i16) -> ColumnDescription {
         ColumnDescription {
             name: "c".into(),

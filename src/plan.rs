@@ -171,9 +171,31 @@ pub struct ResultPlan {
 
 impl ResultPlan {
     pub fn build(descs: Vec<ColumnDescription>, backend: impl Into<Backend>) -> ResultPlan {
+        Self::build_with_raw(descs, backend, &[])
+    }
+
+    /// As [`Self::build`], but text columns whose SQL type is in `raw_sql_types` are read as the
+    /// driver's bytes (`SQL_C_BINARY`) instead of UTF-16: the value a pyodbc-style output
+    /// converter is given (pyodbc reads every converted column that way: psqlODBC hands over
+    /// UTF-8, SQL Server's drivers a varchar's code-page bytes and an nvarchar's UTF-16LE).
+    pub fn build_with_raw(
+        descs: Vec<ColumnDescription>,
+        backend: impl Into<Backend>,
+        raw_sql_types: &[i16],
+    ) -> ResultPlan {
         let backend = backend.into();
         crate::counters::bump(&crate::counters::PLANS_BUILT);
-        let kinds = descs.iter().map(|d| choose_kind(d, backend)).collect();
+        let kinds = descs
+            .iter()
+            .map(|d| {
+                let kind = choose_kind(d, backend);
+                if raw_sql_types.contains(&d.sql_type) {
+                    raw_text_kind(kind)
+                } else {
+                    kind
+                }
+            })
+            .collect();
         Self::lay_out(descs, kinds, backend)
     }
 
@@ -237,6 +259,31 @@ impl ResultPlan {
                 .iter()
                 .zip(&other.columns)
                 .all(|(a, b)| a.kind == b.kind)
+    }
+}
+
+/// Whether an SQL type is one of ODBC's character types (narrow or wide).
+pub fn is_text_sql_type(sql_type: i16) -> bool {
+    matches!(
+        sql_type,
+        sql::CHAR
+            | sql::VARCHAR
+            | sql::LONGVARCHAR
+            | sql::WCHAR
+            | sql::WVARCHAR
+            | sql::WLONGVARCHAR
+    )
+}
+
+/// A text column read as bytes: room for the longest encoding of its declared characters (4
+/// bytes each covers UTF-8 and every code page). Other kinds are unchanged.
+fn raw_text_kind(kind: CellKind) -> CellKind {
+    match kind {
+        CellKind::WText { max_units } => CellKind::Binary {
+            max_bytes: max_units.saturating_mul(4),
+        },
+        CellKind::LongWText => CellKind::LongBinary,
+        other => other,
     }
 }
 
@@ -369,6 +416,30 @@ mod tests {
             let p = ResultPlan::build(vec![col(sql::WLONGVARCHAR, size, 0)], dbms);
             assert_eq!(p.columns[0].kind, CellKind::LongWText, "{dbms:?} {size}");
         }
+    }
+
+    #[test]
+    fn converted_text_columns_are_read_as_bytes_and_others_are_unchanged() {
+        let descs = vec![
+            col(sql::VARCHAR, 10, 0),
+            col(sql::INTEGER, 10, 0),
+            col(sql::WVARCHAR, 10, 0),
+            col(sql::WLONGVARCHAR, 0, 0),
+        ];
+        let raw = [sql::VARCHAR, sql::INTEGER, sql::WLONGVARCHAR];
+        let plan = ResultPlan::build_with_raw(descs.clone(), Dbms::SqlServer, &raw);
+        let kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
+        let plain = ResultPlan::build(descs, Dbms::SqlServer);
+        assert_eq!(kinds[0], CellKind::Binary { max_bytes: 40 });
+        assert_eq!(
+            kinds[1], plain.columns[1].kind,
+            "a converted integer keeps its kind"
+        );
+        assert_eq!(
+            kinds[2], plain.columns[2].kind,
+            "no converter for WVARCHAR: unchanged"
+        );
+        assert_eq!(kinds[3], CellKind::LongBinary);
     }
 
     fn col(sql_type: i16, size: usize, digits: i16) -> ColumnDescription {

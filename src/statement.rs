@@ -30,6 +30,9 @@ pub struct Statement {
     /// Bumped on every result-set transition (execute, nextset, close). Plans built by the
     /// binding layer remember the epoch they were built under and are never used past it.
     epoch: u64,
+    /// SQL types whose text columns are read as the driver's bytes (see
+    /// [`ResultPlan::build_with_raw`]); set by the caller before an execute, usually empty.
+    raw_sql_types: Vec<i16>,
 }
 
 impl Statement {
@@ -50,7 +53,13 @@ impl Statement {
             messages: Vec::new(),
             outputs: None,
             epoch: 0,
+            raw_sql_types: Vec::new(),
         }
+    }
+
+    /// Read text columns of these SQL types as the driver's bytes from the next result set on.
+    pub fn set_raw_sql_types(&mut self, types: Vec<i16>) {
+        self.raw_sql_types = types;
     }
 
     /// The statement handle's address (pyodbc's `cursor.hstmt`).
@@ -200,11 +209,25 @@ impl Statement {
 
     fn exec_bound(&mut self, sql: &str, mut bound: BoundParams) -> Result<Outcome> {
         self.unbind_params()?;
+        // A table-valued parameter without a type name: prepared, so that describing the
+        // parameter gives the driver the type name from the procedure's signature.
+        let undescribed = bound.undescribed_tables();
+        let prepared = !undescribed.is_empty();
+        if prepared {
+            self.stmt.prepare(sql)?;
+            for number in undescribed {
+                self.stmt.describe_param(number)?;
+            }
+        }
         // SAFETY: `bound` is stored in `self.params` right after binding and lives until the
         // next execute resets the bindings, or the statement handle (dropped first) is freed.
         unsafe { bound.bind(&mut self.stmt)? };
         self.params = Some(bound);
-        self.stmt.exec_direct(sql)
+        if prepared {
+            self.stmt.execute()
+        } else {
+            self.stmt.exec_direct(sql)
+        }
     }
 
     /// Execute `sql` once per parameter row: as one parameter array (one round trip) when every
@@ -309,22 +332,31 @@ impl Statement {
     /// its row count.
     fn enter_result(&mut self, outcome: Outcome) -> Result<()> {
         if outcome == Outcome::NoData {
-            // e.g. an UPDATE that matched nothing, on drivers that say so with SQL_NO_DATA.
-            self.row_count = self.stmt.row_count().unwrap_or(0).max(0);
+            // e.g. an UPDATE that matched nothing, on drivers that say so with SQL_NO_DATA
+            // (pyodbc says 0 there too).
+            self.row_count = 0;
             return self.results_done();
         }
+        // The driver's count for every statement, read as pyodbc reads it (before the columns).
+        let row_count = self.stmt.row_count()?;
         let ncols = self.stmt.num_result_cols()?;
         if ncols == 0 {
-            self.row_count = self.stmt.row_count()?;
+            self.row_count = row_count;
             return Ok(());
         }
         let mut descs = Vec::with_capacity(ncols as usize);
         for c in 1..=ncols {
             descs.push(self.stmt.describe_col(c)?);
         }
-        let plan = Arc::new(ResultPlan::build(descs, self.backend));
+        let plan = Arc::new(ResultPlan::build_with_raw(
+            descs,
+            self.backend,
+            &self.raw_sql_types,
+        ));
         self.rows.open(&mut self.stmt, plan)?;
-        self.row_count = -1;
+        // What the driver says a SELECT has (pyodbc reports the same): psqlODBC knows it, SQL
+        // Server's drivers say -1 ("unknown", PEP 249).
+        self.row_count = row_count.max(-1);
         Ok(())
     }
 

@@ -18,6 +18,7 @@ from typing import Any
 # ODBC SQL type codes (same numbers in every driver's constants).
 SQL_INTEGER = 4
 SQL_DOUBLE = 8
+SQL_VARCHAR = 12
 SQL_WVARCHAR = -9
 SQL_SS_TIMESTAMPOFFSET = -155
 
@@ -77,6 +78,25 @@ class Driver:
         """Make DATETIMEOFFSET readable. Returns a note if that needed a workaround."""
         return None
 
+    def add_upper_varchar_converter(self, conn: Any) -> str | None:
+        """A converter on SQL_VARCHAR columns that upper-cases the raw bytes' text (pyodbc
+        semantics: the converter receives the driver's bytes of a SQL_C_BINARY read)."""
+        if not hasattr(conn, "add_output_converter"):
+            raise NotApplicable(f"{self.name} has no output converters")
+        conn.add_output_converter(SQL_VARCHAR, _upper_from_narrow)
+        return None
+
+    def column_names(self, cursor: Any, table: str) -> list[str]:
+        """`cursor.columns(table=...)` (SQLColumns): the names, in the catalog's order."""
+        if not hasattr(cursor, "columns"):
+            raise NotApplicable(f"{self.name} has no cursor.columns()")
+        return [row[3] for row in cursor.columns(table=table).fetchall()]
+
+    def fast_executemany(self, cursor: Any) -> str | None:
+        """Turn on pyodbc's `fast_executemany` where the driver has it."""
+        cursor.fast_executemany = True
+        return None
+
     def mapping(self, row: Any) -> dict[str, Any]:
         return dict(row._mapping)
 
@@ -100,6 +120,13 @@ class Driver:
 
 def _upper_from_utf16(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-16-le").upper()
+
+
+def _upper_from_narrow(raw: bytes | str | None) -> str | None:
+    # The varchar task's rows are ASCII: the same bytes in the server's code page and UTF-8.
+    if isinstance(raw, (bytes, bytearray)):
+        raw = bytes(raw).decode("cp1252")
+    return None if raw is None else raw.upper()
 
 
 class Ferrodbc(Driver):
@@ -220,6 +247,14 @@ class MssqlPython(Driver):
     def add_upper_converter(self, conn: Any) -> str:
         conn.add_output_converter(SQL_WVARCHAR, _upper_any)
         return "converter receives decoded str (no raw-bytes converters)"
+
+    def add_upper_varchar_converter(self, conn: Any) -> str:
+        # Seen with 1.16: a VARCHAR column's converter is given UTF-16LE bytes (a wide read).
+        conn.add_output_converter(SQL_VARCHAR, _upper_any)
+        return "VARCHAR converter receives UTF-16LE bytes (a wide read), not the driver's narrow bytes"
+
+    def fast_executemany(self, cursor: Any) -> str:
+        return "no fast_executemany switch: executemany binds parameter arrays by default"
 
     def arrow_table(self, conn: Any, sql: str) -> Any:
         cur = conn.cursor()

@@ -310,6 +310,63 @@ def converted_expect(n: int) -> Digest:
     return of_rows([(i, None if s is None else s.upper()) for i, s in synthetic("int_nvarchar", n)])
 
 
+# ---- pyodbc-compatible paths: raw-bytes converters on varchar, catalog calls, fast_executemany
+
+
+def varchar_rows(n: int) -> list[tuple[int, str | None]]:
+    # ASCII, so the raw bytes are the same in any code page (see _upper_from_narrow).
+    return [(i, None if i % 10 == 9 else f"item {i}") for i in range(n)]
+
+
+def varchar_converter_setup(ctx: Ctx) -> None:
+    ctx.table = ctx.create_table("vitems", "(id INT NOT NULL, name VARCHAR(50) NULL)", varchar_rows(ctx.n))
+    note = ctx.driver.add_upper_varchar_converter(ctx.conn)
+    if note:
+        ctx.notes.append(note)
+
+
+def varchar_converter_body(ctx: Ctx) -> list:
+    cur = ctx.conn.cursor()
+    cur.execute(f"SELECT id, name FROM {ctx.table} ORDER BY id")
+    return cur.fetchall()
+
+
+def varchar_converted_expect(n: int) -> Digest:
+    return of_rows([(i, None if s is None else s.upper()) for i, s in varchar_rows(n)])
+
+
+CATALOG_DDL = "(id INT NOT NULL, name NVARCHAR(50) NULL, val FLOAT NULL, created DATETIME2 NULL, price DECIMAL(18, 4) NULL)"
+CATALOG_NAMES = ["id", "name", "val", "created", "price"]
+
+
+def catalog_setup(ctx: Ctx) -> None:
+    ctx.table = ctx.create_table("catalog", CATALOG_DDL)
+
+
+def catalog_columns_body(ctx: Ctx) -> list:
+    """What an ORM's reflection does: SQLColumns on one table, again and again."""
+    cur = ctx.conn.cursor()
+    return [ctx.driver.column_names(cur, ctx.table) for _ in range(ctx.n)]
+
+
+def catalog_check(ctx: Ctx, names: list) -> Digest:
+    return of_values([tuple(n) for n in names])
+
+
+def fast_executemany_setup(ctx: Ctx) -> None:
+    items_setup(ctx)
+    note = ctx.driver.fast_executemany(ctx.conn.cursor())
+    if note:
+        ctx.notes.append(note)
+
+
+def fast_executemany_body(ctx: Ctx) -> None:
+    cur = ctx.conn.cursor()
+    ctx.driver.fast_executemany(cur)
+    cur.executemany(INSERT_SQL.format(t=ctx.table), ctx.items)
+    ctx.conn.commit()
+
+
 def mapping_body(ctx: Ctx) -> list:
     cur = ctx.conn.cursor()
     cur.execute(f"SELECT * FROM peer.wide32_{ctx.n}")
@@ -469,6 +526,12 @@ _TASKS = [
     Task("dto_dec_guid", "datetimeoffset/decimal/uniqueidentifier table, fetchall", Size(10_000, 2000),
          query_body("dto_dec_guid", fetchall), rows_digest,
          synthetic_digest("dto_dec_guid"), dto_setup),
+    Task("converters_varchar_raw", "raw-bytes converter on VARCHAR rows (pyodbc semantics)", Size(10_000, 2000),
+         varchar_converter_body, rows_digest, varchar_converted_expect, varchar_converter_setup),
+    Task("catalog_columns", "cursor.columns(table=...) over a 5-column table", Size(200, 50),
+         catalog_columns_body, catalog_check, lambda n: of_values([tuple(CATALOG_NAMES)] * n), catalog_setup),
+    Task("fast_executemany", "executemany inserts with fast_executemany = True", Size(10_000, 1000),
+         fast_executemany_body, items_check, items_expect, fast_executemany_setup),
     Task("multiple_result_sets", "three result sets via nextset", Size(1000, 500), multiple_sets_body, sets_check,
          sets_expect),
 ]

@@ -1,6 +1,6 @@
 """Run pyodbc 5.5.0's own test files with real pyodbc and with ferrodbc standing in; compare.
 
-    python -m eng.suites.pyodbc_suites [--suites sqlite postgresql [sqlserver]] [--show N]
+    python -m eng.suites.pyodbc_suites [--suites sqlite postgresql sqlserver] [--show N]
 
 The pyodbc sdist is downloaded at test time (`pip download --no-binary :all:`), its sha256
 checked against the value below, and unpacked into a temporary directory: nothing from it is
@@ -10,8 +10,12 @@ ferrodbc first on PYTHONPATH. The run FAILS when ferrodbc does not pass a test t
 passed in the same run, unless the test is listed in pyodbc_differences.toml (deliberate
 differences, each with its reason).
 
-Peers: SQLite3 ODBC (the tests' own default connection string: a fresh file per test) and
-PostgreSQL + psqlODBC Unicode (`FERRODBC_PG_CONNSTR`, else `eng/peers/postgres.sh` is started).
+Peers: SQLite3 ODBC (the tests' own default connection string: a fresh file per test),
+PostgreSQL + psqlODBC Unicode (`FERRODBC_PG_CONNSTR`, else `eng/peers/postgres.sh` is started)
+and the project's TDS peer through ODBC Driver 18 (started for the run). On the TDS peer real
+pyodbc must also pass every test but the peer's known limits (KNOWN_FAILURES of
+eng/suites/pyodbc_sqlserver.py): a test real pyodbc newly fails there is a peer regression, and
+would otherwise silently shrink what ferrodbc is compared on.
 With CI=true a missing driver or peer fails the run instead of skipping that file.
 """
 
@@ -50,6 +54,9 @@ class Suite:
     name: str
     test_file: str
     env: dict[str, str] = field(default_factory=dict)
+    # Test name -> why real pyodbc fails it on this peer; None: real pyodbc's results are not
+    # checked (a database we do not own).
+    real_known_failures: dict[str, str] | None = None
 
 
 def log(message: str) -> None:
@@ -165,12 +172,17 @@ def available_suites(
             else:
                 missing.append("postgresql: no PostgreSQL peer (eng/peers/postgres.sh)")
         elif name == "sqlserver":
-            # Opt-in (not in eng/test.sh, which runs this file with real pyodbc through
-            # eng/suites/pyodbc_sqlserver.py): the comparison, for measuring.
             connstr = sqlserver_connection_string(stack)
             if connstr:
+                from eng.suites.pyodbc_sqlserver import KNOWN_FAILURES
+
                 suites.append(
-                    Suite("sqlserver", "tests/sqlserver_test.py", {"PYODBC_SQLSERVER": connstr})
+                    Suite(
+                        "sqlserver",
+                        "tests/sqlserver_test.py",
+                        {"PYODBC_SQLSERVER": connstr},
+                        real_known_failures=KNOWN_FAILURES,
+                    )
                 )
             else:
                 missing.append("sqlserver: no tds-peer binary or no ODBC Driver 18 (eng/setup.sh)")
@@ -303,7 +315,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--suites", nargs="+", default=["sqlite", "postgresql"])
+    parser.add_argument(
+        "--suites", nargs="+", default=["sqlite", "postgresql", "sqlserver"]
+    )
     parser.add_argument(
         "--cache",
         type=Path,
@@ -412,7 +426,25 @@ def compare(
             f"  ferrodbc also passes {len(extra)} test(s) real pyodbc does not: {', '.join(extra[:10])}"
         )
     stale_gaps = [nodeid for nodeid in stale if nodeid in gaps]
-    return bool(regressions) or bool(stale_gaps)
+    return bool(regressions) or bool(stale_gaps) or real_failures_unexpected(suite, real)
+
+
+def real_failures_unexpected(suite: Suite, real: dict[str, dict]) -> bool:
+    """On a peer we own, real pyodbc fails exactly the peer's known limits: print and return
+    True for any other failure (a peer regression) and for a known limit that now passes."""
+    if suite.real_known_failures is None:
+        return False
+    known = suite.real_known_failures
+    bad = False
+    for nodeid, entry in real.items():
+        name = nodeid.split("::", 1)[-1].split("[", 1)[0]
+        if entry["outcome"] in ("failed", "crashed") and name not in known:
+            print(f"    real pyodbc FAILS on the peer (peer regression?): {nodeid}: {entry['message']}")
+            bad = True
+        elif entry["outcome"] == "passed" and name in known:
+            print(f"    real pyodbc now passes known peer limit {name} (update KNOWN_FAILURES): {nodeid}")
+            bad = True
+    return bad
 
 
 if __name__ == "__main__":

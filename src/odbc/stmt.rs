@@ -18,7 +18,19 @@ use std::sync::{Arc, Mutex};
 
 // odbc-sys types the field identifier as its `Desc` enum, which cannot carry driver-specific
 // identifiers; this is the same unixODBC entry point with the C signature's plain integer.
+// Likewise for statement attributes and descriptor fields (SQL Server's table-valued
+// parameters need SQL_SOPT_SS_PARAM_FOCUS and SQL_CA_SS_SCHEMA_NAME, which its enums lack).
 unsafe extern "system" {
+    #[link_name = "SQLSetStmtAttrW"]
+    fn set_stmt_attr_raw(hstmt: HStmt, attr: i32, value: Pointer, len: i32) -> sys::SqlReturn;
+    #[link_name = "SQLSetDescFieldW"]
+    fn set_desc_field_raw(
+        hdesc: sys::HDesc,
+        record: i16,
+        field: i16,
+        value: Pointer,
+        len: i32,
+    ) -> sys::SqlReturn;
     #[link_name = "SQLColAttributeW"]
     fn col_attribute_raw(
         hstmt: HStmt,
@@ -515,6 +527,91 @@ impl Stmt {
             )
         };
         self.check(ret, "SQLBindParameter").map(|_| ())
+    }
+
+    /// `SQLPrepareW`: the statement is executed later with [`Self::execute`].
+    pub fn prepare(&mut self, sql: &str) -> Result<()> {
+        let wide = to_wide(sql);
+        // SAFETY: text valid for its length.
+        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        self.check(ret, "SQLPrepare").map(|_| ())
+    }
+
+    /// `SQLExecute` of the prepared statement. `NoData` is a success.
+    pub fn execute(&mut self) -> Result<Outcome> {
+        counters::bump(&counters::EXECUTES);
+        self.cancel.set_executing(true);
+        // SAFETY: valid handle; bound parameters are kept alive by the caller.
+        let ret = unsafe { sys::SQLExecute(self.handle) };
+        self.cancel.set_executing(false);
+        self.check(ret, "SQLExecute")
+    }
+
+    /// `SQLDescribeParam` of a prepared statement, for its side effect: the driver fills the
+    /// parameter's implementation descriptor (a table-valued parameter's type name).
+    pub fn describe_param(&mut self, number: u16) -> Result<()> {
+        let mut data_type = SqlDataType(0);
+        let mut size: ULen = 0;
+        let mut digits: i16 = 0;
+        let mut nullable = sys::Nullability::UNKNOWN;
+        // SAFETY: valid handle; every out pointer points at a local of the declared type.
+        let ret = unsafe {
+            sys::SQLDescribeParam(
+                self.handle,
+                number,
+                &mut data_type,
+                &mut size,
+                &mut digits,
+                &mut nullable,
+            )
+        };
+        self.check(ret, "SQLDescribeParam").map(|_| ())
+    }
+
+    /// A driver-specific integer statement attribute (e.g. SQL_SOPT_SS_PARAM_FOCUS).
+    pub fn set_int_attr(&mut self, attr: i32, value: usize) -> Result<()> {
+        // Driver 18 wants the length SQL_IS_INTEGER for these (0 is HY024, seen).
+        const SQL_IS_INTEGER: i32 = -6;
+        // SAFETY: an integer attribute is passed by value in the pointer argument.
+        let ret = unsafe { set_stmt_attr_raw(self.handle, attr, value as Pointer, SQL_IS_INTEGER) };
+        self.check(ret, "SQLSetStmtAttr").map(|_| ())
+    }
+
+    /// A text field of parameter `record` in the implementation parameter descriptor (e.g.
+    /// SQL_CA_SS_SCHEMA_NAME of a table-valued parameter).
+    ///
+    /// # Safety
+    /// `text` must stay valid until the statement has executed (the driver may keep the pointer).
+    pub unsafe fn set_ipd_text_field(
+        &mut self,
+        record: u16,
+        field: i16,
+        text: &[u16],
+    ) -> Result<()> {
+        let mut ipd = sys::HDesc(null_mut());
+        // SAFETY: valid handle; the out pointer receives the descriptor handle.
+        let ret = unsafe {
+            sys::SQLGetStmtAttr(
+                self.handle,
+                StatementAttribute::ImpParamDesc,
+                (&mut ipd as *mut sys::HDesc).cast(),
+                0,
+                null_mut(),
+            )
+        };
+        self.check(ret, "SQLGetStmtAttr(IMP_PARAM_DESC)")?;
+        let bytes = (text.len() * 2) as i32;
+        // SAFETY: `ipd` is this statement's IPD; the text outlives the execute (caller).
+        let ret = unsafe {
+            set_desc_field_raw(ipd, record as i16, field, text.as_ptr() as Pointer, bytes)
+        };
+        if !Outcome::from_ret(ret).is_ok() {
+            return Err(Error::odbc(
+                "SQLSetDescField(IPD)",
+                read_diagnostics(HandleType::Desc, ipd.as_handle()),
+            ));
+        }
+        Ok(())
     }
 
     pub fn set_paramset_size(&mut self, rows: usize) -> Result<()> {

@@ -156,7 +156,13 @@ pub(super) fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding
             (CDataType::Guid, sql::GUID, 36, 0, 16)
         }
         Kind::Guid => wide(sql::WVARCHAR, 36, 0),
-        Kind::Null | Kind::Int | Kind::Text | Kind::Bytes | Kind::Decimal | Kind::Output => {
+        Kind::Null
+        | Kind::Int
+        | Kind::Text
+        | Kind::Bytes
+        | Kind::Decimal
+        | Kind::Output
+        | Kind::Table => {
             return None;
         }
     };
@@ -273,9 +279,9 @@ pub(super) fn encode_column(
                 scale.min(i16::MAX as u32) as i16,
             )
         }
-        Kind::Output => {
+        Kind::Output | Kind::Table => {
             return Err(Error::Internal(
-                "output parameter in a parameter array".into(),
+                "output or table-valued parameter in a parameter array".into(),
             ));
         }
         fixed => {
@@ -295,6 +301,7 @@ pub(super) fn encode_column(
         element_len,
         data: vec![0u64; (element_len * rows.len().max(1)).div_ceil(8)],
         indicators: vec![NULL_DATA; rows.len().max(1)],
+        table: None,
     };
     for (r, span) in spans.iter().enumerate() {
         if let Some(span) = span {

@@ -20,6 +20,7 @@ pub(super) enum Kind {
     TimestampOffset,
     Guid,
     Output,
+    Table,
     /// Dates and timestamps sent as ISO text for the server to convert (see
     /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
     DateText,
@@ -41,6 +42,7 @@ pub(super) fn kind_of(v: &ParamValue) -> Kind {
         ParamValue::TimestampOffset(_) => Kind::TimestampOffset,
         ParamValue::Guid(_) => Kind::Guid,
         ParamValue::Output(_) => Kind::Output,
+        ParamValue::Table(_) => Kind::Table,
     }
 }
 
@@ -48,7 +50,7 @@ pub(super) fn kind_of(v: &ParamValue) -> Kind {
 pub(super) fn unify(a: Kind, b: Kind) -> Option<Kind> {
     use Kind::*;
     match (a, b) {
-        (Output, _) | (_, Output) => None,
+        (Output | Table, _) | (_, Output | Table) => None,
         (x, y) if x == y => Some(x),
         (Null, x) | (x, Null) => Some(x),
         (Bool, Int) | (Int, Bool) => Some(Int),

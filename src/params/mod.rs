@@ -12,6 +12,7 @@ mod identifier;
 mod kind;
 mod markers;
 mod output;
+mod table;
 #[cfg(test)]
 mod tests;
 
@@ -21,6 +22,7 @@ use kind::{Kind, carried_kind, kind_of, unify};
 pub use identifier::check_procedure_name;
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};
+pub use table::TableParam;
 
 /// One parameter value, already converted from the caller's language.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,6 +47,8 @@ pub enum ParamValue {
     Guid(u128),
     /// An output or input/output parameter of a procedure call (`execute` only).
     Output(Box<OutputParam>),
+    /// A table-valued parameter (SQL Server; `execute` only).
+    Table(Box<TableParam>),
 }
 
 /// A `setinputsizes` entry: overrides of the SQL type and size the engine would choose.
@@ -67,6 +71,8 @@ struct ParamColumn {
     element_len: usize,
     data: Vec<u64>,
     indicators: Vec<Len>,
+    /// A table-valued parameter's own columns and schema name (`None` for every other kind).
+    table: Option<Box<table::TableBinding>>,
 }
 
 impl ParamColumn {
@@ -113,10 +119,21 @@ impl BoundParams {
                     .into(),
             ));
         }
+        let has_table = |r: &Vec<ParamValue>| r.iter().any(|v| matches!(v, ParamValue::Table(_)));
+        if n_rows > 1 && rows.iter().any(has_table) {
+            return Err(Error::Programming(
+                "table-valued parameters are supported by execute (one parameter row), not executemany"
+                    .into(),
+            ));
+        }
         let mut columns = Vec::with_capacity(n_cols);
         for c in 0..n_cols {
             if let (1, ParamValue::Output(out)) = (n_rows, &rows[0][c]) {
                 columns.push(output::encode(out, c, backend)?);
+                continue;
+            }
+            if let (1, ParamValue::Table(t)) = (n_rows, &rows[0][c]) {
+                columns.push(table::encode(t, c, backend)?);
                 continue;
             }
             let mut kind = Kind::Null;
@@ -144,6 +161,17 @@ impl BoundParams {
         self.columns.is_empty()
     }
 
+    /// Parameter numbers of table-valued parameters without a type name: the statement must be
+    /// prepared and the parameter described so the driver learns the name.
+    pub fn undescribed_tables(&self) -> Vec<u16> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.table.as_ref().is_some_and(|t| t.needs_describe))
+            .map(|(i, _)| (i + 1) as u16)
+            .collect()
+    }
+
     pub fn has_outputs(&self) -> bool {
         self.columns.iter().any(|c| c.output.is_some())
     }
@@ -166,22 +194,42 @@ impl BoundParams {
     /// parameter bindings must be reset (or the statement freed) before `self` is dropped.
     pub unsafe fn bind(&mut self, stmt: &mut Stmt) -> Result<()> {
         stmt.set_paramset_size(self.rows.max(1))?;
-        for (i, col) in self.columns.iter_mut().enumerate() {
-            // SAFETY: forwarded contract; data covers rows * element_len bytes, indicators rows.
-            unsafe {
-                stmt.bind_parameter(
-                    (i + 1) as u16,
-                    col.direction,
-                    col.c_type,
-                    col.sql_type,
-                    col.column_size,
-                    col.decimal_digits,
-                    col.data.as_mut_ptr() as Pointer,
-                    col.element_len as Len,
-                    col.indicators.as_mut_ptr(),
-                )?
-            };
-        }
-        Ok(())
+        // SAFETY: forwarded contract.
+        unsafe { bind_columns(&mut self.columns, stmt) }
     }
+}
+
+/// Bind `columns` as parameters 1..=n of `stmt` (or of the table-valued parameter in focus).
+///
+/// # Safety
+/// As [`BoundParams::bind`]: the columns' memory must outlive the statement's use of it.
+unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<()> {
+    for (i, col) in columns.iter_mut().enumerate() {
+        let number = (i + 1) as u16;
+        // A table-valued parameter without a type name binds no value pointer (the driver
+        // has the name from SQLDescribeParam).
+        let value = match &col.table {
+            Some(t) if t.needs_describe => std::ptr::null_mut(),
+            _ => col.data.as_mut_ptr() as Pointer,
+        };
+        // SAFETY: forwarded contract; data covers rows * element_len bytes, indicators rows.
+        unsafe {
+            stmt.bind_parameter(
+                number,
+                col.direction,
+                col.c_type,
+                col.sql_type,
+                col.column_size,
+                col.decimal_digits,
+                value,
+                col.element_len as Len,
+                col.indicators.as_mut_ptr(),
+            )?
+        };
+        if let Some(t) = col.table.as_mut() {
+            // SAFETY: forwarded contract (the binding lives in `col`, kept by the caller).
+            unsafe { table::bind_table(t, number, stmt)? };
+        }
+    }
+    Ok(())
 }

@@ -151,6 +151,7 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
         element_len,
         data: vec![0u64; element_len.div_ceil(8)],
         indicators: vec![NULL_DATA],
+        table: None,
     };
     let mut bytes = Vec::new();
     if encode_cell(&out.input, kind, backend, &mut bytes) {

@@ -311,6 +311,13 @@ pub fn check_fast_executemany_row(
         if !value.is_instance(decimal)? {
             continue;
         }
+        if value.call_method0("is_snan")?.is_truthy()? {
+            return Err(programming(format!(
+                "fast_executemany row {index}, parameter {column}: Decimal {} is a signaling \
+                 NaN, which no database stores",
+                value.str()?
+            )));
+        }
         if !value.call_method0("is_finite")?.is_truthy()? {
             return Err(programming(format!(
                 "fast_executemany row {index}, parameter {column}: Decimal {} cannot be bound \

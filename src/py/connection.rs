@@ -281,13 +281,19 @@ impl Connection {
         self.shared.bump();
     }
 
-    /// Register `func(raw_bytes) -> value` for columns of ODBC SQL type `sqltype` (pyodbc).
-    fn add_output_converter(&self, sqltype: i16, func: Py<PyAny>) {
-        self.shared
+    /// Register `func(raw_bytes) -> value` for columns of ODBC SQL type `sqltype` (pyodbc);
+    /// `None` removes the one registered, as in pyodbc.
+    fn add_output_converter(&self, sqltype: i16, func: Option<Py<PyAny>>) {
+        let mut converters = self
+            .shared
             .converters
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sqltype, func);
+            .unwrap_or_else(|e| e.into_inner());
+        match func {
+            Some(func) => converters.insert(sqltype, func),
+            None => converters.remove(&sqltype),
+        };
+        drop(converters);
         self.shared.bump();
     }
 

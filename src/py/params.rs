@@ -11,7 +11,7 @@ use crate::params::{InputSize, ParamValue};
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,
-    PyFloat, PyInt, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
+    PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
 };
 
 pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
@@ -113,10 +113,14 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
         return decimal_param(value, index);
     }
     if value.is_instance(cache::uuid_type(py)?)? {
-        return Ok(ParamValue::Guid(value.getattr("int")?.extract()?));
+        return uuid_param(value, index);
     }
     if let Ok(out) = value.cast::<Output>() {
         return out.get().to_param(py, index);
+    }
+    // A list or tuple as one parameter is a table-valued parameter, as in pyodbc.
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        return table_param(value, index);
     }
     Err(programming(format!(
         "parameter {index}: unsupported type {} (supported: None, bool, int, float, str, bytes, bytearray, \
@@ -125,29 +129,93 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     )))
 }
 
-/// A `Decimal` as plain text (no exponent) with its precision and scale.
+/// A `Decimal` as plain text (no exponent) with its precision and scale, read from its
+/// `as_tuple()` and checked as pyodbc checks it: a subclass whose `as_tuple()` returns nonsense
+/// is a TypeError (never garbage sent), a signaling NaN or an exponent no database could take a
+/// ProgrammingError. Quiet NaN and the infinities are sent as text, as pyodbc sends them:
+/// PostgreSQL stores them, SQL Server's driver refuses them (DataError).
 fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
-    let t = value.call_method0("as_tuple")?;
-    let t = t.cast::<PyTuple>()?;
-    let sign: i64 = t.get_item(0)?.extract()?;
-    let digits: Vec<u8> = t.get_item(1)?.extract()?;
-    let exponent = t.get_item(2)?;
-    let Ok(exponent) = exponent.extract::<i64>() else {
-        return Err(data(format!(
-            "parameter {index}: Decimal {} (NaN or infinity) cannot be sent",
-            value.str()?
-        )));
+    use pyo3::exceptions::PyTypeError;
+    let bad = |what: &str| {
+        PyTypeError::new_err(format!(
+            "parameter {index}: Decimal.as_tuple() returned {what}; expected (sign 0 or 1, \
+             a non-empty tuple of digits 0-9, an int exponent or 'n', 'N', 'F')"
+        ))
     };
+    let t = value.call_method0("as_tuple")?;
+    let t = t
+        .cast::<PyTuple>()
+        .map_err(|_| bad("something that is not a tuple"))?;
+    if t.len() != 3 {
+        return Err(bad(&format!("a tuple of {} items", t.len())));
+    }
+    let sign = match t.get_item(0)?.extract::<i64>() {
+        Ok(s @ (0 | 1)) => s,
+        _ => return Err(bad("an invalid sign (not 0 or 1)")),
+    };
+    let digit_items = t.get_item(1)?;
+    let digit_items = digit_items
+        .cast::<PyTuple>()
+        .map_err(|_| bad("digits that are not a tuple"))?;
+    let mut digits: Vec<u8> = Vec::with_capacity(digit_items.len());
+    for d in digit_items.iter() {
+        match d.extract::<i64>() {
+            Ok(d @ 0..=9) => digits.push(d as u8),
+            _ => return Err(bad("a digit that is not an int from 0 to 9")),
+        }
+    }
+    let exponent = t.get_item(2)?;
+    if let Ok(special) = exponent.extract::<String>() {
+        let text = match (special.as_str(), sign) {
+            ("n", _) => "NaN",
+            ("F", 0) => "Infinity",
+            ("F", _) => "-Infinity",
+            ("N", _) => {
+                return Err(programming(format!(
+                    "parameter {index}: Decimal {} is a signaling NaN, which no database stores",
+                    value.str()?
+                )));
+            }
+            _ => return Err(bad("an exponent that is neither an int nor 'n', 'N', 'F'")),
+        };
+        return Ok(ParamValue::Decimal {
+            text: text.to_string(),
+            precision: 1,
+            scale: 0,
+        });
+    }
+    let exponent_int = exponent
+        .cast::<PyInt>()
+        .map_err(|_| bad("an exponent that is neither an int nor 'n', 'N', 'F'"))?;
+    if digits.is_empty() {
+        return Err(bad("no digits"));
+    }
+    // The largest scale ODBC can describe (decimal digits are a SQLSMALLINT).
+    const MAX_SCALE: i64 = i16::MAX as i64;
+    let too_many_after_point = || {
+        programming(format!(
+            "parameter {index}: Decimal has more digits after the decimal point than can be \
+             bound (at most {MAX_SCALE})"
+        ))
+    };
+    let exponent: i64 = match exponent_int.extract::<i64>() {
+        Ok(e) => e,
+        // Beyond 64 bits (only a subclass can say that): the same errors as a large i64.
+        Err(_) if exponent_int.lt(0)? => return Err(too_many_after_point()),
+        Err(_) => i64::MAX,
+    };
+    if exponent < -MAX_SCALE {
+        return Err(too_many_after_point());
+    }
     // The plain text spells out every zero of the exponent: Decimal('1E+999999999999999999')
     // would be an exabyte string (the allocation aborted the interpreter). No database takes
     // more digits than PostgreSQL's numeric (131,072 before the point, 16,383 after).
     const MAX_TEXT_DIGITS: i64 = 131_072 + 16_383;
-    let spelled = digits.len() as i64 + exponent.abs();
+    let spelled = (digits.len() as i64).saturating_add(exponent.saturating_abs());
     if spelled > MAX_TEXT_DIGITS {
-        return Err(data(format!(
-            "parameter {index}: Decimal {} has too many digits to send (more than \
-             {MAX_TEXT_DIGITS} written out; Numeric overflow)",
-            value.str()?
+        return Err(programming(format!(
+            "parameter {index}: Numeric overflow: the Decimal has more than {MAX_TEXT_DIGITS} \
+             digits written out, more than any database's numeric holds"
         )));
     }
     let mut text = String::with_capacity(digits.len() + 4);
@@ -185,15 +253,121 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
     })
 }
 
-/// One `setinputsizes` entry: `None`, an int SQL type, a `(sql_type, size[, digits])` tuple, or a
+/// A table-valued parameter as pyodbc takes one: a list or tuple whose first item may be the
+/// table type's name and its second the schema's (str), and whose other items are the rows
+/// (sequences, one value per column). Each column takes the Python type of its first non-None
+/// value (pyodbc binds a column by it): a later value of another type is a TypeError.
+fn table_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
+    use pyo3::exceptions::PyTypeError;
+    let items: Vec<Bound<'_, PyAny>> = value.try_iter()?.collect::<PyResult<_>>()?;
+    let is_name =
+        |v: &Bound<'_, PyAny>| v.is_instance_of::<PyString>() || v.is_instance_of::<PyBytes>();
+    let mut names: Vec<Vec<u16>> = Vec::new();
+    for item in items.iter().take(2) {
+        if !is_name(item) {
+            break;
+        }
+        let text = item.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "table-valued parameter {index}: the type and schema names must be str, not {}",
+                item.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        // A lone surrogate raises UnicodeEncodeError here, as in pyodbc.
+        names.push(text.to_str()?.encode_utf16().collect());
+    }
+    let row_items = &items[names.len()..];
+    let row_len =
+        |r: usize, row: &Bound<'_, PyAny>| {
+            row.len().map_err(|_| {
+            programming(format!(
+                "table-valued parameter {index}: row {r} is {}, not a sequence of column values \
+                 (a list or tuple parameter is a table-valued parameter, as in pyodbc)",
+                row.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
+        })
+        };
+    let width = match row_items.first() {
+        Some(row) => row_len(0, row)?,
+        None => 0,
+    };
+    let mut column_types: Vec<Option<Bound<'_, PyAny>>> = vec![None; width];
+    let mut rows = Vec::with_capacity(row_items.len());
+    for (r, row) in row_items.iter().enumerate() {
+        let n = row_len(r, row)?;
+        if n != width {
+            return Err(programming(format!(
+                "table-valued parameter {index}: every row must be the same size (row {r} has \
+                 {n} values, row 0 has {width})"
+            )));
+        }
+        let mut values = Vec::with_capacity(n);
+        for (c, expected) in column_types.iter_mut().enumerate() {
+            let cell = row.get_item(c)?;
+            if !cell.is_none() {
+                match expected {
+                    None => *expected = Some(cell.get_type().into_any()),
+                    Some(first) if !cell.is_instance(first)? => {
+                        return Err(PyTypeError::new_err(format!(
+                            "table-valued parameter {index}, row {r}, column {c}: Expected {} \
+                             (the column's type in its first row), got {}",
+                            first.getattr("__name__")?,
+                            cell.get_type().name()?
+                        )));
+                    }
+                    Some(_) => {}
+                }
+            }
+            values.push(to_param(&cell, c)?);
+        }
+        rows.push(values);
+    }
+    let mut names = names.into_iter();
+    Ok(ParamValue::Table(Box::new(crate::params::TableParam {
+        type_name: names.next().unwrap_or_default(),
+        schema: names.next().unwrap_or_default(),
+        rows,
+    })))
+}
+
+/// A `uuid.UUID` from its `bytes_le` (what pyodbc binds as SQL_GUID), so a subclass whose
+/// `bytes_le` is not 16 bytes is a TypeError, as in pyodbc, not a wrong value.
+fn uuid_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
+    let le = value.getattr("bytes_le")?;
+    let le: [u8; 16] = le
+        .cast::<PyBytes>()
+        .ok()
+        .and_then(|b| b.as_bytes().try_into().ok())
+        .ok_or_else(|| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "parameter {index}: UUID.bytes_le must be 16 bytes"
+            ))
+        })?;
+    // bytes_le stores the first three fields little-endian; the u128 is the big-endian order.
+    let mut be = le;
+    be[..4].reverse();
+    be[4..6].reverse();
+    be[6..8].reverse();
+    Ok(ParamValue::Guid(u128::from_be_bytes(be)))
+}
+
+/// One `setinputsizes` entry: `None`, an int column size, a `(sql_type, size[, digits])` tuple, or a
 /// Python type (`str`, `bytes`, ... → the SQL type ferrodbc would pick anyway: ignored).
 pub fn to_input_size(item: &Bound<'_, PyAny>) -> PyResult<InputSize> {
     if item.is_none() {
         return Ok(InputSize::default());
     }
-    if let Ok(t) = item.extract::<i16>() {
+    // A bare int is a column size (pyodbc: the size of a string or binary parameter), the SQL
+    // type being the one the value picks.
+    if item.is_instance_of::<PyInt>() && !item.is_instance_of::<PyBool>() {
+        let size = item
+            .extract::<usize>()
+            .map_err(|_| programming("setinputsizes: a column size must be a non-negative int"))?;
         return Ok(InputSize {
-            sql_type: Some(t),
+            column_size: Some(size),
             ..Default::default()
         });
     }
@@ -251,6 +425,9 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
         ParamValue::Guid(g) => objects::uuid(py, *g)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
+        }
+        ParamValue::Table(_) => {
+            return Err(programming("an output parameter cannot be a table"));
         }
     })
 }

@@ -110,9 +110,20 @@ impl PyPlan {
             } else {
                 Some(col.desc.size)
             };
+            let converter = converters.get(&col.desc.sql_type);
+            // A converted text column is read as bytes (see `ResultPlan::build_with_raw`); its
+            // description still names the SQL type's Python type, as pyodbc's does.
+            let described = match (converter, col.kind) {
+                (Some(_), CellKind::Binary { .. } | CellKind::LongBinary)
+                    if crate::plan::is_text_sql_type(col.desc.sql_type) =>
+                {
+                    CellKind::LongWText
+                }
+                (_, kind) => kind,
+            };
             let d = (
                 name.clone(),
-                type_code(py, col.kind, uuid_as_str)?,
+                type_code(py, described, uuid_as_str)?,
                 py.None(),
                 size,
                 size,
@@ -121,7 +132,7 @@ impl PyPlan {
             );
             description.push(d.into_pyobject(py)?);
             names.push(name);
-            decoders.push(match converters.get(&col.desc.sql_type) {
+            decoders.push(match converter {
                 Some(f) => ColumnDecoder::Converted(col.kind, f.clone_ref(py)),
                 None => ColumnDecoder::Plain(col.kind),
             });

@@ -65,13 +65,22 @@ def test_converter_receives_the_raw_bytes_of_the_cell(conn, ids):
     assert all(type(raw) is bytes for raw in seen)
 
 
-def test_text_converter_receives_utf16le(peer, conn, ids):
+def test_text_converter_receives_the_drivers_bytes(peer, conn, ids):
+    # As pyodbc: a converted text column is read as SQL_C_BINARY, the driver's own bytes (UTF-8
+    # from SQLite3 ODBC and psqlODBC), not the UTF-16 ferrodbc decodes text from.
     # The SQL type of VARCHAR(20) differs per driver: SQLite says SQL_VARCHAR, psqlODBC's
     # Unicode driver SQL_WVARCHAR.
     sqltype = ferrodbc.SQL_WVARCHAR if peer.is_pg else ferrodbc.SQL_VARCHAR
     conn.add_output_converter(sqltype, lambda raw: raw)
-    row = conn.cursor().execute(f"SELECT label FROM {ids} WHERE id = 5").fetchone()
-    assert row[0] == "L5".encode("utf-16-le")
+    cur = conn.cursor()
+    row = cur.execute(f"SELECT label FROM {ids} WHERE id = 5").fetchone()
+    assert row[0] == b"L5"
+    assert cur.description[0][1] is str, "the description still names the column's type"
+    cur.execute(f"UPDATE {ids} SET label = ? WHERE id = 5", "h\u00e9llo \u20ac")
+    assert cur.execute(f"SELECT label FROM {ids} WHERE id = 5").fetchval() == "h\u00e9llo \u20ac".encode()
+    # add_output_converter(sqltype, None) removes it (pyodbc).
+    conn.add_output_converter(sqltype, None)
+    assert cur.execute(f"SELECT label FROM {ids} WHERE id = 5").fetchval() == "h\u00e9llo \u20ac"
 
 
 def test_converter_added_between_fetches_applies_from_the_next_fetch_without_losing_rows(conn, ids):

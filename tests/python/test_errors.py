@@ -101,11 +101,20 @@ def test_wrong_parameter_count_in_executemany_is_a_programming_error(conn, table
 
 
 @pytest.mark.parametrize(
-    "value", [object(), {"a": 1}, {1, 2}, 1 + 2j, [1, 2]], ids=["object", "dict", "set", "complex", "list"]
+    "value", [object(), {"a": 1}, {1, 2}, 1 + 2j], ids=["object", "dict", "set", "complex"]
 )
 def test_unsupported_parameter_type_is_a_programming_error(conn, value):
     with pytest.raises(ferrodbc.ProgrammingError, match="unsupported type"):
         conn.cursor().execute("SELECT ?, ?", 1, value)
+    still_works(conn)
+
+
+def test_a_list_parameter_is_a_table_valued_parameter_which_only_sql_server_has(conn):
+    # pyodbc's rule: a list or tuple as one parameter is a TVP (tests/sqlserver sends them).
+    with pytest.raises(ferrodbc.ProgrammingError, match="not a sequence of column values"):
+        conn.cursor().execute("SELECT ?, ?", 1, [1, 2])
+    with pytest.raises(ferrodbc.NotSupportedError, match="only SQL Server"):
+        conn.cursor().execute("SELECT ?, ?", 1, [(1,), (2,)])
     still_works(conn)
 
 
@@ -127,11 +136,19 @@ def test_a_huge_integer_parameter_is_a_data_error(conn):
         conn.cursor().execute("SELECT ?", 10**5000)
 
 
-def test_nan_decimal_parameter_is_a_data_error(conn):
+def test_decimal_snan_is_a_programming_error_and_nan_is_sent_as_text(peer, conn, table):
+    # pyodbc's rules: no database stores a signaling NaN (ProgrammingError before anything is
+    # sent); a quiet NaN or an infinity is sent as text, which PostgreSQL stores and SQL Server's
+    # driver refuses (DataError, pyodbc's sqlserver_test.py).
     import decimal
 
-    with pytest.raises(ferrodbc.DataError):
-        conn.cursor().execute("SELECT ?", decimal.Decimal("NaN"))
+    with pytest.raises(ferrodbc.ProgrammingError, match="signaling NaN"):
+        conn.cursor().execute("SELECT ?", decimal.Decimal("sNaN"))
+    if peer.is_pg:
+        cur = conn.cursor()
+        cur.execute(f"CREATE TABLE {table} (v numeric)")
+        cur.execute(f"INSERT INTO {table} VALUES (?)", decimal.Decimal("NaN"))
+        assert cur.execute(f"SELECT v::text FROM {table}").fetchval() == "NaN"
 
 
 def test_string_with_lone_surrogate_parameter_is_a_data_error(conn):

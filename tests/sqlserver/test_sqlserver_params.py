@@ -204,11 +204,15 @@ def test_setinputsizes_is_honoured(conn, driver):
     assert cur.description[0][4:6] == (20, 6)
     cur.setinputsizes([(ferrodbc.SQL_DECIMAL, 10, 2)])
     assert str(cur.execute("SELECT ?", 7).fetchval()) == "7.00"
-    cur.setinputsizes([ferrodbc.SQL_VARCHAR])
+    cur.setinputsizes([(ferrodbc.SQL_VARCHAR,)])
     assert cur.execute("SELECT ?", 5).fetchval() == "5"
     cur.setinputsizes([(ferrodbc.SQL_WVARCHAR, 10)])
     assert cur.execute("SELECT ?", "abc").fetchval() == "abc"
     assert cur.description[0][3] == 10
+    # A bare int is a column size, as in pyodbc: the type stays the value's (nvarchar).
+    cur.setinputsizes([12])
+    assert cur.execute("SELECT ?", "abc").fetchval() == "abc"
+    assert cur.description[0][3] == 12
     # sizes apply to one execute only: the next one infers again
     assert cur.execute("SELECT ?", Decimal("1.25")).fetchval().as_tuple().exponent == -2
     assert cur.description[0][4:6] == (3, 2)

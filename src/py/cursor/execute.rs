@@ -45,7 +45,17 @@ impl Cursor {
                 bad.decimal_digits.unwrap_or_default()
             )));
         }
+        // Converted columns are read as the driver's bytes, as pyodbc gives them to converters.
+        let raw_sql_types: Vec<i16> = self
+            .shared
+            .converters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .keys()
+            .copied()
+            .collect();
         let stmt = self.statement(py, st)?;
+        stmt.set_raw_sql_types(raw_sql_types);
         if let Err(e) = py.detach(|| op(stmt, &sizes)) {
             st.discard_outputs();
             return Err(crate::py::errors::to_pyerr(py, self.shared.track(e)));

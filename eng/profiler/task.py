@@ -38,6 +38,7 @@ class Ctx:
     table: str = ""  # the write tasks' target table
     items: list[tuple] = field(default_factory=list)  # rows to insert / parameters to send
     shop: dict[str, str] = field(default_factory=dict)  # join tables: {"c": ..., "p": ..., "o": ...}
+    extra: dict[str, Any] = field(default_factory=dict)  # dataframe tasks: engine, frame
 
     def connect(self, autocommit: bool = False) -> Any:
         return self.driver.connect(self.conn_str, autocommit=autocommit)

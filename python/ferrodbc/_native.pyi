@@ -194,6 +194,7 @@ class Cursor:
     fast_executemany: bool
     noscan: bool
     rows_as_dicts: bool
+    rows_as_tuples: bool
     @property
     def hstmt(self) -> Any: ...
     def skip(self, count: int) -> None: ...

@@ -200,3 +200,27 @@ def test_rows_are_one_untracked_object(row):
     assert sys.getsizeof(row) == 32 + 8 * len(row)
     with pytest.raises(TypeError):
         ferrodbc.Row()  # type: ignore[call-arg]
+
+
+def test_rows_as_tuples_gives_plain_tuples_of_the_same_values(conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, name VARCHAR(20), amount NUMERIC(10,2))")
+    cur.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)",
+                    [(i, None if i % 3 == 0 else f"n{i}", i * 1.5) for i in range(50)])
+    query = f"SELECT id, name, amount FROM {table} ORDER BY id"
+    want = [tuple(r) for r in cur.execute(query).fetchall()]
+    assert cur.rows_as_tuples is False
+    cur.rows_as_tuples = True
+    for fetch in (lambda c: c.fetchall(), lambda c: c.fetchmany(7) + c.fetchmany(100),
+                  lambda c: [c.fetchone() for _ in range(50)], list):
+        got = fetch(cur.execute(query))
+        assert {type(r) for r in got} == {tuple}
+        assert got == want
+        # Tuples are GC containers (a Row is not); a full collection with them alive is fine.
+        gc.collect()
+    # rows_as_dicts wins when both are on.
+    cur.rows_as_dicts = True
+    assert cur.execute(query).fetchone() == {"id": 0, "name": None, "amount": want[0][2]}
+    cur.rows_as_dicts = False
+    cur.rows_as_tuples = False
+    assert isinstance(cur.execute(query).fetchone(), ferrodbc.Row)

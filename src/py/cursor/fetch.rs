@@ -7,7 +7,7 @@ use crate::decode::TextErrors;
 use crate::py::arrow::{
     DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH,
 };
-use crate::py::decode::{build_first_value, build_one_row, build_rows};
+use crate::py::decode::{RowShape, build_first_value, build_one_row, build_rows};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::plan::{ColumnDecoder, PyPlan};
 use crate::rowset::Served;
@@ -71,6 +71,7 @@ impl Cursor {
         st: &mut CursorState,
         max: usize,
     ) -> PyResult<Vec<Py<PyAny>>> {
+        let shape = self.row_shape();
         let (stmt, plan, pending) = self.begin_fetch(py, st)?;
         let mut out: Vec<Py<PyAny>> = Vec::new();
         while out.len() < max {
@@ -78,7 +79,7 @@ impl Cursor {
                 Ok(None) => break,
                 Ok(Some(served)) => {
                     let (batch, rows, base) = (served.batch, served.rows, served.base);
-                    match build_rows(py, plan, batch, rows, base, &mut out)? {
+                    match build_rows(py, plan, shape, batch, rows, base, &mut out)? {
                         None => continue,
                         Some(fail) => {
                             // Rows before the bad one are delivered; the bad row is consumed;
@@ -110,13 +111,32 @@ impl Cursor {
         py: Python<'_>,
         st: &mut CursorState,
     ) -> PyResult<Option<Py<PyAny>>> {
+        let shape = self.row_shape();
         let (stmt, plan, _) = self.begin_fetch(py, st)?;
         let Some(served) = self.next_served(py, stmt, 1)? else {
             return Ok(None);
         };
-        build_one_row(py, plan, served.batch, served.rows.start, served.base)
-            .map(Some)
-            .map_err(|f| f.err)
+        build_one_row(
+            py,
+            plan,
+            shape,
+            served.batch,
+            served.rows.start,
+            served.base,
+        )
+        .map(Some)
+        .map_err(|f| f.err)
+    }
+
+    /// What fetches build: `Row`s (also the base of dicts), or plain tuples.
+    fn row_shape(&self) -> RowShape {
+        if self.rows_as_tuples.load(Ordering::Relaxed)
+            && !self.rows_as_dicts.load(Ordering::Relaxed)
+        {
+            RowShape::Tuple
+        } else {
+            RowShape::Row
+        }
     }
 
     /// Rows as dicts when `rows_as_dicts` is on (a later column of the same name wins).

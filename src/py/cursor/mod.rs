@@ -82,6 +82,11 @@ pub struct Cursor {
     noscan: AtomicBool,
     /// pyodbc's `rows_as_dicts`: fetches return `{name: value}` dicts instead of rows.
     rows_as_dicts: AtomicBool,
+    /// Fetches return plain tuples instead of `Row`s (`rows_as_dicts` wins when both are on):
+    /// for libraries that copy every row into their own object anyway. SQLAlchemy's Row keeps a
+    /// tuple as it is and copies anything else with `tuple(row)`, which for a `Row` built a
+    /// tuple, an iterator and a second tuple per row; the mssql+ferrodbc dialect sets it.
+    rows_as_tuples: AtomicBool,
 }
 
 /// `state`, locked by this thread; clears the owner token before unlocking.
@@ -145,6 +150,7 @@ impl Cursor {
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
             rows_as_dicts: AtomicBool::new(false),
+            rows_as_tuples: AtomicBool::new(false),
         }
     }
 
@@ -430,6 +436,16 @@ impl Cursor {
     #[setter]
     fn set_rows_as_dicts(&self, on: bool) {
         self.rows_as_dicts.store(on, Ordering::Relaxed);
+    }
+
+    #[getter]
+    fn get_rows_as_tuples(&self) -> bool {
+        self.rows_as_tuples.load(Ordering::Relaxed)
+    }
+
+    #[setter]
+    fn set_rows_as_tuples(&self, on: bool) {
+        self.rows_as_tuples.store(on, Ordering::Relaxed);
     }
 
     #[getter]

@@ -216,7 +216,8 @@ def test_rows_as_tuples_gives_plain_tuples_of_the_same_values(conn, table):
         got = fetch(cur.execute(query))
         assert {type(r) for r in got} == {tuple}
         assert got == want
-        # Tuples are GC containers (a Row is not); a full collection with them alive is fine.
+        # Only atomic values: off the GC's lists, as CPython's collector would leave them.
+        assert not any(gc.is_tracked(r) for r in got)
         gc.collect()
     # rows_as_dicts wins when both are on.
     cur.rows_as_dicts = True
@@ -224,3 +225,11 @@ def test_rows_as_tuples_gives_plain_tuples_of_the_same_values(conn, table):
     cur.rows_as_dicts = False
     cur.rows_as_tuples = False
     assert isinstance(cur.execute(query).fetchone(), ferrodbc.Row)
+
+
+def test_a_tuple_row_holding_a_container_stays_tracked(pg_conn):
+    cur = pg_conn.cursor()
+    cur.rows_as_tuples = True
+    (row,) = cur.execute("SELECT 1, CAST('12345678-1234-5678-1234-567812345678' AS uuid)").fetchall()
+    assert type(row[1]).__name__ == "UUID" and gc.is_tracked(row)
+    assert gc.is_tracked(cur.execute("SELECT CAST('12345678-1234-5678-1234-567812345678' AS uuid)").fetchone())

@@ -22,17 +22,25 @@ _ALIAS = "ferrodbc_partition"
 def top_level_words(query: str) -> tuple[list[str], bool]:
     """The upper-cased words outside parentheses, literals and comments, and whether something
     other than blanks and comments follows a top-level ';' (a second statement)."""
+    words, second, _ = _scan(query)
+    return words, second
+
+
+def _scan(query: str) -> tuple[list[str], bool, int]:
+    """`top_level_words`, and the end of the statement: the offset after its last character
+    that is not a blank, a comment or a top-level ';'."""
     words: list[str] = []
     depth = 0
     i = 0
     n = len(query)
+    end = 0
     after_semicolon = False
     second_statement = False
     while i < n:
         c = query[i]
         if c == "-" and query.startswith("--", i):
-            end = query.find("\n", i)
-            i = n if end < 0 else end + 1
+            eol = query.find("\n", i)
+            i = n if eol < 0 else eol + 1
             continue
         if c == "/" and query.startswith("/*", i):
             nest, i = 1, i + 2
@@ -60,27 +68,34 @@ def top_level_words(query: str) -> tuple[list[str], bool]:
                     break
                 i += 1
             i += 1
+            end = min(i, n)
+            continue
+        if c == ";" and depth == 0:
+            after_semicolon = True
+            i += 1
             continue
         if c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-        elif c == ";" and depth == 0:
-            after_semicolon = True
         elif c.isalpha() or c in "_@#":
             start = i
             while i < n and (query[i].isalnum() or query[i] in "_@#$"):
                 i += 1
             if depth == 0:
                 words.append(query[start:i].upper())
+            end = i
             continue
         i += 1
-    return words, second_statement
+        end = i
+    return words, second_statement, end
 
 
 def check_wrappable(query: str) -> str:
-    """The query without trailing ';', or ProgrammingError saying why it cannot be partitioned."""
-    words, second_statement = top_level_words(query)
+    """The query without what follows its last token (';', blanks, a trailing comment, which
+    would swallow the wrapper's closing parenthesis), or ProgrammingError saying why it cannot
+    be partitioned."""
+    words, second_statement, end = _scan(query)
     if second_statement:
         raise ProgrammingError(
             "A partitioned read takes one SELECT statement; this query has several. Pass a "
@@ -101,7 +116,7 @@ def check_wrappable(query: str) -> str:
                 "partition): remove it and sort the result.")
         if a == "INTO":
             raise ProgrammingError("SELECT ... INTO is not a query that returns rows.")
-    return query.rstrip().rstrip(";").rstrip()
+    return query[:end]
 
 
 def type_probe(query: str, column: str) -> str:

@@ -57,3 +57,10 @@ def test_a_list_of_queries(filled):
     cs, name = filled
     got = ferrodbc.read_arrow(cs, [f"SELECT * FROM {name} WHERE id < 100", f"SELECT * FROM {name} WHERE id >= 1900"])
     assert sorted(got.column("id").to_pylist()) == [*range(100), *range(1900, ROWS)]
+
+
+def test_a_trailing_comment_or_semicolon_does_not_break_the_wrapper(conn, filled):
+    cs, name = filled
+    for query in (f"SELECT * FROM {name} -- every row", f"SELECT * FROM {name}; /* done */"):
+        got = ferrodbc.read_arrow(cs, query, partition_on="id", partitions=3)
+        assert got.num_rows == ROWS + 1

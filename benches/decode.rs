@@ -16,6 +16,7 @@ use _native::decode::{
 };
 use _native::odbc::ColumnDescription;
 use _native::plan::ResultPlan;
+use _native::py::decode::RowObject::Row;
 use _native::py::plan::PyPlan;
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pyo3::ffi;
@@ -311,7 +312,8 @@ fn bench_build_rows(c: &mut Criterion) {
         .unwrap();
         let mut rows = Vec::new();
         let failure =
-            _native::py::decode::build_rows(py, &py_plan, &batch, 0..ROWS, 0, &mut rows).unwrap();
+            _native::py::decode::build_rows(py, &py_plan, Row, &batch, 0..ROWS, 0, &mut rows)
+                .unwrap();
         assert!(
             failure.is_none() && rows.len() == ROWS,
             "the mixed batch did not decode"
@@ -324,6 +326,7 @@ fn bench_build_rows(c: &mut Criterion) {
                 let failure = _native::py::decode::build_rows(
                     py,
                     &py_plan,
+                    Row,
                     black_box(&batch),
                     0..ROWS,
                     0,

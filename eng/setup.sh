@@ -30,8 +30,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=$ROOT/.venv/bin/python
-if ! "$PY" -c 'import maturin, pytest, ruff, mypy, pyodbc, mssql_python, mssql_python_odbc, pyarrow, polars' 2>/dev/null; then
-  log "pip install (maturin, pytest, ruff, mypy, pyodbc, mssql-python, pyarrow, polars)"
+if ! "$PY" -c 'import maturin, pytest, ruff, mypy, pyodbc, mssql_python, mssql_python_odbc, pyarrow, polars, sqlalchemy, pandas, dask, distributed' 2>/dev/null; then
+  log "pip install (maturin, pytest, ruff, mypy, pyodbc, mssql-python, pyarrow, polars, sqlalchemy, pandas, dask, distributed)"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q -r eng/requirements.txt
 fi

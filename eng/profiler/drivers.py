@@ -117,6 +117,21 @@ class Driver:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row)) for row in cursor.fetchall()]
 
+    def arrow_stream(self, conn: Any, sql: str) -> Any:
+        """The result of `sql` as an Arrow stream (`arrow_polars_*`)."""
+        return self.arrow_table(conn, sql)
+
+    #: The SQLAlchemy dialect of this driver (`pandas_*` tasks).
+    dialect = ""
+
+    def sqlalchemy_engine(self, conn_str: str) -> Any:
+        """An engine of the driver's SQLAlchemy dialect with its defaults, from the ODBC string."""
+        import urllib.parse
+
+        from sqlalchemy import create_engine
+
+        return create_engine(f"mssql+{self.dialect}:///?odbc_connect={urllib.parse.quote_plus(conn_str)}")
+
 
 def _upper_from_utf16(raw: bytes | None) -> str | None:
     return None if raw is None else raw.decode("utf-16-le").upper()
@@ -132,6 +147,14 @@ def _upper_from_narrow(raw: bytes | str | None) -> str | None:
 class Ferrodbc(Driver):
     name = "ferrodbc"
     module_name = "ferrodbc"
+    dialect = "ferrodbc"
+
+    def sqlalchemy_engine(self, conn_str: str) -> Any:
+        try:
+            importlib.import_module("ferrodbc.sqlalchemy")
+        except ImportError as e:  # compare --base with a revision before the dialect
+            raise NotApplicable("this revision has no SQLAlchemy dialect") from e
+        return super().sqlalchemy_engine(conn_str)
 
     def connect_pooled(self, conn_str: str) -> Any:
         if not hasattr(self.mod, "clear_pool"):
@@ -174,6 +197,13 @@ class Ferrodbc(Driver):
             cursor.rows_as_dicts = True
         return cursor.fetchall()
 
+    def arrow_stream(self, conn: Any, sql: str) -> Any:
+        cur = conn.cursor()
+        if not hasattr(cur, "fetch_record_batch"):
+            raise NotApplicable("this revision has no Arrow fetch")
+        cur.execute(sql)
+        return cur.fetch_record_batch()
+
     def counters(self) -> dict[str, int] | None:
         # Old revisions (compare --base) may predate the counters; then there is nothing to show.
         if not hasattr(self.mod, "counters"):
@@ -184,10 +214,12 @@ class Ferrodbc(Driver):
 class Pyodbc(Driver):
     name = "pyodbc"
     module_name = "pyodbc"
+    dialect = "pyodbc"
     notes = (
         "pyodbc: defaults (row-by-row SQLGetData, executemany without fast_executemany, "
         "no pooling: unixODBC's is not configured), "
-        "native_uuid=True so GUIDs compare as uuid.UUID",
+        "native_uuid=True so GUIDs compare as uuid.UUID; mssql+pyodbc with its defaults "
+        "(fast_executemany off: to_sql goes through insertmanyvalues batches)",
     )
 
     def __init__(self) -> None:
@@ -220,6 +252,13 @@ def _dto_from_struct(raw: bytes | None) -> dt.datetime | None:
 class MssqlPython(Driver):
     name = "mssql-python"
     module_name = "mssql_python"
+    dialect = "mssqlpython"
+
+    def sqlalchemy_engine(self, conn_str: str) -> Any:
+        from sqlalchemy import create_engine
+
+        # Its own connect (the Driver= keyword removed) under SQLAlchemy's mssql+mssqlpython.
+        return create_engine("mssql+mssqlpython://", creator=lambda: self.connect(conn_str))
     notes = (
         "mssql-python: native_uuid=True; its own Driver (the Driver= keyword is removed); "
         "connection pooling on by default (it shows in `connect`; `connect_unpooled` turns it off); "

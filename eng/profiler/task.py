@@ -40,6 +40,7 @@ class Ctx:
     shop: dict[str, str] = field(default_factory=dict)  # join tables: {"c": ..., "p": ..., "o": ...}
     #: Figures a task measures besides its time (e.g. peak RSS): copied into the worker's result.
     metrics: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # dataframe tasks: engine, frame
 
     def connect(self, autocommit: bool = False) -> Any:
         return self.driver.connect(self.conn_str, autocommit=autocommit)

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import arrow_tasks as at
 from . import workdata as wd
+from .dataframe_tasks import TASKS as DATAFRAME_TASKS
 from .digest import Digest, of_rows, of_sets, of_values
 from .drivers import INPUT_SIZES
 from .task import Ctx, Size, Task
@@ -534,6 +535,7 @@ _TASKS = [
          fast_executemany_body, items_check, items_expect, fast_executemany_setup),
     Task("multiple_result_sets", "three result sets via nextset", Size(1000, 500), multiple_sets_body, sets_check,
          sets_expect),
+    *DATAFRAME_TASKS,
 ]
 
 REGISTRY: dict[str, Task] = {t.name: t for t in _TASKS}

@@ -30,9 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "peers"))
-import usertable  # noqa: E402
-
 import tdspeer  # noqa: E402
+import usertable  # noqa: E402
 
 USER_TABLE = "bench_mixed"
 

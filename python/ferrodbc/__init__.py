@@ -44,6 +44,7 @@ from .dbapi import (
     Timestamp,
     TimestampFromTicks,
 )
+from .partitioned import read_arrow
 from .rows import namedtuple_row
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
@@ -232,6 +233,7 @@ __all__ = [
     "odbcversion",
     "paramstyle",
     "pooling",
+    "read_arrow",
     "reset_counters",
     "setDecimalSeparator",
     "threadsafety",

@@ -78,6 +78,9 @@ class RecordBatchStream:
     the Arrow PyCapsule stream interface, for `pyarrow.table(x)`, `polars.DataFrame(x)`, ..."""
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
     def __arrow_c_schema__(self) -> object: ...
+    @staticmethod
+    def concat(parts: Sequence[RecordBatchStream]) -> RecordBatchStream:
+        """One table of several `fetch_arrow_table()` tables' batches, in order (no copy)."""
     @property
     def num_rows(self) -> int | None: ...
 

@@ -22,7 +22,7 @@
 use super::cursor::Cursor;
 use crate::arrow::{ArrowLayout, BatchAssembler, export_stream};
 use arrow_array::RecordBatch;
-use arrow_schema::{ArrowError, SchemaRef, ffi::FFI_ArrowSchema};
+use arrow_schema::{ArrowError, Field, Schema, SchemaRef, ffi::FFI_ArrowSchema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 use std::sync::{Arc, Mutex};
@@ -139,6 +139,66 @@ impl RecordBatchStream {
         PyCapsule::new_with_value(py, schema, c"arrow_schema")
     }
 
+    /// One table of the batches of several tables (`fetch_arrow_table()` results), in order,
+    /// without copying a value: the gather step of `ferrodbc.read_arrow`, which must work
+    /// without pyarrow. The tables must have the same column names and types; a column is
+    /// nullable in the result when it is in any part (the same query on several connections can
+    /// describe a column's nullability differently only through a driver's whim, and a
+    /// non-nullable field over a part with NULLs would be invalid Arrow).
+    #[staticmethod]
+    fn concat(parts: Vec<PyRef<'_, RecordBatchStream>>) -> PyResult<RecordBatchStream> {
+        let Some(first) = parts.first() else {
+            return Err(super::errors::programming(
+                "concat needs at least one table",
+            ));
+        };
+        let mut fields: Vec<Field> = first
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        let mut tables = Vec::with_capacity(parts.len());
+        for (i, part) in parts.iter().enumerate() {
+            let batches = match &*part.source.lock().unwrap_or_else(|e| e.into_inner()) {
+                Source::Table(batches) => batches.clone(),
+                _ => {
+                    return Err(super::errors::programming(format!(
+                        "concat takes tables (fetch_arrow_table()); part {i} is a record batch \
+                         stream"
+                    )));
+                }
+            };
+            let theirs = part.schema.fields();
+            let same_shape = theirs.len() == fields.len()
+                && theirs
+                    .iter()
+                    .zip(&fields)
+                    .all(|(a, b)| a.name() == b.name() && a.data_type() == b.data_type());
+            if !same_shape {
+                return Err(super::errors::programming(format!(
+                    "the parts' columns differ: part 0 has {}, part {i} has {}",
+                    describe(&first.schema),
+                    describe(&part.schema)
+                )));
+            }
+            for (mine, theirs) in fields.iter_mut().zip(theirs.iter()) {
+                if theirs.is_nullable() && !mine.is_nullable() {
+                    *mine = mine.clone().with_nullable(true);
+                }
+            }
+            tables.push(batches);
+        }
+        let schema: SchemaRef = Arc::new(Schema::new(fields));
+        let mut batches = Vec::new();
+        for batch in tables.into_iter().flatten() {
+            let batch = RecordBatch::try_new(schema.clone(), batch.columns().to_vec())
+                .map_err(|e| super::errors::InternalError::new_err(e.to_string()))?;
+            batches.push(batch);
+        }
+        Ok(RecordBatchStream::table(schema, batches))
+    }
+
     /// Rows held (a table) or None (a lazy stream, whose length is unknown until read).
     #[getter]
     fn num_rows(&self) -> Option<usize> {
@@ -147,4 +207,14 @@ impl RecordBatchStream {
             _ => None,
         }
     }
+}
+
+/// `name: type, ...` of a schema, for an error message.
+fn describe(schema: &Schema) -> String {
+    let cols: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| format!("{}: {}", f.name(), f.data_type()))
+        .collect();
+    format!("({})", cols.join(", "))
 }

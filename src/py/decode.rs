@@ -326,7 +326,46 @@ fn raw_bytes<'py>(
     })
 }
 
-/// Decode rows `range` of `batch` into new `Row` objects. Returns the rows decoded and, if a cell
+/// The object the direct fill builds for each row (the row factories `None` and `tuple`; the
+/// other factories build from a [`ValueGrid`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum RowObject {
+    /// `ferrodbc.Row` (untracked by the GC, names and description through its schema).
+    Row,
+    /// A plain tuple (`row_factory = tuple`; the mssql+ferrodbc dialect's cursors).
+    Tuple,
+}
+
+/// A new row object of `n` empty (NULL) value slots, as an owned reference, and its slots.
+fn new_empty(
+    py: Python<'_>,
+    plan: &PyPlan,
+    object: RowObject,
+    n: usize,
+) -> PyResult<(*mut ffi::PyObject, Slots)> {
+    match object {
+        RowObject::Row => {
+            let r = new_row(py, plan.row_type.bind(py), &plan.schema, n)?;
+            // SAFETY: a live Row just made.
+            Ok((r, unsafe { values_of(r) }))
+        }
+        RowObject::Tuple => {
+            // SAFETY: PyTuple_New gives a tuple of `n` NULL items (or NULL with an exception
+            // set); its items array is ob_item, filled before the tuple is shared. A tuple left
+            // partly filled is released safely (tuple dealloc and traversal skip NULL items).
+            unsafe {
+                let t = ffi::PyTuple_New(n as ffi::Py_ssize_t);
+                if t.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                let items = (*t.cast::<ffi::PyTupleObject>()).ob_item.as_mut_ptr();
+                Ok((t, items))
+            }
+        }
+    }
+}
+
+/// Decode rows `range` of `batch` into new `Row` objects (or tuples, per `object`). Returns the rows decoded and, if a cell
 /// failed, the batch row that failed and its error (rows before it are returned complete).
 ///
 /// Rows are not tracked by the cyclic GC and no value built here is a GC container (unless an
@@ -334,23 +373,21 @@ fn raw_bytes<'py>(
 pub fn build_rows(
     py: Python<'_>,
     plan: &PyPlan,
+    object: RowObject,
     batch: &Batch,
     range: Range<usize>,
     row_base: u64,
     out: &mut Vec<Py<PyAny>>,
 ) -> PyResult<Option<CellFail>> {
-    let (ncols, tp) = (plan.decoders.len(), plan.row_type.bind(py));
+    let ncols = plan.decoders.len();
     let mut rows: Vec<Bound<'_, PyAny>> = Vec::with_capacity(range.len());
+    let mut targets: Vec<Slots> = Vec::with_capacity(range.len());
     for _ in 0..range.len() {
-        let r = new_row(py, tp, &plan.schema, ncols)?;
-        // SAFETY: a new row, owned by this handle (released with empty slots on any failure).
+        let (r, slots) = new_empty(py, plan, object, ncols)?;
+        // SAFETY: a new object, owned by this handle (released with empty slots on any failure).
         rows.push(unsafe { Bound::from_owned_ptr(py, r) });
+        targets.push(slots);
     }
-    // SAFETY: live rows, owned above.
-    let targets: Vec<Slots> = rows
-        .iter()
-        .map(|r| unsafe { values_of(r.as_ptr()) })
-        .collect();
     let mut good = rows.len();
     let mut failure = None;
     for (c, buf) in batch.columns.iter().enumerate() {
@@ -370,9 +407,33 @@ pub fn build_rows(
             failure = Some(fail);
         }
     }
+    if object == RowObject::Tuple {
+        for (t, &slots) in rows.iter().zip(&targets).take(good) {
+            // SAFETY: complete tuples of `ncols` live items, not yet shared.
+            unsafe { untrack_if_atomic(t.as_ptr(), slots, ncols) };
+        }
+    }
     // Rows from `good` on are incomplete: dropped here (dealloc skips their empty slots).
     out.extend(rows.into_iter().take(good).map(Bound::unbind));
     Ok(failure)
+}
+
+/// Take a tuple whose items are all atomic (int, str, Decimal, datetime, None: no GC container)
+/// off the cyclic GC's lists, as CPython's own collector does with such tuples once it meets
+/// them: a fetch of 100,000 rows as tuples otherwise made every collection it triggered walk
+/// them all (a Row is never tracked). A tuple holding a container (a `uuid.UUID`, whatever an
+/// output converter returns) stays tracked.
+///
+/// # Safety
+/// `t` is a live tracked tuple whose `n` items at `items` are all filled; the GIL is held.
+unsafe fn untrack_if_atomic(t: *mut ffi::PyObject, items: Slots, n: usize) {
+    // SAFETY: caller contract.
+    unsafe {
+        let items = std::slice::from_raw_parts(items, n);
+        if items.iter().all(|&v| ffi::PyObject_IS_GC(v) == 0) {
+            ffi::PyObject_GC_UnTrack(t.cast());
+        }
+    }
 }
 
 /// Decode batch row `row` into one `Row` (fetchone, iteration, fetchmany(1)): the same decoders
@@ -380,24 +441,23 @@ pub fn build_rows(
 pub fn build_one_row(
     py: Python<'_>,
     plan: &PyPlan,
+    object: RowObject,
     batch: &Batch,
     row: usize,
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
-    let obj = new_row(
-        py,
-        plan.row_type.bind(py),
-        &plan.schema,
-        plan.decoders.len(),
-    )
-    .map_err(|err| CellFail { row, err })?;
+    let (obj, slots) =
+        new_empty(py, plan, object, plan.decoders.len()).map_err(|err| CellFail { row, err })?;
     // SAFETY: an owned, unshared row: released by this handle if a cell fails.
     let handle = unsafe { Bound::from_owned_ptr(py, obj) };
-    // SAFETY: as above.
-    let slots = [unsafe { values_of(obj) }];
+    let slots = [slots];
     for (c, buf) in batch.columns.iter().enumerate() {
         // SAFETY: unshared row, slot `c` still empty.
         unsafe { fill_column(py, plan, c, buf, row..row + 1, row_base, &slots)? };
+    }
+    if object == RowObject::Tuple {
+        // SAFETY: a complete tuple, not yet shared.
+        unsafe { untrack_if_atomic(obj, slots[0], plan.decoders.len()) };
     }
     Ok(handle.unbind())
 }

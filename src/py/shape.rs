@@ -27,7 +27,7 @@ pub enum RowShape {
     /// growing), and setting a key it holds replaces in place (a third fewer instructions than
     /// inserting into a new dict, callgrind on 100,000 mixed rows).
     Dict(Py<PyTuple>, Py<PyDict>),
-    /// `tuple`.
+    /// `tuple`: built by the direct fill, as `Row` (`decode::build_rows`).
     Tuple,
     /// `ferrodbc.LazyRow`, with the source of the rows served last (rows served together from
     /// one batch share it; dropped before the next fill so the batch is not pinned by it).
@@ -93,7 +93,8 @@ impl RowShape {
     }
 }
 
-/// Build the served rows in `shape` (any shape but `Row`) onto `out`. As `build_rows`: a cell
+/// Build the served rows in `shape` (dict, lazy or a maker's rows; `Row` and `tuple` are the
+/// direct fill of `decode::build_rows`) onto `out`. As `build_rows`: a cell
 /// that fails to decode, or a maker that raises, stops there; rows before it are in `out` and
 /// the failure names its batch row.
 pub fn build_shaped(
@@ -127,9 +128,8 @@ pub fn build_shaped(
     }
     let build = match shape {
         RowShape::Dict(names, template) => Build::Dict(names, template),
-        RowShape::Tuple => Build::Tuple,
         RowShape::Maker(maker) => Build::Maker(maker),
-        RowShape::Row | RowShape::Lazy(_) => {
+        RowShape::Row | RowShape::Tuple | RowShape::Lazy(_) => {
             return Err(super::errors::InternalError::new_err(
                 "rows of this shape are not built from decoded values",
             ));
@@ -158,7 +158,6 @@ pub fn build_shaped(
                 }
                 Ok(dict.into_any())
             }
-            Build::Tuple => Ok(values_tuple(py, &mut grid, i, columns)?.into_any()),
             Build::Maker(maker) => {
                 let tuple = values_tuple(py, &mut grid, i, columns)?;
                 maker.bind(py).call1((tuple,))
@@ -181,7 +180,6 @@ pub fn build_shaped(
 #[derive(Clone, Copy)]
 enum Build<'a> {
     Dict(&'a Py<PyTuple>, &'a Py<PyDict>),
-    Tuple,
     Maker(&'a Py<PyAny>),
 }
 

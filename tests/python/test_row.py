@@ -200,3 +200,32 @@ def test_rows_are_one_untracked_object(row):
     assert sys.getsizeof(row) == 32 + 8 * len(row)
     with pytest.raises(TypeError):
         ferrodbc.Row()  # type: ignore[call-arg]
+
+
+def test_tuple_factory_gives_plain_tuples_of_the_same_values(conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, name VARCHAR(20), amount NUMERIC(10,2))")
+    cur.executemany(f"INSERT INTO {table} VALUES (?, ?, ?)",
+                    [(i, None if i % 3 == 0 else f"n{i}", i * 1.5) for i in range(50)])
+    query = f"SELECT id, name, amount FROM {table} ORDER BY id"
+    want = [tuple(r) for r in cur.execute(query).fetchall()]
+    assert cur.row_factory is None
+    cur.row_factory = tuple
+    for fetch in (lambda c: c.fetchall(), lambda c: c.fetchmany(7) + c.fetchmany(100),
+                  lambda c: [c.fetchone() for _ in range(50)], list):
+        got = fetch(cur.execute(query))
+        assert {type(r) for r in got} == {tuple}
+        assert got == want
+        # Only atomic values: off the GC's lists, as CPython's collector would leave them.
+        assert not any(gc.is_tracked(r) for r in got)
+        gc.collect()
+    cur.row_factory = None
+    assert isinstance(cur.execute(query).fetchone(), ferrodbc.Row)
+
+
+def test_a_tuple_row_holding_a_container_stays_tracked(pg_conn):
+    cur = pg_conn.cursor()
+    cur.row_factory = tuple
+    (row,) = cur.execute("SELECT 1, CAST('12345678-1234-5678-1234-567812345678' AS uuid)").fetchall()
+    assert type(row[1]).__name__ == "UUID" and gc.is_tracked(row)
+    assert gc.is_tracked(cur.execute("SELECT CAST('12345678-1234-5678-1234-567812345678' AS uuid)").fetchone())

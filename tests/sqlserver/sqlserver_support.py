@@ -15,6 +15,7 @@ sys.path.insert(0, str(ROOT / "eng" / "peers"))
 
 import synthetic  # noqa: E402,F401  (re-exported for the test modules)
 import tdspeer  # noqa: E402
+import usertable  # noqa: E402,F401  (re-exported for the test modules)
 
 # (tdspeer driver key, readable test id)
 DRIVERS = [("msodbcsql", "msodbcsql18"), ("freetds", "freetds")]

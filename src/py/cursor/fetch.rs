@@ -7,7 +7,7 @@ use crate::decode::TextErrors;
 use crate::py::arrow::{
     DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH,
 };
-use crate::py::decode::{build_first_value, build_one_row, build_rows};
+use crate::py::decode::{RowObject, build_first_value, build_one_row, build_rows};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::plan::{ColumnDecoder, PyPlan};
 use crate::py::shape::{RowShape, build_shaped};
@@ -127,7 +127,11 @@ impl Cursor {
                     let built = match &mut *shape {
                         RowShape::Row => {
                             let (batch, rows, base) = (served.batch, served.rows, served.base);
-                            build_rows(py, plan, batch, rows, base, &mut out)?
+                            build_rows(py, plan, RowObject::Row, batch, rows, base, &mut out)?
+                        }
+                        RowShape::Tuple => {
+                            let (batch, rows, base) = (served.batch, served.rows, served.base);
+                            build_rows(py, plan, RowObject::Tuple, batch, rows, base, &mut out)?
                         }
                         shape => build_shaped(py, plan, shape, &served, &mut out)?,
                     };
@@ -172,8 +176,14 @@ impl Cursor {
         let Some(served) = self.next_served(py, stmt, 1)? else {
             return Ok(None);
         };
-        if let RowShape::Row = shape {
-            return build_one_row(py, plan, served.batch, served.rows.start, served.base)
+        let direct = match shape {
+            RowShape::Row => Some(RowObject::Row),
+            RowShape::Tuple => Some(RowObject::Tuple),
+            _ => None,
+        };
+        if let Some(object) = direct {
+            let (batch, row, base) = (served.batch, served.rows.start, served.base);
+            return build_one_row(py, plan, object, batch, row, base)
                 .map(Some)
                 .map_err(|f| f.err);
         }
@@ -242,9 +252,14 @@ impl Cursor {
         Ok((Arc::new(layout), epoch, plan.errors))
     }
 
-    /// The next record batch of up to `max` rows, assembled from served rows through the one
-    /// fetch protocol (`begin_fetch`, `next_served`); `None` at the end of the result set. Any
-    /// error raises at once: the rows of the batch under construction are not handed out.
+    /// The next record batch of up to `max` rows, assembled from served rows of the statement;
+    /// `None` at the end of the result set. Any error raises at once: the rows of the batch
+    /// under construction are not handed out.
+    ///
+    /// The whole batch is built with the GIL released (driver refills *and* the decoding into
+    /// Arrow builders: no Python object is touched), so Arrow reads on several connections in
+    /// several threads (`ferrodbc.read_arrow(..., partitions=n)`) run in parallel instead of
+    /// taking turns at the GIL for the decoding half of the work.
     pub(in crate::py) fn next_arrow_batch(
         &self,
         py: Python<'_>,
@@ -260,26 +275,43 @@ impl Cursor {
             ));
         }
         let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;
-        while assembler.rows() < max {
-            let Some(served) = self.next_served(py, stmt, max - assembler.rows())? else {
-                break;
-            };
-            let base = served.base;
-            if let Err(err) = assembler.append(&served) {
-                // As for rows, the failing row is consumed and the rows after it are served by
-                // the next fetch; the batch under construction is dropped.
-                if let crate::Error::Decode { row, .. } = &err {
-                    stmt.rewind_to((row - base) as usize + 1);
-                }
-                assembler.discard();
-                return Err(crate::py::errors::to_pyerr(py, err));
-            }
-        }
-        if assembler.rows() == 0 {
-            return Ok(None);
-        }
-        assembler.finish().py(py).map(Some)
+        let shared = &self.shared;
+        py.detach(|| assemble_batch(stmt, assembler, max, |e| shared.track(e)))
+            .py(py)
     }
+}
+
+/// Up to `max` rows of `stmt` appended to `assembler` and finished into a batch (`None` when
+/// the result set has no more rows); runs without the GIL. A refill error goes through `track`
+/// (which marks a lost connection). A decode error consumes the failing row (the rows after it
+/// are served by the next fetch, as for rows) and drops the batch under construction.
+fn assemble_batch(
+    stmt: &mut Statement,
+    assembler: &mut BatchAssembler,
+    max: usize,
+    track: impl Fn(crate::Error) -> crate::Error,
+) -> crate::Result<Option<arrow_array::RecordBatch>> {
+    while assembler.rows() < max {
+        if stmt.needs_fetch() {
+            stmt.fill().map_err(&track)?;
+        }
+        if stmt.buffered() == 0 {
+            break;
+        }
+        let served = stmt.serve(max - assembler.rows());
+        let base = served.base;
+        if let Err(err) = assembler.append(&served) {
+            if let crate::Error::Decode { row, .. } = &err {
+                stmt.rewind_to((row - base) as usize + 1);
+            }
+            assembler.discard();
+            return Err(err);
+        }
+    }
+    if assembler.rows() == 0 {
+        return Ok(None);
+    }
+    assembler.finish().map(Some)
 }
 
 /// `fetchall()` promises every remaining row, so an error after some rows raises right away

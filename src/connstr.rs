@@ -2,11 +2,12 @@
 //! braces), quoting one value for it, and the redacted form that reprs, logs and the pool's
 //! debug output show (secrets replaced, never printed).
 //!
-//! Quoting puts braces only where the grammar needs them: a value holding `;`, starting with
-//! `{`, or with leading or trailing whitespace. Both drivers read `=` and `}` exactly in a plain
-//! value, and FreeTDS 1.3.17 (through unixODBC) reads a braced value with its closing brace kept
-//! (`PWD={p}` logs in with the password `p}`; seen against the TDS peer), so braces where none
-//! are needed would break FreeTDS users for nothing. Driver 18 reads braced values exactly.
+//! Quoting puts braces only where the grammar needs them: a value holding `;`, or starting with
+//! `{` (after any spaces). Seen against the TDS peer: Driver 18 and FreeTDS both read `=`, `}`,
+//! an inner `{` and leading or trailing spaces exactly in a plain value, while FreeTDS 1.3.17
+//! (through unixODBC 2.3) reads a braced value with its closing brace kept (`PWD={p}` logs in
+//! with the password `p}`), so braces where none are needed would break FreeTDS users for
+//! nothing. Driver 18 reads braced values exactly (`}}` as `}`).
 
 use crate::error::{Error, Result};
 
@@ -143,12 +144,10 @@ pub fn parse_attributes(s: &str) -> std::result::Result<Vec<Attribute>, Malforme
     Ok(out)
 }
 
-/// Whether a value must be written in braces to be read back exactly.
+/// Whether a value must be written in braces to be read back exactly: a `;` would end it, a
+/// leading `{` (spaces before it are skipped) would open braces.
 fn needs_braces(value: &str) -> bool {
-    value.contains(';')
-        || value.starts_with('{')
-        || value.starts_with(char::is_whitespace)
-        || value.ends_with(char::is_whitespace)
+    value.contains(';') || value.trim_start_matches(' ').starts_with('{')
 }
 
 /// `value` as it must appear after `KEY=` so every driver reads exactly `value` (see the module
@@ -246,6 +245,8 @@ mod tests {
         assert_eq!(quote_value("a=b"), "a=b");
         assert_eq!(quote_value("x}y"), "x}y");
         assert_eq!(quote_value("p;w}d"), "{p;w}}d}");
+        assert_eq!(quote_value(" sp "), " sp ");
+        assert_eq!(quote_value("  {x"), "{  {x}");
     }
 
     #[test]

@@ -83,7 +83,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     let mut rows = Vec::with_capacity(n_rows);
     for _ in 0..n_rows {
         // Now and then a ragged row (must be a ProgrammingError, not a panic).
-        let n = if u.ratio(1, 16)? { u.int_in_range(0..=6)? } else { cols };
+        let n = if u.ratio(1, 16)? {
+            u.int_in_range(0..=6)?
+        } else {
+            cols
+        };
         let mut row = Vec::with_capacity(n);
         for _ in 0..n {
             row.push(value(u)?);
@@ -109,7 +113,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         // What callproc splices into `{CALL name(...)}`: nothing that ends the escape, starts
         // a statement or a string.
         assert!(!name.is_empty());
-        assert!(!name.chars().any(|c| matches!(c, '{' | '}' | ';' | '\'') || c.is_control()));
+        assert!(
+            !name
+                .chars()
+                .any(|c| matches!(c, '{' | '}' | ';' | '\'') || c.is_control())
+        );
     }
     Ok(())
 }

@@ -4,9 +4,7 @@
 //! else must be a Python exception, never a panic.
 #![no_main]
 
-use _native::decode::{
-    Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text,
-};
+use _native::decode::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 use _native::py::objects;
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;
@@ -46,19 +44,25 @@ fn check_timestamp(py: Python<'_>, ts: Timestamp) {
 
 /// What the fetch path does with a DATETIMEOFFSET: a fixed-offset timezone, then the datetime.
 fn check_offset(py: Python<'_>, v: TimestampOffset) {
-    let Ok(tz) = py
-        .import("datetime")
-        .and_then(|m| {
-            let delta = m.getattr("timedelta")?.call1((0, 0, 0, 0, v.offset_minutes))?;
-            m.getattr("timezone")?.call1((delta,))
-        })
-    else {
-        assert!(v.offset_minutes.unsigned_abs() >= 24 * 60, "timezone refused {v:?}");
+    let Ok(tz) = py.import("datetime").and_then(|m| {
+        let delta = m
+            .getattr("timedelta")?
+            .call1((0, 0, 0, 0, v.offset_minutes))?;
+        m.getattr("timezone")?.call1((delta,))
+    }) else {
+        assert!(
+            v.offset_minutes.unsigned_abs() >= 24 * 60,
+            "timezone refused {v:?}"
+        );
         return;
     };
     if let Ok(o) = objects::datetime(py, v.timestamp, Some(tz.cast().unwrap())) {
         let off = o.call_method0("utcoffset").unwrap();
-        let secs: f64 = off.call_method0("total_seconds").unwrap().extract().unwrap();
+        let secs: f64 = off
+            .call_method0("total_seconds")
+            .unwrap()
+            .extract()
+            .unwrap();
         assert_eq!(secs as i64, v.offset_minutes as i64 * 60);
         check_timestamp(py, v.timestamp);
     }

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -75,8 +78,14 @@ def test_hostile_value_is_bound_as_data_and_never_in_the_sql_text(verbose_peer, 
     assert sent, f"the peer logged no statement with {marker}: {lines[-10:]}"
     # The statement text carries a parameter marker where the value goes...
     assert all("@P1" in ln or "?" in ln for ln in sent), sent
-    # ...and no batch or RPC statement the peer received holds the hostile text.
-    assert not [ln for ln in lines if "DROP TABLE" in ln], lines
+    # ...and no batch or RPC statement text the peer received holds the hostile text. (The
+    # peer's `stmt=` of an sp_execute line is its first text *parameter*: sp_execute carries a
+    # prepared handle and the bound values, no statement text; FreeTDS's executemany sends one
+    # per row.)
+    def statement_text(ln: str) -> bool:
+        return not (" rpc sp_execute " in ln or " rpc #12 " in ln)
+
+    assert not [ln for ln in lines if "DROP TABLE" in ln and statement_text(ln)], lines
 
 
 # --- encryption: passed through, never downgraded -------------------------------------------------
@@ -225,15 +234,58 @@ def test_pinned_certificate_mismatch_fails(peer_tls_strict, peer_tls_on):
         ferrodbc.connect(wrong, timeout=10, pooling=False)
 
 
-def test_wrong_host_name_in_certificate_fails(peer_tls_strict):
-    """Driver 18, Encrypt=strict without a pinned certificate: HostNameInCertificate naming a
-    host the certificate is not for fails with OperationalError."""
+CONNECT_EACH = r"""
+import sys, ferrodbc
+for cs in sys.argv[1:]:
+    try:
+        ferrodbc.connect(cs, timeout=10, pooling=False).close()
+        print("ok")
+    except ferrodbc.Error as e:
+        print(type(e).__name__, str(e).replace(chr(10), " "))
+"""
+
+
+def connect_each_in_child(env_extra: dict, *conn_strs: str) -> list[str]:
+    """Connect with each string in a fresh interpreter with `env_extra` set (a driver reads its
+    trust store or freetds.conf from the environment when it first needs it, so a child process
+    keeps this from leaking into other tests). One line per string: 'ok' or the error."""
+    env = dict(os.environ, **env_extra)
+    out = subprocess.run([sys.executable, "-c", CONNECT_EACH, *conn_strs], env=env, capture_output=True, text=True, timeout=120)
+    lines = out.stdout.splitlines()
+    assert len(lines) == len(conn_strs), (out.stdout, out.stderr)
+    return lines
+
+
+def test_wrong_host_name_in_certificate_fails(peer_tls_on):
+    """Driver 18, Encrypt=yes;TrustServerCertificate=no, with the peer's certificate in the
+    trust store (SSL_CERT_FILE): HostNameInCertificate=localhost (the certificate's name)
+    connects, HostNameInCertificate=wrong.example fails with OperationalError naming the
+    mismatch. So the host-name check is what refuses it, not an untrusted issuer."""
     require_driver("msodbcsql")
-    base = ";".join(
-        p for p in tdspeer.conn_str(peer_tls_strict, "msodbcsql").split(";") if not p.startswith("ServerCertificate=")
+    base = tdspeer.conn_str(peer_tls_on, "msodbcsql", encrypt="yes", TrustServerCertificate="no")
+    right, wrong = connect_each_in_child(
+        {"SSL_CERT_FILE": str(peer_tls_on.cert_path)},
+        base + ";HostNameInCertificate=localhost",
+        base + ";HostNameInCertificate=wrong.example",
     )
-    with pytest.raises(ferrodbc.OperationalError):
-        ferrodbc.connect(base + ";HostNameInCertificate=wrong.example", timeout=10, pooling=False)
+    assert right == "ok"
+    assert wrong.startswith("OperationalError") and "does not match" in wrong, wrong
+
+
+def test_freetds_certificate_from_another_ca_fails(peer_tls_on, peer_tls_strict):
+    """FreeTDS, Encryption=require with `ca file` (freetds.conf, FREETDSCONF): the peer's own
+    certificate as CA connects; another peer's certificate as CA fails with OperationalError."""
+    require_driver("freetds")
+    lines = []
+    for ca in (peer_tls_on.cert_path, peer_tls_strict.cert_path):
+        conf = peer_tls_on.workdir / f"freetds-{ca.parent.name}.conf"
+        conf.write_text(
+            f"[peer]\n\thost = 127.0.0.1\n\tport = {peer_tls_on.port}\n\ttds version = 7.4\n"
+            f"\tencryption = require\n\tca file = {ca}\n\tcheck certificate hostname = yes\n"
+        )
+        lines += connect_each_in_child({"FREETDSCONF": str(conf)}, f"Driver={{{tdspeer.FREETDS}}};Servername=peer;UID=sa;PWD=x")
+    assert lines[0] == "ok", lines
+    assert lines[1].startswith("OperationalError"), lines
 
 
 # --- secrets never shown ------------------------------------------------------------------------

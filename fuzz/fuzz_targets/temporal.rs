@@ -8,6 +8,7 @@ use _native::decode::{Date, Time, Timestamp, TimestampOffset, parse_offset_text,
 use _native::py::objects;
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;
+use pyo3::types::PyTzInfo;
 
 fn get(o: &Bound<'_, PyAny>, name: &str) -> i64 {
     o.getattr(name).unwrap().extract::<i64>().unwrap()
@@ -56,7 +57,7 @@ fn check_offset(py: Python<'_>, v: TimestampOffset) {
         );
         return;
     };
-    if let Ok(o) = objects::datetime(py, v.timestamp, Some(tz.cast().unwrap())) {
+    if let Ok(o) = objects::datetime(py, v.timestamp, Some(tz.cast::<PyTzInfo>().unwrap())) {
         let off = o.call_method0("utcoffset").unwrap();
         let secs: f64 = off
             .call_method0("total_seconds")

@@ -177,7 +177,7 @@ class MSDialect_ferrodbc(MSDialect):
         if getattr(e, "sqlstate", None) in DISCONNECT_SQLSTATES:
             return True
         # A batch can end in several diagnostics; the link failure is not always the first.
-        for state, _native, _text in getattr(e, "diagnostics", ()) or ():
+        for state, _code, _text in getattr(e, "diagnostics", ()) or ():
             if state in DISCONNECT_SQLSTATES:
                 return True
         return isinstance(e, dbapi.ProgrammingError) and any(

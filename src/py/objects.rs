@@ -45,7 +45,7 @@ pub fn bytes<'py>(py: Python<'py>, v: &[u8]) -> PyResult<Bound<'py, PyAny>> {
 
 /// A struct field as the `u8` Python's constructors take. `as u8` would wrap a malformed
 /// field into a valid-looking one (hour 256 became 0, month 257 became 1: found by
-/// fuzz/temporal); out of range raises ValueError naming the field instead.
+/// fuzz/temporal, by reading); out of range raises ValueError naming the field instead.
 pub fn field(value: u16, name: &str) -> PyResult<u8> {
     u8::try_from(value).map_err(|_| {
         pyo3::exceptions::PyValueError::new_err(format!("{name} {value} is out of range"))

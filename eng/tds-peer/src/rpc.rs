@@ -240,6 +240,11 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         }
         0x28 => {
             let len = c.u8()? as usize;
+            if len != 0 && len != 3 {
+                return Err(proto_err(format!(
+                    "RPC date parameter with a {len}-byte value"
+                )));
+            }
             let b = c.take(len)?;
             (
                 Some(Ty::Date),
@@ -266,6 +271,18 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
             };
             if len == 0 {
                 return Ok((Some(ty), Value::Null));
+            }
+            // Time bytes for the scale, then 3 date bytes, then 2 offset bytes: anything else
+            // sliced past the value (fuzz/peer_packet, fuzz/peer_rpc).
+            let want = match t {
+                0x29 => tl,
+                0x2A => tl + 3,
+                _ => tl + 5,
+            };
+            if len != want {
+                return Err(proto_err(format!(
+                    "RPC parameter of type {t:#04x} scale {scale} with a {len}-byte value"
+                )));
             }
             let ticks = time_text(&b[..tl], scale);
             let v = match t {
@@ -380,6 +397,11 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
                 return Ok((Some(Ty::Variant), Value::Null));
             }
             let b = c.take(n)?;
+            // Base type, property count, properties, data: a value shorter than its own
+            // header indexed past its end (fuzz/peer_rpc).
+            if n < 2 || 2 + b[1] as usize > n {
+                return Err(proto_err(format!("RPC sql_variant parameter of {n} bytes")));
+            }
             let base = b[0];
             let props = b[1] as usize;
             let data = &b[2 + props..];
@@ -786,13 +808,19 @@ mod tests {
     #[test]
     fn impossible_value_lengths_are_protocol_errors() {
         let bad: &[&[u8]] = &[
-            &[0x6D, 8, 3, 1, 2, 3],          // FLTN of 3 bytes
-            &[0x24, 16, 5, 1, 2, 3, 4, 5],   // GUID of 5
-            &[0x6E, 8, 5, 1, 2, 3, 4, 5],    // MONEYN of 5
-            &[0x6F, 8, 6, 1, 2, 3, 4, 5, 6], // DATETIMN of 6
-            &[0x26, 8, 3, 1, 2, 3],          // INTN of 3
-            &[0x68, 1, 2, 1, 1],             // BITN of 2
-            &[0x6A, 17, 38, 2, 1, 1],        // DECIMAL of 1 byte (sign only)
+            &[0x6D, 8, 3, 1, 2, 3],                      // FLTN of 3 bytes
+            &[0x24, 16, 5, 1, 2, 3, 4, 5],               // GUID of 5
+            &[0x6E, 8, 5, 1, 2, 3, 4, 5],                // MONEYN of 5
+            &[0x6F, 8, 6, 1, 2, 3, 4, 5, 6],             // DATETIMN of 6
+            &[0x26, 8, 3, 1, 2, 3],                      // INTN of 3
+            &[0x68, 1, 2, 1, 1],                         // BITN of 2
+            &[0x6A, 17, 38, 2, 1, 1],                    // DECIMAL of 1 byte (sign only)
+            &[0x29, 7, 2, 1, 2],                         // TIME(7) of 2 bytes (needs 5)
+            &[0x2A, 7, 6, 1, 2, 3, 4, 5, 6],             // DATETIME2(7) of 6 (needs 8)
+            &[0x2B, 0, 4, 1, 2, 3, 4],                   // DATETIMEOFFSET(0) of 4 (needs 8)
+            &[0x28, 2, 1, 2],                            // DATE of 2
+            &[0x62, 0, 0, 0, 0, 1, 0, 0, 0, 0x38],       // sql_variant of 1 byte
+            &[0x62, 0, 0, 0, 0, 3, 0, 0, 0, 0x38, 9, 0], // properties past its end
         ];
         for param in bad {
             assert!(parse(&one_param_rpc(param)).is_err(), "{param:?}");

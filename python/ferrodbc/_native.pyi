@@ -28,7 +28,7 @@ __all__ = [
     "__version__",
 ]
 # pyodbc compatibility (src/py/mod.rs)
-__all__ += ["drivers", "dataSources", "_henv"]
+__all__ += ["drivers", "dataSources", "_henv", "_pool_status", "_quote_connection_value", "_redact_connection_string"]
 
 __version__: str
 

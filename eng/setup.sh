@@ -63,6 +63,13 @@ if ! grep -q "$ODBC_LIB/libtdsodbc.so" /etc/odbcinst.ini; then
   odbcinst -i -d -f /tmp/ferrodbc-freetds.ini >/dev/null
 fi
 
+# cargo-fuzz for eng/fuzz.sh (from crates.io, built once into ~/.cargo/bin; a re-run skips it).
+CARGO_FUZZ_VERSION=0.13.2
+if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
+  log "cargo install cargo-fuzz $CARGO_FUZZ_VERSION"
+  cargo install -q --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+fi
+
 log "building tds-peer and ferrodbc (release)"
 cargo build --release -q -p tds-peer
 ( source .venv/bin/activate && maturin develop --release -q >/dev/null )

@@ -74,4 +74,11 @@ if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor
   echo "SQLAlchemy suite: a pass share below its floor, or a test mssql+pyodbc passes that mssql+ferrodbc fails" >&2
   failed=1
 fi
+echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
+# Nine targets (engine decoders, parameter encoding, connection strings; the peer's packet,
+# login, RPC and SQL parsers), ~3 min in all once built; the build is cached outside the clone.
+if ! bash eng/fuzz.sh 18; then
+  echo "fuzz: a target crashed (input under fuzz/artifacts/)" >&2
+  failed=1
+fi
 exit "$failed"

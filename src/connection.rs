@@ -24,26 +24,10 @@ pub fn validate_connection_string(s: &str) -> Result<()> {
         ));
     }
     // Values may be wrapped in {...}; a '}' inside is written '}}'. An unclosed brace makes the
-    // driver manager read the rest of the string as one value.
-    let mut chars = s.chars().peekable();
-    let mut in_braces = false;
-    while let Some(c) = chars.next() {
-        match (in_braces, c) {
-            (false, '{') => in_braces = true,
-            (true, '}') => {
-                if chars.peek() == Some(&'}') {
-                    chars.next();
-                } else {
-                    in_braces = false;
-                }
-            }
-            _ => {}
-        }
-    }
-    if in_braces {
-        return Err(Error::Interface(
-            "malformed connection string: a '{' is never closed".into(),
-        ));
+    // driver manager read the rest of the string as one value. (Other oddities, such as a
+    // segment with no '=', are the driver's to judge, as before.)
+    if let Err(e @ crate::connstr::Malformed::Unclosed(_)) = crate::connstr::parse_attributes(s) {
+        return Err(e.into());
     }
     if s.len() > 32_000 {
         return Err(Error::Interface(
@@ -214,6 +198,9 @@ mod tests {
     fn connection_string_validation() {
         assert!(validate_connection_string("Driver={SQLite3};Database=:memory:").is_ok());
         assert!(validate_connection_string("PWD={a;b}}c};X=1").is_ok());
+        // A brace only opens a value at its start: `a{b` is a plain value.
+        assert!(validate_connection_string("PWD=a{b;X=1").is_ok());
+        assert!(validate_connection_string("PWD={a}};X=1").is_err());
         assert!(matches!(
             validate_connection_string("Driver={SQLite3;Database=x"),
             Err(Error::Interface(_))

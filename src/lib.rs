@@ -11,6 +11,7 @@ pub mod batch;
 pub mod catalog;
 pub mod codes;
 pub mod connection;
+pub mod connstr;
 pub mod counters;
 pub mod decode;
 pub mod error;

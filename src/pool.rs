@@ -83,6 +83,17 @@ pub fn release(connection_string: &str, mut conn: Connection) -> Result<()> {
     Ok(())
 }
 
+/// The parked connections for debugging: each connection string as [`crate::connstr::redact`]
+/// shows it (never a password or token) and how many sessions are parked under it. Two keys
+/// that differ only in a secret show alike, as two entries.
+pub fn status() -> Vec<(String, usize)> {
+    parked()
+        .idle
+        .iter()
+        .map(|(key, conns)| (crate::connstr::redact(key), conns.len()))
+        .collect()
+}
+
 /// Close every parked connection (interpreter exit, tests).
 pub fn clear() {
     let idle = std::mem::take(&mut parked().idle);

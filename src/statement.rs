@@ -277,6 +277,20 @@ impl Statement {
             None
         };
         match array {
+            Some(bound) if self.backend.driver == crate::backend::Driver::FreeTds => {
+                // Prepared: FreeTDS then sends one RPC per row with the values bound, instead
+                // of a text batch with every value spliced in (parameters are never
+                // interpolated into SQL; tests/sqlserver/test_sqlserver_security.py).
+                self.unbind_params()?;
+                let mut bound = bound;
+                // SAFETY: as in `exec_bound`.
+                unsafe { bound.bind(&mut self.stmt)? };
+                self.params = Some(bound);
+                let outcome = self.stmt.prepare_execute(sql)?;
+                self.note(outcome, "SQLExecute", false)?;
+                let n = self.drain_counts(outcome)?;
+                add(n, &mut total);
+            }
             Some(bound) => {
                 let outcome = self.exec_bound(sql, bound)?;
                 self.note(outcome, "SQLExecDirect", false)?;

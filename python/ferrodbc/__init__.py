@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import codecs
+import logging
 from typing import Any
 
 from . import _native, sqlconstants, sqltypes
@@ -106,11 +107,20 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'ferrodbc' has no attribute {name!r}")
 
 
+#: DEBUG records for connects; connection strings appear only with secrets replaced (PWD=***).
+_log = logging.getLogger("ferrodbc")
+
+
 def _quote(value: Any) -> str:
-    text = str(value)
-    if any(c in text for c in ";{}") or text != text.strip():
-        return "{" + text.replace("}", "}}") + "}"
-    return text
+    # Braces only where the ODBC grammar needs them (src/connstr.rs says why: FreeTDS 1.3 keeps
+    # the closing brace of a braced value).
+    return _native._quote_connection_value(str(value))
+
+
+def pool_status() -> list[tuple[str, int]]:
+    """The pooled (parked) connections: ``[(connection string, idle count)]``, each string with
+    its password and token values replaced by ``***``."""
+    return _native._pool_status()
 
 
 #: Pool connections by default (see ``connect(pooling=...)``), as mssql-python does and as
@@ -162,13 +172,25 @@ def connect(
     ]
     # `del ferrodbc.pooling` means the default (as pyodbc).
     use_pool = pooling if pooling is not None else globals().get("pooling", True)
-    cnxn = Connection(
-        ";".join(parts),
-        autocommit=autocommit,
-        timeout=timeout,
-        pooling=bool(use_pool),
-        attrs_before=attrs_before,
-    )
+    full = ";".join(parts)
+    if _log.isEnabledFor(logging.DEBUG):
+        _log.debug(
+            "connect %s (pooling=%s, attrs_before=%s)",
+            _native._redact_connection_string(full),
+            bool(use_pool),
+            sorted(attrs_before) if attrs_before else [],
+        )
+    try:
+        cnxn = Connection(
+            full,
+            autocommit=autocommit,
+            timeout=timeout,
+            pooling=bool(use_pool),
+            attrs_before=attrs_before,
+        )
+    except Error as e:
+        _log.debug("connect failed: %s", e)
+        raise
     if readonly:
         cnxn.set_attr(_SQL_ATTR_ACCESS_MODE, _SQL_MODE_READ_ONLY)
     return cnxn
@@ -222,6 +244,7 @@ __all__ = [
     "Warning",
     "apilevel",
     "clear_pool",
+    "pool_status",
     "connect",
     "counters",
     "dataSources",

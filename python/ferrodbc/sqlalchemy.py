@@ -35,6 +35,8 @@ from typing import Any
 from sqlalchemy import util
 from sqlalchemy.dialects.mssql.base import MSDialect, MSExecutionContext
 
+from . import _native
+
 # SQLSTATEs after which the connection is gone: ODBC's connection-class states (08xxx), 01002
 # (disconnect error), HYT01 (connection timeout) and HY010 (function sequence error: the
 # driver's handle state is broken). SQLAlchemy's pyodbc dialect also lists HYT00, but that is
@@ -53,10 +55,8 @@ _CLOSED_MESSAGES = (
 
 
 def _quote_odbc(value: str) -> str:
-    """One ODBC attribute value, braced when it holds a ';', '}' or starts with '{'."""
-    if ";" in value or "}" in value or value.startswith("{"):
-        return "{" + value.replace("}", "}}") + "}"
-    return value
+    """One ODBC attribute value, quoted as ``ferrodbc.connect(**attrs)`` quotes it."""
+    return _native._quote_connection_value(value)
 
 
 class MSExecutionContext_ferrodbc(MSExecutionContext):
@@ -186,7 +186,7 @@ class MSDialect_ferrodbc(MSDialect):
         if getattr(e, "sqlstate", None) in DISCONNECT_SQLSTATES:
             return True
         # A batch can end in several diagnostics; the link failure is not always the first.
-        for state, _native, _text in getattr(e, "diagnostics", ()) or ():
+        for state, _code, _text in getattr(e, "diagnostics", ()) or ():
             if state in DISCONNECT_SQLSTATES:
                 return True
         return isinstance(e, dbapi.ProgrammingError) and any(

@@ -35,6 +35,10 @@ pub struct TimestampOffset {
     pub offset_minutes: i16,
 }
 
+/// The offset a malformed `SQL_SS_TIMESTAMPOFFSET_STRUCT` decodes to when its hour and minute
+/// do not fit 16 bits of minutes: beyond Python's ±24 h, so building the value fails.
+pub const IMPOSSIBLE_OFFSET: i16 = i16::MIN;
+
 fn u16_at(b: &[u8], i: usize) -> u16 {
     u16::from_ne_bytes([b[i], b[i + 1]])
 }
@@ -105,11 +109,15 @@ impl TimestampOffset {
     pub fn from_ne_bytes(b: &[u8; 20]) -> TimestampOffset {
         let mut ts = [0u8; 16];
         ts.copy_from_slice(&b[..16]);
-        let hours = i16_at(b, 16);
-        let minutes = i16_at(b, 18);
+        let hours = i16_at(b, 16) as i32;
+        let minutes = i16_at(b, 18) as i32;
+        // A malformed struct (hour beyond ±546) overflowed `i16` here: a panic in debug builds,
+        // a wrapped, plausible-looking offset in release. Such an offset becomes IMPOSSIBLE_OFFSET,
+        // which no timezone accepts, so the cell raises instead of changing.
+        let offset_minutes = i16::try_from(hours * 60 + minutes).unwrap_or(IMPOSSIBLE_OFFSET);
         TimestampOffset {
             timestamp: Timestamp::from_ne_bytes(&ts),
-            offset_minutes: hours * 60 + minutes,
+            offset_minutes,
         }
     }
 
@@ -185,6 +193,10 @@ pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
         _ => return None,
     };
     let (h, m) = hm.split_once(':')?;
+    // Digits only: `i16::parse` would take "+-5" or "-32768" (whose `* 60` overflowed).
+    if !(h.bytes().all(|b| b.is_ascii_digit()) && m.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
     let h: i16 = h.parse().ok()?;
     let m: i16 = m.parse().ok()?;
     if h > 14 || m > 59 {
@@ -261,6 +273,41 @@ mod tests {
         );
         assert_eq!(parse_time_text(&w("07:30.5")), None);
         assert_eq!(parse_time_text(&w("xx")), None);
+    }
+
+    /// Found while writing fuzz/temporal: a struct whose timezone hour is beyond ±546 overflowed the
+    /// minutes (debug: panic; release: a wrapped offset). Now an offset no timezone accepts.
+    #[test]
+    fn offset_struct_with_impossible_hour_does_not_wrap() {
+        let mut raw = [0u8; 20];
+        raw[16..18].copy_from_slice(&1000i16.to_ne_bytes());
+        raw[18..20].copy_from_slice(&7i16.to_ne_bytes());
+        assert_eq!(
+            TimestampOffset::from_ne_bytes(&raw).offset_minutes,
+            IMPOSSIBLE_OFFSET
+        );
+        raw[16..18].copy_from_slice(&i16::MIN.to_ne_bytes());
+        raw[18..20].copy_from_slice(&i16::MIN.to_ne_bytes());
+        assert_eq!(
+            TimestampOffset::from_ne_bytes(&raw).offset_minutes,
+            IMPOSSIBLE_OFFSET
+        );
+        // In range: kept exactly (546 h fits, as does the largest real offset).
+        raw[16..18].copy_from_slice(&14i16.to_ne_bytes());
+        raw[18..20].copy_from_slice(&0i16.to_ne_bytes());
+        assert_eq!(TimestampOffset::from_ne_bytes(&raw).offset_minutes, 840);
+    }
+
+    /// Found while writing fuzz/temporal: `+-32768:00` parsed its hour as -32768 and `h * 60` overflowed;
+    /// a signed hour is not an offset at all.
+    #[test]
+    fn offset_text_with_signed_hour_is_refused() {
+        assert_eq!(
+            parse_offset_text(&w("2020-01-01 00:00:00 +-32768:00")),
+            None
+        );
+        assert_eq!(parse_offset_text(&w("2020-01-01 00:00:00 +-5:00")), None);
+        assert_eq!(parse_offset_text(&w("2020-01-01 00:00:00 -05:+3")), None);
     }
 
     #[test]

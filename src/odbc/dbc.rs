@@ -13,6 +13,13 @@ use std::ptr::null_mut;
 pub struct Dbc {
     handle: HDbc,
     connected: bool,
+    /// Copies of the binary attribute values set on this handle, kept as long as the handle
+    /// (fields drop after `Drop::drop` has freed it). Driver 18 keeps the pointer of
+    /// `SQL_COPT_SS_ACCESS_TOKEN` and reads it during `SQLDriverConnect`: a buffer freed when
+    /// `SQLSetConnectAttr` returned made `attrs_before={1256: token}` crash the process.
+    pub(super) attr_buffers: Vec<Box<[u8]>>,
+    /// The same for text attribute values (UTF-16, NUL-terminated).
+    pub(super) attr_texts: Vec<Box<[u16]>>,
 }
 
 // SAFETY: ODBC connection handles may be used from any thread, one call at a time. The owner
@@ -40,6 +47,8 @@ impl Dbc {
         let mut dbc = Dbc {
             handle: handle.as_hdbc(),
             connected: false,
+            attr_buffers: Vec::new(),
+            attr_texts: Vec::new(),
         };
         if let Some(secs) = login_timeout_sec {
             // Integer attributes are passed by value in the pointer argument.

@@ -86,24 +86,28 @@ impl Dbc {
             },
             AttrValue::Text(s) => {
                 let mut wide = to_wide(s);
-                let bytes = (wide.len() * 2) as i32;
+                let bytes = i32::try_from(wide.len() * 2)
+                    .map_err(|_| Error::Programming("the attribute value is too long".into()))?;
                 wide.push(0);
-                // SAFETY: the wide string lives (NUL-terminated) until the call returns; the driver
-                // copies attribute strings.
-                unsafe { SQLSetConnectAttrW(self.as_sys(), attr, wide.as_mut_ptr().cast(), bytes) }
+                let mut copy: Box<[u16]> = wide.into();
+                let ptr = copy.as_mut_ptr().cast::<u8>();
+                // Kept as long as the handle, like binary values (a driver may keep the pointer).
+                self.attr_texts.push(copy);
+                // SAFETY: `ptr` points at the NUL-terminated UTF-16 text (`bytes` long without
+                // the NUL), alive until the handle is freed.
+                unsafe { SQLSetConnectAttrW(self.as_sys(), attr, ptr, bytes) }
             }
             AttrValue::Bytes(b) => {
-                let mut copy = b.clone();
-                let len = i32::try_from(copy.len())
+                let len = i32::try_from(b.len())
                     .map_err(|_| Error::Programming("the attribute value is too long".into()))?;
-                // SAFETY: the buffer lives until the call returns; its length is passed.
+                let mut copy: Box<[u8]> = b.as_slice().into();
+                let ptr = copy.as_mut_ptr();
+                // Kept as long as the handle: a driver may keep the pointer (see the field).
+                // Moving the Box into the Vec does not move its heap buffer.
+                self.attr_buffers.push(copy);
+                // SAFETY: `ptr` points at `len` bytes that live until the handle is freed.
                 unsafe {
-                    SQLSetConnectAttrW(
-                        self.as_sys(),
-                        attr,
-                        copy.as_mut_ptr(),
-                        SQL_LEN_BINARY_ATTR_OFFSET - len,
-                    )
+                    SQLSetConnectAttrW(self.as_sys(), attr, ptr, SQL_LEN_BINARY_ATTR_OFFSET - len)
                 }
             }
         };

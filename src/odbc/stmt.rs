@@ -226,6 +226,24 @@ impl Stmt {
         self.check(ret, "SQLExecDirect")
     }
 
+    /// `SQLPrepareW`, then `SQLExecute`: one statement text with bound parameters executed as a
+    /// prepared statement. FreeTDS sends a prepared statement's parameter array as one RPC per
+    /// row (values bound), where `SQLExecDirect` of the same array becomes a text batch with
+    /// every value spliced in as a literal.
+    pub fn prepare_execute(&mut self, sql: &str) -> Result<Outcome> {
+        let wide = to_wide(sql);
+        // SAFETY: text valid for its length.
+        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        self.check(ret, "SQLPrepare")?;
+        counters::bump(&counters::EXECUTES);
+        self.cancel.set_executing(true);
+        // SAFETY: the statement is prepared; bound parameters (if any) are kept alive by the
+        // caller.
+        let ret = unsafe { sys::SQLExecute(self.handle) };
+        self.cancel.set_executing(false);
+        self.check(ret, "SQLExecute")
+    }
+
     pub fn num_result_cols(&mut self) -> Result<u16> {
         let mut n: i16 = 0;
         // SAFETY: out pointer valid.

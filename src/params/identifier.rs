@@ -5,8 +5,18 @@ use crate::error::{Error, Result};
 /// A procedure name for `{CALL ...}`: dot-separated parts, each a regular identifier, a
 /// `[bracketed]` one (`]]` escapes `]`) or a `"quoted"` one. It is spliced into SQL, so anything
 /// else (a `;`, a comment, a parenthesis) is refused.
+///
+/// Braces, `;`, `'` and control characters are refused even inside a bracketed or quoted part:
+/// the name sits inside the ODBC escape `{CALL ...}`, which the driver scans for its closing
+/// brace before SQL Server's own quoting applies (`[x}; DROP TABLE t; --]` must not end it).
 pub fn check_procedure_name(name: &str) -> Result<()> {
     let bad = || Error::Programming(format!("callproc: {name:?} is not a procedure name"));
+    if name
+        .chars()
+        .any(|c| c.is_control() || matches!(c, '{' | '}' | ';' | '\''))
+    {
+        return Err(bad());
+    }
     let b: Vec<char> = name.chars().collect();
     let mut i = 0;
     loop {
@@ -78,6 +88,14 @@ mod tests {
             "\"open",
             "a.",
             "p q",
+            // Inside brackets or quotes too: the driver's `{CALL ...}` scan ends at a brace.
+            "[x}; DROP TABLE t; --]",
+            "\"x}\"",
+            "[a{b]",
+            "[it's]",
+            "[a;b]",
+            "p\0",
+            "[a\nb]",
         ] {
             assert!(check_procedure_name(bad).is_err(), "{bad}");
         }

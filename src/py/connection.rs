@@ -32,6 +32,8 @@ pub struct ConnShared {
     /// The connection string this connection returns to the pool under on close (pooling on and
     /// a poolable session); `None`: close disconnects.
     pub pool_key: Option<String>,
+    /// The connection string with its secrets replaced (`PWD=***`): the only form a repr shows.
+    pub shown: String,
     /// pyodbc settings with no engine meaning of their own (decimal_mode, readvar_initsize, ...).
     pub compat: Mutex<super::compat::ConnCompat>,
     /// The `row_factory` new cursors start with.
@@ -131,10 +133,21 @@ impl Connection {
                 native_uuid: AtomicBool::new(true),
                 lost: AtomicBool::new(false),
                 pool_key,
+                shown: crate::connstr::redact(connection_string),
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
                 row_factory: Mutex::new(None),
             }),
         })
+    }
+
+    /// `<ferrodbc.Connection 'Driver=...;PWD=***' open>`: secrets never shown.
+    fn __repr__(&self) -> String {
+        let state = if self.shared.is_closed() {
+            "closed"
+        } else {
+            "open"
+        };
+        format!("<ferrodbc.Connection {:?} {state}>", self.shared.shown)
     }
 
     fn cursor(slf: &Bound<'_, Self>) -> PyResult<Py<Cursor>> {

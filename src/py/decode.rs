@@ -16,7 +16,7 @@ use crate::decode;
 use crate::plan::{CellKind, ResultPlan};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDate, PyString, PyTzInfo};
+use pyo3::types::{PyString, PyTzInfo};
 use std::ops::Range;
 
 /// A cell that failed: the row (batch index) and the Python exception to raise.
@@ -155,11 +155,9 @@ unsafe fn fill_with(
                     })?;
                 decimal_from_parts(py, &parts)
             }),
-            CellKind::Date => fill!(|r| {
-                let d = buf.date(r);
-                let date = PyDate::new(py, d.year as i32, d.month as u8, d.day as u8);
-                Ok(date.map_err(|e| unrepresentable(e, r))?.into_any())
-            }),
+            CellKind::Date => {
+                fill!(|r| objects::date(py, buf.date(r)).map_err(|e| unrepresentable(e, r)))
+            }
             CellKind::SsTime2 => {
                 fill!(|r| objects::time(py, buf.ss_time2(r)).map_err(|e| unrepresentable(e, r)))
             }

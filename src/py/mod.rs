@@ -10,7 +10,7 @@ pub mod decimal;
 pub mod decode;
 pub mod errors;
 mod lazy;
-mod objects;
+pub mod objects;
 mod output;
 mod params;
 pub mod plan;
@@ -42,6 +42,24 @@ fn _decimal_fast_path(py: Python<'_>) -> bool {
 #[pyfunction]
 fn clear_pool(py: Python<'_>) {
     py.detach(crate::pool::clear);
+}
+
+/// The parked (pooled) connections, `[(connection string with secrets replaced, count)]`.
+#[pyfunction]
+fn _pool_status(py: Python<'_>) -> Vec<(String, usize)> {
+    py.detach(crate::pool::status)
+}
+
+/// `value` quoted for `KEY=value` in a connection string (braces only where needed).
+#[pyfunction]
+fn _quote_connection_value(value: &str) -> String {
+    crate::connstr::quote_value(value)
+}
+
+/// The connection string with every password or token value replaced by `***`.
+#[pyfunction]
+fn _redact_connection_string(connection_string: &str) -> String {
+    crate::connstr::redact(connection_string)
 }
 
 /// The names of the installed ODBC drivers (pyodbc's `drivers()`).
@@ -83,6 +101,9 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(reset_counters, m)?)?;
     m.add_function(wrap_pyfunction!(_decimal_fast_path, m)?)?;
     m.add_function(wrap_pyfunction!(clear_pool, m)?)?;
+    m.add_function(wrap_pyfunction!(_pool_status, m)?)?;
+    m.add_function(wrap_pyfunction!(_quote_connection_value, m)?)?;
+    m.add_function(wrap_pyfunction!(_redact_connection_string, m)?)?;
     m.add_function(wrap_pyfunction!(drivers, m)?)?;
     m.add_function(wrap_pyfunction!(data_sources, m)?)?;
     m.add_function(wrap_pyfunction!(_henv, m)?)?;

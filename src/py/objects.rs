@@ -8,7 +8,7 @@ use crate::decode;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDateTime, PyDict, PyTime, PyTzInfo};
+use pyo3::types::{PyDate, PyDateTime, PyDict, PyTime, PyTzInfo};
 
 #[inline(always)]
 pub fn none(py: Python<'_>) -> Bound<'_, PyAny> {
@@ -43,8 +43,23 @@ pub fn bytes<'py>(py: Python<'py>, v: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     }
 }
 
+/// A struct field as the `u8` Python's constructors take. `as u8` would wrap a malformed
+/// field into a valid-looking one (hour 256 became 0, month 257 became 1: found by
+/// fuzz/temporal, by reading); out of range raises ValueError naming the field instead.
+pub fn field(value: u16, name: &str) -> PyResult<u8> {
+    u8::try_from(value).map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!("{name} {value} is out of range"))
+    })
+}
+
+pub fn date(py: Python<'_>, d: decode::Date) -> PyResult<Bound<'_, PyAny>> {
+    let (m, day) = (field(d.month, "month")?, field(d.day, "day")?);
+    Ok(PyDate::new(py, d.year as i32, m, day)?.into_any())
+}
+
 pub fn time(py: Python<'_>, t: decode::Time) -> PyResult<Bound<'_, PyAny>> {
-    let (h, m, s) = (t.hour as u8, t.minute as u8, t.second as u8);
+    let h = field(t.hour, "hour")?;
+    let (m, s) = (field(t.minute, "minute")?, field(t.second, "second")?);
     Ok(PyTime::new(py, h, m, s, t.microsecond(), None)?.into_any())
 }
 
@@ -57,11 +72,11 @@ pub fn datetime<'py>(
     Ok(PyDateTime::new(
         py,
         d.year as i32,
-        d.month as u8,
-        d.day as u8,
-        t.hour as u8,
-        t.minute as u8,
-        t.second as u8,
+        field(d.month, "month")?,
+        field(d.day, "day")?,
+        field(t.hour, "hour")?,
+        field(t.minute, "minute")?,
+        field(t.second, "second")?,
         t.microsecond(),
         tz,
     )?

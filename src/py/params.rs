@@ -413,9 +413,7 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
         },
         ParamValue::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
         ParamValue::Decimal { text, .. } => cache::decimal_type(py)?.call1((text,))?.unbind(),
-        ParamValue::Date(d) => PyDate::new(py, d.year as i32, d.month as u8, d.day as u8)?
-            .into_any()
-            .unbind(),
+        ParamValue::Date(d) => objects::date(py, *d)?.into_any().unbind(),
         ParamValue::Time(t) => objects::time(py, *t)?.unbind(),
         ParamValue::Timestamp(ts) => objects::datetime(py, *ts, None)?.unbind(),
         ParamValue::TimestampOffset(v) => {

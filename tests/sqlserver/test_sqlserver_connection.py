@@ -403,10 +403,11 @@ def test_ci_rule_missing_peer_fails_never_skips(monkeypatch):
 
 @pytest.mark.parametrize("password", ["p;w}d {x} =y", "a=b"], ids=["braced", "plain"])
 def test_connect_keyword_quoting(driver, password):
-    """connect(cs, PWD=...) quotes a value with ; { } or spaces as {...} with }} escaping (the
-    ODBC rule). Driver 18 accepts it. DRIVER DIFFERENCE: FreeTDS 1.3 rejects any braced value
-    (pyodbc with the same braced string fails the same way), so through FreeTDS only plain values
-    work."""
+    """connect(cs, PWD=...) braces a value holding ';' (or starting with '{') as {...} with }}
+    escaping (the ODBC rule); '=' and '}' alone stay plain, which both drivers read exactly.
+    Driver 18 reads braced values. DRIVER DIFFERENCE: FreeTDS 1.3.17 keeps a braced value's
+    closing brace (pyodbc with the same braced string fails the same way), so through FreeTDS
+    only plain values work. More cases: test_sqlserver_security.py."""
     require_driver(driver)
     require_peer_binary()
     with tdspeer.start_peer(extra_args=["--password", password]) as p:

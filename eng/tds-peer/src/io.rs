@@ -111,6 +111,21 @@ impl Io {
         }
     }
 
+    /// An `Io` over bytes already received and no socket: reading past them fails with
+    /// `NotConnected`, writing fails. For the fuzz targets (fuzz/fuzz_targets/peer_packet.rs),
+    /// which feed the packet reader arbitrary input.
+    pub fn replay(received: Vec<u8>) -> Io {
+        Io {
+            stream: Stream::Gone,
+            rbuf: received,
+            rpos: 0,
+            psize: 4096,
+            spid: 51,
+            attention: false,
+            reset_requested: false,
+        }
+    }
+
     /// Bytes read from the socket but not consumed yet (handed to TLS after a handshake).
     pub fn take_buffered(&mut self) -> Vec<u8> {
         let v = self.rbuf[self.rpos..].to_vec();

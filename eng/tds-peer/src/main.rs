@@ -1,29 +1,14 @@
 //! tds-peer: a SQL-Server-compatible TDS 7.4 server backed by SQLite, for testing real ODBC
 //! drivers (msodbcsql18, FreeTDS) without a SQL Server. See README.md.
 
-mod conv;
-mod io;
-mod login;
-mod packet;
-mod prelogin;
-mod resp;
-mod result_cache;
-mod rpc;
-mod session;
-mod sql;
-mod synthetic;
-mod tls;
-mod token;
-mod tvp;
-mod types;
-
-use session::{Config, Encrypt};
-use sql::engine::Shared;
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
+use tds_peer::session::{self, Config, Encrypt};
+use tds_peer::sql::engine::Shared;
+use tds_peer::{synthetic, tls};
 
 const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--verbose]";
 

@@ -159,6 +159,19 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         0x26 | 0x68 | 0x6D | 0x6E | 0x6F | 0x24 => {
             let max = c.u8()?;
             let len = c.u8()? as usize;
+            // The value's length must be one its type has (or 0 for NULL): the decoders below
+            // index the bytes by it (a FLTN of 3 bytes or a GUID of 5 panicked: fuzz/peer_rpc).
+            let lengths: &[usize] = match t {
+                0x26 => &[1, 2, 4, 8],
+                0x68 => &[1],
+                0x6D | 0x6E | 0x6F => &[4, 8],
+                _ => &[16],
+            };
+            if len != 0 && !lengths.contains(&len) {
+                return Err(proto_err(format!(
+                    "RPC parameter of type {t:#04x} with a {len}-byte value"
+                )));
+            }
             let b = c.take(len)?;
             let ty = match (t, max) {
                 (0x26, 1) => Ty::TinyInt,
@@ -200,6 +213,12 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
             let p = c.u8()?;
             let s = c.u8()?;
             let len = c.u8()? as usize;
+            // Sign byte + at most 16 magnitude bytes (a longer one overran the buffer below).
+            if len == 1 || len > 17 {
+                return Err(proto_err(format!(
+                    "RPC decimal parameter with a {len}-byte value"
+                )));
+            }
             let b = c.take(len)?;
             let ty = if t == 0x6C {
                 Ty::Numeric(p, s)
@@ -221,6 +240,11 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         }
         0x28 => {
             let len = c.u8()? as usize;
+            if len != 0 && len != 3 {
+                return Err(proto_err(format!(
+                    "RPC date parameter with a {len}-byte value"
+                )));
+            }
             let b = c.take(len)?;
             (
                 Some(Ty::Date),
@@ -247,6 +271,18 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
             };
             if len == 0 {
                 return Ok((Some(ty), Value::Null));
+            }
+            // Time bytes for the scale, then 3 date bytes, then 2 offset bytes: anything else
+            // sliced past the value (fuzz/peer_packet, fuzz/peer_rpc).
+            let want = match t {
+                0x29 => tl,
+                0x2A => tl + 3,
+                _ => tl + 5,
+            };
+            if len != want {
+                return Err(proto_err(format!(
+                    "RPC parameter of type {t:#04x} scale {scale} with a {len}-byte value"
+                )));
             }
             let ticks = time_text(&b[..tl], scale);
             let v = match t {
@@ -361,6 +397,11 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
                 return Ok((Some(Ty::Variant), Value::Null));
             }
             let b = c.take(n)?;
+            // Base type, property count, properties, data: a value shorter than its own
+            // header indexed past its end (fuzz/peer_rpc).
+            if n < 2 || 2 + b[1] as usize > n {
+                return Err(proto_err(format!("RPC sql_variant parameter of {n} bytes")));
+            }
             let base = b[0];
             let props = b[1] as usize;
             let data = &b[2 + props..];
@@ -752,6 +793,49 @@ fn finish_proc(r: &mut Resp, more: bool, handle: Option<i32>, err: bool) -> io::
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An RPC request (no ALL_HEADERS) calling procedure id 10 with one unnamed parameter whose
+    /// TYPE_INFO and value are `param`.
+    fn one_param_rpc(param: &[u8]) -> Vec<u8> {
+        let mut d = vec![4, 0, 0, 0, 0xFF, 0xFF, 10, 0, 0, 0, 0, 0];
+        d.extend_from_slice(param);
+        d
+    }
+
+    /// Found by fuzz/peer_rpc and fuzz/peer_packet: a nullable fixed-size type (INTN, FLTN,
+    /// MONEYN, DATETIMN, GUID) with a value length its type cannot have, or a DECIMAL longer
+    /// than 17 bytes, panicked on a slice or `try_into().unwrap()`. Now a protocol error.
+    #[test]
+    fn impossible_value_lengths_are_protocol_errors() {
+        let bad: &[&[u8]] = &[
+            &[0x6D, 8, 3, 1, 2, 3],                      // FLTN of 3 bytes
+            &[0x24, 16, 5, 1, 2, 3, 4, 5],               // GUID of 5
+            &[0x6E, 8, 5, 1, 2, 3, 4, 5],                // MONEYN of 5
+            &[0x6F, 8, 6, 1, 2, 3, 4, 5, 6],             // DATETIMN of 6
+            &[0x26, 8, 3, 1, 2, 3],                      // INTN of 3
+            &[0x68, 1, 2, 1, 1],                         // BITN of 2
+            &[0x6A, 17, 38, 2, 1, 1],                    // DECIMAL of 1 byte (sign only)
+            &[0x29, 7, 2, 1, 2],                         // TIME(7) of 2 bytes (needs 5)
+            &[0x2A, 7, 6, 1, 2, 3, 4, 5, 6],             // DATETIME2(7) of 6 (needs 8)
+            &[0x2B, 0, 4, 1, 2, 3, 4],                   // DATETIMEOFFSET(0) of 4 (needs 8)
+            &[0x28, 2, 1, 2],                            // DATE of 2
+            &[0x62, 0, 0, 0, 0, 1, 0, 0, 0, 0x38],       // sql_variant of 1 byte
+            &[0x62, 0, 0, 0, 0, 3, 0, 0, 0, 0x38, 9, 0], // properties past its end
+        ];
+        for param in bad {
+            assert!(parse(&one_param_rpc(param)).is_err(), "{param:?}");
+        }
+        let mut long_decimal = vec![0x6A, 17, 38, 2, 40, 1];
+        long_decimal.extend([7u8; 39]);
+        assert!(parse(&one_param_rpc(&long_decimal)).is_err());
+        // The lengths the types do have still parse.
+        let mut fltn = vec![0x6D, 8, 8];
+        fltn.extend(2.5f64.to_le_bytes());
+        let rpcs = parse(&one_param_rpc(&fltn)).unwrap();
+        assert_eq!(rpcs[0].params[0].value, Value::Real(2.5));
+        let rpcs = parse(&one_param_rpc(&[0x6A, 17, 10, 2, 5, 1, 0x39, 0x30, 0, 0])).unwrap();
+        assert_eq!(rpcs[0].params[0].value, Value::Text("123.45".into()));
+    }
 
     #[test]
     fn decl_parsing() {

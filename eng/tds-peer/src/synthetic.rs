@@ -184,17 +184,20 @@ fn dec_text(unscaled: i128, scale: u8) -> Value {
 
 /// Decimal of precision p, scale s: m128 % (2*10^p - 1) - (10^p - 1).
 fn gen_dec(i: u64, k: u64, p: u32, s: u8) -> Value {
+    dec_text(dec_unscaled(mix128(i, k), p), s)
+}
+
+/// `m % (2*10^p - 1) - (10^p - 1)`, in -(10^p - 1)..=10^p - 1, without leaving u128/i128 range:
+/// for p = 38 the remainder can exceed i128::MAX, so casting it first overflowed the subtraction
+/// (a debug build panicked; release wrapped to this same value).
+fn dec_unscaled(m: u128, p: u32) -> i128 {
     let top = 10u128.pow(p) - 1;
-    // m goes up to 2*10^38 - 2 for p = 38, past i128::MAX: subtract in u128 on the side that
-    // cannot underflow (the result, |u| <= 10^p - 1, always fits i128). A plain `as i128`
-    // wrapped, and the subtraction then overflowed (a panic in debug builds).
-    let m = mix128(i, k) % (2 * top + 1);
-    let u = if m >= top {
-        (m - top) as i128
+    let r = m % (2 * top + 1);
+    if r >= top {
+        (r - top) as i128
     } else {
-        -((top - m) as i128)
-    };
-    dec_text(u, s)
+        -((top - r) as i128)
+    }
 }
 
 fn dt_text(days: u64, ticks: u64) -> String {
@@ -774,6 +777,38 @@ mod tests {
         let t = tokenize(sql).unwrap();
         let sg: Vec<&Tok> = t.iter().filter(|t| !t.is_space()).collect();
         Query::parse(&sg, sql)
+    }
+
+    /// Regression: `gen_dec(.., 38, ..)` cast a remainder above i128::MAX before subtracting
+    /// (a debug build panicked with "attempt to subtract with overflow"). The values must be the
+    /// ones release builds always produced (the wrapping arithmetic), which eng/peers/synthetic.py
+    /// mirrors.
+    #[test]
+    fn dec_unscaled_stays_in_range_and_matches_wrapping() {
+        let top = 10u128.pow(38) - 1;
+        for m in [
+            0,
+            1,
+            top - 1,
+            top,
+            top + 1,
+            2 * top,
+            2 * top + 1,
+            u128::MAX,
+            u128::MAX / 2 + 7,
+        ] {
+            let u = dec_unscaled(m, 38);
+            let wrapping = ((m % (2 * top + 1)) as i128).wrapping_sub(top as i128);
+            assert_eq!(u, wrapping, "m={m}");
+            assert!(u.unsigned_abs() <= top);
+        }
+        for p in [1, 9, 18, 19, 28, 38] {
+            for i in 0..200 {
+                let _ = gen_dec(i, 7, p, 0);
+            }
+        }
+        assert_eq!(dec_unscaled(0, 1), -9);
+        assert_eq!(dec_unscaled(18, 1), 9);
     }
 
     #[test]

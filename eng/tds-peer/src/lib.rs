@@ -1,0 +1,18 @@
+//! The peer as a library: the server binary (src/main.rs) is a thin CLI over it, and the fuzz
+//! targets (fuzz/) call its parsers directly on arbitrary bytes.
+
+pub mod conv;
+pub mod io;
+pub mod login;
+pub mod packet;
+pub mod prelogin;
+pub mod resp;
+pub mod result_cache;
+pub mod rpc;
+pub mod session;
+pub mod sql;
+pub mod synthetic;
+pub mod tls;
+pub mod token;
+pub mod tvp;
+pub mod types;

@@ -1,0 +1,35 @@
+//! The peer's SQL lexer and the token-level passes over it: batch splitting, statement forms
+//! rewritten for SQLite, select-list names, and the synthetic-table query parser. Arbitrary
+//! text (from UTF-8, lossy) must lex or fail with a message, and lexing the tokens' own text
+//! again must give the same tokens.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use tds_peer::sql::lexer::{self, Tok};
+use tds_peer::sql::{forms, rewrite};
+use tds_peer::synthetic::Query;
+
+fuzz_target!(|data: &[u8]| {
+    let text = String::from_utf8_lossy(data);
+    let Ok(toks) = lexer::tokenize(&text) else {
+        return;
+    };
+    // Two quoted identifiers back to back (`[a]"b"`, never valid T-SQL) print as `"a""b"`, one
+    // identifier with an escaped quote: the only token pair whose texts run together.
+    let adjacent_quoted = toks
+        .windows(2)
+        .any(|w| matches!(w, [Tok::Quoted(_), Tok::Quoted(_)]));
+    if !adjacent_quoted {
+        let again: String = toks.iter().map(Tok::text).collect();
+        let relexed = lexer::tokenize(&again).expect("the tokens' own text lexes");
+        assert_eq!(relexed, toks, "{text:?} -> {again:?}");
+    }
+    for stmt in lexer::split(&toks) {
+        let _ = forms::rewrite(&stmt);
+        let _ = forms::sysobjects(&stmt);
+        let _ = forms::inner_items(&stmt);
+        let _ = rewrite::select_names(&stmt);
+        let sg: Vec<&Tok> = stmt.iter().filter(|t| !t.is_space()).collect();
+        let _ = Query::parse(&sg, &text);
+    }
+});

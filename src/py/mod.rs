@@ -21,7 +21,7 @@ pub mod text;
 use pyo3::prelude::*;
 
 /// The engine's path counters: driver fetch calls, SQLGetData calls, plans built, column binds,
-/// buffer allocations, executes.
+/// buffer allocations, executes, connects, row arrays left to the lazy rows pinning them.
 #[pyfunction]
 fn counters() -> std::collections::HashMap<&'static str, u64> {
     crate::counters::snapshot().into_iter().collect()

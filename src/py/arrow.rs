@@ -25,6 +25,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, SchemaRef, ffi::FFI_ArrowSchema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::{Arc, Mutex};
 
 /// Rows per record batch when `rows_per_batch` is not given: the largest row array, so a
@@ -137,6 +138,27 @@ impl RecordBatchStream {
         let schema = FFI_ArrowSchema::try_from(self.schema.as_ref())
             .map_err(|e| super::errors::InternalError::new_err(e.to_string()))?;
         PyCapsule::new_with_value(py, schema, c"arrow_schema")
+    }
+
+    /// The cyclic GC's view: a lazy stream holds its cursor. Never blocks.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(source) = self.source.try_lock()
+            && let Source::Lazy(lazy) = &*source
+        {
+            visit.call(&lazy.cursor)?;
+        }
+        Ok(())
+    }
+
+    /// Break a cycle through the cursor of a lazy stream nobody can read any more.
+    fn __clear__(&self) {
+        let taken = match self.source.try_lock() {
+            Ok(mut source) if matches!(*source, Source::Lazy(_)) => {
+                std::mem::replace(&mut *source, Source::Exported)
+            }
+            _ => return,
+        };
+        drop(taken);
     }
 
     /// Rows held (a table) or None (a lazy stream, whose length is unknown until read).

@@ -7,6 +7,7 @@ use crate::decode::TextErrors;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -34,6 +35,9 @@ pub struct ConnShared {
     pub pool_key: Option<String>,
     /// pyodbc settings with no engine meaning of their own (decimal_mode, readvar_initsize, ...).
     pub compat: Mutex<super::compat::ConnCompat>,
+    /// The process that opened the connection. In a forked child every use raises; closing or
+    /// dropping it there sends nothing (the session and its socket are the parent's).
+    pub owner: crate::process::Owner,
 }
 
 impl ConnShared {
@@ -52,6 +56,18 @@ impl ConnShared {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
+
+    /// InterfaceError in a forked child (see `crate::process`): the connection is the parent's.
+    pub fn check_process(&self) -> PyResult<()> {
+        if self.owner.is_current() {
+            return Ok(());
+        }
+        Err(interface(
+            "This connection was opened before os.fork(), by the parent process: a child must \
+             open connections of its own (using this one would interleave its requests with the \
+             parent's on the same socket).",
+        ))
+    }
     pub fn lock_conn<'a>(&'a self, py: Python<'_>) -> MutexGuard<'a, Option<crate::Connection>> {
         self.conn
             .lock_py_attached(py)
@@ -59,7 +75,7 @@ impl ConnShared {
     }
 }
 
-#[pyclass(frozen, subclass, module = "ferrodbc", name = "Connection")]
+#[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Connection")]
 pub struct Connection {
     pub shared: Arc<ConnShared>,
 }
@@ -78,6 +94,7 @@ impl Connection {
         let conn = guard
             .as_mut()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?;
+        self.shared.check_process()?;
         py.detach(|| f(conn)).py(py)
     }
 }
@@ -130,6 +147,7 @@ impl Connection {
                 lost: AtomicBool::new(false),
                 pool_key,
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
+                owner: crate::process::Owner::current(),
             }),
         })
     }
@@ -257,12 +275,15 @@ impl Connection {
 
     /// Register `func(raw_bytes) -> value` for columns of ODBC SQL type `sqltype` (pyodbc).
     fn add_output_converter(&self, sqltype: i16, func: Py<PyAny>) {
-        self.shared
+        let replaced = self
+            .shared
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(sqltype, func);
         self.shared.bump();
+        // Released after the lock: its finalizer may call back into this connection.
+        drop(replaced);
     }
 
     fn get_output_converter(&self, py: Python<'_>, sqltype: i16) -> Option<Py<PyAny>> {
@@ -275,21 +296,26 @@ impl Connection {
     }
 
     fn remove_output_converter(&self, sqltype: i16) {
-        self.shared
+        let removed = self
+            .shared
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&sqltype);
         self.shared.bump();
+        drop(removed);
     }
 
     fn clear_output_converters(&self) {
-        self.shared
-            .converters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let cleared = std::mem::take(
+            &mut *self
+                .shared
+                .converters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         self.shared.bump();
+        drop(cleared);
     }
 
     /// pyodbc's `setdecoding(sqltype, encoding=None, ctype=None)`: UTF-8 / UTF-16 accepted
@@ -481,6 +507,29 @@ impl Connection {
             }
         }
         Ok(())
+    }
+
+    /// The cyclic GC's view of the output converters: a converter that refers back to its
+    /// connection (a closure or bound method holding it) made a cycle that was never collected,
+    /// a connection left open for the life of the process. Never blocks: a map locked by another
+    /// thread is skipped (its objects then just count as reachable).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(converters) = self.shared.converters.try_lock() {
+            for f in converters.values() {
+                visit.call(f)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Break a cycle through the converters (the connection is garbage: nobody can fetch).
+    fn __clear__(&self) {
+        let taken = match self.shared.converters.try_lock() {
+            Ok(mut converters) => std::mem::take(&mut *converters),
+            Err(_) => return,
+        };
+        // Dropped unlocked: a converter's finalizer may call back into this connection.
+        drop(taken);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

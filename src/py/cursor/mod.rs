@@ -13,11 +13,13 @@ use crate::params::InputSize;
 use crate::py::connection::{ConnShared, Connection};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::output::Output;
+use crate::py::plan::ColumnDecoder;
 use crate::py::plan::PyPlan;
 use crate::statement::Statement;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -59,7 +61,7 @@ impl CursorState {
     }
 }
 
-#[pyclass(frozen, subclass, module = "ferrodbc", name = "Cursor")]
+#[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Cursor")]
 pub struct Cursor {
     // Field order is drop order: the statement (in `state`) must be freed while the connection
     // handle it belongs to is still alive (`shared` may hold the last reference to it). Freeing a
@@ -171,12 +173,14 @@ impl Cursor {
     /// [`Self::lock_any`] for an open cursor on an open connection.
     fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
         let guard = self.lock_any(py)?;
-        if guard.closed {
-            return Err(programming("Attempt to use a closed cursor."));
-        }
+        // The connection first: closing it closes its cursors, and the message should say which.
         if self.shared.is_closed() {
             return Err(programming("The cursor's connection has been closed."));
         }
+        if guard.closed {
+            return Err(programming("Attempt to use a closed cursor."));
+        }
+        self.shared.check_process()?;
         if self.shared.lost.load(Ordering::Acquire) {
             return Err(crate::py::errors::OperationalError::new_err(
                 "The connection to the database was lost; open a new connection.",
@@ -458,6 +462,41 @@ impl Cursor {
         address
             .map(|a| crate::py::compat::void_p(py, a))
             .transpose()
+    }
+
+    /// The cyclic GC's view of what the cursor holds: its connection, the current plan's
+    /// converters and row schema, the `Output` parameters. Never blocks: a state locked by a
+    /// running call (which holds the cursor alive anyway) is skipped.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.connection)?;
+        if let Ok(st) = self.state.try_lock() {
+            if let Some(plan) = &st.plan {
+                visit.call(&plan.schema)?;
+                for decoder in &plan.decoders {
+                    if let ColumnDecoder::Converted(_, f) = decoder {
+                        visit.call(f)?;
+                    }
+                }
+            }
+            for (_, out) in &st.outputs {
+                visit.call(out)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Break cycles through the plan, the outputs and a deferred error (the cursor is garbage).
+    fn __clear__(&self) {
+        let taken = match self.state.try_lock() {
+            Ok(mut st) => (
+                st.plan.take(),
+                std::mem::take(&mut st.outputs),
+                st.pending.take(),
+            ),
+            Err(_) => return,
+        };
+        // Dropped unlocked: finalizers may call back into this cursor.
+        drop(taken);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

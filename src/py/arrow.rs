@@ -35,7 +35,7 @@ pub const DEFAULT_ROWS_PER_BATCH: usize = crate::batch::MAX_BATCH_ROWS;
 pub const TABLE_ROWS_PER_BATCH: usize = 64 * 1024;
 
 /// A result set (or what was left of it) as Arrow record batches.
-#[pyclass(frozen, module = "ferrodbc", name = "RecordBatchStream")]
+#[pyclass(frozen, weakref, module = "ferrodbc", name = "RecordBatchStream")]
 pub struct RecordBatchStream {
     schema: SchemaRef,
     source: Mutex<Source>,

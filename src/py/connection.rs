@@ -1,6 +1,6 @@
 //! `Connection`: the PEP 249 connection object.
 
-use super::cursor::{Cursor, CursorState};
+use super::cursor::{Cursor, CursorCell};
 use super::errors::{IntoPyResult, interface, programming};
 use crate::backend::Dbms;
 use crate::decode::TextErrors;
@@ -21,7 +21,8 @@ pub struct ConnShared {
     pub generation: AtomicU64,
     pub converters: Mutex<HashMap<i16, Py<PyAny>>>,
     pub text_errors: Mutex<TextErrors>,
-    pub cursors: Mutex<Vec<Weak<Mutex<CursorState>>>>,
+    /// Every live cursor of the connection (a cursor leaves the list when it is dropped).
+    pub cursors: Mutex<Vec<Weak<CursorCell>>>,
     pub dbms: Dbms,
     /// Query timeout in seconds for executes (0 = none).
     pub timeout: AtomicUsize,
@@ -473,9 +474,19 @@ impl Connection {
     /// Close the connection: every cursor's statement is freed first, the open transaction is
     /// rolled back, then the link is closed. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if super::cursor::in_cursor_call() {
+        let busy_here = self
+            .shared
+            .cursors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|cell| cell.held_by_this_thread());
+        if busy_here {
+            // Closing frees every cursor's statement, waiting for the call that holds it: here
+            // that call is the one running this callback.
             return Err(programming(
-                "Cannot close the connection from a callback (e.g. an output converter) running inside a cursor call.",
+                "Cannot close the connection from a callback (e.g. an output converter) running inside a call of one of its cursors.",
             ));
         }
         {
@@ -491,11 +502,8 @@ impl Connection {
                 .unwrap_or_else(|e| e.into_inner()),
         );
         for weak in cursors {
-            if let Some(state) = weak.upgrade() {
-                let mut st = state
-                    .lock_py_attached(py)
-                    .unwrap_or_else(|e| e.into_inner());
-                st.release();
+            if let Some(cell) = weak.upgrade() {
+                cell.lock_state(py).release();
             }
         }
         let conn = self.shared.lock_conn(py).take();

@@ -11,7 +11,6 @@ import gc
 import itertools
 import subprocess
 import sys
-import tracemalloc
 import weakref
 from pathlib import Path
 
@@ -20,6 +19,8 @@ import pytest
 import ferrodbc
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests"))
+from memory_cycles import cycles_memory, rss_mib  # noqa: E402
 
 
 def ids_query(n: int) -> str:
@@ -121,56 +122,16 @@ def test_finalizers_closing_connections_run_by_gc_inside_a_fetch(peer):
     conn.close()
 
 
-EXIT_SCRIPT = r"""
-import sys, threading, time
-import ferrodbc
-import pyarrow as pa
-
-cs, n = sys.argv[1], 20_000
-query = (f"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < {n - 1}) "
-         "SELECT i AS id, 'x' || i AS label FROM c")
-conn = ferrodbc.connect(cs)
-cur = conn.cursor()
-cur.execute(query)
-cur.fetchmany(3000)                       # mid-result, the next row array fetched ahead
-lazy = conn.cursor().execute(query).fetch_record_batch(500)
-reader = pa.RecordBatchReader.from_stream(conn.cursor().execute(query).fetch_record_batch(500))
-reader.read_next_batch()                  # an exported stream, half read, never released
-pooled = ferrodbc.connect(cs, pooling=True)
-pooled.cursor().execute("SELECT 1").fetchall()
-pooled.close()                            # parked where the driver allows pooling
-dropped = ferrodbc.connect(cs).cursor()
-dropped.execute(query).fetchone()         # a cursor whose connection object is gone
-started = threading.Event()
-
-def fetch_forever():
-    c = ferrodbc.connect(cs).cursor()
-    while True:
-        c.execute(query)
-        started.set()
-        while c.fetchmany(100):
-            pass
-
-threading.Thread(target=fetch_forever, daemon=True).start()
-started.wait(30)
-time.sleep(0.05)
-print("exiting", flush=True)
-{exit}
-"""
-
-EXITS = {
-    "end_of_script": "",
-    "sys_exit": "sys.exit(0)",
-    "raise_systemexit": "raise SystemExit(0)",
-}
+SCRIPTS = ROOT / "tests" / "scripts"
 
 
-@pytest.mark.parametrize("how", list(EXITS))
+@pytest.mark.parametrize("how", ["end", "sys_exit", "raise_systemexit"])
 def test_interpreter_exit_with_cursors_mid_result(peer, how):
     """Exit code 0, nothing on stderr, no hang: open cursors mid-result, lazy and exported
-    Arrow streams, a parked connection, and a daemon thread inside a fetch."""
+    Arrow streams, parked connections, and a daemon thread inside a fetch
+    (tests/scripts/exit_mid_result.py)."""
     proc = subprocess.run(
-        [sys.executable, "-c", EXIT_SCRIPT.replace("{exit}", EXITS[how]), peer.connstr],
+        [sys.executable, str(SCRIPTS / "exit_mid_result.py"), peer.connstr, ids_query(20_000), how],
         capture_output=True,
         text=True,
         timeout=120,
@@ -180,105 +141,50 @@ def test_interpreter_exit_with_cursors_mid_result(peer, how):
     assert proc.stderr == ""
 
 
-FORK_SCRIPT = r"""
-import os, sys
-import ferrodbc
-
-cs, n = sys.argv[1], 20_000
-query = (f"WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < {n - 1}) "
-         "SELECT i AS id, 'x' || i AS label FROM c")
-conn = ferrodbc.connect(cs, autocommit=True)
-cur = conn.cursor()
-cur.execute(query)
-ids = [r.id for r in cur.fetchmany(3000)]  # mid-result, a row array fetched ahead
-pid = os.fork()
-if pid == 0:
-    report = []
-    for name, use in [("fetch", cur.fetchone), ("execute", lambda: cur.execute("SELECT 1")),
-                      ("commit", conn.commit), ("cursor_execute", lambda: conn.execute("SELECT 1"))]:
-        try:
-            use()
-            report.append(f"{name}:worked")
-        except ferrodbc.InterfaceError:
-            report.append(f"{name}:InterfaceError")
-    own = ferrodbc.connect(cs, autocommit=True)
-    report.append(f"own:{own.cursor().execute('SELECT 42').fetchval()}")
-    own.close()
-    if sys.argv[2] == "close":
-        cur.close()
-        conn.close()
-        report.append(f"closed:{conn.closed}")
-    print(" ".join(report), flush=True)
-    sys.exit(0)                             # a normal exit: finalizers run in the child
-_, status = os.waitpid(pid, 0)
-ids += [r.id for r in cur.fetchall()]
-print("child", os.waitstatus_to_exitcode(status), "parent rows ok", ids == list(range(n)),
-      "parent again", cur.execute("SELECT 7").fetchval(), flush=True)
-conn.close()
-"""
-
-
-@pytest.mark.parametrize("child", ["close", "leave"])
-def test_fork_child_uses_its_own_connection_and_never_the_parents(peer, child):
+@pytest.mark.parametrize("at_exit", ["close", "leave"])
+def test_fork_child_uses_its_own_connection_and_never_the_parents(peer, at_exit):
     """The rule: a connection belongs to the process that opened it. In a forked child every
     use of an inherited one raises InterfaceError; closing or dropping it there sends nothing,
     so the parent's session (its socket, its pending rows) is untouched; the child connects
-    anew. (PostgreSQL: the child's logout on the shared socket would end the parent's session.)"""
+    anew (tests/scripts/fork_rule.py). PostgreSQL: a logout from the child on the shared socket
+    would end the parent's session."""
+    n = 20_000
     proc = subprocess.run(
-        [sys.executable, "-c", FORK_SCRIPT, peer.connstr, child],
+        [sys.executable, str(SCRIPTS / "fork_rule.py"), peer.connstr, ids_query(n), str(n), at_exit],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    expected_child = "fetch:InterfaceError execute:InterfaceError commit:InterfaceError cursor_execute:InterfaceError own:42"
-    if child == "close":
-        expected_child += " closed:True"
-    assert lines == [expected_child, "child 0 parent rows ok True parent again 7"], proc.stdout
+    child = (
+        "fetch:InterfaceError execute:InterfaceError commit:InterfaceError "
+        "connection_execute:InterfaceError own:42"
+    )
+    if at_exit == "close":
+        child += " closed:True"
+    assert proc.stdout.splitlines() == [child, "child 0 parent rows ok True parent again 7"], proc.stdout
     assert proc.stderr == ""
-
-
-def rss_mib() -> float:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS in /proc/self/status")
-
-
-def cycles_memory(connstr: str, pooling: bool, n: int, warmup: int = 300) -> tuple[float, int]:
-    """Run n connect/execute/fetch/close cycles after `warmup` ones: (RSS growth in MiB, growth
-    of the memory tracemalloc traces in bytes). Printed for the record (pytest -s)."""
-
-    def cycle(i: int) -> None:
-        conn = ferrodbc.connect(connstr, pooling=pooling)
-        cur = conn.cursor()
-        rows = cur.execute("SELECT ?, 'label'", i).fetchall()
-        assert rows[0][0] == i
-        conn.close()
-
-    for i in range(warmup):
-        cycle(i)
-    gc.collect()
-    tracemalloc.start()
-    try:
-        rss0, (traced0, _) = rss_mib(), tracemalloc.get_traced_memory()
-        for i in range(n):
-            cycle(i)
-        gc.collect()
-        rss1, (traced1, _) = rss_mib(), tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    print(f"\n{n} cycles pooling={pooling}: RSS {rss0:.1f} -> {rss1:.1f} MiB, traced {traced0} -> {traced1} B")
-    return rss1 - rss0, traced1 - traced0
 
 
 @pytest.mark.parametrize("pooling", [False, True], ids=["unpooled", "pooled"])
 def test_ten_thousand_connect_cycles_leave_memory_flat(sqlite, pooling):
+    """SQLite3 ODBC never pools (pooling=True goes through the pool's paths and disconnects)."""
     rss_growth, traced_growth = cycles_memory(sqlite.connstr, pooling, 10_000)
     assert rss_growth < 4, f"RSS grew {rss_growth:.1f} MiB over 10,000 cycles"
     assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over 10,000 cycles"
+
+
+def test_a_long_lived_connection_making_many_cursors_stays_flat(sqlite_conn):
+    """Each cursor leaves its connection's list when dropped (it used to keep ~800 bytes per
+    cursor ever made: +80 MiB over 100,000)."""
+    for _ in range(2000):
+        sqlite_conn.cursor().execute("SELECT 1").fetchall()
+    gc.collect()
+    before = rss_mib()
+    for _ in range(30_000):
+        sqlite_conn.cursor().execute("SELECT 1").fetchall()
+    gc.collect()
+    assert rss_mib() - before < 4
 
 
 def test_memcheck_script_runs_clean_without_valgrind(sqlite):

@@ -17,12 +17,15 @@ import pyarrow as pa
 import ferrodbc
 
 connstr, query, how = sys.argv[1], sys.argv[2], sys.argv[3]
+# Each pending result on a connection of its own (SQL Server without MARS allows one).
 conn = ferrodbc.connect(connstr)
 cur = conn.cursor()
 cur.execute(query)
 cur.fetchmany(3000)
-lazy = conn.cursor().execute(query).fetch_record_batch(500)
-reader = pa.RecordBatchReader.from_stream(conn.cursor().execute(query).fetch_record_batch(500))
+lazy = ferrodbc.connect(connstr).cursor().execute(query).fetch_record_batch(500)
+reader = pa.RecordBatchReader.from_stream(
+    ferrodbc.connect(connstr).cursor().execute(query).fetch_record_batch(500)
+)
 reader.read_next_batch()
 for _ in range(2):
     pooled = [ferrodbc.connect(connstr, pooling=True) for _ in range(2)]

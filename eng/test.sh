@@ -42,6 +42,17 @@ for suite in "${suites[@]}"; do
   fi
 done
 
+echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
+# Any memcheck error fails; suppressions cover CPython, glibc and Driver 18 internals only.
+set +e
+bash eng/memcheck.sh
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  echo "memcheck: exit $rc" >&2
+  failed=1
+fi
+
 echo "== pyodbc 5.5.0 sqlserver_test.py against tds-peer (Driver 18)"
 # pyodbc's own suite (sdist downloaded and sha256-checked at run time); fails below the floor.
 if ! .venv/bin/python eng/suites/pyodbc_sqlserver.py --floor 0.99; then

@@ -125,8 +125,8 @@ def test_connect_cycles_leave_memory_flat(peer, which, pooling, cycles):
     require_driver(which)
     ferrodbc.clear_pool()
     try:
-        rss_growth, traced_growth = cycles_memory(tdspeer.conn_str(peer, which), pooling, cycles)
+        rss_growth, traced_growth, top = cycles_memory(tdspeer.conn_str(peer, which), pooling, cycles)
     finally:
         ferrodbc.clear_pool()
     assert rss_growth < 4, f"RSS grew {rss_growth:.1f} MiB over {cycles} cycles"
-    assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over {cycles} cycles"
+    assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over {cycles} cycles:\n{top}"

@@ -12,7 +12,8 @@ PY=.venv/bin/python
 VALGRIND=(valgrind --tool=memcheck --error-exitcode=97 --num-callers=40
           --suppressions=eng/memcheck/valgrind.supp --track-origins=no
           --child-silent-after-fork=yes
-          --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite)
+          --leak-check=full --show-leak-kinds=definite --errors-for-leak-kinds=definite
+          -s)
 command -v valgrind >/dev/null || { echo "valgrind is not installed (eng/setup.sh installs it)" >&2; exit 1; }
 
 echo "-- Rust: the core's unit tests under memcheck"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One idempotent set-up for a fresh Debian 12 machine (and a no-op-ish re-run on a warm one):
-#   1. Debian packages: unixODBC, FreeTDS, SQLite3 ODBC, PostgreSQL + psqlODBC.
+#   1. Debian packages: unixODBC, FreeTDS, SQLite3 ODBC, PostgreSQL + psqlODBC, valgrind
+#      (eng/memcheck.sh).
 #   2. A project venv (.venv) with maturin, pytest, ruff, mypy and the comparison drivers (pyodbc,
 #      mssql-python).
 #   3. Microsoft ODBC Driver 18, copied out of the `mssql-python-odbc` wheel into /opt and registered
@@ -13,7 +14,7 @@ ROOT=$PWD
 log() { printf '\n== setup: %s\n' "$*" >&2; }
 
 APT_PACKAGES=(unixodbc unixodbc-dev odbcinst tdsodbc freetds-bin libsqliteodbc odbc-postgresql
-              postgresql libssl-dev pkg-config)
+              postgresql libssl-dev pkg-config valgrind)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

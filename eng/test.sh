@@ -42,6 +42,17 @@ for suite in "${suites[@]}"; do
   fi
 done
 
+echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
+# Any memcheck error fails; suppressions cover CPython, glibc and Driver 18 internals only.
+set +e
+bash eng/memcheck.sh
+rc=$?
+set -e
+if [ "$rc" -ne 0 ]; then
+  echo "memcheck: exit $rc" >&2
+  failed=1
+fi
+
 echo "== pyodbc 5.5.0's own tests, real pyodbc vs ferrodbc (eng/suites/pyodbc_suites.py)"
 # Downloads the pyodbc sdist (sha256 checked) into ~/.cache/ferrodbc, runs its SQLite, PostgreSQL
 # and SQL Server (TDS peer, Driver 18) test files with both modules; fails when ferrodbc fails a

@@ -161,6 +161,11 @@ impl Connection {
         self.dbc.is_dead()
     }
 
+    /// Whether this process opened the connection (false in a forked child: `crate::process`).
+    pub fn owned_here(&self) -> bool {
+        self.dbc.owned_here()
+    }
+
     /// Whether the session can be reset for a next user: SQL Server through Microsoft's driver,
     /// whose SQL_COPT_SS_RESET_CONNECTION makes the next request run sp_reset_connection.
     /// FreeTDS and other DBMS have no such reset, so they are never pooled.

@@ -21,6 +21,7 @@ pub mod params;
 pub mod plan;
 pub mod pool;
 pub mod prefetch;
+pub mod process;
 pub mod reread;
 pub mod rowset;
 pub mod statement;

@@ -63,9 +63,10 @@ pub fn connect(
 }
 
 /// Park `conn` for the next connect with `connection_string`, or close it when it cannot be
-/// reused (not poolable, reset failed, dead, pool full).
+/// reused (not poolable, reset failed, dead, pool full, or opened by the parent of this forked
+/// child: closing abandons it then, and its reset would go out on the parent's session).
 pub fn release(connection_string: &str, mut conn: Connection) -> Result<()> {
-    if !conn.poolable() || conn.is_dead() {
+    if !conn.owned_here() || !conn.poolable() || conn.is_dead() {
         return conn.close();
     }
     if let Err(e) = conn.reset_for_reuse() {

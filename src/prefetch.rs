@@ -4,6 +4,7 @@
 //! small enough that decoding one always overlaps fetching the next.
 
 use crate::odbc::{Diagnostic, Outcome};
+use crate::process::Owner;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread::JoinHandle;
 
@@ -18,6 +19,8 @@ pub struct Prefetcher {
     results: Receiver<FetchResult>,
     thread: Option<JoinHandle<()>>,
     busy: bool,
+    /// The process the thread runs in: a forked child has no such thread (see `Drop`).
+    owner: Owner,
 }
 
 impl Prefetcher {
@@ -38,6 +41,7 @@ impl Prefetcher {
             results,
             thread: Some(thread),
             busy: false,
+            owner: Owner::current(),
         })
     }
 
@@ -51,19 +55,29 @@ impl Prefetcher {
         self.busy
     }
 
-    /// Wait for the submitted fetch: `None` if none is running, `Some(Err(()))` if the worker died.
+    /// Wait for the submitted fetch: `None` if none is running, `Some(Err(()))` if the worker died
+    /// (or is in the parent of this forked child: its result would never come).
     pub fn wait(&mut self) -> Option<Result<FetchResult, ()>> {
         if !self.busy {
             return None;
         }
         self.busy = false;
+        if !self.owner.is_current() {
+            return Some(Err(()));
+        }
         Some(self.results.recv().map_err(|_| ()))
     }
 }
 
 impl Drop for Prefetcher {
-    /// Waits for a running fetch, then ends the thread (its job channel closes).
+    /// Waits for a running fetch, then ends the thread (its job channel closes). In a forked
+    /// child the thread does not exist: joining it panicked ("threads should not terminate
+    /// unexpectedly"), so its handle is forgotten.
     fn drop(&mut self) {
+        if !self.owner.is_current() {
+            std::mem::forget(self.thread.take());
+            return;
+        }
         let _ = self.wait();
         self.jobs = None;
         if let Some(t) = self.thread.take() {

@@ -447,8 +447,18 @@ impl Statement {
 
     /// Close the cursor: discard pending results (the driver sends ATTENTION if rows are still
     /// streaming). Bindings and buffers stay for the next execute.
+    /// Discard the pending results. In a forked child nothing is sent (see `crate::process`): the
+    /// statement is the parent's, and is only abandoned when dropped.
     pub fn close(&mut self) -> Result<()> {
+        if !self.stmt.owned_here() {
+            return Ok(());
+        }
         self.reset()
+    }
+
+    /// Whether this process allocated the statement (false in a forked child).
+    pub fn owned_here(&self) -> bool {
+        self.stmt.owned_here()
     }
 
     pub fn has_result_set(&self) -> bool {

@@ -6,10 +6,12 @@ use super::sys::{
 };
 use super::{Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::error::{Error, Result};
+use crate::process::Owner;
 use std::ptr::null_mut;
 
 /// A connected `HDBC`. Dropping it rolls back (if needed), disconnects and frees; failures there
 /// are swallowed, never panicked on (the process may be shutting down, the link may be dead).
+/// In a forked child, closing or dropping it makes no driver call (see `crate::process`).
 pub struct Dbc {
     handle: HDbc,
     connected: bool,
@@ -20,6 +22,7 @@ pub struct Dbc {
     pub(super) attr_buffers: Vec<Box<[u8]>>,
     /// The same for text attribute values (UTF-16, NUL-terminated).
     pub(super) attr_texts: Vec<Box<[u16]>>,
+    owner: Owner,
 }
 
 // SAFETY: ODBC connection handles may be used from any thread, one call at a time. The owner
@@ -49,6 +52,7 @@ impl Dbc {
             connected: false,
             attr_buffers: Vec::new(),
             attr_texts: Vec::new(),
+            owner: Owner::current(),
         };
         if let Some(secs) = login_timeout_sec {
             // Integer attributes are passed by value in the pointer argument.
@@ -75,6 +79,11 @@ impl Dbc {
         dbc.check(ret, "SQLDriverConnect")?;
         dbc.connected = true;
         Ok(dbc)
+    }
+
+    /// Whether this process made the handle (false in a forked child: see `crate::process`).
+    pub fn owned_here(&self) -> bool {
+        self.owner.is_current()
     }
 
     pub fn as_sys(&self) -> HDbc {
@@ -178,9 +187,16 @@ impl Dbc {
     }
 
     /// Roll back, disconnect and free. Idempotent; errors from a dead link are ignored, errors
-    /// from SQLDisconnect of a live link are returned (the handle is still freed).
+    /// from SQLDisconnect of a live link are returned (the handle is still freed). In a forked
+    /// child the handle is abandoned instead: its rollback and logout would end the parent's
+    /// session on the socket they share.
     pub fn close(&mut self) -> Result<()> {
         if self.handle.0.is_null() {
+            return Ok(());
+        }
+        if !self.owner.is_current() {
+            self.connected = false;
+            self.handle = HDbc(null_mut());
             return Ok(());
         }
         let mut result = Ok(());

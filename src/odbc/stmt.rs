@@ -12,6 +12,7 @@ use super::sys::{
 use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::counters;
 use crate::error::{Error, Result};
+use crate::process::Owner;
 use std::ptr::null_mut;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -70,6 +71,9 @@ pub struct CancelHandle {
     cooperative: Arc<AtomicBool>,
     /// The statement is inside SQLExecDirect.
     executing: Arc<AtomicBool>,
+    /// The process the statement was allocated in: a forked child never cancels it (an
+    /// attention on the socket it shares with the parent would cancel the parent's call).
+    owner: Owner,
 }
 
 /// A statement handle lent to another thread for one `SQLFetch` (the next row array, fetched
@@ -136,8 +140,12 @@ impl CancelHandle {
         self.requested.swap(false, Ordering::SeqCst)
     }
 
-    /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed.
+    /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and
+    /// in a forked child.
     pub fn cancel(&self) -> Result<()> {
+        if !self.owner.is_current() {
+            return Ok(());
+        }
         let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         self.requested.store(true, Ordering::SeqCst);
         if self.cooperative.load(Ordering::SeqCst) && !self.executing.load(Ordering::SeqCst) {
@@ -157,6 +165,8 @@ impl CancelHandle {
     }
 }
 
+/// An allocated `HSTMT`. Dropping it frees the handle, except in a forked child, which abandons
+/// it (see `crate::process`: freeing a statement with pending rows sends an attention).
 pub struct Stmt {
     handle: HStmt,
     cancel: CancelHandle,
@@ -176,6 +186,11 @@ impl Stmt {
         let cancel = CancelHandle::default();
         *cancel.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(RawStmt(handle));
         Ok(Stmt { handle, cancel })
+    }
+
+    /// Whether this process allocated the statement (false in a forked child).
+    pub fn owned_here(&self) -> bool {
+        self.cancel.owner.is_current()
     }
 
     pub fn cancel_handle(&self) -> CancelHandle {
@@ -671,6 +686,10 @@ impl Stmt {
 
 impl Drop for Stmt {
     fn drop(&mut self) {
+        if !self.cancel.owner.is_current() {
+            // Before the lock: a thread of the parent may have held it at the fork.
+            return;
+        }
         let mut guard = self.cancel.handle.lock().unwrap_or_else(|e| e.into_inner());
         *guard = None;
         // SAFETY: the handle is valid; after this no pointer into it is used (the cancel slot was

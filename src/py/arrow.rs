@@ -25,6 +25,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::{ArrowError, Field, Schema, SchemaRef, ffi::FFI_ArrowSchema};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::{Arc, Mutex};
 
 /// Rows per record batch when `rows_per_batch` is not given: the largest row array, so a
@@ -34,7 +35,7 @@ pub const DEFAULT_ROWS_PER_BATCH: usize = crate::batch::MAX_BATCH_ROWS;
 pub const TABLE_ROWS_PER_BATCH: usize = 64 * 1024;
 
 /// A result set (or what was left of it) as Arrow record batches.
-#[pyclass(frozen, module = "ferrodbc", name = "RecordBatchStream")]
+#[pyclass(frozen, weakref, module = "ferrodbc", name = "RecordBatchStream")]
 pub struct RecordBatchStream {
     schema: SchemaRef,
     source: Mutex<Source>,
@@ -197,6 +198,27 @@ impl RecordBatchStream {
             batches.push(batch);
         }
         Ok(RecordBatchStream::table(schema, batches))
+    }
+
+    /// The cyclic GC's view: a lazy stream holds its cursor. Never blocks.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(source) = self.source.try_lock()
+            && let Source::Lazy(lazy) = &*source
+        {
+            visit.call(&lazy.cursor)?;
+        }
+        Ok(())
+    }
+
+    /// Break a cycle through the cursor of a lazy stream nobody can read any more.
+    fn __clear__(&self) {
+        let taken = match self.source.try_lock() {
+            Ok(mut source) if matches!(*source, Source::Lazy(_)) => {
+                std::mem::replace(&mut *source, Source::Exported)
+            }
+            _ => return,
+        };
+        drop(taken);
     }
 
     /// Rows held (a table) or None (a lazy stream, whose length is unknown until read).

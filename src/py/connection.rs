@@ -1,12 +1,13 @@
 //! `Connection`: the PEP 249 connection object.
 
-use super::cursor::{Cursor, CursorState};
+use super::cursor::{Cursor, CursorCell};
 use super::errors::{IntoPyResult, interface, programming};
 use crate::backend::Dbms;
 use crate::decode::TextErrors;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
@@ -20,7 +21,8 @@ pub struct ConnShared {
     pub generation: AtomicU64,
     pub converters: Mutex<HashMap<i16, Py<PyAny>>>,
     pub text_errors: Mutex<TextErrors>,
-    pub cursors: Mutex<Vec<Weak<Mutex<CursorState>>>>,
+    /// Every live cursor of the connection (a cursor leaves the list when it is dropped).
+    pub cursors: Mutex<Vec<Weak<CursorCell>>>,
     pub dbms: Dbms,
     /// Query timeout in seconds for executes (0 = none).
     pub timeout: AtomicUsize,
@@ -38,6 +40,9 @@ pub struct ConnShared {
     pub compat: Mutex<super::compat::ConnCompat>,
     /// The `row_factory` new cursors start with.
     pub row_factory: Mutex<Option<Py<PyAny>>>,
+    /// The process that opened the connection. In a forked child every use raises; closing or
+    /// dropping it there sends nothing (the session and its socket are the parent's).
+    pub owner: crate::process::Owner,
 }
 
 impl ConnShared {
@@ -56,6 +61,18 @@ impl ConnShared {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }
+
+    /// InterfaceError in a forked child (see `crate::process`): the connection is the parent's.
+    pub fn check_process(&self) -> PyResult<()> {
+        if self.owner.is_current() {
+            return Ok(());
+        }
+        Err(interface(
+            "This connection was opened before os.fork(), by the parent process: a child must \
+             open connections of its own (using this one would interleave its requests with the \
+             parent's on the same socket).",
+        ))
+    }
     pub fn lock_conn<'a>(&'a self, py: Python<'_>) -> MutexGuard<'a, Option<crate::Connection>> {
         self.conn
             .lock_py_attached(py)
@@ -63,7 +80,7 @@ impl ConnShared {
     }
 }
 
-#[pyclass(frozen, subclass, module = "ferrodbc", name = "Connection")]
+#[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Connection")]
 pub struct Connection {
     pub shared: Arc<ConnShared>,
 }
@@ -82,6 +99,7 @@ impl Connection {
         let conn = guard
             .as_mut()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?;
+        self.shared.check_process()?;
         py.detach(|| f(conn)).py(py)
     }
 }
@@ -136,6 +154,7 @@ impl Connection {
                 shown: crate::connstr::redact(connection_string),
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
                 row_factory: Mutex::new(None),
+                owner: crate::process::Owner::current(),
             }),
         })
     }
@@ -302,12 +321,14 @@ impl Connection {
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        match func {
+        let replaced = match func {
             Some(func) => converters.insert(sqltype, func),
             None => converters.remove(&sqltype),
         };
         drop(converters);
         self.shared.bump();
+        // Released after the lock: its finalizer may call back into this connection.
+        drop(replaced);
     }
 
     fn get_output_converter(&self, py: Python<'_>, sqltype: i16) -> Option<Py<PyAny>> {
@@ -320,21 +341,26 @@ impl Connection {
     }
 
     fn remove_output_converter(&self, sqltype: i16) {
-        self.shared
+        let removed = self
+            .shared
             .converters
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .remove(&sqltype);
         self.shared.bump();
+        drop(removed);
     }
 
     fn clear_output_converters(&self) {
-        self.shared
-            .converters
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let cleared = std::mem::take(
+            &mut *self
+                .shared
+                .converters
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()),
+        );
         self.shared.bump();
+        drop(cleared);
     }
 
     /// pyodbc's `setdecoding(sqltype, encoding=None, ctype=None)`: UTF-8 / UTF-16 accepted
@@ -492,9 +518,19 @@ impl Connection {
     /// Close the connection: every cursor's statement is freed first, the open transaction is
     /// rolled back, then the link is closed. Idempotent.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        if super::cursor::in_cursor_call() {
+        let busy_here = self
+            .shared
+            .cursors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|cell| cell.held_by_this_thread());
+        if busy_here {
+            // Closing frees every cursor's statement, waiting for the call that holds it: here
+            // that call is the one running this callback.
             return Err(programming(
-                "Cannot close the connection from a callback (e.g. an output converter) running inside a cursor call.",
+                "Cannot close the connection from a callback (e.g. an output converter) running inside a call of one of its cursors.",
             ));
         }
         {
@@ -510,11 +546,8 @@ impl Connection {
                 .unwrap_or_else(|e| e.into_inner()),
         );
         for weak in cursors {
-            if let Some(state) = weak.upgrade() {
-                let mut st = state
-                    .lock_py_attached(py)
-                    .unwrap_or_else(|e| e.into_inner());
-                st.release();
+            if let Some(cell) = weak.upgrade() {
+                cell.lock_state(py).release();
             }
         }
         let conn = self.shared.lock_conn(py).take();
@@ -526,6 +559,37 @@ impl Connection {
             }
         }
         Ok(())
+    }
+
+    /// The cyclic GC's view of the output converters: a converter that refers back to its
+    /// connection (a closure or bound method holding it) made a cycle that was never collected,
+    /// a connection left open for the life of the process. Never blocks: a map locked by another
+    /// thread is skipped (its objects then just count as reachable).
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        if let Ok(converters) = self.shared.converters.try_lock() {
+            for f in converters.values() {
+                visit.call(f)?;
+            }
+        }
+        if let Ok(Some(f)) = self.shared.row_factory.try_lock().as_deref() {
+            visit.call(f)?;
+        }
+        Ok(())
+    }
+
+    /// Break a cycle through the converters or the row factory (the connection is garbage:
+    /// nobody can fetch).
+    fn __clear__(&self) {
+        let taken = match self.shared.converters.try_lock() {
+            Ok(mut converters) => std::mem::take(&mut *converters),
+            Err(_) => return,
+        };
+        let factory = match self.shared.row_factory.try_lock() {
+            Ok(mut f) => f.take(),
+            Err(_) => None,
+        };
+        // Dropped unlocked: a converter's finalizer may call back into this connection.
+        drop((taken, factory));
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -13,12 +13,14 @@ use crate::params::InputSize;
 use crate::py::connection::{ConnShared, Connection};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::output::Output;
+use crate::py::plan::ColumnDecoder;
 use crate::py::plan::PyPlan;
 use crate::py::shape::RowShape;
 use crate::statement::Statement;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;
+use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -67,27 +69,62 @@ impl CursorState {
     }
 }
 
-#[pyclass(frozen, subclass, module = "ferrodbc", name = "Cursor")]
+/// A cursor's state and the thread inside it. The connection holds a weak reference to each of
+/// its cursors' cells: closing it frees their statements, and must not wait on a cell this very
+/// thread holds (a callback of that cursor is running).
+pub struct CursorCell {
+    state: Mutex<CursorState>,
+    /// Token of the thread holding `state` (0: none). A Python callback run while the cursor
+    /// works (an output converter) may touch the same cursor: that must be an error, not a
+    /// self-deadlock on `state`.
+    owner: AtomicUsize,
+}
+
+impl CursorCell {
+    /// Whether this thread holds the state: one of the cursor's calls is running a callback.
+    pub fn held_by_this_thread(&self) -> bool {
+        self.owner.load(Ordering::Acquire) == thread_token()
+    }
+
+    /// The state, waiting (GIL released) for a call running on another thread.
+    pub fn lock_state(&self, py: Python<'_>) -> MutexGuard<'_, CursorState> {
+        self.state
+            .lock_py_attached(py)
+            .unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Cursor")]
 pub struct Cursor {
-    // Field order is drop order: the statement (in `state`) must be freed while the connection
+    // Field order is drop order: the statement (in `cell`) must be freed while the connection
     // handle it belongs to is still alive (`shared` may hold the last reference to it). Freeing a
     // statement after its connection crashed Driver 18 at interpreter exit.
-    state: Arc<Mutex<CursorState>>,
+    cell: Arc<CursorCell>,
     connection: Py<Connection>,
     shared: Arc<ConnShared>,
     /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
     cancel: Mutex<Option<CancelHandle>>,
     arraysize: AtomicUsize,
-    /// Token of the thread holding `state` (0: none). A Python callback run while the cursor
-    /// works (an output converter) may touch the same cursor: that must be an error, not a
-    /// self-deadlock on `state`.
-    owner: AtomicUsize,
     /// pyodbc's `fast_executemany`. ferrodbc always sends executemany as parameter arrays; the
     /// flag is kept for programs that set and read it.
     fast_executemany: AtomicBool,
     /// pyodbc's `noscan`: SQL_ATTR_NOSCAN on the statement (the driver leaves `{fn ...}` /
     /// `{d ...}` escape sequences unscanned; psqlODBC accepts it and scans anyway).
     noscan: AtomicBool,
+}
+
+impl Drop for Cursor {
+    /// Leave the connection's list of cursors (with any other dead entry): a long-lived
+    /// connection making a cursor per statement kept ~800 bytes per cursor it ever made.
+    fn drop(&mut self) {
+        let mut cursors = self
+            .shared
+            .cursors
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let me = Arc::as_ptr(&self.cell);
+        cursors.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), me));
+    }
 }
 
 /// `state`, locked by this thread; clears the owner token before unlocking.
@@ -112,19 +149,7 @@ impl std::ops::DerefMut for Guard<'_> {
 impl Drop for Guard<'_> {
     fn drop(&mut self) {
         self.owner.store(0, Ordering::Release);
-        IN_CURSOR_CALL.with(|n| n.set(n.get() - 1));
     }
-}
-
-thread_local! {
-    /// How many cursor states this thread holds (its calls nest only through callbacks).
-    static IN_CURSOR_CALL: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// Whether this thread is inside a cursor call (so a callback is running, e.g. a converter):
-/// closing the connection from there would wait on that very cursor.
-pub fn in_cursor_call() -> bool {
-    IN_CURSOR_CALL.with(|n| n.get() > 0)
 }
 
 /// A per-thread token (the address of a thread-local).
@@ -142,22 +167,24 @@ impl Cursor {
             .unwrap_or_else(|e| e.into_inner())
             .as_ref()
             .map(|f| f.clone_ref(py));
-        let state = Arc::new(Mutex::new(CursorState {
-            row_factory,
-            ..CursorState::default()
-        }));
+        let cell = Arc::new(CursorCell {
+            state: Mutex::new(CursorState {
+                row_factory,
+                ..CursorState::default()
+            }),
+            owner: AtomicUsize::new(0),
+        });
         shared
             .cursors
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .push(Arc::downgrade(&state));
+            .push(Arc::downgrade(&cell));
         Cursor {
             connection,
             shared,
-            state,
+            cell,
             cancel: Mutex::new(None),
             arraysize: AtomicUsize::new(1),
-            owner: AtomicUsize::new(0),
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
         }
@@ -165,33 +192,30 @@ impl Cursor {
 
     /// Lock the cursor's state, refusing re-entrant use from the thread that already holds it.
     fn lock_any(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
-        let me = thread_token();
-        if self.owner.load(Ordering::Acquire) == me {
+        if self.cell.held_by_this_thread() {
             return Err(programming(
                 "The cursor is busy: it was used from a callback (e.g. an output converter) running inside one of its own calls.",
             ));
         }
-        let inner = self
-            .state
-            .lock_py_attached(py)
-            .unwrap_or_else(|e| e.into_inner());
-        self.owner.store(me, Ordering::Release);
-        IN_CURSOR_CALL.with(|n| n.set(n.get() + 1));
+        let inner = self.cell.lock_state(py);
+        self.cell.owner.store(thread_token(), Ordering::Release);
         Ok(Guard {
             inner,
-            owner: &self.owner,
+            owner: &self.cell.owner,
         })
     }
 
     /// [`Self::lock_any`] for an open cursor on an open connection.
     fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
         let guard = self.lock_any(py)?;
-        if guard.closed {
-            return Err(programming("Attempt to use a closed cursor."));
-        }
+        // The connection first: closing it closes its cursors, and the message should say which.
         if self.shared.is_closed() {
             return Err(programming("The cursor's connection has been closed."));
         }
+        if guard.closed {
+            return Err(programming("Attempt to use a closed cursor."));
+        }
+        self.shared.check_process()?;
         if self.shared.lost.load(Ordering::Acquire) {
             return Err(crate::py::errors::OperationalError::new_err(
                 "The connection to the database was lost; open a new connection.",
@@ -521,6 +545,50 @@ impl Cursor {
         address
             .map(|a| crate::py::compat::void_p(py, a))
             .transpose()
+    }
+
+    /// The cyclic GC's view of what the cursor holds: its connection, the current plan's
+    /// converters and row schema, the `Output` parameters. Never blocks: a state locked by a
+    /// running call (which holds the cursor alive anyway) is skipped.
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        visit.call(&self.connection)?;
+        if let Ok(st) = self.cell.state.try_lock() {
+            if let Some(plan) = &st.plan {
+                visit.call(&plan.schema)?;
+                for decoder in &plan.decoders {
+                    if let ColumnDecoder::Converted(_, f) = decoder {
+                        visit.call(f)?;
+                    }
+                }
+            }
+            for (_, out) in &st.outputs {
+                visit.call(out)?;
+            }
+            if let Some(f) = &st.row_factory {
+                visit.call(f)?;
+            }
+            if let Some(RowShape::Maker(maker)) = &st.shape {
+                visit.call(maker)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Break cycles through the plan, the outputs, a deferred error and the row factory (the
+    /// cursor is garbage).
+    fn __clear__(&self) {
+        let taken = match self.cell.state.try_lock() {
+            Ok(mut st) => (
+                st.plan.take(),
+                std::mem::take(&mut st.outputs),
+                st.pending.take(),
+                st.row_factory.take(),
+                st.shape.take(),
+            ),
+            Err(_) => return,
+        };
+        // Dropped unlocked: finalizers may call back into this cursor.
+        drop(taken);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

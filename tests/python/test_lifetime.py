@@ -90,6 +90,28 @@ def test_a_converter_holding_its_connection_is_collected(peer):
     assert [r() for group in refs for r in group] == [None] * 12, "a cycle stayed uncollected"
 
 
+def test_a_row_factory_holding_its_connection_is_collected(peer):
+    """connection -> row_factory -> closure -> connection, and cursor -> row_factory -> cursor
+    (with the maker it returned kept for the result set): both are seen by the cyclic GC."""
+
+    class Holder:
+        pass
+
+    def make():
+        conn = peer.connect()
+        h = Holder()
+        h.conn = conn
+        conn.row_factory = lambda description, h=h: (lambda values, h=h: values)
+        h.cur = conn.cursor()  # starts with the connection's factory
+        h.cur.execute(ids_query(10))
+        assert h.cur.fetchone() == (0, "x0")
+        return weakref.ref(h), weakref.ref(conn), weakref.ref(h.cur)
+
+    refs = [make() for _ in range(3)]
+    gc.collect()
+    assert [r() for group in refs for r in group] == [None] * 9, "a cycle stayed uncollected"
+
+
 def test_finalizers_closing_connections_run_by_gc_inside_a_fetch(peer):
     """A converter triggers a collection whose finalizers close other connections (one with a
     cursor mid-result): the fetch goes on, the closed cursor says so."""

@@ -98,6 +98,12 @@ impl Statement {
         self.stmt.set_noscan(on)
     }
 
+    /// The largest value a streamed read may hold (bytes; 0: no limit), for later fetches.
+    pub fn set_max_lob_bytes(&mut self, bytes: usize) {
+        self.rows.join(&mut self.stmt);
+        self.stmt.set_max_lob_bytes(bytes);
+    }
+
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
         self.rows.join(&mut self.stmt);
         self.stmt.set_query_timeout(secs)

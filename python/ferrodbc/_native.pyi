@@ -123,8 +123,11 @@ class Connection:
     timeout: int
     decode_errors: str
     native_uuid: bool
+    max_lob_bytes: int | None
     @property
     def closed(self) -> bool: ...
+    @property
+    def broken(self) -> bool: ...
     @property
     def dbms_name(self) -> str: ...
     @property

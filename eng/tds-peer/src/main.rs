@@ -2,6 +2,7 @@
 //! drivers (msodbcsql18, FreeTDS) without a SQL Server. See README.md.
 
 mod conv;
+mod faults;
 mod io;
 mod login;
 mod packet;
@@ -10,6 +11,7 @@ mod resp;
 mod result_cache;
 mod rpc;
 mod session;
+mod sessions;
 mod sql;
 mod synthetic;
 mod tls;
@@ -137,6 +139,7 @@ fn main() {
             synth: Default::default(),
             result_cache_bytes: args.result_cache_mb << 20,
             verbose,
+            sessions: Default::default(),
         }),
         verbose,
     });

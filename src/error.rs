@@ -149,6 +149,9 @@ impl Error {
             // FreeTDS: 20004 read from server failed, 20006 write failed, 20017 unexpected EOF.
             matches!(r.native_error, 20004 | 20006 | 20017)
                 || matches!(r.sqlstate.as_str(), "08S01" | "08003" | "08007")
+                // Driver 18 after a malformed token: HY000 alone, and every later call on the
+                // connection fails with 08S01 (the stream is out of step for good).
+                || (r.sqlstate == "HY000" && r.message.contains("Protocol error in TDS stream"))
         })
     }
 }

@@ -30,6 +30,9 @@ pub struct Statement {
     /// Bumped on every result-set transition (execute, nextset, close). Plans built by the
     /// binding layer remember the epoch they were built under and are never used past it.
     epoch: u64,
+    /// FreeTDS only: SQLMoreResults already called at the end of the current result set (see
+    /// [`Statement::fill`]), its outcome and diagnostic records, for the next `next_result`.
+    ahead: Option<(Outcome, Vec<Diagnostic>)>,
 }
 
 impl Statement {
@@ -50,6 +53,7 @@ impl Statement {
             messages: Vec::new(),
             outputs: None,
             epoch: 0,
+            ahead: None,
         }
     }
 
@@ -130,16 +134,33 @@ impl Statement {
                 .diagnostics()
                 .into_iter()
                 .partition(|d| !d.is_error());
-            self.messages.extend(warnings);
-            if !errors.is_empty() {
-                return Err(crate::Error::odbc(function, errors));
-            }
+            return self.note_records(function, warnings, errors);
+        }
+        Ok(())
+    }
+
+    /// Warnings become messages; an error record, or a warning that reports a lost link
+    /// (FreeTDS: 01000 native 20017 "Unexpected EOF from the server"), fails the call.
+    fn note_records(
+        &mut self,
+        function: &'static str,
+        warnings: Vec<Diagnostic>,
+        mut errors: Vec<Diagnostic>,
+    ) -> Result<()> {
+        if crate::Error::is_loss_records(&warnings) {
+            errors.extend(warnings);
+            return Err(crate::Error::odbc(function, errors));
+        }
+        self.messages.extend(warnings);
+        if !errors.is_empty() {
+            return Err(crate::Error::odbc(function, errors));
         }
         Ok(())
     }
 
     /// Leave the current result set (if any) and forget everything about it.
     fn reset(&mut self) -> Result<()> {
+        self.ahead = None;
         self.rows.reset(&mut self.stmt)?;
         self.stmt.take_cancel_requested();
         self.epoch += 1;
@@ -348,9 +369,40 @@ impl Statement {
 
     /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
     /// now available; 0 means the result set is over.
+    ///
+    /// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
+    /// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
+    /// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
+    /// called at once: a lost link is raised after the rows received (the result is not
+    /// silently short), and any other outcome waits for `next_result`.
     pub fn fill(&mut self) -> Result<usize> {
         let filled = self.rows.fill(&mut self.stmt, &mut self.messages);
-        filled.map_err(|e| self.relabel(e))
+        let n = filled.map_err(|e| self.relabel(e))?;
+        if self.backend.driver == crate::backend::Driver::FreeTds
+            && self.ahead.is_none()
+            && self.rows.is_over()
+            && let Err(e) = self.look_ahead()
+        {
+            let e = self.relabel(e);
+            if n == 0 {
+                return Err(e);
+            }
+            self.rows.defer(e);
+        }
+        Ok(n)
+    }
+
+    fn look_ahead(&mut self) -> Result<()> {
+        let outcome = self.stmt.more_results()?;
+        let records = match outcome {
+            Outcome::Success | Outcome::SuccessWithInfo => self.stmt.diagnostics(),
+            _ => Vec::new(),
+        };
+        if crate::Error::is_loss_records(&records) {
+            return Err(crate::Error::odbc("SQLMoreResults", records));
+        }
+        self.ahead = Some((outcome, records));
+        Ok(())
     }
 
     /// Hand out up to `n` buffered rows (no driver call).
@@ -381,12 +433,22 @@ impl Statement {
         self.epoch += 1;
         self.messages.clear();
         self.row_count = -1;
-        let outcome = self.stmt.more_results()?;
+        let ahead = self.ahead.take();
+        let outcome = match &ahead {
+            Some((outcome, _)) => *outcome,
+            None => self.stmt.more_results()?,
+        };
         if outcome == Outcome::NoData {
             self.results_done()?;
             return Ok(false);
         }
-        self.note(outcome, "SQLMoreResults", true)?;
+        match ahead {
+            Some((_, records)) => {
+                let (warnings, errors) = records.into_iter().partition(|d| !d.is_error());
+                self.note_records("SQLMoreResults", warnings, errors)?;
+            }
+            None => self.note(outcome, "SQLMoreResults", true)?,
+        }
         self.enter_result(outcome)?;
         Ok(true)
     }

@@ -55,6 +55,9 @@ impl Cursor {
             py.detach(|| stmt.fill())
                 .map_err(|e| self.shared.track(e))
                 .py(py)?;
+            if stmt.buffered() == 0 {
+                self.shared.check_link_at_end(py)?;
+            }
         }
         if stmt.buffered() == 0 {
             return Ok(None);
@@ -159,6 +162,9 @@ impl Cursor {
                 py.detach(|| stmt.fill())
                     .map_err(|e| self.shared.track(e))
                     .py(py)?;
+                if stmt.buffered() == 0 {
+                    self.shared.check_link_at_end(py)?;
+                }
             }
             let available = stmt.buffered();
             if available == 0 {

@@ -30,10 +30,10 @@ pub struct Config {
 pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
     let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let _ = tcp.set_nodelay(true);
-    cfg.shared.sessions.add(spid, &tcp);
+    let registered = cfg.shared.sessions.add(spid, &tcp);
     let mut io = Io::new(tcp, spid);
     let outcome = run(&mut io, &cfg, spid);
-    cfg.shared.sessions.remove(spid);
+    drop(registered);
     match outcome {
         Ok(()) => {}
         Err(e)

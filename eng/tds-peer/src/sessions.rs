@@ -11,15 +11,17 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    /// Note a session's socket (a clone of it: shutting the clone ends the session's reads).
-    pub fn add(&self, spid: u16, tcp: &TcpStream) {
+    /// Note a session's socket (a clone of it: shutting the clone ends the session's reads)
+    /// until the returned guard drops, also when the session's thread panics: a clone left
+    /// behind would keep the socket open and the client waiting for ever.
+    pub fn add<'a>(&'a self, spid: u16, tcp: &TcpStream) -> Registered<'a> {
         if let Ok(clone) = tcp.try_clone() {
             self.lock().insert(spid, clone);
         }
-    }
-
-    pub fn remove(&self, spid: u16) {
-        self.lock().remove(&spid);
+        Registered {
+            sessions: self,
+            spid,
+        }
     }
 
     /// Shut the socket of session `spid`; false when there is no such session.
@@ -36,5 +38,17 @@ impl Sessions {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u16, TcpStream>> {
         self.live.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// A session's entry in [`Sessions`], removed on drop.
+pub struct Registered<'a> {
+    sessions: &'a Sessions,
+    spid: u16,
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.sessions.lock().remove(&self.spid);
     }
 }

@@ -186,7 +186,9 @@ fn dec_text(unscaled: i128, scale: u8) -> Value {
 /// Decimal of precision p, scale s: m128 % (2*10^p - 1) - (10^p - 1).
 fn gen_dec(i: u64, k: u64, p: u32, s: u8) -> Value {
     let lim = 10u128.pow(p);
-    let u = (mix128(i, k) % (2 * lim - 1)) as i128 - (lim as i128 - 1);
+    // 10^38 does not fit an i128: wrapping arithmetic gives the exact result (|u| < 10^38),
+    // where plain `-` panicked in debug builds (release wrapped to the same value).
+    let u = ((mix128(i, k) % (2 * lim - 1)) as i128).wrapping_sub((lim as i128).wrapping_sub(1));
     dec_text(u, s)
 }
 

@@ -32,7 +32,7 @@ pub struct Statement {
     epoch: u64,
     /// FreeTDS only: SQLMoreResults already called at the end of the current result set (see
     /// [`Statement::fill`]), its outcome and diagnostic records, for the next `next_result`.
-    ahead: Option<(Outcome, Vec<Diagnostic>)>,
+    ahead: Option<Result<(Outcome, Vec<Diagnostic>)>>,
 }
 
 impl Statement {
@@ -392,8 +392,17 @@ impl Statement {
         Ok(n)
     }
 
+    /// Only a lost link is raised now; anything else SQLMoreResults said (the next result, an
+    /// error of the batch's next statement) is kept for `next_result`, as if called then.
     fn look_ahead(&mut self) -> Result<()> {
-        let outcome = self.stmt.more_results()?;
+        let outcome = match self.stmt.more_results() {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_connection_loss() => return Err(e),
+            Err(e) => {
+                self.ahead = Some(Err(e));
+                return Ok(());
+            }
+        };
         let records = match outcome {
             Outcome::Success | Outcome::SuccessWithInfo => self.stmt.diagnostics(),
             _ => Vec::new(),
@@ -401,7 +410,7 @@ impl Statement {
         if crate::Error::is_loss_records(&records) {
             return Err(crate::Error::odbc("SQLMoreResults", records));
         }
-        self.ahead = Some((outcome, records));
+        self.ahead = Some(Ok((outcome, records)));
         Ok(())
     }
 
@@ -433,7 +442,7 @@ impl Statement {
         self.epoch += 1;
         self.messages.clear();
         self.row_count = -1;
-        let ahead = self.ahead.take();
+        let ahead = self.ahead.take().transpose()?;
         let outcome = match &ahead {
             Some((outcome, _)) => *outcome,
             None => self.stmt.more_results()?,

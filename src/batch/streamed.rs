@@ -238,3 +238,40 @@ fn over_limit(bytes: usize, limit: usize, known: bool) -> Error {
         "the value ({size}) is larger than max_lob_bytes = {limit}; raise connection.max_lob_bytes, or fetch less"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_a_driver_cannot_mean_are_refused_before_any_allocation() {
+        // Negative lengths that are not ODBC markers (NULL_DATA is handled before).
+        for ind in [-5, -2, isize::MIN] {
+            let e = check_length(ind, 1, 0, 0).unwrap_err().to_string();
+            assert!(e.contains("impossible length"), "{e}");
+        }
+        // Half a UTF-16 code unit.
+        assert!(
+            check_length(13, 2, 0, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("odd count")
+        );
+        assert!(check_length(13, 1, 0, 0).is_ok());
+        // Unknown length: decided chunk by chunk by the caller.
+        assert!(check_length(NO_TOTAL, 2, 1 << 30, 10).is_ok());
+    }
+
+    #[test]
+    fn the_limit_counts_what_was_read_and_what_is_announced() {
+        assert!(check_length(100, 1, 0, 100).is_ok());
+        let e = check_length(101, 1, 0, 100).unwrap_err().to_string();
+        assert!(
+            e.contains("101 bytes") && e.contains("max_lob_bytes = 100"),
+            "{e}"
+        );
+        // 40 units (80 bytes) already read + 40 announced = 120 > 100.
+        assert!(check_length(40, 2, 40, 100).is_err());
+        assert!(check_length(1 << 40, 1, 0, 0).is_ok(), "0 is no limit");
+    }
+}

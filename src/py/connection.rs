@@ -80,31 +80,6 @@ impl ConnShared {
         }
     }
 
-    /// At the end of a result set: an end the driver reached because the link broke is not
-    /// the end of the data. FreeTDS meets a malformed token by closing the socket and reporting
-    /// SQL_NO_DATA, a silently short result; the connection is dead by then, which this asks
-    /// (SQL Server drivers only: one SQLGetConnectAttr per result set).
-    pub fn check_link_at_end(&self, py: Python<'_>) -> PyResult<()> {
-        if self.dbms != Dbms::SqlServer {
-            return Ok(());
-        }
-        let dead = self
-            .conn
-            .try_lock()
-            .ok()
-            .is_some_and(|c| c.as_ref().is_some_and(|c| c.is_dead()));
-        if !dead {
-            return Ok(());
-        }
-        let _ = py;
-        self.lost.store(true, Ordering::Release);
-        self.bump();
-        Err(super::errors::OperationalError::new_err(
-            "The connection to the database was lost before the end of the result set (the driver \
-             reports it dead): the rows received may be incomplete.",
-        ))
-    }
-
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
     }

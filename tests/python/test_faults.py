@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 
 import pytest
 
@@ -137,9 +138,12 @@ def progress_while(action):
         counter.join(10)
 
 
-def test_gil_released_during_a_long_fetch(conn, table):
-    """The fetch of 100,000 rows leaves the counter thread running (its progress beats what it
-    makes in 0.05 s of sleep; holding the GIL throughout would leave a switch interval or two)."""
+def test_gil_released_during_a_long_fetch(sqlite_conn):
+    """The fetch of 100,000 sorted rows leaves the counter thread running (its progress beats
+    what it makes in 0.05 s of sleep; holding the GIL throughout would leave a switch interval or
+    two). SQLite3 ODBC does its work inside SQLFetch; psqlODBC (UseDeclareFetch=0) reads the
+    whole result at execute, which tests/python/test_threads.py covers with pg_sleep."""
+    conn, table = sqlite_conn, f"t_{uuid.uuid4().hex[:12]}"
     cur = conn.cursor()
     cur.execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(40))")
     cur.executemany(f"INSERT INTO {table} VALUES (?, ?)", [(i, f"label {i}") for i in range(100_000)])

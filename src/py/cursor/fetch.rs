@@ -55,9 +55,6 @@ impl Cursor {
             py.detach(|| stmt.fill())
                 .map_err(|e| self.shared.track(e))
                 .py(py)?;
-            if stmt.buffered() == 0 {
-                self.shared.check_link_at_end(py)?;
-            }
         }
         if stmt.buffered() == 0 {
             return Ok(None);
@@ -162,9 +159,6 @@ impl Cursor {
                 py.detach(|| stmt.fill())
                     .map_err(|e| self.shared.track(e))
                     .py(py)?;
-                if stmt.buffered() == 0 {
-                    self.shared.check_link_at_end(py)?;
-                }
             }
             let available = stmt.buffered();
             if available == 0 {

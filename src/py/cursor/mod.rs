@@ -179,9 +179,7 @@ impl Cursor {
             return Err(programming("The cursor's connection has been closed."));
         }
         if self.shared.lost.load(Ordering::Acquire) {
-            return Err(crate::py::errors::OperationalError::new_err(
-                "The connection to the database was lost; open a new connection.",
-            ));
+            return Err(crate::py::errors::lost_link(py));
         }
         Ok(guard)
     }

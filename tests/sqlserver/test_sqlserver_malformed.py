@@ -217,3 +217,20 @@ def test_lob_above_max_lob_bytes_is_data_error(conn, driver, unknown_length):
     assert cur.execute("SELECT 3").fetchval() == 3
     conn.max_lob_bytes = None
     assert [tuple(r) for r in cur.execute(f"SELECT * FROM peer.lob_nvarcharmax_300k_2{extra}").fetchall()] == expected
+
+
+# --- the Arrow path: the same checks ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("sql", "limit", "cell", "why"), [
+    ("SELECT * FROM peer.lob_nvarcharmax_300k_2", 100_000, ("body", 1, 0), "max_lob_bytes = 100000"),
+    (fault("oddlen_at"), None, ("name", 3, BAD), "an odd count"),
+    (fault("surrogate_at"), None, ("name", 3, BAD), "lone surrogate 0xD800"),
+])
+def test_arrow_fetch_refuses_the_same_cells(conn, driver, sql, limit, cell, why):
+    import pyarrow as pa  # installed by eng/setup.sh
+    conn.max_lob_bytes = limit
+    with pytest.raises(ferrodbc.DataError) as ei:
+        pa.table(conn.cursor().execute(sql).fetch_arrow_table())
+    assert_names_cell(ei.value, *cell)
+    assert why in str(ei.value)
+    assert_usable(conn)

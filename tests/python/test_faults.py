@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
@@ -138,19 +137,22 @@ def progress_while(action):
         counter.join(10)
 
 
-def test_gil_released_during_a_long_fetch(sqlite_conn):
-    """The fetch of 100,000 sorted rows leaves the counter thread running (its progress beats
-    what it makes in 0.05 s of sleep; holding the GIL throughout would leave a switch interval or
-    two). SQLite3 ODBC does its work inside SQLFetch; psqlODBC (UseDeclareFetch=0) reads the
-    whole result at execute, which tests/python/test_threads.py covers with pg_sleep."""
-    conn, table = sqlite_conn, f"t_{uuid.uuid4().hex[:12]}"
-    cur = conn.cursor()
-    cur.execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(40))")
-    cur.executemany(f"INSERT INTO {table} VALUES (?, ?)", [(i, f"label {i}") for i in range(100_000)])
-    conn.commit()
-    baseline, _ = progress_while(lambda: time.sleep(0.05))
-    assert baseline > 0
-    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
-    progress, rows = progress_while(cur.fetchall)
-    assert len(rows) == 100_000 and tuple(rows[-1]) == (99_999, "label 99999")
-    assert progress > baseline, f"counter advanced {progress} during the fetch, {baseline} in 0.05 s of sleep"
+def test_gil_released_during_a_long_fetch(sqlite):
+    """A fetch whose rows the driver computes inside SQLFetch (SQLite3 ODBC with StepAPI=1: each
+    row is a sqlite3_step of a recursive query) leaves the counter thread running: its progress
+    beats what it makes in 0.05 s of sleep, ~10 switch intervals (holding the GIL throughout
+    would leave it one). psqlODBC (UseDeclareFetch=0) and SQLite's default static cursor read the
+    whole result at execute: tests/python/test_threads.py covers a long execute with pg_sleep."""
+    conn = ferrodbc.connect(sqlite.variant(StepAPI="1"))
+    try:
+        baseline, _ = progress_while(lambda: time.sleep(0.05))
+        assert baseline > 0
+        cur = conn.cursor().execute(
+            "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)"
+            " SELECT x, printf('label %d', x) FROM c"
+        )
+        progress, rows = progress_while(cur.fetchall)
+        assert len(rows) == 300_000 and tuple(rows[-1]) == (300_000, "label 300000")
+        assert progress > baseline, f"counter advanced {progress} during the fetch, {baseline} in 0.05 s of sleep"
+    finally:
+        conn.close()

@@ -189,6 +189,16 @@ impl Connection {
         )
     }
 
+    /// One round trip (`SELECT 1`): whether the server still answers. The pool asks before it
+    /// hands a parked session on: neither Driver 18 nor FreeTDS notices a session the server
+    /// ended (KILL, failover, idle cut) until a request fails, so SQL_ATTR_CONNECTION_DEAD
+    /// alone let a killed session through to the user's first execute.
+    pub fn ping(&self) -> Result<()> {
+        let mut stmt = self.new_statement()?;
+        stmt.exec_direct("SELECT 1")?;
+        Ok(())
+    }
+
     /// Roll back, disconnect, free. All statements must have been freed first.
     pub fn close(mut self) -> Result<()> {
         self.dbc.close()

@@ -103,6 +103,8 @@ impl Error {
     pub fn class(&self) -> ErrorClass {
         match self {
             Error::Cancelled { .. } => ErrorClass::Operational,
+            // A lost link is operational whatever record came first.
+            Error::Odbc { .. } if self.is_connection_loss() => ErrorClass::Operational,
             Error::Odbc { function, .. } => match self.sqlstate() {
                 // A connect that failed with nothing but warnings: unixODBC reports a driver
                 // library it cannot load as 01000 "Can't open lib". The interface is broken,
@@ -132,10 +134,25 @@ impl Error {
 
     /// Whether this error means the connection can no longer be used (link failure).
     pub fn is_connection_loss(&self) -> bool {
-        // FreeTDS: 20004 read from server failed, 20006 write failed, 20017 unexpected EOF.
-        let freetds_link = matches!(self, Error::Odbc { .. })
-            && matches!(self.native_error(), Some(20004 | 20006 | 20017));
-        freetds_link || matches!(self.sqlstate(), Some("08S01" | "08003" | "08007"))
+        // Any record, not just the first: Driver 18 reports a malformed server response as
+        // HY000 "Protocol error in TDS stream" followed by 08S01 "The connection is no longer
+        // usable".
+        match self {
+            Error::Odbc { records, .. } => Self::is_loss_records(records),
+            _ => false,
+        }
+    }
+
+    /// Whether any of these diagnostic records reports a lost link.
+    pub fn is_loss_records(records: &[Diagnostic]) -> bool {
+        records.iter().any(|r| {
+            // FreeTDS: 20004 read from server failed, 20006 write failed, 20017 unexpected EOF.
+            matches!(r.native_error, 20004 | 20006 | 20017)
+                || matches!(r.sqlstate.as_str(), "08S01" | "08003" | "08007")
+                // Driver 18 after a malformed token: HY000 alone, and every later call on the
+                // connection fails with 08S01 (the stream is out of step for good).
+                || (r.sqlstate == "HY000" && r.message.contains("Protocol error in TDS stream"))
+        })
     }
 }
 
@@ -268,6 +285,15 @@ mod tests {
         );
         assert_eq!(lost.class(), ErrorClass::Operational);
         assert!(lost.is_connection_loss());
+        let protocol = Error::odbc(
+            "SQLFetch",
+            vec![
+                record("HY000", 0, "Protocol error in TDS stream"),
+                record("08S01", 0, "The connection is no longer usable"),
+            ],
+        );
+        assert!(protocol.is_connection_loss());
+        assert_eq!(protocol.class(), ErrorClass::Operational);
         let cancelled = Error::odbc("SQLFetch", vec![]).into_cancelled();
         assert_eq!(
             (cancelled.class(), cancelled.sqlstate()),

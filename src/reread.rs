@@ -140,7 +140,7 @@ pub fn complete(
     if cells.is_empty() {
         return fetched;
     }
-    match reread(batch, stmt, &cells, fetched.rows, base) {
+    match reread(batch, stmt, plan, &cells, fetched.rows, base) {
         Ok(()) => {
             // The truncation the driver warned about did not reach the caller.
             fetched
@@ -159,6 +159,7 @@ pub fn complete(
 fn reread(
     batch: &mut Batch,
     stmt: &mut Stmt,
+    plan: &ResultPlan,
     cells: &[(usize, usize)],
     rows: usize,
     base: u64,
@@ -166,7 +167,7 @@ fn reread(
     let capacity = batch.capacity();
     if capacity == 1 {
         for &(row, col) in cells {
-            batch.columns[col].read_again(stmt, (col + 1) as u16, row)?;
+            read_cell_again(batch, stmt, plan, col, row, base)?;
         }
         return Ok(());
     }
@@ -175,7 +176,7 @@ fn reread(
     // Positioning without retrieving spares the driver converting the row's bound cells again
     // (SQLite3 ODBC converts a whole value to UTF-16 for every fetch and SQLGetData of it).
     let positions_only = stmt.set_retrieve_data(false).is_ok();
-    let result = refetch_each(batch, stmt, cells, rows, base, positions_only);
+    let result = refetch_each(batch, stmt, plan, cells, rows, base, positions_only);
     // Restored whatever happened: the next block fetch needs its array size and row 0 intact.
     let retrieving = if positions_only {
         stmt.set_retrieve_data(true)
@@ -194,6 +195,7 @@ fn reread(
 fn refetch_each(
     batch: &mut Batch,
     stmt: &mut Stmt,
+    plan: &ResultPlan,
     cells: &[(usize, usize)],
     rows: usize,
     base: u64,
@@ -208,7 +210,7 @@ fn refetch_each(
                 stmt.set_retrieve_data(true)?;
             }
         }
-        batch.columns[col].read_again(stmt, (col + 1) as u16, row)?;
+        read_cell_again(batch, stmt, plan, col, row, base)?;
         if positions_only && cells.get(i + 1).is_none_or(|&(next, _)| next != row) {
             stmt.set_retrieve_data(false)?;
         }
@@ -217,6 +219,20 @@ fn refetch_each(
         position(stmt, base + rows as u64)?;
     }
     Ok(())
+}
+
+/// Read cut cell (`row`, `col`) of the array again, whole; a refused value names its cell.
+fn read_cell_again(
+    batch: &mut Batch,
+    stmt: &mut Stmt,
+    plan: &ResultPlan,
+    col: usize,
+    row: usize,
+    base: u64,
+) -> Result<()> {
+    batch.columns[col]
+        .read_again(stmt, (col + 1) as u16, row)
+        .map_err(|e| crate::batch::name_cell(e, plan, col, base + row as u64))
 }
 
 /// Make 1-based result row `row` the (one-row) rowset.

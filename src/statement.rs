@@ -33,6 +33,9 @@ pub struct Statement {
     /// SQL types whose text columns are read as the driver's bytes (see
     /// [`ResultPlan::build_with_raw`]); set by the caller before an execute, usually empty.
     raw_sql_types: Vec<i16>,
+    /// FreeTDS only: SQLMoreResults already called at the end of the current result set (see
+    /// [`Statement::fill`]), its outcome and diagnostic records, for the next `next_result`.
+    ahead: Option<Result<(Outcome, Vec<Diagnostic>)>>,
 }
 
 impl Statement {
@@ -54,6 +57,7 @@ impl Statement {
             outputs: None,
             epoch: 0,
             raw_sql_types: Vec::new(),
+            ahead: None,
         }
     }
 
@@ -107,6 +111,12 @@ impl Statement {
         self.stmt.set_noscan(on)
     }
 
+    /// The largest value a streamed read may hold (bytes; 0: no limit), for later fetches.
+    pub fn set_max_lob_bytes(&mut self, bytes: usize) {
+        self.rows.join(&mut self.stmt);
+        self.stmt.set_max_lob_bytes(bytes);
+    }
+
     pub fn set_query_timeout(&mut self, secs: usize) -> Result<()> {
         self.rows.join(&mut self.stmt);
         self.stmt.set_query_timeout(secs)
@@ -133,16 +143,33 @@ impl Statement {
                 .diagnostics()
                 .into_iter()
                 .partition(|d| !d.is_error());
-            self.messages.extend(warnings);
-            if !errors.is_empty() {
-                return Err(crate::Error::odbc(function, errors));
-            }
+            return self.note_records(function, warnings, errors);
+        }
+        Ok(())
+    }
+
+    /// Warnings become messages; an error record, or a warning that reports a lost link
+    /// (FreeTDS: 01000 native 20017 "Unexpected EOF from the server"), fails the call.
+    fn note_records(
+        &mut self,
+        function: &'static str,
+        warnings: Vec<Diagnostic>,
+        mut errors: Vec<Diagnostic>,
+    ) -> Result<()> {
+        if crate::Error::is_loss_records(&warnings) {
+            errors.extend(warnings);
+            return Err(crate::Error::odbc(function, errors));
+        }
+        self.messages.extend(warnings);
+        if !errors.is_empty() {
+            return Err(crate::Error::odbc(function, errors));
         }
         Ok(())
     }
 
     /// Leave the current result set (if any) and forget everything about it.
     fn reset(&mut self) -> Result<()> {
+        self.ahead = None;
         self.rows.reset(&mut self.stmt)?;
         self.stmt.take_cancel_requested();
         self.epoch += 1;
@@ -388,9 +415,49 @@ impl Statement {
 
     /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
     /// now available; 0 means the result set is over.
+    ///
+    /// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
+    /// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
+    /// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
+    /// called at once: a lost link is raised after the rows received (the result is not
+    /// silently short), and any other outcome waits for `next_result`.
     pub fn fill(&mut self) -> Result<usize> {
         let filled = self.rows.fill(&mut self.stmt, &mut self.messages);
-        filled.map_err(|e| self.relabel(e))
+        let n = filled.map_err(|e| self.relabel(e))?;
+        if self.backend.driver == crate::backend::Driver::FreeTds
+            && self.ahead.is_none()
+            && self.rows.is_over()
+            && let Err(e) = self.look_ahead()
+        {
+            let e = self.relabel(e);
+            if n == 0 {
+                return Err(e);
+            }
+            self.rows.defer(e);
+        }
+        Ok(n)
+    }
+
+    /// Only a lost link is raised now; anything else SQLMoreResults said (the next result, an
+    /// error of the batch's next statement) is kept for `next_result`, as if called then.
+    fn look_ahead(&mut self) -> Result<()> {
+        let outcome = match self.stmt.more_results() {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_connection_loss() => return Err(e),
+            Err(e) => {
+                self.ahead = Some(Err(e));
+                return Ok(());
+            }
+        };
+        let records = match outcome {
+            Outcome::Success | Outcome::SuccessWithInfo => self.stmt.diagnostics(),
+            _ => Vec::new(),
+        };
+        if crate::Error::is_loss_records(&records) {
+            return Err(crate::Error::odbc("SQLMoreResults", records));
+        }
+        self.ahead = Some(Ok((outcome, records)));
+        Ok(())
     }
 
     /// Hand out up to `n` buffered rows (no driver call).
@@ -421,12 +488,22 @@ impl Statement {
         self.epoch += 1;
         self.messages.clear();
         self.row_count = -1;
-        let outcome = self.stmt.more_results()?;
+        let ahead = self.ahead.take().transpose()?;
+        let outcome = match &ahead {
+            Some((outcome, _)) => *outcome,
+            None => self.stmt.more_results()?,
+        };
         if outcome == Outcome::NoData {
             self.results_done()?;
             return Ok(false);
         }
-        self.note(outcome, "SQLMoreResults", true)?;
+        match ahead {
+            Some((_, records)) => {
+                let (warnings, errors) = records.into_iter().partition(|d| !d.is_error());
+                self.note_records("SQLMoreResults", warnings, errors)?;
+            }
+            None => self.note(outcome, "SQLMoreResults", true)?,
+        }
         self.enter_result(outcome)?;
         Ok(true)
     }

@@ -158,8 +158,11 @@ class Connection:
     decode_errors: str
     native_uuid: bool
     row_factory: _RowFactory | None
+    max_lob_bytes: int | None
     @property
     def closed(self) -> bool: ...
+    @property
+    def broken(self) -> bool: ...
     @property
     def dbms_name(self) -> str: ...
     @property

@@ -64,6 +64,9 @@ pub enum CellError {
         indicator: Option<isize>,
         capacity: usize,
     },
+    /// UTF-16 text with an odd number of bytes (a malformed value the driver passed through
+    /// from the server): half a code unit cannot be decoded, nor dropped silently.
+    OddLength { bytes: usize },
 }
 
 /// One cell as the driver delivered it, before any decoding ([`ColumnBuffer::raw`]).
@@ -342,6 +345,9 @@ impl ColumnBuffer {
             Ok(len) => len,
             Err(cut) => return self.reread_cell(row).map(|c| c.units.as_slice()).ok_or(cut),
         };
+        if len % 2 != 0 {
+            return Err(CellError::OddLength { bytes: len });
+        }
         let start = row * self.element_len;
         // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
         // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
@@ -408,19 +414,27 @@ impl ColumnBuffer {
 /// An error for a cell that could not be read whole, naming column and row.
 #[cold]
 pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) -> Error {
-    let CellError::Truncated {
-        indicator,
-        capacity,
-    } = err;
-    let reason = match indicator {
-        Some(n) => format!(
+    let reason = match err {
+        CellError::Truncated {
+            indicator: Some(n),
+            capacity,
+        } => format!(
             "the driver returned {n} bytes for a {capacity}-byte buffer (value would be truncated)"
         ),
-        None => format!(
+        CellError::Truncated {
+            indicator: None,
+            capacity,
+        } => format!(
             "the driver returned a value of unknown length (SQL_NO_TOTAL) for a {capacity}-byte buffer"
         ),
+        CellError::OddLength { bytes } => odd_text_reason(bytes),
     };
     cell_failed(plan, column, row, reason)
+}
+
+/// Why UTF-16 text of `bytes` bytes (an odd count) is refused.
+pub fn odd_text_reason(bytes: usize) -> String {
+    format!("malformed UTF-16: the driver returned {bytes} bytes, an odd count (half a code unit)")
 }
 
 /// The error of a cell that cannot become a value, whatever the reason: column name, index

@@ -158,7 +158,7 @@ impl Batch {
             if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
                 return Fetched {
                     rows: 0,
-                    error: Some(e),
+                    error: Some(name_cell(e, plan, i, base)),
                     warnings: fetched.warnings,
                 };
             }
@@ -224,6 +224,14 @@ impl Batch {
             .iter()
             .take_while(|&&s| s == ROW_SUCCESS || s == ROW_SUCCESS_WITH_INFO)
             .count()
+    }
+}
+
+/// A value a streamed read refused (too long, impossible length): the error names its cell.
+pub(crate) fn name_cell(e: Error, plan: &ResultPlan, column: usize, row: u64) -> Error {
+    match e {
+        Error::Data(reason) => cell_failed(plan, column, row, reason),
+        other => other,
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::column::ColumnBuffer;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NO_TOTAL, NULL_DATA, Pointer};
 use crate::odbc::{Outcome, Stmt};
 use crate::plan::CellKind;
@@ -157,6 +157,7 @@ pub(super) fn read_long<T: Copy>(
     first_units: Option<usize>,
 ) -> Result<bool> {
     let unit = std::mem::size_of::<T>();
+    let limit = stmt.max_lob_bytes();
     out.clear();
     let mut filled = 0usize; // payload units so far
     let mut next_chunk = first_units.map_or(LOB_CHUNK_BYTES / unit, |n| n.max(1));
@@ -177,6 +178,7 @@ pub(super) fn read_long<T: Copy>(
             Outcome::NoData => break,
             _ if ind == NULL_DATA => return Ok(true),
             _ => {
+                check_length(ind, unit, filled, limit)?;
                 let payload_room = room - terminator;
                 if ind != NO_TOTAL && (ind as usize) / unit <= payload_room {
                     filled += ind as usize / unit;
@@ -184,6 +186,9 @@ pub(super) fn read_long<T: Copy>(
                 }
                 // Truncated: the chunk is full; the driver may say how much is left in total.
                 filled += payload_room;
+                if limit > 0 && filled * unit > limit {
+                    return Err(over_limit(filled * unit, limit, false));
+                }
                 // SAFETY: the driver wrote these `payload_room` units; keeping the length equal
                 // to `filled` makes the next `reserve` count from there.
                 unsafe { out.set_len(filled) };
@@ -198,4 +203,75 @@ pub(super) fn read_long<T: Copy>(
     // SAFETY: the first `filled` units were written by the driver (reported by its indicators).
     unsafe { out.set_len(filled) };
     Ok(false)
+}
+
+/// Refuse what an indicator says before any memory is reserved for it: a negative length that
+/// is none of the ODBC markers, an odd byte count for UTF-16, a total above `limit` (0: none).
+/// `filled` units were read before this chunk. The caller names the column and row.
+fn check_length(ind: Len, unit: usize, filled: usize, limit: usize) -> Result<()> {
+    if ind == NO_TOTAL {
+        return Ok(());
+    }
+    let Ok(bytes) = usize::try_from(ind) else {
+        return Err(Error::Data(format!(
+            "the driver reported an impossible length ({ind}) for the value"
+        )));
+    };
+    if unit == 2 && bytes % 2 != 0 {
+        return Err(Error::Data(super::column::odd_text_reason(bytes)));
+    }
+    let total = filled * unit + bytes;
+    if limit > 0 && total > limit {
+        return Err(over_limit(total, limit, true));
+    }
+    Ok(())
+}
+
+#[cold]
+fn over_limit(bytes: usize, limit: usize, known: bool) -> Error {
+    let size = if known {
+        format!("{bytes} bytes")
+    } else {
+        format!("more than {limit} bytes (read so far: {bytes}; the driver did not say how long)")
+    };
+    Error::Data(format!(
+        "the value ({size}) is larger than max_lob_bytes = {limit}; raise connection.max_lob_bytes, or fetch less"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_a_driver_cannot_mean_are_refused_before_any_allocation() {
+        // Negative lengths that are not ODBC markers (NULL_DATA is handled before).
+        for ind in [-5, -2, isize::MIN] {
+            let e = check_length(ind, 1, 0, 0).unwrap_err().to_string();
+            assert!(e.contains("impossible length"), "{e}");
+        }
+        // Half a UTF-16 code unit.
+        assert!(
+            check_length(13, 2, 0, 0)
+                .unwrap_err()
+                .to_string()
+                .contains("odd count")
+        );
+        assert!(check_length(13, 1, 0, 0).is_ok());
+        // Unknown length: decided chunk by chunk by the caller.
+        assert!(check_length(NO_TOTAL, 2, 1 << 30, 10).is_ok());
+    }
+
+    #[test]
+    fn the_limit_counts_what_was_read_and_what_is_announced() {
+        assert!(check_length(100, 1, 0, 100).is_ok());
+        let e = check_length(101, 1, 0, 100).unwrap_err().to_string();
+        assert!(
+            e.contains("101 bytes") && e.contains("max_lob_bytes = 100"),
+            "{e}"
+        );
+        // 40 units (80 bytes) already read + 40 announced = 120 > 100.
+        assert!(check_length(40, 2, 40, 100).is_err());
+        assert!(check_length(1 << 40, 1, 0, 0).is_ok(), "0 is no limit");
+    }
 }

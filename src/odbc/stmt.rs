@@ -170,6 +170,9 @@ impl CancelHandle {
 pub struct Stmt {
     handle: HStmt,
     cancel: CancelHandle,
+    /// Largest value a streamed (SQLGetData) read may hold, in bytes; 0: no limit. A bigger
+    /// value is a DataError, not an allocation the process may not survive.
+    max_lob_bytes: usize,
 }
 
 // SAFETY: a statement handle may move between threads; all calls are serialised by its owner.
@@ -185,7 +188,20 @@ impl Stmt {
         let handle = handle.as_hstmt();
         let cancel = CancelHandle::default();
         *cancel.handle.lock().unwrap_or_else(|e| e.into_inner()) = Some(RawStmt(handle));
-        Ok(Stmt { handle, cancel })
+        Ok(Stmt {
+            handle,
+            cancel,
+            max_lob_bytes: 0,
+        })
+    }
+
+    /// See [`Stmt::max_lob_bytes`] (the field): 0 for no limit.
+    pub fn set_max_lob_bytes(&mut self, bytes: usize) {
+        self.max_lob_bytes = bytes;
+    }
+
+    pub fn max_lob_bytes(&self) -> usize {
+        self.max_lob_bytes
     }
 
     /// Whether this process allocated the statement (false in a forked child).

@@ -26,6 +26,8 @@ pub struct ConnShared {
     pub dbms: Dbms,
     /// Query timeout in seconds for executes (0 = none).
     pub timeout: AtomicUsize,
+    /// Largest value (bytes) a cursor reads whole with SQLGetData; 0 = no limit.
+    pub max_lob_bytes: AtomicUsize,
     /// uniqueidentifier as `uuid.UUID` (default) or upper-case `str` (pyodbc's old default).
     pub native_uuid: AtomicBool,
     /// The link died (a communication-link error was seen): every later call on this
@@ -51,11 +53,40 @@ impl ConnShared {
     }
     /// Note a connection loss in `e` (the plan generation moves, later calls fail fast).
     pub fn track(&self, e: crate::Error) -> crate::Error {
+        let e = self.dead_link_named(e);
         if e.is_connection_loss() {
             self.lost.store(true, Ordering::Release);
             self.bump();
         }
         e
+    }
+
+    /// A driver error that says nothing of the link while the driver now reports the connection
+    /// dead (FreeTDS after a killed session: HY000 "Unknown error"): the loss is added as a last
+    /// 08S01 record, so the error is the OperationalError of a lost link. `try_lock`: a
+    /// connection busy in another thread is not waited for (the error then stays as it is).
+    fn dead_link_named(&self, e: crate::Error) -> crate::Error {
+        match e {
+            crate::Error::Odbc {
+                function,
+                mut records,
+            } if !records.is_empty() && !crate::Error::is_loss_records(&records) => {
+                let dead = self
+                    .conn
+                    .try_lock()
+                    .ok()
+                    .is_some_and(|c| c.as_ref().is_some_and(|c| c.is_dead()));
+                if dead {
+                    records.push(crate::odbc::Diagnostic {
+                        sqlstate: "08S01".into(),
+                        native_error: 0,
+                        message: "[ferrodbc] the driver reports the connection dead (SQL_ATTR_CONNECTION_DEAD)".into(),
+                    });
+                }
+                crate::Error::Odbc { function, records }
+            }
+            other => other,
+        }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -100,7 +131,9 @@ impl Connection {
             .as_mut()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?;
         self.shared.check_process()?;
-        py.detach(|| f(conn)).py(py)
+        py.detach(|| f(conn))
+            .map_err(|e| self.shared.track(e))
+            .py(py)
     }
 }
 
@@ -148,6 +181,7 @@ impl Connection {
                 cursors: Mutex::new(Vec::new()),
                 dbms,
                 timeout: AtomicUsize::new(0),
+                max_lob_bytes: AtomicUsize::new(0),
                 native_uuid: AtomicBool::new(true),
                 lost: AtomicBool::new(false),
                 pool_key,
@@ -228,6 +262,43 @@ impl Connection {
     #[getter]
     fn closed(&self) -> bool {
         self.shared.is_closed()
+    }
+
+    /// Whether the link to the server is known to be gone (a communication-link error was seen,
+    /// or the driver reports the connection dead): every later call raises OperationalError,
+    /// and close() never returns it to the pool. False once closed.
+    #[getter]
+    fn broken(&self, py: Python<'_>) -> bool {
+        if self.shared.lost.load(Ordering::Acquire) {
+            return !self.shared.is_closed();
+        }
+        let guard = self.shared.lock_conn(py);
+        guard.as_ref().is_some_and(|c| c.is_dead())
+    }
+
+    /// The largest value, in bytes, a fetch reads into memory for one (MAX)/LOB cell (or any
+    /// value read with SQLGetData); a bigger one raises DataError naming its column and row.
+    /// None (the default) or 0: no limit.
+    #[getter]
+    fn get_max_lob_bytes(&self) -> Option<usize> {
+        match self.shared.max_lob_bytes.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    #[setter]
+    fn set_max_lob_bytes(&self, bytes: Option<i64>) -> PyResult<()> {
+        let n = match bytes {
+            None => 0,
+            Some(n) => usize::try_from(n).map_err(|_| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "max_lob_bytes must be a positive number of bytes, 0 or None, not {n}"
+                ))
+            })?,
+        };
+        self.shared.max_lob_bytes.store(n, Ordering::Relaxed);
+        Ok(())
     }
 
     /// The DBMS name the driver reports (e.g. "Microsoft SQL Server").

@@ -113,6 +113,16 @@ pub fn to_pyerr(py: Python<'_>, err: EngineError) -> PyErr {
     pyerr
 }
 
+/// The error of any call on a connection whose link was already lost: OperationalError with
+/// SQLSTATE 08S01 (communication link failure), as the driver's own error for it had, so code
+/// that tells a disconnect by its SQLSTATE sees the same on every later call.
+pub fn lost_link(py: Python<'_>) -> PyErr {
+    const MESSAGE: &str = "The connection to the database was lost; open a new connection.";
+    let err = OperationalError::new_err(("08S01", MESSAGE));
+    let _ = err.value(py).setattr("sqlstate", "08S01");
+    err
+}
+
 pub fn programming(msg: impl Into<String>) -> PyErr {
     ProgrammingError::new_err(msg.into())
 }

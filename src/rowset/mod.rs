@@ -113,6 +113,17 @@ impl RowSet {
         self.len - self.pos
     }
 
+    /// The driver said the result set is over, and no error waits to be raised.
+    pub fn is_over(&self) -> bool {
+        self.exhausted && self.deferred.is_none() && !self.serving_shadow
+    }
+
+    /// An error found after the end of the rows (FreeTDS's link check): raised once the
+    /// buffered rows are served.
+    pub fn defer(&mut self, err: Error) {
+        self.deferred = Some(err);
+    }
+
     /// Start serving a new result set described by `plan`: keep the bound buffers when their
     /// layout matches, else allocate and bind new ones, starting small.
     pub fn open(&mut self, src: &mut impl BlockSource, plan: Arc<ResultPlan>) -> Result<()> {

@@ -2,6 +2,7 @@
 //! targets (fuzz/) call its parsers directly on arbitrary bytes.
 
 pub mod conv;
+pub mod faults;
 pub mod io;
 pub mod login;
 pub mod packet;
@@ -10,6 +11,7 @@ pub mod resp;
 pub mod result_cache;
 pub mod rpc;
 pub mod session;
+pub mod sessions;
 pub mod sql;
 pub mod synthetic;
 pub mod tls;

@@ -122,6 +122,7 @@ fn main() {
             synth: Default::default(),
             result_cache_bytes: args.result_cache_mb << 20,
             verbose,
+            sessions: Default::default(),
         }),
         verbose,
     });

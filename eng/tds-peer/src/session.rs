@@ -30,8 +30,11 @@ pub struct Config {
 pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
     let peer = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
     let _ = tcp.set_nodelay(true);
+    let registered = cfg.shared.sessions.add(spid, &tcp);
     let mut io = Io::new(tcp, spid);
-    match run(&mut io, &cfg, spid) {
+    let outcome = run(&mut io, &cfg, spid);
+    drop(registered);
+    match outcome {
         Ok(()) => {}
         Err(e)
             if matches!(

@@ -4,6 +4,7 @@
 //! here too (`/* fault:… */` in the query text).
 
 use crate::conv;
+use crate::faults::{Corrupt, Faults};
 use crate::resp::Resp;
 use crate::sql::lexer::Tok;
 use crate::token::{self, Column, value};
@@ -380,44 +381,6 @@ fn use_nbc(shape: &Shape, i: u64) -> bool {
 
 // ---- queries --------------------------------------------------------------------------------
 
-#[derive(Clone, Debug, Default)]
-pub struct Faults {
-    pub drop_after: Option<u64>,
-    pub stall: Option<f64>,
-    pub error_after: Option<u64>,
-    pub malformed_after: Option<u64>,
-}
-
-impl Faults {
-    fn parse(text: &str) -> Faults {
-        let mut f = Faults::default();
-        for (p, _) in text.match_indices("fault:") {
-            let rest = &text[p + 6..];
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '=' || c == '.'))
-                .unwrap_or(rest.len());
-            let Some((k, v)) = rest[..end].split_once('=') else {
-                continue;
-            };
-            match k {
-                "drop_after" => f.drop_after = v.parse().ok(),
-                "stall" => f.stall = v.parse().ok(),
-                "error_after" => f.error_after = v.parse().ok(),
-                "malformed_after" => f.malformed_after = v.parse().ok(),
-                _ => {}
-            }
-        }
-        f
-    }
-
-    fn any(&self) -> bool {
-        self.drop_after.is_some()
-            || self.stall.is_some()
-            || self.error_after.is_some()
-            || self.malformed_after.is_some()
-    }
-}
-
 #[derive(Clone, Debug)]
 pub struct Query {
     pub shape: Shape,
@@ -557,7 +520,7 @@ fn itoa_buf(mut i: u64) -> Vec<u8> {
 
 /// Byte-identical to encoding `row(Shape::Mixed, i)` through `put_row`, without building
 /// and re-parsing the canonical text values (first-run speed of the profiler's main shape).
-fn encode_mixed_fast(i: u64, out: &mut Vec<u8>) {
+pub(crate) fn encode_mixed_fast(i: u64, out: &mut Vec<u8>) {
     let null_note = i.is_multiple_of(5);
     if null_note {
         out.extend_from_slice(&[0xD2, 0x80]);
@@ -588,7 +551,7 @@ fn encode_mixed_fast(i: u64, out: &mut Vec<u8>) {
     }
 }
 
-fn sleep_polling(r: &mut Resp, secs: f64) -> bool {
+pub(crate) fn sleep_polling(r: &mut Resp, secs: f64) -> bool {
     let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(secs);
     while std::time::Instant::now() < until {
         std::thread::sleep(std::time::Duration::from_millis(10));
@@ -720,8 +683,35 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
             return Ok(Streamed::Cancelled);
         }
     }
+    let all_mixed = q.shape == Shape::Mixed && q.cols.iter().copied().eq(0..8);
+    let lob = matches!(
+        q.shape,
+        Shape::LobNvarcharMax(_) | Shape::LobVarbinaryMax(_)
+    ) && q.cols.iter().copied().eq(0..2);
+    if (f.corrupt.is_some() && !all_mixed) || (f.plp_unknown && !lob) {
+        r.put(&token::message(
+            50000,
+            "tds-peer: value faults need SELECT * FROM peer.mixed_N (plp_unknown: peer.lob_*_N)",
+            16,
+            1,
+            1,
+        ))?;
+        return Ok(Streamed::Error);
+    }
     let mut buf = Vec::new();
     for i in 0..q.rows {
+        if let Some((c, at)) = f.corrupt
+            && at == i
+        {
+            crate::faults::corrupt_mixed_row(i, c, &mut buf);
+            if c == Corrupt::Truncated {
+                r.put(&buf)?;
+                r.end_message_now()?;
+                eprintln!("tds-peer: fault: row {i} truncated, dropping connection");
+                return Err(crate::faults::killed("fault:truncated_at"));
+            }
+            continue;
+        }
         if f.drop_after == Some(i) {
             r.put(&buf)?;
             r.flush_partial()?;
@@ -755,7 +745,11 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
                 "fault:malformed_after",
             ));
         }
+        let start = buf.len();
         encode_row(q, tys, i, &mut buf);
+        if f.plp_unknown {
+            crate::faults::plp_unknown_length(&mut buf[start..]);
+        }
         if buf.len() >= BLOCK {
             r.put(&buf)?;
             buf.clear();

@@ -41,6 +41,7 @@ pub struct CursorState {
     /// An error found after some rows were already delivered: raised by the next fetch.
     pending: Option<PyErr>,
     applied_timeout: usize,
+    applied_max_lob_bytes: usize,
     /// `Output` parameters of the last execute, by parameter index: filled when its last result
     /// set has been read.
     outputs: Vec<(usize, Py<Output>)>,
@@ -217,9 +218,7 @@ impl Cursor {
         }
         self.shared.check_process()?;
         if self.shared.lost.load(Ordering::Acquire) {
-            return Err(crate::py::errors::OperationalError::new_err(
-                "The connection to the database was lost; open a new connection.",
-            ));
+            return Err(crate::py::errors::lost_link(py));
         }
         Ok(guard)
     }
@@ -318,6 +317,11 @@ impl Cursor {
         if timeout != st.applied_timeout {
             self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
             st.applied_timeout = timeout;
+        }
+        let lob = self.shared.max_lob_bytes.load(Ordering::Relaxed);
+        if lob != st.applied_max_lob_bytes {
+            self.statement(py, st)?.set_max_lob_bytes(lob);
+            st.applied_max_lob_bytes = lob;
         }
         Ok(())
     }

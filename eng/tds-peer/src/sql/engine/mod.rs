@@ -40,6 +40,8 @@ pub struct Shared {
     pub result_cache_bytes: usize,
     /// Log result cache hits and stores (with the other `--verbose` lines).
     pub verbose: bool,
+    /// Live sessions by SPID, for `KILL <spid>`.
+    pub sessions: crate::sessions::Sessions,
 }
 
 pub struct Engine {
@@ -190,6 +192,7 @@ fn is_statement_keyword(first: &str) -> bool {
             | "RETURN"
             | "USE"
             | "WAITFOR"
+            | "KILL"
     )
 }
 
@@ -416,6 +419,23 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> io::Result<Flow> {
+        if let Some(f) = crate::faults::of_statement(toks) {
+            if f.kill {
+                eprintln!("tds-peer: [{}] fault: session killed", self.spid);
+                return Err(crate::faults::killed("fault:kill"));
+            }
+            // A stall before any statement but a synthetic SELECT (which stalls after its
+            // COLMETADATA): a long execute on a user table. ATTENTION cancels it unrun.
+            let text: String = toks.iter().map(|t| t.text()).collect();
+            let sg = sig(toks);
+            if let Some(s) = f.stall
+                && synthetic::Query::parse(&sg, &text).is_none()
+                && synthetic::sleep_polling(r, s)
+            {
+                out.cancelled(r)?;
+                return Ok(Flow::Stop);
+            }
+        }
         match self.statement_inner(toks, params, out, r) {
             Ok(f) => Ok(f),
             Err(StmtErr::Io(e)) => Err(e),
@@ -803,6 +823,25 @@ impl Engine {
                 ));
                 out.emit(r, &b)?;
                 Ok(Flow::Continue)
+            }
+            "KILL" => {
+                // KILL <spid>: the session's socket is shut; its engine (and open transaction)
+                // goes with its thread, rolled back.
+                let spid = sg.get(1).and_then(|t| t.text().parse::<u16>().ok());
+                match spid {
+                    Some(s) if s == self.spid => Err(StmtErr::Sql(SqlError::new(
+                        6104,
+                        16,
+                        "Cannot use KILL to kill your own process.",
+                    ))),
+                    Some(s) if self.shared.sessions.kill(s) => Ok(Flow::Continue),
+                    Some(s) => Err(StmtErr::Sql(SqlError::new(
+                        6106,
+                        16,
+                        format!("Process ID {s} is not an active process ID."),
+                    ))),
+                    None => Err(StmtErr::Sql(SqlError::syntax("KILL needs a session id"))),
+                }
             }
             "WAITFOR" => {
                 if let Some(Tok::Str { s, .. }) = sg.iter().find(|t| matches!(t, Tok::Str { .. })) {

@@ -12,7 +12,7 @@ mod streamed;
 #[cfg(test)]
 mod tests;
 
-pub use column::{CellError, ColumnBuffer, FixedWidth, cell_error, cell_failed};
+pub use column::{CellError, ColumnBuffer, FixedWidth, SPARSE_COPY_MIN, cell_error, cell_failed};
 pub use streamed::{LOB_CHUNK_BYTES, StreamedCell};
 
 use crate::error::{Error, Result};

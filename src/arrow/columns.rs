@@ -7,10 +7,13 @@
 //! Why fixed-width values are copied once and not handed over: the served rows sit in the row
 //! source's buffers (the bound array, or its shadow copy while the driver refills the bound
 //! one on the prefetch thread), and those are reused for the next row array. Handing a buffer
-//! to Arrow would mean a fresh allocation (and fresh pages to fault in) per row array, which
-//! costs what the one `memcpy` per column and range costs, and a record batch of a table spans
-//! several row arrays anyway. The validity bitmap cannot be shared either: ODBC gives a length
-//! indicator (8 bytes) per cell, Arrow a bit; it is packed only when the range has a NULL.
+//! to Arrow would mean a fresh allocation per row array, and faulting in a fresh 4 KiB page
+//! costs more than copying 4 KiB; a record batch of a table spans several row arrays anyway.
+//! The validity bitmap cannot be shared: ODBC gives a length indicator (8 bytes) per cell,
+//! Arrow a bit; it is packed only when the range has a NULL. Other kinds have no Arrow layout
+//! to share: bit is a byte per cell (Arrow: a bit), tinyint is bound as i16 (uint8), dates,
+//! times and timestamps are C structs (Arrow: day or microsecond counts), decimals a numeric
+//! struct (sign + magnitude, Arrow: two's-complement i128), GUIDs native-endian fields.
 
 use super::schema::{ArrowKind, instant_and_offset_fields};
 use super::text::{TextColumn, TextFail};

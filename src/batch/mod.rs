@@ -12,7 +12,9 @@ mod streamed;
 #[cfg(test)]
 mod tests;
 
-pub use column::{CellError, ColumnBuffer, FixedWidth, RawCell, cell_error, cell_failed};
+pub use column::{
+    CellError, ColumnBuffer, FixedWidth, RawCell, SPARSE_COPY_MIN, cell_error, cell_failed,
+};
 pub use streamed::{LOB_CHUNK_BYTES, StreamedCell};
 
 use crate::error::{Error, Result};

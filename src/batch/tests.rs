@@ -212,3 +212,39 @@ fn raw_cells_are_what_the_driver_wrote_null_and_cut_included() {
     );
     assert_eq!(batch.columns[2].raw(1), Ok(RawCell::Null));
 }
+
+#[test]
+fn a_shadow_copy_of_wide_cells_keeps_every_value_and_indicator() {
+    // NVARCHAR(100) and VARBINARY(100): elements past SPARSE_COPY_MIN, copied cell by cell.
+    let plan = ResultPlan::build(vec![desc(-9, 100), desc(-3, 100)], Dbms::SqlServer);
+    let mut bound = Batch::new(&plan, 5);
+    assert!(bound.columns[0].element_len >= SPARSE_COPY_MIN);
+    let texts = ["", "a", "note 7 é", &"x".repeat(100)];
+    for (r, t) in texts.iter().enumerate() {
+        put(&mut bound.columns[0], r, &wide(t), wide(t).len() as isize);
+        put(&mut bound.columns[1], r, t.as_bytes(), t.len() as isize);
+    }
+    put(&mut bound.columns[0], 4, &[], NULL_DATA);
+    put(&mut bound.columns[1], 4, &[9; 100], NO_TOTAL);
+    // The shadow held longer values of an earlier array: nothing of them may show through.
+    let mut shadow = Batch::new(&plan, 5);
+    for r in 0..5 {
+        put(&mut shadow.columns[0], r, &wide(&"z".repeat(100)), 200);
+        put(&mut shadow.columns[1], r, &[8; 100], 100);
+    }
+    shadow.copy_rows_from(&bound, 5);
+    for (r, t) in texts.iter().enumerate() {
+        let units: Vec<u16> = t.encode_utf16().collect();
+        assert_eq!(
+            shadow.columns[0].text(r).unwrap(),
+            units.as_slice(),
+            "row {r}"
+        );
+        assert_eq!(shadow.columns[1].bytes(r).unwrap(), t.as_bytes(), "row {r}");
+    }
+    assert!(shadow.columns[0].is_null(4));
+    assert!(
+        shadow.columns[1].bytes(4).is_err(),
+        "NO_TOTAL stays an error"
+    );
+}

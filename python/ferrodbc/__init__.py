@@ -178,7 +178,7 @@ def connect(
             "connect %s (pooling=%s, attrs_before=%s)",
             _native._redact_connection_string(full),
             bool(use_pool),
-            sorted(attrs_before) if attrs_before else [],
+            list(attrs_before) if attrs_before else [],
         )
     try:
         cnxn = Connection(

@@ -164,7 +164,7 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
             let lengths: &[usize] = match t {
                 0x26 => &[1, 2, 4, 8],
                 0x68 => &[1],
-                0x6D | 0x6E | 0x6F => &[4, 8],
+                0x6D..=0x6F => &[4, 8],
                 _ => &[16],
             };
             if len != 0 && !lengths.contains(&len) {

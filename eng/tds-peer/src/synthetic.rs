@@ -425,7 +425,14 @@ impl Query {
         }
         let all = columns(&shape);
         let mut cols = Vec::new();
-        for t in &sg[i..from] {
+        // `SELECT TOP FROM peer.x` (no count) puts `i` past `from`: slicing panicked
+        // (fuzz/peer_sql).
+        let Some(list) = sg.get(i..from) else {
+            return Some(Err(
+                "tds-peer: unsupported select list on a peer table".into()
+            ));
+        };
+        for t in list {
             if t.is_punct(',') {
                 continue;
             }
@@ -771,6 +778,15 @@ mod tests {
         let t = tokenize(sql).unwrap();
         let sg: Vec<&Tok> = t.iter().filter(|t| !t.is_space()).collect();
         Query::parse(&sg, sql)
+    }
+
+    /// Found by fuzz/peer_sql: a TOP with no count before FROM sliced the select list with its
+    /// start past its end.
+    #[test]
+    fn top_without_count_is_an_error_not_a_panic() {
+        assert!(matches!(q("SELECT TOP FROM peer.mixed_10"), Some(Err(_))));
+        assert!(matches!(q("SELECT TOP ( FROM peer.mixed_10"), Some(Err(_))));
+        assert!(q("SELECT TOP 3 * FROM peer.mixed_10").unwrap().is_ok());
     }
 
     /// Regression: `gen_dec(.., 38, ..)` cast a remainder above i128::MAX before subtracting

@@ -194,6 +194,7 @@ impl Connection {
     /// ended (KILL, failover, idle cut) until a request fails, so SQL_ATTR_CONNECTION_DEAD
     /// alone let a killed session through to the user's first execute.
     pub fn ping(&self) -> Result<()> {
+        crate::counters::bump(&crate::counters::POOL_CHECKS);
         let mut stmt = self.new_statement()?;
         stmt.exec_direct("SELECT 1")?;
         Ok(())

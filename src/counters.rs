@@ -22,6 +22,9 @@ pub static CONNECTS: AtomicU64 = AtomicU64::new(0);
 /// Row arrays left to the rows that pin them (lazy rows): a fresh buffer took their place
 /// instead of the row set refilling them.
 pub static PINNED_BATCHES: AtomicU64 = AtomicU64::new(0);
+/// Round trips the pool made to check a parked session before handing it on (each is also one
+/// of `EXECUTES`: a `SELECT 1`).
+pub static POOL_CHECKS: AtomicU64 = AtomicU64::new(0);
 
 #[inline]
 pub fn bump(counter: &AtomicU64) {
@@ -29,7 +32,7 @@ pub fn bump(counter: &AtomicU64) {
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 8] {
+pub fn snapshot() -> [(&'static str, u64); 9] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -39,6 +42,7 @@ pub fn snapshot() -> [(&'static str, u64); 8] {
         ("executes", EXECUTES.load(Ordering::Relaxed)),
         ("connects", CONNECTS.load(Ordering::Relaxed)),
         ("pinned_batches", PINNED_BATCHES.load(Ordering::Relaxed)),
+        ("pool_checks", POOL_CHECKS.load(Ordering::Relaxed)),
     ]
 }
 
@@ -52,6 +56,7 @@ pub fn reset() {
         &EXECUTES,
         &CONNECTS,
         &PINNED_BATCHES,
+        &POOL_CHECKS,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -154,16 +154,20 @@ def test_a_batch_no_lazy_row_pins_is_refilled_in_place(peer, conn, table):
     assert ferrodbc.counters()["pinned_batches"] >= 1
 
 
+def upper_of(sql_type: int):
+    """A converter upper-casing text as pyodbc hands it over: the driver's narrow bytes (UTF-8
+    here) for CHAR/VARCHAR/LONGVARCHAR, UTF-16LE for the wide types."""
+    encoding = "utf-16-le" if sql_type in (-8, -9, -10) else "utf-8"
+    return lambda raw: None if raw is None else raw.decode(encoding).upper()
+
+
 def test_a_cell_is_decoded_only_when_read(peer, conn, table):
     ints_table(peer, conn, table, n=100)
     calls = []
 
-    def upper(raw):
-        calls.append(raw)
-        return None if raw is None else raw.decode("utf-16-le").upper()
-
     for t in TEXT_SQL_TYPES:
-        conn.add_output_converter(t, upper)
+        decode = upper_of(t)
+        conn.add_output_converter(t, lambda raw, decode=decode: (calls.append(raw), decode(raw))[1])
     cur = lazy_cursor(conn)
     rows = cur.execute(f"SELECT id, name FROM {table} ORDER BY id").fetchall()
     assert len(rows) == 100
@@ -179,7 +183,7 @@ def test_lazy_rows_decode_with_the_converters_of_their_fetch(peer, conn, table):
     after a change use the new converters, as eager rows do."""
     ints_table(peer, conn, table, n=10)
     for t in TEXT_SQL_TYPES:
-        conn.add_output_converter(t, lambda raw: None if raw is None else raw.decode("utf-16-le").upper())
+        conn.add_output_converter(t, upper_of(t))
     cur = lazy_cursor(conn)
     cur.execute(f"SELECT id, name FROM {table} ORDER BY id")
     before = cur.fetchmany(5)

@@ -109,15 +109,11 @@ def test_dict_rows_with_duplicate_names_keep_the_later_column(conn):
 
 
 def test_dict_rows_apply_output_converters(conn, people):
-    # Text as pyodbc hands it to a converter: the driver's narrow bytes (UTF-8 here) for
-    # CHAR/VARCHAR/LONGVARCHAR, UTF-16LE for the wide types.
-    for t in (1, 12, -1):
-        conn.add_output_converter(t, lambda raw: None if raw is None else raw.decode("utf-8").upper())
-    for t in (-8, -9, -10):
-        conn.add_output_converter(t, lambda raw: None if raw is None else raw.decode("utf-16-le").upper())
+    for t in (1, 12, -1, -8, -9, -10):
+        conn.add_output_converter(t, lambda raw: None if raw is None else f"converted {type(raw).__name__}")
     cur = conn.cursor()
     cur.row_factory = dict
-    assert cur.execute(people).fetchone()["name"] == "P0"
+    assert cur.execute(people).fetchone()["name"] == "converted bytes"
 
 
 def test_a_maker_that_raises_consumes_its_row_only(conn, people):

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod pool;
 pub mod prefetch;
 pub mod process;
+pub mod raw_text;
 pub mod reread;
 pub mod rowset;
 pub mod statement;

@@ -154,6 +154,11 @@ pub struct ColumnPlan {
     /// Bound by a declared size the database does not enforce: a cell the buffer cut is read
     /// again whole after the block fetch (`reread.rs`) instead of raising.
     pub reread: bool,
+    /// A column that would be read as UTF-16 text, read as the driver's bytes (`SQL_C_BINARY`)
+    /// instead for an output converter registered at execute ([`ResultPlan::build_with_raw`]).
+    /// Kept apart from `kind` because the binding outlives the converter: if it is removed in
+    /// the middle of the result set, these bytes are still text.
+    pub raw_text: bool,
 }
 
 /// The plan of one result set.
@@ -185,18 +190,19 @@ impl ResultPlan {
     ) -> ResultPlan {
         let backend = backend.into();
         crate::counters::bump(&crate::counters::PLANS_BUILT);
-        let kinds = descs
+        let (kinds, raw) = descs
             .iter()
             .map(|d| {
                 let kind = choose_kind(d, backend);
                 if raw_sql_types.contains(&d.sql_type) {
-                    raw_text_kind(kind)
+                    let raw = raw_text_kind(kind);
+                    (raw, raw != kind)
                 } else {
-                    kind
+                    (kind, false)
                 }
             })
-            .collect();
-        Self::lay_out(descs, kinds, backend)
+            .unzip();
+        Self::lay_out(descs, kinds, raw, backend)
     }
 
     /// The same columns with other kinds, laid out by the same rules: a column re-laid out in
@@ -204,17 +210,19 @@ impl ResultPlan {
     /// Not a new plan: the result set and its decoders are the same.
     pub fn with_kinds(&self, kinds: Vec<CellKind>) -> ResultPlan {
         let descs = self.columns.iter().map(|c| c.desc.clone()).collect();
-        Self::lay_out(descs, kinds, self.backend)
+        let raw = self.columns.iter().map(|c| c.raw_text).collect();
+        Self::lay_out(descs, kinds, raw, self.backend)
     }
 
     fn lay_out(
         descs: Vec<ColumnDescription>,
         kinds: Vec<CellKind>,
+        raw: Vec<bool>,
         backend: Backend,
     ) -> ResultPlan {
         let mut columns: Vec<ColumnPlan> = Vec::with_capacity(descs.len());
         let mut streaming = false;
-        for (desc, mut kind) in descs.into_iter().zip(kinds) {
+        for ((desc, mut kind), raw_text) in descs.into_iter().zip(kinds).zip(raw) {
             if kind.is_long() {
                 streaming = true;
             }
@@ -229,6 +237,7 @@ impl ResultPlan {
                 kind,
                 bound: !streaming,
                 reread,
+                raw_text,
             });
         }
         let bound_prefix = columns.iter().take_while(|c| c.bound).count();
@@ -260,19 +269,6 @@ impl ResultPlan {
                 .zip(&other.columns)
                 .all(|(a, b)| a.kind == b.kind)
     }
-}
-
-/// Whether an SQL type is one of ODBC's character types (narrow or wide).
-pub fn is_text_sql_type(sql_type: i16) -> bool {
-    matches!(
-        sql_type,
-        sql::CHAR
-            | sql::VARCHAR
-            | sql::LONGVARCHAR
-            | sql::WCHAR
-            | sql::WVARCHAR
-            | sql::WLONGVARCHAR
-    )
 }
 
 /// A text column read as bytes: room for the longest encoding of its declared characters (4
@@ -431,6 +427,14 @@ mod tests {
         let kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
         let plain = ResultPlan::build(descs, Dbms::SqlServer);
         assert_eq!(kinds[0], CellKind::Binary { max_bytes: 40 });
+        let raw: Vec<bool> = plan.columns.iter().map(|c| c.raw_text).collect();
+        assert_eq!(
+            raw,
+            [true, false, false, true],
+            "only text read as bytes is raw text"
+        );
+        let relaid = plan.with_kinds(kinds.clone());
+        assert!(relaid.columns[0].raw_text, "a re-layout keeps the flag");
         assert_eq!(
             kinds[1], plain.columns[1].kind,
             "a converted integer keeps its kind"

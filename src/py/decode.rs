@@ -13,7 +13,9 @@ use super::row::{new_row, values_of};
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, CellError, ColumnBuffer, cell_error};
 use crate::decode;
+use crate::decode::TextErrors;
 use crate::plan::{CellKind, ResultPlan};
+use crate::raw_text::RawTextEncoding;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTzInfo};
@@ -85,6 +87,19 @@ unsafe fn fill_with(
     let cut = |e: CellError, r: usize| -> PyErr {
         super::errors::to_pyerr(py, cell_error(e, core, col, row_base + r as u64))
     };
+    let text_failure = |f: TextFailure, units: &[u16], r: usize| -> PyErr {
+        match f {
+            TextFailure::Python(e) => e,
+            TextFailure::LoneSurrogate(at) => fail(
+                r,
+                format!(
+                    "malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
+                     set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
+                    units[at]
+                ),
+            ),
+        }
+    };
     // A value the driver produced but Python cannot hold (psqlODBC hands TIMESTAMP
     // '-infinity' over as year -9999): a DataError naming the cell, not a bare ValueError.
     let unrepresentable = |e: PyErr, r: usize| -> PyErr {
@@ -111,6 +126,55 @@ unsafe fn fill_with(
                 let raw = raw_bytes(py, buf, kind, r).map_err(|e| cut(e, r))?;
                 func.bind(py).call1((raw,))
             })
+        }
+        ColumnDecoder::ConvertedUtf8(_, func) => fill!(|r| {
+            let units = buf.text(r).map_err(|e| cut(e, r))?;
+            let text = String::from_utf16(units).map_err(|_| {
+                fail(
+                    r,
+                    "malformed UTF-16 (a lone surrogate) cannot be encoded as the UTF-8 bytes \
+                     the output converter expects"
+                        .into(),
+                )
+            })?;
+            func.bind(py)
+                .call1((pyo3::types::PyBytes::new(py, text.as_bytes()),))
+        }),
+        ColumnDecoder::TextFromRaw(_, RawTextEncoding::Utf16Le) => fill!(|r| {
+            let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
+            if bytes.len() % 2 != 0 {
+                return Err(fail(
+                    r,
+                    format!("{} bytes are not UTF-16 code units", bytes.len()),
+                ));
+            }
+            // The bytes buffer has no 2-byte alignment to rely on: copy into code units.
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect();
+            utf16_to_str(py, &units, errors).map_err(|f| text_failure(f, &units, r))
+        }),
+        ColumnDecoder::TextFromRaw(_, RawTextEncoding::Utf8) => fill!(|r| {
+            let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
+            match std::str::from_utf8(bytes) {
+                Ok(text) => Ok(PyString::new(py, text).into_any()),
+                Err(_) if errors == TextErrors::Replace => {
+                    Ok(PyString::new(py, &String::from_utf8_lossy(bytes)).into_any())
+                }
+                Err(e) => Err(fail(
+                    r,
+                    format!(
+                        "malformed UTF-8 at byte {}; set connection.decode_errors to 'replace' \
+                         to accept it",
+                        e.valid_up_to()
+                    ),
+                )),
+            }
+        }),
+        ColumnDecoder::Refused(..) => {
+            let message = plan.refusal.clone().unwrap_or_default();
+            fill!(|_| Err(super::errors::programming(message.clone())))
         }
         ColumnDecoder::Plain(kind) => match *kind {
             CellKind::Variant => fill!(|r| {
@@ -215,18 +279,7 @@ unsafe fn fill_with(
             CellKind::Guid => fill!(|r| objects::uuid(py, decode::guid_to_u128(buf.guid(r)))),
             CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
                 let units = buf.text(r).map_err(|e| cut(e, r))?;
-                match utf16_to_str(py, units, errors) {
-                    Ok(o) => Ok(o),
-                    Err(TextFailure::Python(e)) => Err(e),
-                    Err(TextFailure::LoneSurrogate(at)) => Err(fail(
-                        r,
-                        format!(
-                            "malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
-                             set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
-                            units[at]
-                        ),
-                    )),
-                }
+                utf16_to_str(py, units, errors).map_err(|f| text_failure(f, units, r))
             }),
             CellKind::Binary { .. } | CellKind::LongBinary => fill!(|r| {
                 let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;

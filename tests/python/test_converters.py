@@ -282,3 +282,199 @@ def test_each_decoding_policy_on_surrogate_edge_cases(sqlite_conn, case):
     assert cur.execute(sql).fetchval() == replaced
     sqlite_conn.decode_errors = "surrogatepass"
     assert cur.execute(sql).fetchval() == passed
+
+
+# --- converters changed in the middle of a result set ------------------------------------------
+#
+# A text column is bound when the query is executed: as the driver's bytes for a converter
+# registered then, else as UTF-16. Converters changed later apply from the next fetch, but the
+# binding stays: each column then either gets exactly what it would have got at execute, or every
+# fetch raises ProgrammingError (no row consumed) until the query is executed again or the
+# converters are restored. Exact needs the encoding of the driver's bytes: psqlODBC describes
+# text as wide and hands UTF-8; SQLite3 ODBC describes it as narrow VARCHAR, whose code page
+# ferrodbc does not know.
+
+TEXT_SQL_TYPES = (
+    ferrodbc.SQL_CHAR, ferrodbc.SQL_VARCHAR, ferrodbc.SQL_LONGVARCHAR,
+    ferrodbc.SQL_WCHAR, ferrodbc.SQL_WVARCHAR, ferrodbc.SQL_WLONGVARCHAR,
+)
+CHANGE_SHAPES = ("fetchone", "fetchmany", "fetchall", "iter", "lazy", "dict")
+M = 300
+BEFORE = 10
+
+
+@pytest.fixture
+def labels(conn, table):
+    """`table` (id, label) with non-ASCII labels, every 9th NULL, committed; the labels."""
+    values = [None if i % 9 == 4 else f"é{i}€" for i in range(M)]
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(20))")
+    cur.executemany(f"INSERT INTO {table} (id, label) VALUES (?, ?)", list(enumerate(values)))
+    conn.commit()
+    return table, values
+
+
+def text_converters(conn, func) -> None:
+    for t in TEXT_SQL_TYPES:
+        conn.add_output_converter(t, func)
+
+
+def driver_bytes_known(peer) -> bool:
+    """Whether the label column's driver bytes have a known encoding (see above)."""
+    return peer.is_pg
+
+
+def open_for(conn, shape):
+    cur = conn.cursor()
+    if shape == "lazy":
+        cur.row_factory = ferrodbc.LazyRow
+    elif shape == "dict":
+        cur.row_factory = dict
+    return cur
+
+
+def pairs(rows) -> list[tuple]:
+    """(id, label) of rows of any shape (dict rows by name; lazy rows decoded now)."""
+    return [(r["id"], r["label"]) if isinstance(r, dict) else (r[0], r[1]) for r in rows]
+
+
+def fetch_rest(cur, shape) -> list:
+    if shape == "fetchone":
+        rows = []
+        while (row := cur.fetchone()) is not None:
+            rows.append(row)
+        return rows
+    if shape == "iter":
+        return list(cur)
+    if shape == "fetchall":
+        return cur.fetchall()
+    rows = []
+    while batch := cur.fetchmany(37):
+        rows.extend(batch)
+    return rows
+
+
+def first_rows(cur, shape) -> list:
+    if shape in ("fetchone", "iter"):
+        return [cur.fetchone() for _ in range(BEFORE)]
+    return cur.fetchmany(BEFORE)
+
+
+def refuses(cur, shape) -> None:
+    """Every fetch shape raises the documented ProgrammingError and takes no row."""
+    for _ in range(2):
+        with pytest.raises(ferrodbc.ProgrammingError, match=r"changed in the middle.*.label.*Re-execute"):
+            fetch_rest(cur, shape)
+    with pytest.raises(ferrodbc.ProgrammingError, match="changed in the middle"):
+        cur.fetchval()
+
+
+def raw_at_execute(conn, table) -> list:
+    """What a converter registered before the execute receives for each label."""
+    text_converters(conn, lambda raw: raw)
+    raws = [r[0] for r in conn.cursor().execute(f"SELECT label FROM {table} ORDER BY id").fetchall()]
+    conn.clear_output_converters()
+    return raws
+
+
+def converted(values, raws) -> list[tuple]:
+    """(id, label) as the tests' converter `("c", raw)` gives them."""
+    return [(i, None if v is None else ("c", raws[i])) for i, v in enumerate(values)]
+
+
+@pytest.mark.parametrize("shape", CHANGE_SHAPES)
+def test_text_converters_cleared_mid_result(peer, conn, labels, shape):
+    table, values = labels
+    raws = raw_at_execute(conn, table)
+    text_converters(conn, lambda raw: ("c", raw))
+    cur = open_for(conn, shape)
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    before = first_rows(cur, shape)
+    conn.clear_output_converters()
+    if driver_bytes_known(peer):
+        after = pairs(fetch_rest(cur, shape))
+        assert after == list(enumerate(values))[BEFORE:], "every row once, as str"
+        assert all(type(v) is str for _, v in after if v is not None)
+    else:
+        refuses(cur, shape)
+        # Restoring the converter reads on from where the refusal left off: no row lost.
+        text_converters(conn, lambda raw: ("c", raw))
+        assert pairs(fetch_rest(cur, shape)) == converted(values, raws)[BEFORE:]
+    # Lazy rows decode now, with the converters of their fetch.
+    assert pairs(before) == converted(values, raws)[:BEFORE], "rows fetched before stay as they were"
+    conn.clear_output_converters()
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    assert pairs(fetch_rest(cur, shape)) == list(enumerate(values)), "the next execute is normal"
+
+
+@pytest.mark.parametrize("shape", CHANGE_SHAPES)
+def test_text_converter_added_mid_result(peer, conn, labels, shape):
+    """A converter added mid-result gets the bytes it would get at execute, or is refused."""
+    table, values = labels
+    raws = raw_at_execute(conn, table)
+    cur = open_for(conn, shape)
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    before = first_rows(cur, shape)
+    text_converters(conn, lambda raw: ("c", raw))
+    if driver_bytes_known(peer):
+        assert pairs(fetch_rest(cur, shape)) == converted(values, raws)[BEFORE:]
+    else:
+        refuses(cur, shape)
+        conn.clear_output_converters()
+        after = pairs(fetch_rest(cur, shape))
+        assert after == list(enumerate(values))[BEFORE:], "removing it again reads on"
+    assert pairs(before) == list(enumerate(values))[:BEFORE]
+    text_converters(conn, lambda raw: ("c", raw))
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    assert pairs(fetch_rest(cur, shape)) == converted(values, raws), "the next execute is normal"
+
+
+@pytest.mark.parametrize("shape", CHANGE_SHAPES)
+def test_text_converter_replaced_mid_result(conn, labels, shape):
+    """The binding was made for a converter: its replacement gets the same bytes (any driver)."""
+    table, values = labels
+    raws = raw_at_execute(conn, table)
+    text_converters(conn, lambda raw: ("c", raw))
+    cur = open_for(conn, shape)
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    before = first_rows(cur, shape)
+    text_converters(conn, lambda raw: ("r", raw))
+    after = pairs(fetch_rest(cur, shape))
+    assert pairs(before) == converted(values, raws)[:BEFORE]
+    assert after == [(i, None if v is None else ("r", raws[i])) for i, v in enumerate(values)][BEFORE:]
+
+
+def test_arrow_after_text_converters_cleared_mid_result(peer, conn, labels):
+    """Arrow reads the bound buffers: a text column still bound as the driver's bytes would be a
+    binary Arrow column, so it is refused (ProgrammingError) and the rows stay readable."""
+    pa = pytest.importorskip("pyarrow")
+    table, values = labels
+    text_converters(conn, lambda raw: raw)
+    cur = conn.cursor()
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    cur.fetchmany(BEFORE)
+    with pytest.raises(ferrodbc.NotSupportedError, match="converter"):
+        cur.fetch_arrow_table()
+    conn.clear_output_converters()
+    for fetch in (cur.fetch_arrow_table, cur.fetch_record_batch):
+        with pytest.raises(ferrodbc.ProgrammingError, match=r"changed in the middle.*.label.*Re-execute"):
+            fetch()
+    if driver_bytes_known(peer):
+        assert pairs(cur.fetchall()) == list(enumerate(values))[BEFORE:], "no row was taken"
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    t = pa.table(cur.fetch_arrow_table())
+    assert t.schema.field("label").type == pa.utf8()
+    assert t.column("label").to_pylist() == values
+
+
+def test_arrow_after_a_text_converter_added_mid_result(conn, labels):
+    """A converter for a type of the result: Arrow refuses as at execute (NotSupportedError)."""
+    table, values = labels
+    cur = conn.cursor()
+    cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
+    cur.fetchmany(BEFORE)
+    text_converters(conn, lambda raw: raw)
+    with pytest.raises(ferrodbc.NotSupportedError, match="converter"):
+        cur.fetch_record_batch()
+    conn.clear_output_converters()
+    assert pairs(cur.fetchall()) == list(enumerate(values))[BEFORE:]

@@ -181,8 +181,8 @@ def test_lazy_rows_decode_with_the_converters_of_their_fetch(peer, conn, table):
     cur = lazy_cursor(conn)
     cur.execute(f"SELECT id, name FROM {table} ORDER BY id")
     before = cur.fetchmany(5)
-    # Replaced, not cleared: a text column bound for a converter stays bound as the driver's
-    # bytes until the next execute, so clearing mid-result gives bytes (a known defect).
+    # Replaced: the column bound as the driver's bytes for the first converter gives the second
+    # the same bytes (clearing and adding mid-result: test_converters.py).
     for t in TEXT_SQL_TYPES:
         conn.add_output_converter(t, lambda raw: "second")
     after = cur.fetchall()

@@ -9,7 +9,7 @@ use crate::py::arrow::{
 };
 use crate::py::decode::{RowObject, build_first_value, build_one_row, build_rows};
 use crate::py::errors::{IntoPyResult, programming};
-use crate::py::plan::{ColumnDecoder, PyPlan};
+use crate::py::plan::PyPlan;
 use crate::py::shape::{RowShape, build_shaped};
 use crate::rowset::Served;
 use crate::statement::Statement;
@@ -47,6 +47,7 @@ impl Cursor {
         } = st;
         let stmt = stmt.as_mut().expect("checked by require_results");
         let plan = plan.as_ref().expect("checked by require_results");
+        plan.readable()?;
         Ok((stmt, plan, pending))
     }
 
@@ -61,6 +62,10 @@ impl Cursor {
             return Err(err);
         }
         self.require_results(py, st)?;
+        st.plan
+            .as_ref()
+            .expect("checked by require_results")
+            .readable()?;
         if st.shape.is_none() {
             let plan = st.plan.as_ref().expect("checked by require_results");
             st.shape = Some(RowShape::choose(py, st.row_factory.as_ref(), plan)?);
@@ -236,14 +241,23 @@ impl Cursor {
         let st = &mut *guard;
         self.require_results(py, st)?;
         let plan = st.plan.as_ref().expect("checked by require_results");
-        let converted = plan
-            .decoders
-            .iter()
-            .position(|d| matches!(d, ColumnDecoder::Converted(..)));
+        let converted = plan.decoders.iter().position(|d| d.converter().is_some());
         if let Some(i) = converted {
             return Err(crate::py::errors::NotSupportedError::new_err(format!(
                 "Arrow fetch does not apply output converters, and one is registered for the \
                  SQL type of column {:?} (index {i}); fetch rows, or clear the converters",
+                plan.core.columns[i].desc.name
+            )));
+        }
+        // A text column still read as the driver's bytes for a converter removed since the
+        // execute: its Arrow column would be binary, not utf8. Arrow builds from the bound
+        // buffers alone, so it refuses rather than hand out a differently typed column.
+        if let Some(i) = plan.core.columns.iter().position(|c| c.raw_text) {
+            return Err(programming(format!(
+                "The output converters changed in the middle of this result set: column {:?} \
+                 (index {i}) is read as the driver's bytes for the converter registered when \
+                 the query was executed, which Arrow cannot give as text. Re-execute the query \
+                 to apply the converters now in force.",
                 plan.core.columns[i].desc.name
             )));
         }

@@ -559,10 +559,8 @@ impl Cursor {
         if let Ok(st) = self.cell.state.try_lock() {
             if let Some(plan) = &st.plan {
                 visit.call(&plan.schema)?;
-                for decoder in &plan.decoders {
-                    if let ColumnDecoder::Converted(_, f) = decoder {
-                        visit.call(f)?;
-                    }
+                for f in plan.decoders.iter().filter_map(ColumnDecoder::converter) {
+                    visit.call(f)?;
                 }
             }
             for (_, out) in &st.outputs {

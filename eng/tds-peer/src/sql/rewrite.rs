@@ -145,14 +145,18 @@ fn num_literal(n: &str) -> String {
     }
 }
 
-/// Is the token before `toks[i]` a minus sign that negates it (not a subtraction)? It is when
-/// what precedes the minus is no value: the start, an operator or `(`/`,`, or a keyword.
+/// Is `toks[i]` negated by a minus sign right before it (blanks between allowed, not a
+/// comment), rather than subtracted? It is when what precedes the minus is no value: the
+/// start, an operator or `(`/`,`, or a keyword.
 fn unary_minus_before(toks: &[Tok], i: usize) -> bool {
-    let mut before = toks[..i].iter().rev().filter(|t| !t.is_space());
-    if !before.next().is_some_and(|t| t.is_punct('-')) {
+    let blank = |t: &Tok| matches!(t, Tok::Space(s) if s.chars().all(char::is_whitespace));
+    let Some(m) = toks[..i].iter().rposition(|t| !blank(t)) else {
+        return false;
+    };
+    if !toks[m].is_punct('-') {
         return false;
     }
-    match before.next() {
+    match toks[..m].iter().rev().find(|t| !t.is_space()) {
         None => true,
         Some(Tok::Punct(c)) => *c != ')',
         Some(Tok::Word(w)) => matches!(
@@ -455,11 +459,13 @@ impl Ctx<'_> {
                 }
                 Tok::Num(n) => {
                     let lit = num_literal(n);
-                    if lit.starts_with('\'') && unary_minus_before(toks, i) {
+                    if lit.starts_with('\'')
+                        && unary_minus_before(toks, i)
+                        && out.trim_end().ends_with('-')
+                    {
                         // `-9223372036854775809`: SQLite would negate the text as a REAL and
                         // round it (to -2^63, which then fits a bigint); the sign goes inside.
-                        let minus = out.rfind('-').unwrap_or(out.len());
-                        out.truncate(minus);
+                        out.truncate(out.trim_end().len() - 1);
                         out.push_str(&format!("'-{n}'"));
                     } else {
                         out.push_str(&lit);
@@ -1424,7 +1430,12 @@ mod tests {
             rw("VALUES (-9223372036854775809, - 922337203685477.5808)"),
             "VALUES ('-9223372036854775809', '-922337203685477.5808')"
         );
-        // A subtraction keeps its operator; short literals stay numbers.
+        // A subtraction keeps its operator; short literals stay numbers; a comment between
+        // sign and digits leaves the negation to SQLite (the rare form keeps the old rounding).
+        assert_eq!(
+            rw("SELECT -/* a-b */9223372036854775809"),
+            "SELECT -/* a-b */'9223372036854775809'"
+        );
         assert_eq!(
             rw("SELECT a - 9223372036854775809, -5"),
             "SELECT a - '9223372036854775809', -5"

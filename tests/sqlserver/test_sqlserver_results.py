@@ -3,6 +3,8 @@ low-severity RAISERROR), errors (RAISERROR 16, errors mid-stream), rowcount, pro
 
 from __future__ import annotations
 
+import decimal
+
 import pytest
 
 import ferrodbc
@@ -372,6 +374,22 @@ def test_server_error_classes(conn, driver, sql, params, exc, natives):
     assert isinstance(ei.value, exc), repr(ei.value)
     assert ei.value.native_error in natives
     assert cur.execute("SELECT 1").fetchval() == 1
+
+
+def test_numbers_past_a_column_range_are_data_errors_and_not_stored(conn, driver):
+    """A Python int past 64 bits goes to the server as an exact decimal; SQL Server (and the peer,
+    which used to store 2**63-1) refuses it for a bigint column with 8115, as it does a money
+    value past the type's range."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, b BIGINT, m MONEY)")
+    cases = (("b", 2**63), ("b", -(2**63) - 1), ("m", decimal.Decimal("922337203685477.5808")))
+    for col, value in cases:
+        with pytest.raises(ferrodbc.DataError) as ei:
+            cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (1, ?)", value)
+        assert ei.value.native_error == 8115, (col, value, ei.value)
+    cur.execute(f"INSERT INTO {t} (id, b) VALUES (2, ?)", 2**63 - 1)
+    assert [tuple(r) for r in cur.execute(f"SELECT id, b FROM {t}").fetchall()] == [(2, 2**63 - 1)]
 
 
 def test_error_and_message_text_is_unicode_and_whole(conn, driver):

@@ -256,7 +256,12 @@ impl Engine {
                 let ty = Ty::from_sqlite_decl(&decl)
                     .or_else(|| Ty::parse(&decl))
                     .unwrap_or(Ty::NVarChar(Some(4000)));
-                let (code, tname, size, digits, octets) = odbc_type(ty);
+                let (code, mut tname, size, digits, octets) = odbc_type(ty);
+                let mut dflt = dflt;
+                if super::rowversion::is_decl(&decl) {
+                    tname = "timestamp".into();
+                    dflt = None;
+                }
                 let nullable = !notnull && !identity;
                 let (sql_type, sub) = match code {
                     91 => (9, Some(1)),

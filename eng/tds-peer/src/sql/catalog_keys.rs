@@ -334,7 +334,7 @@ impl Engine {
     }
 
     /// sp_special_columns_100 @table_name, @table_owner, @qualifier, @col_type ('R' best row
-    /// identifier = the primary key, 'V' row versioning = none here), …
+    /// identifier = the primary key, 'V' row versioning = the rowversion columns), …
     pub(super) fn sp_special_columns(
         &mut self,
         params: &[Param],
@@ -371,6 +371,24 @@ impl Engine {
                         o(size),
                         i(buffer_length(c.ty)),
                         o(digits),
+                        i(1),
+                    ]);
+                }
+            }
+        } else if col_type.eq_ignore_ascii_case("V") {
+            // SQL Server: no scope, binary(8) sizes under the name timestamp, not a pseudo
+            // column (SQL_PC_NOT_PSEUDO = 1).
+            for c in self.table_columns(&table).unwrap_or_default() {
+                if c.rowversion {
+                    let (code, _, size, _, _) = odbc_type(c.ty);
+                    rows.push(vec![
+                        Value::Null,
+                        t(&c.name),
+                        i(code),
+                        t("timestamp"),
+                        size.map(Value::Integer).unwrap_or(Value::Null),
+                        i(buffer_length(c.ty)),
+                        Value::Null,
                         i(1),
                     ]);
                 }

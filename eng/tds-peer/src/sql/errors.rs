@@ -56,10 +56,26 @@ const FUNCTION_ERRORS: &[(&str, i32)] = &[
     ("Explicit conversion from data type", 529),
     ("Error converting data type", 8114),
     ("Arithmetic overflow error for data type", 220),
+    ("Arithmetic overflow error for type", 232),
     ("Arithmetic overflow error converting", 8115),
     ("Divide by zero error encountered", 8134),
     ("String or binary data would be truncated", 2628),
+    ("Cannot convert a char value to ", 235),
+    (
+        "Cannot insert an explicit value into a timestamp column",
+        273,
+    ),
 ];
+
+/// The state SQL Server sends with an error, where it is not 1: the arithmetic overflows of
+/// ordinary conversions come with state 2 (220 and 8115 as SQL Server 2016–2022 print them;
+/// 8115 from other code paths carries other states, which the peer does not reproduce).
+fn with_state(mut e: SqlError) -> SqlError {
+    if matches!(e.number, 220 | 8115) {
+        e.state = 2;
+    }
+    e
+}
 
 /// Maps a SQLite error message to the SQL Server error a real server would raise.
 pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
@@ -68,12 +84,12 @@ pub fn from_sqlite(e: &rusqlite::Error) -> SqlError {
         rusqlite::Error::UserFunctionError(u) => {
             let msg = u.to_string();
             let number = function_error(&msg).unwrap_or(8114);
-            return SqlError::new(number, 16, msg);
+            return with_state(SqlError::new(number, 16, msg));
         }
         other => other.to_string(),
     };
     if let Some(number) = function_error(&msg) {
-        return SqlError::new(number, 16, msg);
+        return with_state(SqlError::new(number, 16, msg));
     }
     if let Some(t) = quoted_tail(&msg, "no such table:") {
         return SqlError::new(208, 16, format!("Invalid object name '{t}'."));
@@ -143,6 +159,15 @@ mod tests {
         assert_eq!(
             function_error("Arithmetic overflow error for data type tinyint, value = 300."),
             Some(220)
+        );
+        let e = rusqlite::Error::UserFunctionError(
+            "Arithmetic overflow error converting expression to data type bigint.".into(),
+        );
+        let e = from_sqlite(&e);
+        assert_eq!((e.number, e.class, e.state), (8115, 16, 2));
+        assert_eq!(
+            function_error("Arithmetic overflow error for type int, value = 1.000000."),
+            Some(232)
         );
     }
 }

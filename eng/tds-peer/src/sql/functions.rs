@@ -2,8 +2,9 @@
 //! producing the canonical stored form), `__now`, `__newid`, `__len`, `__datalength`,
 //! `__charindex`.
 
+use super::ranges;
 use crate::conv;
-use crate::token::value::{as_dec, as_f64, as_text, fmt_float};
+use crate::token::value::{as_f64, as_text, fmt_float};
 use crate::types::Ty;
 use rusqlite::functions::{Context, FunctionFlags};
 use rusqlite::types::Value;
@@ -63,33 +64,35 @@ pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
     if matches!(v, Value::Null) {
         return Ok(Value::Null);
     }
+    // Every integer target is range-checked (ranges.rs): `f64 as i64` would saturate.
     let int_of = |v: &Value| -> Result<i64, Error> {
         match v {
-            Value::Integer(i) => Ok(*i),
-            Value::Real(f) => Ok(f.trunc() as i64),
+            Value::Integer(i) => ranges::int_checked(*i, ty),
+            Value::Real(f) => ranges::int_of_real(*f, from, ty),
             Value::Text(s) => {
                 let t = s.trim();
-                t.parse::<i64>().or_else(|_| if t.eq_ignore_ascii_case("true") { Ok(1) } else if t.eq_ignore_ascii_case("false") { Ok(0) } else { Err(()) }).map_err(|_| user_err(format!("Conversion failed when converting the varchar value '{s}' to data type {}.", ty.name())))
+                match t.parse::<i64>() {
+                    Ok(i) => ranges::int_checked(i, ty),
+                    Err(_) if ranges::is_integer_text(t) => Err(ranges::int_overflow(ty, None)),
+                    Err(_) if t.eq_ignore_ascii_case("true") => Ok(1),
+                    Err(_) if t.eq_ignore_ascii_case("false") => Ok(0),
+                    Err(_) => Err(user_err(format!(
+                        "Conversion failed when converting the varchar value '{s}' to data type {}.",
+                        ty.name()
+                    ))),
+                }
             }
             Value::Blob(b) => Ok(b.iter().fold(0i64, |a, &x| (a << 8) | x as i64)),
             Value::Null => Ok(0),
         }
     };
     Ok(match ty {
-        Ty::Bit => Value::Integer((int_of(&v)? != 0) as i64),
-        Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => {
-            let i = int_of(&v)?;
-            let ok = match ty {
-                Ty::TinyInt => (0..=255).contains(&i),
-                Ty::SmallInt => i16::try_from(i).is_ok(),
-                Ty::Int => i32::try_from(i).is_ok(),
-                _ => true,
-            };
-            if !ok {
-                return Err(int_overflow(ty, i));
-            }
-            Value::Integer(i)
-        }
+        // bit takes any number: non-zero is 1, never an overflow.
+        Ty::Bit => Value::Integer(match v {
+            Value::Real(f) => f != 0.0,
+            _ => int_of(&v)? != 0,
+        } as i64),
+        Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => Value::Integer(int_of(&v)?),
         Ty::Real => Value::Real(as_f64(&v) as f32 as f64),
         Ty::Float => Value::Real(as_f64(&v)),
         Ty::Decimal(p, s) | Ty::Numeric(p, s) => {
@@ -98,18 +101,9 @@ pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
             {
                 return Err(user_err(format!("Error converting data type varchar to {}.", ty.name())));
             }
-            let d = as_dec(&v).rescale(s);
-            if d.mag.to_string().len() > p as usize && d.mag != 0 {
-                let from = match v {
-                    Value::Integer(_) => "int",
-                    Value::Real(_) => "float",
-                    _ => "numeric",
-                };
-                return Err(user_err(format!("Arithmetic overflow error converting {from} to data type numeric.")));
-            }
-            Value::Text(d.to_string_fixed())
+            Value::Text(ranges::decimal_checked(&v, from, p, s)?.to_string_fixed())
         }
-        Ty::Money | Ty::SmallMoney => Value::Text(as_dec(&v).rescale(4).to_string_fixed()),
+        Ty::Money | Ty::SmallMoney => Value::Text(ranges::money_checked(&v, from, ty)?.to_string_fixed()),
         Ty::Date => Value::Text(conv::fmt_date(dt_of(&v)?.days)),
         Ty::Time(s) => {
             let d = dt_of(&v)?;
@@ -217,22 +211,6 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
     }
 }
 
-/// SQL Server reports tinyint/smallint overflow as 220 (with the value), int as 8115.
-fn int_overflow(ty: Ty, i: i64) -> Error {
-    user_err(match ty {
-        Ty::TinyInt | Ty::SmallInt => {
-            format!(
-                "Arithmetic overflow error for data type {}, value = {i}.",
-                ty.name()
-            )
-        }
-        _ => format!(
-            "Arithmetic overflow error converting expression to data type {}.",
-            ty.name()
-        ),
-    })
-}
-
 /// `__fits(value, type, table, column)`: the CHECK constraint of a typed column (see
 /// `rewrite::create_table`). SQLite stores any value; SQL Server rejects a string or binary
 /// value longer than the column (2628) and a number out of its range (220/8115), and fails to
@@ -247,11 +225,15 @@ pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> 
         Ty::TinyInt
         | Ty::SmallInt
         | Ty::Int
+        | Ty::BigInt
+        | Ty::Money
+        | Ty::SmallMoney
         | Ty::Decimal(..)
         | Ty::Numeric(..)
         | Ty::DateTime
         | Ty::SmallDateTime
         | Ty::DateTimeOffset(_) => {
+            ranges::stored_real_checked(&v, ty)?;
             return cast_value(v, ty).map(|_| true);
         }
         _ => (None, |_| 1),
@@ -340,6 +322,7 @@ pub fn newid() -> String {
 
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::sysviews::register(db)?;
+    super::rowversion::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     // __cast(value, 'target type'[, 'source type'])
     for n_args in [2, 3] {
@@ -392,11 +375,18 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     // SQL Server type name / character length of a SQLite declared type (catalog views).
     db.create_scalar_function("__typename", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        if super::rowversion::is_decl(&d) {
+            return Ok(Some("timestamp".to_string()));
+        }
         let ty = Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d));
         Ok(ty.map(|t| t.name().split(['(', ' ']).next().unwrap_or("").to_string()))
     })?;
     db.create_scalar_function("__typelen", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        // SQL Server lists no character length for timestamp (INFORMATION_SCHEMA.COLUMNS).
+        if super::rowversion::is_decl(&d) {
+            return Ok(None);
+        }
         Ok(match Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d)) {
             Some(Ty::Char(n, _) | Ty::NChar(n)) => Some(n as i64),
             Some(Ty::VarChar(n, _) | Ty::NVarChar(n) | Ty::VarBinary(n)) => {

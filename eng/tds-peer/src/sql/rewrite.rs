@@ -145,6 +145,48 @@ fn num_literal(n: &str) -> String {
     }
 }
 
+/// Is `toks[i]` negated by a minus sign right before it (blanks between allowed, not a
+/// comment), rather than subtracted? It is when what precedes the minus is no value: the
+/// start, an operator or `(`/`,`, or a keyword.
+fn unary_minus_before(toks: &[Tok], i: usize) -> bool {
+    let blank = |t: &Tok| matches!(t, Tok::Space(s) if s.chars().all(char::is_whitespace));
+    let Some(m) = toks[..i].iter().rposition(|t| !blank(t)) else {
+        return false;
+    };
+    if !toks[m].is_punct('-') {
+        return false;
+    }
+    match toks[..m].iter().rev().find(|t| !t.is_space()) {
+        None => true,
+        Some(Tok::Punct(c)) => *c != ')',
+        Some(Tok::Word(w)) => matches!(
+            w.to_ascii_uppercase().as_str(),
+            "SELECT"
+                | "VALUES"
+                | "SET"
+                | "WHERE"
+                | "AND"
+                | "OR"
+                | "NOT"
+                | "WHEN"
+                | "THEN"
+                | "ELSE"
+                | "RETURN"
+                | "BETWEEN"
+                | "IN"
+                | "IS"
+                | "LIKE"
+                | "ON"
+                | "HAVING"
+                | "TOP"
+                | "AS"
+                | "PRINT"
+                | "CASE"
+        ),
+        Some(_) => false,
+    }
+}
+
 fn quote_ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
 }
@@ -357,6 +399,7 @@ impl Ctx<'_> {
                 .unwrap_or_else(|| "NULL".into()),
             "@@VERSION" => format!("'{VERSION}'"),
             "@@SPID" => self.spid.to_string(),
+            "@@DBTS" => "__dbts()".into(),
             "@@TRANCOUNT" => self.trancount.to_string(),
             "@@ERROR" => "0".into(),
             "@@SERVERNAME" | "@@SERVICENAME" => "'TDSPEER'".into(),
@@ -414,7 +457,20 @@ impl Ctx<'_> {
                     }
                     out.push_str(&quote_ident(q))
                 }
-                Tok::Num(n) => out.push_str(&num_literal(n)),
+                Tok::Num(n) => {
+                    let lit = num_literal(n);
+                    if lit.starts_with('\'')
+                        && unary_minus_before(toks, i)
+                        && out.trim_end().ends_with('-')
+                    {
+                        // `-9223372036854775809`: SQLite would negate the text as a REAL and
+                        // round it (to -2^63, which then fits a bigint); the sign goes inside.
+                        out.truncate(out.trim_end().len() - 1);
+                        out.push_str(&format!("'-{n}'"));
+                    } else {
+                        out.push_str(&lit);
+                    }
+                }
                 Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
                 Tok::Hex(h) => out.push_str(&format!(
                     "X'{}'",
@@ -504,9 +560,19 @@ impl Ctx<'_> {
                                 Some(b) => format!("sql_variant:{}", b.name()),
                                 None => ty.name(),
                             };
-                            // Character data converts to binary in its own encoding.
+                            // Character data converts to binary in its own encoding; an
+                            // overflow message names a float source differently (ranges.rs).
                             let from = match ty {
-                                Ty::Binary(_) | Ty::VarBinary(_) => self
+                                Ty::Binary(_)
+                                | Ty::VarBinary(_)
+                                | Ty::TinyInt
+                                | Ty::SmallInt
+                                | Ty::Int
+                                | Ty::BigInt
+                                | Ty::Decimal(..)
+                                | Ty::Numeric(..)
+                                | Ty::Money
+                                | Ty::SmallMoney => self
                                     .item_type(expr, &sig(expr))
                                     .map(|t| format!(", '{}'", t.name()))
                                     .unwrap_or_default(),
@@ -907,6 +973,7 @@ impl Ctx<'_> {
             Tok::Var(v) => match v.to_ascii_uppercase().as_str() {
                 "@@ROWCOUNT" | "@@SPID" | "@@TRANCOUNT" | "@@ERROR" => Some(Ty::Int),
                 "@@IDENTITY" => Some(Ty::Numeric(38, 0)),
+                "@@DBTS" => Some(Ty::VarBinary(Some(8))),
                 "@@VERSION" | "@@SERVERNAME" | "@@SERVICENAME" | "@@LANGUAGE" => {
                     Some(Ty::NVarChar(Some(300)))
                 }
@@ -1058,6 +1125,9 @@ fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
             | Ty::TinyInt
             | Ty::SmallInt
             | Ty::Int
+            | Ty::BigInt
+            | Ty::Money
+            | Ty::SmallMoney
             | Ty::Decimal(..)
             | Ty::Numeric(..)
             | Ty::DateTime
@@ -1112,6 +1182,8 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let mut defs_out = Vec::new();
     let defs = split_commas(&toks[open + 1..close]);
     let has_identity = defs.iter().any(|d| d.iter().any(|t| t.is_word("IDENTITY")));
+    // Statements to run after the CREATE TABLE (the triggers of rowversion columns).
+    let mut triggers = String::new();
     for def in defs {
         let sg = sig(def);
         let Some(first) = sg.first() else { continue };
@@ -1192,8 +1264,14 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         let ty = Ty::parse(&ty_text).ok_or_else(|| {
             format!("Column, parameter, or variable #1: Cannot find data type {ty_text}.")
         })?;
+        let rowversion = super::rowversion::is_type_text(&ty_text);
+        if rowversion {
+            triggers.push_str(&super::rowversion::triggers(&after_table, &col, temp));
+        }
         let decl = if identity {
             "INTEGER PRIMARY KEY AUTOINCREMENT".to_string()
+        } else if rowversion {
+            super::rowversion::column_decl()
         } else if matches!(
             ty,
             Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
@@ -1204,7 +1282,7 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
         } else {
             ty.sqlite_decl()
         };
-        let check = if identity {
+        let check = if identity || rowversion {
             String::new()
         } else {
             fits_check(&col, ty, &table, &def[name_pos])
@@ -1223,7 +1301,7 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let tail = ctx.rw(&toks[close + 1..])?;
     Ok(CreateTable {
         sql: format!(
-            "CREATE {}TABLE {} ({}){}",
+            "CREATE {}TABLE {} ({}){}{triggers}",
             if temp { "TEMP " } else { "" },
             after_table,
             defs_out.join(", "),
@@ -1267,7 +1345,7 @@ mod tests {
         );
         assert_eq!(
             rw("select CAST(1.5 AS DECIMAL(10,2))"),
-            "select __cast(1.5, 'decimal(10,2)')"
+            "select __cast(1.5, 'decimal(10,2)', 'numeric(2,1)')"
         );
         assert_eq!(
             rw("select convert(varchar(10), x, 120)"),
@@ -1342,6 +1420,25 @@ mod tests {
         assert_eq!(
             super::num_literal("9223372036854775808"),
             "'9223372036854775808'"
+        );
+    }
+
+    #[test]
+    fn negative_long_literals_keep_their_digits() {
+        let rw = |sql: &str| ctx().rw(&tokenize(sql).unwrap()).unwrap();
+        assert_eq!(
+            rw("VALUES (-9223372036854775809, - 922337203685477.5808)"),
+            "VALUES ('-9223372036854775809', '-922337203685477.5808')"
+        );
+        // A subtraction keeps its operator; short literals stay numbers; a comment between
+        // sign and digits leaves the negation to SQLite (the rare form keeps the old rounding).
+        assert_eq!(
+            rw("SELECT -/* a-b */9223372036854775809"),
+            "SELECT -/* a-b */'9223372036854775809'"
+        );
+        assert_eq!(
+            rw("SELECT a - 9223372036854775809, -5"),
+            "SELECT a - '9223372036854775809', -5"
         );
     }
 

@@ -13,6 +13,8 @@ pub struct ColInfo {
     /// Position in the primary key (1-based), 0 when not part of it.
     pub pk: i64,
     pub identity: bool,
+    /// A rowversion/timestamp column (its `ty` is binary(8)).
+    pub rowversion: bool,
 }
 
 /// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`).
@@ -50,6 +52,7 @@ impl Engine {
                     notnull: r.get::<_, i64>(3)? != 0 || identity,
                     pk,
                     identity,
+                    rowversion: super::rowversion::is_decl(&decl),
                 })
             })
             .ok()?

@@ -58,6 +58,16 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         };
         let Some(ty) = ty else { return Ok(Value::Null) };
         let m = meta(ty);
+        // rowversion is binary(8) in size, but its own type (timestamp, 189) by name and id.
+        if crate::sql::rowversion::is_decl(&decl) {
+            match field.as_str() {
+                "system_type_id" => {
+                    return Ok(Value::Integer(crate::sql::rowversion::SYSTEM_TYPE_ID));
+                }
+                "type_name" => return Ok(Value::Text("timestamp".into())),
+                _ => {}
+            }
+        }
         Ok(match field.as_str() {
             "system_type_id" => Value::Integer(m.system_type_id),
             "max_length" => Value::Integer(m.max_length),
@@ -137,10 +147,12 @@ fn types_view() -> String {
     )
 }
 
-/// Every column of every user table/view, with its table's id and SQLite's pragma row.
+/// Every column of every user table/view, with its table's id and SQLite's pragma row (a
+/// rowversion column's "no value" default is the peer's, not a default SQL Server lists).
 fn cols() -> String {
     format!(
-        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, p.dflt_value AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p"
+        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, CASE WHEN p.type = '{rv}' THEN NULL ELSE p.dflt_value END AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p",
+        rv = crate::sql::rowversion::DECL
     )
 }
 

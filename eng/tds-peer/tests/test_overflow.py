@@ -1,0 +1,164 @@
+"""Numbers out of their target type's range raise SQL Server's arithmetic overflow errors
+(8115, 220, 232; SQLSTATE 22003) and store nothing: from literals (INSERT … VALUES, UPDATE …
+SET, CAST/CONVERT, DECLARE) and from bound parameters. The peer used to store such values
+saturated (9223372036854775808 into a bigint came back as 2^63-1) or unchecked (money)."""
+
+import uuid
+from decimal import Decimal
+
+import pyodbc
+import pytest
+
+COLUMNS = "b BIGINT, i INT, si SMALLINT, ti TINYINT, m MONEY, sm SMALLMONEY, d DECIMAL(5,2), n NUMERIC(38,0)"
+
+# The extremes each type holds: stored and read back exactly.
+LIMITS = {
+    "b": (-(2**63), 2**63 - 1),
+    "i": (-(2**31), 2**31 - 1),
+    "si": (-32768, 32767),
+    "ti": (0, 255),
+    "m": (Decimal("-922337203685477.5808"), Decimal("922337203685477.5807")),
+    "sm": (Decimal("-214748.3648"), Decimal("214748.3647")),
+    "d": (Decimal("-999.99"), Decimal("999.99")),
+    "n": (-(10**38 - 1), 10**38 - 1),
+}
+
+BIGINT_MSG = "Arithmetic overflow error converting expression to data type bigint."
+
+# (column, T-SQL literal one step past the range, error number, message)
+LITERALS = [
+    ("b", "9223372036854775808", 8115, BIGINT_MSG),
+    ("b", "-9223372036854775809", 8115, BIGINT_MSG),
+    ("i", "2147483648", 8115, "Arithmetic overflow error converting expression to data type int."),
+    ("i", "-2147483649", 8115, "Arithmetic overflow error converting expression to data type int."),
+    ("si", "32768", 220, "Arithmetic overflow error for data type smallint, value = 32768."),
+    ("ti", "-1", 220, "Arithmetic overflow error for data type tinyint, value = -1."),
+    ("ti", "256", 220, "Arithmetic overflow error for data type tinyint, value = 256."),
+    ("m", "922337203685477.5808", 8115, "Arithmetic overflow error converting numeric to data type money."),
+    ("m", "-922337203685477.5809", 8115, "Arithmetic overflow error converting numeric to data type money."),
+    ("sm", "214748.3648", 8115, "Arithmetic overflow error converting numeric to data type smallmoney."),
+    ("sm", "-214748.3649", 8115, "Arithmetic overflow error converting numeric to data type smallmoney."),
+    ("d", "1234.5", 8115, "Arithmetic overflow error converting numeric to data type numeric."),
+    ("d", "999.995", 8115, "Arithmetic overflow error converting numeric to data type numeric."),
+    ("n", "1" + "0" * 38, 8115, "Arithmetic overflow error converting numeric to data type numeric."),
+]
+
+TYPES = {"b": "BIGINT", "i": "INT", "si": "SMALLINT", "ti": "TINYINT", "m": "MONEY", "sm": "SMALLMONEY",
+         "d": "DECIMAL(5,2)", "n": "NUMERIC(38,0)"}
+
+
+def table(cur):
+    t = f"ovf_{uuid.uuid4().hex[:10]}"
+    cur.execute(f"CREATE TABLE {t} (id INT, {COLUMNS})")
+    return t
+
+
+# SQLSTATE 22003 (numeric value out of range). FreeTDS's ODBC 2 → 3 state table maps 22003 to
+# HY019, so FreeTDS reports HY019 for these errors whatever the server is.
+SQLSTATE = {"msodbcsql": "22003", "freetds": "HY019"}
+
+
+@pytest.fixture
+def sqlstate(driver):
+    return SQLSTATE[driver]
+
+
+def assert_overflow(ei, number, message, state):
+    err = ei.value
+    assert err.args[0] == state, err.args
+    assert f"({number})" in err.args[1] and message in err.args[1], err.args
+
+
+def test_range_limits_are_stored_exactly(connect):
+    cur = connect().cursor()
+    t = table(cur)
+    lows, highs = zip(*LIMITS.values())
+    for k, row in enumerate((lows, highs)):
+        cur.execute(f"INSERT INTO {t} (id, {', '.join(LIMITS)}) VALUES ({k}, {', '.join(str(v) for v in row)})")
+    rows = cur.execute(f"SELECT {', '.join(LIMITS)} FROM {t} ORDER BY id").fetchall()
+    assert [tuple(r) for r in rows] == [tuple(lo for lo, _ in LIMITS.values()), tuple(hi for _, hi in LIMITS.values())]
+
+
+@pytest.mark.parametrize("col,lit,number,message", LITERALS, ids=[f"{c}={v}" for c, v, *_ in LITERALS])
+def test_literal_out_of_range(connect, sqlstate, col, lit, number, message):
+    cur = connect().cursor()
+    t = table(cur)
+    cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (1, 0)")
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (2, {lit})")
+    assert_overflow(ei, number, message, sqlstate)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"UPDATE {t} SET {col} = {lit} WHERE id = 1")
+    assert_overflow(ei, number, message, sqlstate)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"SELECT CAST({lit} AS {TYPES[col]})")
+    assert_overflow(ei, number, message, sqlstate)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"SELECT CONVERT({TYPES[col]}, {lit})")
+    assert_overflow(ei, number, message, sqlstate)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"DECLARE @v {TYPES[col]} = {lit}; SELECT @v")
+    assert_overflow(ei, number, message, sqlstate)
+    assert [tuple(r) for r in cur.execute(f"SELECT id, {col} FROM {t}").fetchall()] == [(1, 0)]
+
+
+# (column, bound value one step past the range, error number). pyodbc binds a Decimal as
+# NUMERIC and an int within 64 bits as BIGINT; both drivers send them as RPC parameters.
+PARAMS = [
+    ("b", Decimal(2**63), 8115),
+    ("b", Decimal(-(2**63) - 1), 8115),
+    ("i", 2**31, 8115),
+    ("si", -32769, 220),
+    ("ti", 256, 220),
+    ("m", Decimal("922337203685477.5808"), 8115),
+    ("sm", Decimal("214748.3648"), 8115),
+    ("d", Decimal("1234.5"), 8115),
+]
+
+
+@pytest.mark.parametrize("col,value,number", PARAMS, ids=[f"{c}={v}" for c, v, _ in PARAMS])
+def test_parameter_out_of_range(connect, sqlstate, col, value, number):
+    cur = connect().cursor()
+    t = table(cur)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 1, value)
+    assert_overflow(ei, number, "Arithmetic overflow error", sqlstate)
+    cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 2, 1)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"UPDATE {t} SET {col} = ? WHERE id = ?", value, 2)
+    assert_overflow(ei, number, "Arithmetic overflow error", sqlstate)
+    assert [tuple(r) for r in cur.execute(f"SELECT id, {col} FROM {t}").fetchall()] == [(2, 1)]
+
+
+def test_sp_executesql_parameter_into_bigint(connect, sqlstate):
+    """A numeric parameter declared in sp_executesql's own list, as an application would send it."""
+    cur = connect().cursor()
+    t = table(cur)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"EXEC sp_executesql N'INSERT INTO {t} (id, b) VALUES (1, @p)', N'@p numeric(20,0)', "
+                    "@p = 9223372036854775808")
+    assert_overflow(ei, 8115, BIGINT_MSG, sqlstate)
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 0
+
+
+def test_arithmetic_past_bigint_is_not_stored(connect, sqlstate):
+    cur = connect().cursor()
+    t = table(cur)
+    cur.execute(f"INSERT INTO {t} (id, b) VALUES (1, 9223372036854775807)")
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"UPDATE {t} SET b = b + 1")
+    assert_overflow(ei, 8115, BIGINT_MSG, sqlstate)
+    assert cur.execute(f"SELECT b FROM {t}").fetchone()[0] == 2**63 - 1
+
+
+def test_float_to_integer(connect, sqlstate):
+    """A float past an integer type is 232 naming the value (C %f), not a saturated integer."""
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute("SELECT CAST(1e10 AS INT)")
+    assert_overflow(ei, 232, "Arithmetic overflow error for type int, value = 10000000000.000000.", sqlstate)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute("SELECT CAST(CAST(1e19 AS FLOAT) AS BIGINT)")
+    assert_overflow(ei, 232, "Arithmetic overflow error for type bigint, value = 10000000000000000000.000000.", sqlstate)
+    # In range: truncated toward zero, as SQL Server does.
+    assert tuple(cur.execute("SELECT CAST(-2.9e0 AS INT), CAST(255.9e0 AS TINYINT)").fetchone()) == (-2, 255)

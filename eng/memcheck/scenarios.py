@@ -254,6 +254,7 @@ def tds_scenarios(driver: str, connstr: str) -> None:
     arrow(connstr, query, n)
     close_from_thread(connstr, query)
     fork_child(connstr, query)
+    lazy_rows(connstr, "SELECT * FROM peer.mixed_5000", 5000)
     conn = ferrodbc.connect(connstr, autocommit=True)
     cur = conn.cursor()
     calls = [0]
@@ -279,6 +280,25 @@ def tds_scenarios(driver: str, connstr: str) -> None:
     open_at_exit = ferrodbc.connect(connstr).cursor()
     open_at_exit.execute(query).fetchmany(3000)
     KEEP.append(open_at_exit)
+
+
+def lazy_rows(connstr: str, query: str, n: int) -> None:
+    """Lazy rows pin their row arrays, so every array after the first is a fresh batch whose
+    text buffers are not zeroed: reading every cell, raw and decoded, must only ever touch
+    bytes the driver wrote (a NULL cell's element and a short value's tail stay unwritten)."""
+    conn = ferrodbc.connect(connstr, autocommit=True)
+    cur = conn.cursor()
+    eager = cur.execute(query).fetchall()
+    cur.row_factory = ferrodbc.LazyRow
+    lazy = cur.execute(query).fetchall()
+    check(len(lazy) == len(eager) == n, "lazy rows: count")
+    check(all(lz == e for lz, e in zip(lazy, eager)), "lazy rows equal eager rows")
+    raws = [lz.raw(k) for lz in lazy[::97] for k in range(len(lz))]
+    check(len({hash(r) for r in raws}) > 1, "raw cells")
+    cur.execute(query)
+    while batch := cur.fetchmany(700):  # rows dropped as they go: batches refilled in place
+        check(batch[-1][0] is not None, "lazy fetchmany")
+    conn.close()
 
 
 def parameters_tds(connstr: str) -> None:
@@ -307,6 +327,7 @@ def main() -> None:
             lambda: converters(connstr, query, n),
             lambda: gc_cycles(connstr),
             lambda: rows_outlive(connstr, query),
+            lambda: lazy_rows(connstr, query, n),
             lambda: close_from_thread(connstr, query),
             lambda: fork_child(connstr, query),
             lambda: decode_errors(connstr),

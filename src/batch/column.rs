@@ -7,25 +7,78 @@ use crate::odbc::Stmt;
 use crate::odbc::sys::{Len, NO_TOTAL, NULL_DATA, Pointer};
 use crate::plan::{CellKind, ResultPlan};
 use crate::{counters, decode};
+use std::mem::MaybeUninit;
 
 /// A byte buffer aligned to 8, so element slices can be viewed as `u16` text without copying.
-#[derive(Default)]
+///
+/// Its bytes are either all initialised (zeroed at allocation) or left uninitialised, per column
+/// kind (see [`ColumnBuffer::new`]): it hands out raw pointers, the whole buffer as a slice only
+/// when zeroed (an empty one otherwise), and any other slice only through [`Self::slice`], whose
+/// caller vouches that the bytes were written.
 pub(super) struct AlignedBytes {
-    words: Vec<u64>,
+    words: Box<[MaybeUninit<u64>]>,
     len: usize,
+    /// Bytes known initialised whoever wrote them: `len` when zeroed at allocation (every
+    /// write since keeps them so), 0 when left uninitialised.
+    readable: usize,
 }
 
 impl AlignedBytes {
     pub(super) fn zeroed(len: usize) -> Self {
+        // `vec![0; n]` allocates with calloc; `Box::new_zeroed_slice` would too, but needs 1.92.
+        let words = vec![0u64; len.div_ceil(8)].into_boxed_slice();
+        // SAFETY: `MaybeUninit<u64>` has the layout of `u64`, and an initialised `u64` is a
+        // valid `MaybeUninit<u64>`: the same allocation, reinterpreted.
+        let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [MaybeUninit<u64>]) };
         AlignedBytes {
-            words: vec![0u64; len.div_ceil(8)],
+            words,
             len,
+            readable: len,
         }
     }
-    pub(super) fn as_bytes(&self) -> &[u8] {
-        // SAFETY: `words` holds at least `len` initialised bytes; u8 has no alignment needs.
-        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+
+    /// A buffer left as the allocator hands it out: no memset. Only for kinds whose readers
+    /// never look past what the driver wrote (see [`ColumnBuffer::new`]).
+    pub(super) fn uninit(len: usize) -> Self {
+        AlignedBytes {
+            words: Box::new_uninit_slice(len.div_ceil(8)),
+            len,
+            readable: 0,
+        }
     }
+
+    /// The whole buffer when it was zeroed, else an empty slice: an uninitialised buffer is
+    /// read only through [`Self::slice`], byte ranges someone wrote. (Indexing an element of the
+    /// empty slice panics, with the bounds check every element read pays anyway: no extra test
+    /// per cell in the decoders' loops.)
+    #[inline]
+    pub(super) fn as_bytes(&self) -> &[u8] {
+        // SAFETY: `words` holds at least `len >= readable` bytes, the first `readable` of them
+        // initialised (zeroed at allocation, and only ever overwritten since); u8 has no
+        // alignment needs.
+        unsafe { std::slice::from_raw_parts(self.as_ptr(), self.readable) }
+    }
+
+    /// Bytes `start..start + n`.
+    ///
+    /// # Safety
+    /// Every byte of the range is initialised: the buffer was zeroed, or the bytes were
+    /// written since (by the driver, a copy of written bytes, or a test's `put_cell`).
+    #[inline]
+    pub(super) unsafe fn slice(&self, start: usize, n: usize) -> &[u8] {
+        assert!(
+            start <= self.len && n <= self.len - start,
+            "slice out of the buffer"
+        );
+        // SAFETY: in bounds (asserted); initialised per the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.as_ptr().add(start), n) }
+    }
+
+    #[inline]
+    pub(super) fn as_ptr(&self) -> *const u8 {
+        self.words.as_ptr().cast::<u8>()
+    }
+
     pub(super) fn as_mut_ptr(&mut self) -> *mut u8 {
         self.words.as_mut_ptr().cast::<u8>()
     }
@@ -113,13 +166,35 @@ impl ColumnBuffer {
         })
     }
 
+    /// Buffers for `capacity` cells of `kind`.
+    ///
+    /// Kinds read only up to their indicator (text, binary, decimal digits) get values left
+    /// uninitialised: every reader (`text`, `bytes`, `raw`) sees just the bytes the driver
+    /// wrote for a cell's indicator, copies go through raw pointers, and a NULL or cut cell's
+    /// element is never read. Zeroing them was pure waste, and it was paid for every fresh
+    /// batch: lazy rows pin their batch, so a fetchall of 100,000 wide rows allocates a fresh
+    /// one per row array (callgrind, 32 columns, 2 read: 75 M of the lazy path's 384 M
+    /// instructions were calloc's memset; about one per byte, as valgrind counts every
+    /// iteration of `rep stosb`, so the wall-clock share is far smaller). Fixed-width kinds
+    /// stay zeroed: their readers see whole elements, also of NULL cells (Arrow copies value
+    /// slices as they are, masked by validity) and struct padding a driver may leave unwritten
+    /// (`raw` hands out the whole C struct).
+    ///
+    /// Not chosen: relying on calloc (it already was one: glibc clears every chunk carved from
+    /// the heap, and skips only mmapped ones, above a threshold that moves as buffers are freed)
+    /// and recycling released batches (a fetchall keeps every row, so nothing is released).
     pub(super) fn new(kind: CellKind, capacity: usize) -> Self {
         counters::bump(&counters::BUFFER_ALLOCS);
         let element_len = kind.element_len();
+        let values = if reads_by_indicator(kind) {
+            AlignedBytes::uninit(element_len * capacity)
+        } else {
+            AlignedBytes::zeroed(element_len * capacity)
+        };
         ColumnBuffer {
             kind,
             element_len,
-            values: AlignedBytes::zeroed(element_len * capacity),
+            values,
             indicators: vec![NULL_DATA; capacity],
             streamed: StreamedCell::default(),
             reread: Vec::new(),
@@ -138,7 +213,7 @@ impl ColumnBuffer {
         debug_assert_eq!(self.kind, other.kind);
         let bytes = rows * self.element_len;
         let len = self.values.len;
-        if self.element_len >= SPARSE_COPY_MIN && self.reads_by_indicator() && bytes <= len {
+        if self.element_len >= SPARSE_COPY_MIN && reads_by_indicator(self.kind) && bytes <= len {
             let capacity = self.payload_capacity();
             for (row, &ind) in other.indicators[..rows].iter().enumerate() {
                 let n = if ind == NULL_DATA {
@@ -154,10 +229,11 @@ impl ColumnBuffer {
                 // SAFETY: `n <= element_len` and `row < rows`, so both ranges lie inside the
                 // first `rows * element_len <= len` bytes of buffers that hold at least that
                 // many (the source is the bound batch of the same plan, at least as large);
-                // the two buffers are distinct allocations.
+                // the two buffers are distinct allocations. A raw copy may carry uninitialised
+                // bytes (a cut cell's unwritten tail); no reader looks at them.
                 unsafe {
                     std::ptr::copy_nonoverlapping(
-                        other.values.as_bytes().as_ptr().add(start),
+                        other.values.as_ptr().add(start),
                         self.values.as_mut_ptr().add(start),
                         n,
                     )
@@ -166,9 +242,11 @@ impl ColumnBuffer {
         } else {
             // SAFETY: both buffers hold at least `rows` elements of `element_len` bytes
             // (callers size the destination from the source's capacity); they do not overlap.
+            // Same kind, so the same initialisation: a zeroed destination receives initialised
+            // bytes only; for kinds read by indicator, unwritten bytes travel unread.
             unsafe {
                 std::ptr::copy_nonoverlapping(
-                    other.values.as_bytes().as_ptr(),
+                    other.values.as_ptr(),
                     self.values.as_mut_ptr(),
                     bytes.min(len),
                 )
@@ -179,18 +257,6 @@ impl ColumnBuffer {
         for (row, cell) in &other.reread {
             self.reread.push((*row, cell.clone_value()));
         }
-    }
-
-    /// Kinds whose cells are only ever read up to their indicator's length.
-    fn reads_by_indicator(&self) -> bool {
-        matches!(
-            self.kind,
-            CellKind::WText { .. }
-                | CellKind::Binary { .. }
-                | CellKind::Decimal { .. }
-                | CellKind::TimeText
-                | CellKind::OffsetText
-        )
     }
 
     /// Payload bytes a bound text or binary element holds (text keeps room for its NUL).
@@ -209,14 +275,30 @@ impl ColumnBuffer {
     }
 
     /// Element 0 and its indicator, which one-row fetches overwrite while cells are read again.
-    pub(crate) fn save_row0(&self) -> (Vec<u8>, Len) {
-        (self.element(0).to_vec(), self.indicators[0])
+    /// Saved as raw bytes: a text element holds initialised bytes only up to its indicator.
+    pub(crate) fn save_row0(&self) -> (Box<[MaybeUninit<u8>]>, Len) {
+        let mut saved = Box::new_uninit_slice(self.element_len);
+        // SAFETY: element 0 is the first `element_len` bytes of `values` (the row-array path
+        // that saves it has capacity > 1); `saved` is a distinct allocation of that size.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                self.values.as_ptr(),
+                saved.as_mut_ptr().cast::<u8>(),
+                self.element_len,
+            )
+        };
+        (saved, self.indicators[0])
     }
 
-    pub(crate) fn restore_row0(&mut self, (bytes, indicator): (Vec<u8>, Len)) {
+    pub(crate) fn restore_row0(&mut self, (bytes, indicator): (Box<[MaybeUninit<u8>]>, Len)) {
+        assert_eq!(bytes.len(), self.element_len, "element 0 of this column");
         // SAFETY: `bytes` is element 0 as saved, `element_len` bytes, within `values`.
         unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.values.as_mut_ptr(), bytes.len())
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr().cast::<u8>(),
+                self.values.as_mut_ptr(),
+                bytes.len(),
+            )
         };
         self.indicators[0] = indicator;
     }
@@ -290,6 +372,8 @@ impl ColumnBuffer {
             .fold(false, |any, &ind| any | (ind == NULL_DATA))
     }
 
+    /// The whole element of a fixed-width cell (panics, out of bounds, for kinds read by
+    /// indicator, whose elements are only partly written: use `text` or `bytes`).
     #[inline]
     pub fn element(&self, row: usize) -> &[u8] {
         let start = row * self.element_len;
@@ -399,17 +483,12 @@ impl ColumnBuffer {
         }
         let start = row * self.element_len;
         // SAFETY: `values` is 8-aligned and `element_len` is even for text kinds, so `start` is
-        // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len`.
+        // 2-aligned; `start + len <= values.len` because `len <= capacity < element_len` and
+        // `row` is below the column's capacity (`var_len` read its indicator, bounds-checked;
+        // values and indicators are sized from the same capacity). The driver wrote the `len`
+        // bytes its indicator announces (the rest may be uninitialised: `ColumnBuffer::new`).
         let units = unsafe {
-            std::slice::from_raw_parts(
-                self.values
-                    .words
-                    .as_ptr()
-                    .cast::<u8>()
-                    .add(start)
-                    .cast::<u16>(),
-                len / 2,
-            )
+            std::slice::from_raw_parts(self.values.as_ptr().add(start).cast::<u16>(), len / 2)
         };
         Ok(units)
     }
@@ -435,7 +514,10 @@ impl ColumnBuffer {
             Err(cut) => return self.reread_cell(row).map(|c| c.bytes.as_slice()).ok_or(cut),
         };
         let start = row * self.element_len;
-        Ok(&self.values.as_bytes()[start..start + len])
+        // SAFETY: the driver wrote the `len <= payload_capacity` bytes its indicator announces
+        // (the rest of the element may be uninitialised: `ColumnBuffer::new`); `slice` checks
+        // the bounds.
+        Ok(unsafe { self.values.slice(start, len) })
     }
 
     /// # Safety
@@ -458,6 +540,18 @@ impl ColumnBuffer {
         }
         Ok(())
     }
+}
+
+/// Kinds whose cells are only ever read up to their indicator's length.
+fn reads_by_indicator(kind: CellKind) -> bool {
+    matches!(
+        kind,
+        CellKind::WText { .. }
+            | CellKind::Binary { .. }
+            | CellKind::Decimal { .. }
+            | CellKind::TimeText
+            | CellKind::OffsetText
+    )
 }
 
 /// An error for a cell that could not be read whole, naming column and row.

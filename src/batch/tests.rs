@@ -248,3 +248,73 @@ fn a_shadow_copy_of_wide_cells_keeps_every_value_and_indicator() {
         "NO_TOTAL stays an error"
     );
 }
+
+#[test]
+fn fixed_width_buffers_start_zeroed_so_null_cells_read_as_zero_in_value_slices() {
+    // Arrow copies a fixed-width column's values as they are, NULL cells included (masked by
+    // validity): those elements, which no driver writes, must be initialised.
+    let plan = ResultPlan::build(vec![desc(4, 10), desc(8, 15)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 3);
+    put(&mut batch.columns[0], 0, &7i32.to_ne_bytes(), 4);
+    put(&mut batch.columns[0], 1, &[], NULL_DATA);
+    put(&mut batch.columns[0], 2, &(-1i32).to_ne_bytes(), 4);
+    put(&mut batch.columns[1], 0, &[], NULL_DATA);
+    put(&mut batch.columns[1], 1, &2.5f64.to_ne_bytes(), 8);
+    put(&mut batch.columns[1], 2, &[], NULL_DATA);
+    assert_eq!(batch.columns[0].values::<i32>(0..3), &[7, 0, -1]);
+    assert_eq!(batch.columns[1].values::<f64>(0..3), &[0.0, 2.5, 0.0]);
+    assert_eq!(
+        batch.columns[1].raw(1),
+        Ok(RawCell::Bytes(&2.5f64.to_ne_bytes()))
+    );
+}
+
+#[test]
+#[should_panic]
+fn a_text_element_is_never_read_whole() {
+    // Text buffers are not zeroed (only the bytes an indicator announces are ever read): a
+    // whole-element read would see bytes nobody wrote, so it panics instead.
+    let plan = ResultPlan::build(vec![desc(-9, 4)], Dbms::SqlServer);
+    let mut batch = Batch::new(&plan, 2);
+    put(&mut batch.columns[0], 0, &wide("ab"), 4);
+    let _ = batch.columns[0].element(0);
+}
+
+#[test]
+fn text_binary_and_decimal_cells_read_only_what_the_indicator_announces() {
+    // Fresh (unzeroed) buffers: a short value, an empty one and a NULL next to each other, and
+    // a shadow copy of them; each reads back exactly what was written.
+    // PostgreSQL: decimals bound as text (SQL Server's Driver 18 gets SQL_C_NUMERIC).
+    let plan = ResultPlan::build(
+        vec![desc(-9, 30), desc(-3, 8), desc(3, 12)],
+        Dbms::PostgreSql,
+    );
+    assert!(matches!(
+        plan.columns[2].kind,
+        crate::plan::CellKind::Decimal { .. }
+    ));
+    let mut bound = Batch::new(&plan, 3);
+    put(&mut bound.columns[0], 0, &wide("ab"), 4);
+    put(&mut bound.columns[0], 1, &[], 0);
+    put(&mut bound.columns[0], 2, &[], NULL_DATA);
+    put(&mut bound.columns[1], 0, &[5], 1);
+    put(&mut bound.columns[1], 1, &[], NULL_DATA);
+    put(&mut bound.columns[1], 2, &[], 0);
+    put(&mut bound.columns[2], 0, b"-1.50\0", 5);
+    put(&mut bound.columns[2], 1, &[], NULL_DATA);
+    put(&mut bound.columns[2], 2, b"0\0", 1);
+    let mut shadow = Batch::new(&plan, 3);
+    shadow.copy_rows_from(&bound, 3);
+    for batch in [&bound, &shadow] {
+        let units: Vec<u16> = "ab".encode_utf16().collect();
+        assert_eq!(batch.columns[0].text(0).unwrap(), units.as_slice());
+        assert_eq!(batch.columns[0].text(1).unwrap(), &[] as &[u16]);
+        assert!(batch.columns[0].is_null(2));
+        assert_eq!(batch.columns[1].bytes(0).unwrap(), &[5]);
+        assert!(batch.columns[1].is_null(1));
+        assert_eq!(batch.columns[1].bytes(2).unwrap(), &[] as &[u8]);
+        assert_eq!(batch.columns[2].bytes(0).unwrap(), b"-1.50");
+        assert!(batch.columns[2].is_null(1));
+        assert_eq!(batch.columns[2].bytes(2).unwrap(), b"0");
+    }
+}

@@ -159,14 +159,18 @@ impl Error {
 /// SQL Server errors about the data whose SQLSTATE the drivers get wrong: 2628 "String or
 /// binary data would be truncated" (SQL Server 2019+; Driver 18 and FreeTDS 1.3 say 42000, only
 /// the older 8152 is 22001 in their tables), and arithmetic overflow 220 / 8115, which FreeTDS
-/// turns into 22003 and then into the ODBC 3 state HY019 (an InterfaceError). PEP 249 has
-/// DataError for these (and for 8134 divide by zero and 245 conversion failed, which the drivers
-/// already report as 22012 / 22018). Only records the server sent (`[SQL Server]` in the driver's prefix)
-/// are re-classed: the same numbers from another DBMS mean something else.
+/// turns into 22003 and then into the ODBC 3 state HY019 (an InterfaceError); 232, the overflow
+/// of a float into an integer type, takes the same way. PEP 249 has DataError for these (and for
+/// 8134 divide by zero, 245 conversion failed and 235 a char value that is no money, which the
+/// drivers report as 22012 / 22018). Only records the server sent (`[SQL Server]` in the driver's
+/// prefix) are re-classed: the same numbers from another DBMS mean something else.
 fn sql_server_data_error(record: &Diagnostic) -> Option<ErrorClass> {
     let from_sql_server = record.message.contains("[SQL Server]");
-    (from_sql_server && matches!(record.native_error, 2628 | 8152 | 220 | 8115 | 8134 | 245))
-        .then_some(ErrorClass::Data)
+    let data = matches!(
+        record.native_error,
+        2628 | 8152 | 220 | 232 | 8115 | 8134 | 245 | 235
+    );
+    (from_sql_server && data).then_some(ErrorClass::Data)
 }
 
 /// Whether an SQLSTATE names a failure (not class 00 success / 01 warning).
@@ -239,6 +243,15 @@ mod tests {
             )],
         );
         assert_eq!(overflow.class(), ErrorClass::Data);
+        let float_overflow = Error::odbc(
+            "SQLExecDirect",
+            vec![record(
+                "HY019",
+                232,
+                "[FreeTDS][SQL Server]Arithmetic overflow error for type int, value = 10000000000.000000.",
+            )],
+        );
+        assert_eq!(float_overflow.class(), ErrorClass::Data);
         // The same number from elsewhere keeps its SQLSTATE's class.
         let other = Error::odbc(
             "SQLExecDirect",

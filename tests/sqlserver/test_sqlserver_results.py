@@ -357,6 +357,8 @@ SERVER_ERRORS = [
     pytest.param("INSERT INTO {t} (i, id, n) VALUES (?, 6, 1)", (300,), ferrodbc.DataError, (220,), id="tinyint_overflow_220"),
     pytest.param("SELECT 1/0", (), ferrodbc.DataError, (8134,), id="divide_by_zero_8134"),
     pytest.param("SELECT CAST('abc' AS INT)", (), ferrodbc.DataError, (245,), id="conversion_245"),
+    pytest.param("SELECT CAST(1e10 AS INT)", (), ferrodbc.DataError, (232,), id="float_overflow_232"),
+    pytest.param("SELECT CAST('abc' AS MONEY)", (), ferrodbc.DataError, (235,), id="money_conversion_235"),
 ]
 
 

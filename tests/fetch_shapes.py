@@ -73,3 +73,21 @@ def drain(
 def plain(value):
     """An id as the tests' converters tag it (`("c", id)`) or untagged."""
     return value[1] if isinstance(value, tuple) else value
+
+
+def rest(cur: ferrodbc.Cursor, shape: str, many: int = 777) -> list:
+    """The remaining rows as one fetch shape returns them ("fetchone", "iter", "fetchall"; any
+    other shape, e.g. a row factory's name, reads with fetchmany(`many`)). Errors propagate."""
+    if shape == "fetchone":
+        rows = []
+        while (row := cur.fetchone()) is not None:
+            rows.append(row)
+        return rows
+    if shape == "iter":
+        return list(cur)
+    if shape == "fetchall":
+        return cur.fetchall()
+    rows = []
+    while batch := cur.fetchmany(many):
+        rows.extend(batch)
+    return rows

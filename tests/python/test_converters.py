@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import struct
+import sys
+from pathlib import Path
 
 import pytest
 
 import ferrodbc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fetch_shapes import rest
 
 N = 1000
 
@@ -339,11 +344,7 @@ def pairs(rows) -> list[tuple]:
 
 
 def fetch_rest(cur, shape) -> list:
-    if shape == "fetchone":
-        rows = []
-        while (row := cur.fetchone()) is not None:
-            rows.append(row)
-        return rows
+    return rest(cur, shape, many=37)
     if shape == "iter":
         return list(cur)
     if shape == "fetchall":

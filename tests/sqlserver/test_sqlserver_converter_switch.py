@@ -13,10 +13,16 @@ The driver-neutral versions: tests/python/test_converters.py.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pyarrow as pa
 import pytest
 
 import ferrodbc
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from fetch_shapes import rest
 
 N = 3_000
 BEFORE = 300
@@ -62,11 +68,7 @@ def first_rows(cur, shape) -> list:
 
 
 def fetch_rest(cur, shape) -> list:
-    if shape == "fetchone":
-        rows = []
-        while (row := cur.fetchone()) is not None:
-            rows.append(row)
-        return rows
+    return rest(cur, shape, many=777)
     if shape == "iter":
         return list(cur)
     if shape == "fetchall":

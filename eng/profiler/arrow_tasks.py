@@ -22,28 +22,9 @@ def select_all(shape: str) -> Callable[[int], str]:
     return lambda n: f"SELECT * FROM peer.{shape}_{n}"
 
 
-class _Stream:
-    """Any object with `__arrow_c_stream__` (what a foreign Arrow producer hands pyarrow)."""
-
-    def __init__(self, table: Any) -> None:
-        self.table = table
-
-    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
-        return self.table.__arrow_c_stream__(requested_schema)
-
-
 def setup(ctx: Ctx) -> None:
-    """Import pyarrow before the timed body: its first import costs more than the fetch.
-
-    Then hand `pa.table` a foreign stream once: pyarrow first asks whether the object is a
-    pandas DataFrame, and the first such question imports pandas (callgrind: 544 M of the 841
-    M instructions counted for ferrodbc's arrow_wide32 body were that import). Drivers whose
-    Arrow fetch returns a pyarrow Table never ask, so without this only PyCapsule producers
-    paid it, once per process, inside their timed body."""
-    import pyarrow as pa
-    import pyarrow.compute
-
-    pa.table(_Stream(pa.table({"warm": [1]})))
+    """Import pyarrow before the timed body: its first import costs more than the fetch."""
+    import pyarrow.compute  # noqa: F401  (imports pyarrow too)
 
 
 def table_body(shape: str) -> Callable[[Ctx], Any]:

@@ -16,9 +16,16 @@ OUT = Path(__file__).resolve().parent / "out"
 
 
 def env(pythonpath: list[str] | None = None) -> dict[str, str]:
-    """Fixed hash seed (digests use hash()); PYTHONPATH puts a revision's ferrodbc first."""
+    """Fixed hash seed (digests use hash()); PYTHONPATH puts a revision's ferrodbc first.
+
+    One OpenBLAS thread: no task does linear algebra, but a worker that imports numpy (pyarrow
+    and pandas do) starts OpenBLAS's thread pool, whose threads spin while waiting. Under
+    `instructions --threads` callgrind counted that spinning for every driver (8-17 M of a
+    300-740 M Arrow task, varying with scheduling), and in timed runs it takes a core from the
+    driver's own threads."""
     e = dict(os.environ)
     e["PYTHONHASHSEED"] = "0"
+    e["OPENBLAS_NUM_THREADS"] = "1"
     e["PYTHONPATH"] = os.pathsep.join([*(pythonpath or []), str(ROOT)])
     e.pop("PYTHONDEVMODE", None)
     return e

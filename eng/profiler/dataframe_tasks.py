@@ -10,7 +10,7 @@ check untimed against the generators.
   SQLAlchemy dialect (mssql+ferrodbc, mssql+pyodbc, mssql+mssqlpython), ``coerce_float=False``
   so the decimals stay exact (the check compares them with the generator's).
 - ``arrow_pandas_mixed`` / ``arrow_polars_mixed``: the same 100,000 rows through the Arrow
-  fetch into a pandas DataFrame (``pa.table(...).to_pandas()``, numpy dtypes, decimals as
+  fetch into a pandas DataFrame (the driver's Arrow table, then ``.to_pandas()``, numpy dtypes, decimals as
   Decimal objects) and a polars DataFrame (``pl.DataFrame(cursor.fetch_record_batch())``);
   mssql-python through its ``cursor.arrow()``; pyodbc: n/a.
 - ``pandas_to_sql``: ``DataFrame.to_sql`` (default method, one call) of 100,000 item rows
@@ -166,7 +166,7 @@ TASKS = [
     Task("pandas_read_sql_mixed", "pandas.read_sql of mixed rows through the SQLAlchemy dialect",
          Size(100_000, 10_000), read_sql_body, frame_check, lambda n: of_rows(_synthetic("mixed", n)),
          read_sql_setup),
-    Task("arrow_pandas_mixed", "mixed rows into pandas through Arrow (pa.table(...).to_pandas())",
+    Task("arrow_pandas_mixed", "mixed rows into pandas through Arrow (table.to_pandas())",
          Size(100_000, 10_000), arrow_pandas_body, frame_check, lambda n: of_rows(_synthetic("mixed", n)),
          arrow_frame_setup),
     Task("arrow_polars_mixed", "mixed rows into polars through the Arrow stream (pl.DataFrame(...))",

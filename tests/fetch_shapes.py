@@ -91,3 +91,13 @@ def rest(cur: ferrodbc.Cursor, shape: str, many: int = 777) -> list:
     while batch := cur.fetchmany(many):
         rows.extend(batch)
     return rows
+
+
+def cursor_for(conn: ferrodbc.Connection, shape: str) -> ferrodbc.Cursor:
+    """A cursor for `shape`: the row factory it names ("lazy": LazyRow, "dict": dict), if any."""
+    cur = conn.cursor()
+    if shape == "lazy":
+        cur.row_factory = ferrodbc.LazyRow
+    elif shape == "dict":
+        cur.row_factory = dict
+    return cur

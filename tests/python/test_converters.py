@@ -11,7 +11,7 @@ import pytest
 import ferrodbc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fetch_shapes import rest
+from fetch_shapes import cursor_for, rest
 
 N = 1000
 
@@ -329,15 +329,6 @@ def driver_bytes_known(peer) -> bool:
     return peer.is_pg
 
 
-def open_for(conn, shape):
-    cur = conn.cursor()
-    if shape == "lazy":
-        cur.row_factory = ferrodbc.LazyRow
-    elif shape == "dict":
-        cur.row_factory = dict
-    return cur
-
-
 def pairs(rows) -> list[tuple]:
     """(id, label) of rows of any shape (dict rows by name; lazy rows decoded now)."""
     return [(r["id"], r["label"]) if isinstance(r, dict) else (r[0], r[1]) for r in rows]
@@ -388,7 +379,7 @@ def test_text_converters_cleared_mid_result(peer, conn, labels, shape):
     table, values = labels
     raws = raw_at_execute(conn, table)
     text_converters(conn, lambda raw: ("c", raw))
-    cur = open_for(conn, shape)
+    cur = cursor_for(conn, shape)
     cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
     before = first_rows(cur, shape)
     conn.clear_output_converters()
@@ -413,7 +404,7 @@ def test_text_converter_added_mid_result(peer, conn, labels, shape):
     """A converter added mid-result gets the bytes it would get at execute, or is refused."""
     table, values = labels
     raws = raw_at_execute(conn, table)
-    cur = open_for(conn, shape)
+    cur = cursor_for(conn, shape)
     cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
     before = first_rows(cur, shape)
     text_converters(conn, lambda raw: ("c", raw))
@@ -436,7 +427,7 @@ def test_text_converter_replaced_mid_result(conn, labels, shape):
     table, values = labels
     raws = raw_at_execute(conn, table)
     text_converters(conn, lambda raw: ("c", raw))
-    cur = open_for(conn, shape)
+    cur = cursor_for(conn, shape)
     cur.execute(f"SELECT id, label FROM {table} ORDER BY id")
     before = first_rows(cur, shape)
     text_converters(conn, lambda raw: ("r", raw))

@@ -22,7 +22,7 @@ import pytest
 import ferrodbc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from fetch_shapes import rest
+from fetch_shapes import cursor_for, rest
 
 N = 3_000
 BEFORE = 300
@@ -45,15 +45,6 @@ def converters(conn, func) -> None:
 
 def tag(tagname):
     return lambda raw: (tagname, raw)
-
-
-def open_for(conn, shape):
-    cur = conn.cursor()
-    if shape == "lazy":
-        cur.row_factory = ferrodbc.LazyRow
-    elif shape == "dict":
-        cur.row_factory = dict
-    return cur
 
 
 def values(rows) -> list[tuple]:
@@ -99,7 +90,7 @@ def refuses(cur, shape, column) -> None:
 def test_wide_text_converters_cleared_mid_result(conn, shape):
     plain, tagged = read(conn, WIDE), read(conn, WIDE, tag("c"))
     converters(conn, tag("c"))
-    cur = open_for(conn, shape).execute(WIDE)
+    cur = cursor_for(conn, shape).execute(WIDE)
     before = first_rows(cur, shape)
     conn.clear_output_converters()
     after = values(fetch_rest(cur, shape))
@@ -112,7 +103,7 @@ def test_wide_text_converters_cleared_mid_result(conn, shape):
 def test_wide_text_converter_added_mid_result(conn, shape):
     """The converter gets the UTF-16LE bytes it would get had it been registered at execute."""
     plain, tagged = read(conn, WIDE), read(conn, WIDE, tag("c"))
-    cur = open_for(conn, shape).execute(WIDE)
+    cur = cursor_for(conn, shape).execute(WIDE)
     before = first_rows(cur, shape)
     converters(conn, tag("c"))
     after = values(fetch_rest(cur, shape))
@@ -124,7 +115,7 @@ def test_wide_text_converter_added_mid_result(conn, shape):
 def test_wide_text_converter_replaced_mid_result(conn, shape):
     tagged, retagged = read(conn, WIDE, tag("c")), read(conn, WIDE, tag("r"))
     converters(conn, tag("c"))
-    cur = open_for(conn, shape).execute(WIDE)
+    cur = cursor_for(conn, shape).execute(WIDE)
     before = first_rows(cur, shape)
     converters(conn, tag("r"))
     assert values(fetch_rest(cur, shape)) == retagged[BEFORE:]
@@ -135,7 +126,7 @@ def test_wide_text_converter_replaced_mid_result(conn, shape):
 def test_streamed_wide_text_converters_cleared_and_added_mid_result(conn, shape):
     plain, tagged = read(conn, WIDE_MAX), read(conn, WIDE_MAX, tag("c"))
     converters(conn, tag("c"))
-    cur = open_for(conn, shape).execute(WIDE_MAX)
+    cur = cursor_for(conn, shape).execute(WIDE_MAX)
     before = first_rows(cur, shape)
     conn.clear_output_converters()
     assert values(fetch_rest(cur, shape)) == plain[BEFORE:]
@@ -152,7 +143,7 @@ def test_streamed_wide_text_converters_cleared_and_added_mid_result(conn, shape)
 def test_unknown_encodings_are_refused_when_cleared_mid_result(conn, shape, sql, column):
     tagged = read(conn, sql, tag("c"))
     converters(conn, tag("c"))
-    cur = open_for(conn, shape).execute(sql)
+    cur = cursor_for(conn, shape).execute(sql)
     before = first_rows(cur, shape)
     conn.clear_output_converters()
     refuses(cur, shape, column)
@@ -166,7 +157,7 @@ def test_unknown_encodings_are_refused_when_cleared_mid_result(conn, shape, sql,
 @pytest.mark.parametrize("shape", SHAPES)
 def test_a_varchar_converter_added_mid_result_is_refused(conn, shape):
     plain, tagged = read(conn, NARROW), read(conn, NARROW, tag("c"))
-    cur = open_for(conn, shape).execute(NARROW)
+    cur = cursor_for(conn, shape).execute(NARROW)
     before = first_rows(cur, shape)
     converters(conn, tag("c"))
     refuses(cur, shape, "c_varchar")

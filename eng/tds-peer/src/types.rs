@@ -230,6 +230,21 @@ impl Ty {
         Ty::parse(&text)
     }
 
+    /// The exact numeric types: integers (bit aside), money and decimal/numeric.
+    pub fn is_exact_numeric(&self) -> bool {
+        matches!(
+            self,
+            Ty::TinyInt
+                | Ty::SmallInt
+                | Ty::Int
+                | Ty::BigInt
+                | Ty::Decimal(..)
+                | Ty::Numeric(..)
+                | Ty::Money
+                | Ty::SmallMoney
+        )
+    }
+
     pub fn is_plp(&self) -> bool {
         matches!(
             self,

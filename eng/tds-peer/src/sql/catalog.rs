@@ -270,15 +270,7 @@ impl Engine {
                 };
                 let radix = match ty {
                     Ty::Real | Ty::Float => Some(2),
-                    Ty::Bit
-                    | Ty::TinyInt
-                    | Ty::SmallInt
-                    | Ty::Int
-                    | Ty::BigInt
-                    | Ty::Decimal(..)
-                    | Ty::Numeric(..)
-                    | Ty::Money
-                    | Ty::SmallMoney => Some(10),
+                    t if matches!(t, Ty::Bit) || t.is_exact_numeric() => Some(10),
                     _ => None,
                 };
                 let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);

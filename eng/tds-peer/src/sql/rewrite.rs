@@ -562,21 +562,14 @@ impl Ctx<'_> {
                             };
                             // Character data converts to binary in its own encoding; an
                             // overflow message names a float source differently (ranges.rs).
-                            let from = match ty {
-                                Ty::Binary(_)
-                                | Ty::VarBinary(_)
-                                | Ty::TinyInt
-                                | Ty::SmallInt
-                                | Ty::Int
-                                | Ty::BigInt
-                                | Ty::Decimal(..)
-                                | Ty::Numeric(..)
-                                | Ty::Money
-                                | Ty::SmallMoney => self
-                                    .item_type(expr, &sig(expr))
+                            let names_source = ty.is_exact_numeric()
+                                || matches!(ty, Ty::Binary(_) | Ty::VarBinary(_));
+                            let from = if names_source {
+                                self.item_type(expr, &sig(expr))
                                     .map(|t| format!(", '{}'", t.name()))
-                                    .unwrap_or_default(),
-                                _ => String::new(),
+                                    .unwrap_or_default()
+                            } else {
+                                String::new()
                             };
                             out.push_str(&format!(
                                 "__cast({}, '{}'{from})",

@@ -152,9 +152,12 @@ pub fn parse(
                 let mut row = Vec::with_capacity(cols.len());
                 for ti in &cols {
                     let n = value_len(ti, d, p)?;
-                    let mut buf = Vec::with_capacity(ti.len() + n);
+                    // The value first, bounds-checked: `n` is a length the client announced,
+                    // and reserving it before looking asked for 4 GiB (fuzz: peer_rpc, OOM).
+                    let value = get(d, p, n)?;
+                    let mut buf = Vec::with_capacity(ti.len() + value.len());
                     buf.extend_from_slice(ti);
-                    buf.extend_from_slice(get(d, p, n)?);
+                    buf.extend_from_slice(value);
                     row.push(read_value(&buf)?);
                     p += n;
                 }

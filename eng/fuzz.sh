@@ -10,11 +10,12 @@
 # the input (utf16 fell from ~15,000 to ~2,000 executions/s once its corpus held 4 KiB inputs).
 # The bounded runs in eng/test.sh keep 4096, so long inputs are still tried on every CI run.
 #
-# FUZZ_SANITIZER=none is for long runs of the peer's targets: the peer has no `unsafe` code, so
-# AddressSanitizer finds nothing there that a panic, an overflow check or a debug assertion does
-# not, while its allocator makes these allocation-heavy parsers several times slower (peer_sql:
-# ~1,000 executions/s with ASan on a loaded core). The engine's targets keep ASan: the UTF-16
-# decoder writes CPython strings through raw pointers.
+# FUZZ_SANITIZER=none is for long runs of the peer's targets: the peer has no `unsafe` code, and
+# ASan's allocator makes these allocation-heavy parsers several times slower (peer_sql: ~1,000
+# executions/s with ASan on a loaded core). But without ASan libFuzzer's malloc limit is blind:
+# a none run missed a 4 GiB reservation from a 180-byte TVP that the ASan run in CI caught. Run
+# the targets with ASan too. The engine's targets keep ASan: the UTF-16 decoder writes CPython
+# strings through raw pointers.
 #
 # Runs on the stable toolchain: cargo-fuzz passes nightly-only flags (-Zsanitizer=address, ...),
 # which RUSTC_BOOTSTRAP=1 allows on stable. Builds go to ~/.cache/ferrodbc/fuzz-target (kept

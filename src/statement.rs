@@ -83,7 +83,7 @@ impl Statement {
         self.rows.plan()
     }
 
-    /// The batch rows are currently served from (the shadow copy while a prefetch is pending).
+    /// The batch rows are currently served from (the batch filled last while the driver fills the other one of the pair).
     pub fn batch(&self) -> Option<&Batch> {
         self.rows.batch()
     }

@@ -7,8 +7,8 @@
 //! copied once rather than handed over).
 //!
 //! Overlap with the driver: the row source fetches the next row array on its prefetch thread
-//! while the rows of the current one are served (from its shadow copy), exactly as for tuples,
-//! so converting one array to Arrow runs while the driver fills the next.
+//! while the rows of the current one are served (from the other batch of its pair), exactly as
+//! for tuples, so converting one array to Arrow runs while the driver fills the next.
 //!
 //! `schema.rs`: the Arrow type of every column (decided once per result set, refusing what is
 //! not mapped); `values.rs`: the exact value conversions (days, microseconds, decimals, UUID

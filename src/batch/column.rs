@@ -84,9 +84,6 @@ impl AlignedBytes {
     }
 }
 
-/// Element size from which a shadow copy copies each cell's value instead of whole elements.
-pub const SPARSE_COPY_MIN: usize = 48;
-
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
 pub struct ColumnBuffer {
     pub kind: CellKind,
@@ -198,64 +195,6 @@ impl ColumnBuffer {
             indicators: vec![NULL_DATA; capacity],
             streamed: StreamedCell::default(),
             reread: Vec::new(),
-        }
-    }
-
-    /// Copy rows `0..rows` (values and indicators) from a buffer of the same kind.
-    ///
-    /// Wide variable-length elements (text, binary, decimal digits of [`SPARSE_COPY_MIN`] bytes
-    /// or more) are copied cell by cell, only the bytes their indicator says the cell holds:
-    /// every reader of those kinds goes through the indicator (`text`, `bytes`), so the rest of
-    /// the element is never read. NVARCHAR(100) holding 20 characters is 202 bytes of element
-    /// for 40 of value; the whole-buffer copy was most of the prefetch's serial time (callgrind:
-    /// 58 M of 747 M instructions for 100,000 mixed rows as Arrow).
-    pub(super) fn copy_rows_from(&mut self, other: &ColumnBuffer, rows: usize) {
-        debug_assert_eq!(self.kind, other.kind);
-        let bytes = rows * self.element_len;
-        let len = self.values.len;
-        if self.element_len >= SPARSE_COPY_MIN && reads_by_indicator(self.kind) && bytes <= len {
-            let capacity = self.payload_capacity();
-            for (row, &ind) in other.indicators[..rows].iter().enumerate() {
-                let n = if ind == NULL_DATA {
-                    0
-                } else if (0..=capacity as Len).contains(&ind) {
-                    ind as usize
-                } else {
-                    // Cut or NO_TOTAL: kept whole, as the bulk copy would (it is an error or
-                    // was read again; either way the indicator travels with it).
-                    self.element_len
-                };
-                let start = row * self.element_len;
-                // SAFETY: `n <= element_len` and `row < rows`, so both ranges lie inside the
-                // first `rows * element_len <= len` bytes of buffers that hold at least that
-                // many (the source is the bound batch of the same plan, at least as large);
-                // the two buffers are distinct allocations. A raw copy may carry uninitialised
-                // bytes (a cut cell's unwritten tail); no reader looks at them.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        other.values.as_ptr().add(start),
-                        self.values.as_mut_ptr().add(start),
-                        n,
-                    )
-                };
-            }
-        } else {
-            // SAFETY: both buffers hold at least `rows` elements of `element_len` bytes
-            // (callers size the destination from the source's capacity); they do not overlap.
-            // Same kind, so the same initialisation: a zeroed destination receives initialised
-            // bytes only; for kinds read by indicator, unwritten bytes travel unread.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    other.values.as_ptr(),
-                    self.values.as_mut_ptr(),
-                    bytes.min(len),
-                )
-            };
-        }
-        self.indicators[..rows].copy_from_slice(&other.indicators[..rows]);
-        self.reread.clear();
-        for (row, cell) in &other.reread {
-            self.reread.push((*row, cell.clone_value()));
         }
     }
 

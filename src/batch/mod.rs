@@ -12,9 +12,7 @@ mod streamed;
 #[cfg(test)]
 mod tests;
 
-pub use column::{
-    CellError, ColumnBuffer, FixedWidth, RawCell, SPARSE_COPY_MIN, cell_error, cell_failed,
-};
+pub use column::{CellError, ColumnBuffer, FixedWidth, RawCell, cell_error, cell_failed};
 pub use streamed::{LOB_CHUNK_BYTES, StreamedCell};
 
 use crate::error::{Error, Result};
@@ -82,17 +80,14 @@ impl Batch {
         self.capacity
     }
 
-    /// An unbound copy of rows `0..rows` of `bound` (same plan), reusing `self`'s buffers.
-    /// This is what lets the driver fill the bound buffers with the next row array while the
-    /// copied rows are still being turned into Python objects.
-    pub fn copy_rows_from(&mut self, bound: &Batch, rows: usize) {
-        for (dst, src) in self.columns.iter_mut().zip(&bound.columns) {
-            dst.copy_rows_from(src, rows);
-        }
-    }
-
     pub fn is_bound(&self) -> bool {
         self.bound.load(Ordering::Relaxed)
+    }
+
+    /// Where the first column's values live: which buffers a fake block source was given.
+    #[cfg(test)]
+    pub(crate) fn buffers_at(&self) -> usize {
+        self.columns[0].values.as_ptr() as usize
     }
 
     /// A fake block source's binding (tests of the row set without a driver).

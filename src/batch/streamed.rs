@@ -22,18 +22,6 @@ pub struct StreamedCell {
     pub variant: Option<Box<ColumnBuffer>>,
 }
 
-impl StreamedCell {
-    /// A copy of the value (text units, bytes, NULL); never of a variant's inner buffer.
-    pub(super) fn clone_value(&self) -> StreamedCell {
-        StreamedCell {
-            units: self.units.clone(),
-            bytes: self.bytes.clone(),
-            is_null: self.is_null,
-            variant: None,
-        }
-    }
-}
-
 impl ColumnBuffer {
     /// Read the cell of batch row `row` again, whole, with SQLGetData (the cursor is on it).
     pub(crate) fn read_again(&mut self, stmt: &mut Stmt, column: u16, row: usize) -> Result<()> {

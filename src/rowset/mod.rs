@@ -1,14 +1,14 @@
-//! The row source of one result set: the bound row array, its growth, the shadow copy served
-//! while the next array is fetched ahead on another thread, the read position, and an error
-//! that arrived after rows of the same array. Every consumer (tuples for every fetch shape
-//! today; Arrow batches and lazy rows next) takes rows from here through two calls:
+//! The row source of one result set: the bound row array, its growth, the pair of row arrays
+//! that lets one be served while the driver fills the other on another thread, the read
+//! position, and an error that arrived after rows of the same array. Every consumer (tuples
+//! for every fetch shape, Arrow batches, lazy rows) takes rows from here through two calls:
 //! [`RowSet::fill`] talks to the driver (the caller releases the GIL around it) and
 //! [`RowSet::serve`] hands out buffered rows without any driver call.
 //!
 //! Batches are shared (`Arc`): a consumer may keep the batch its rows were served from (lazy
 //! rows decode their cells later, from the buffers). Such a *pinned* batch is never written
-//! again: where the row set would refill it (the bound batch) or copy into it (the shadow), it
-//! takes a fresh buffer instead and leaves the pinned one to its rows
+//! again: where the row set would refill it (the bound batch, or the spare it binds for a
+//! prefetch), it takes a fresh buffer instead and leaves the pinned one to its rows
 //! ([`crate::counters::PINNED_BATCHES`] counts this).
 
 mod source;
@@ -27,7 +27,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// Background prefetch starts once a row array this large came back full: smaller results end
-/// before a worker thread (started once per execute) and the shadow copy pay for themselves
+/// before a worker thread (started once per execute) and a second row array pay for themselves
 /// (three 1,000-row result sets took 1.3-1.5x as long prefetching from 256-row arrays).
 pub const PREFETCH_MIN_CAPACITY: usize = 2048;
 
@@ -58,8 +58,9 @@ pub struct RowSet {
     exhausted: bool,
     /// A full row array came back: the next fetch uses a larger one.
     grow_next: bool,
-    /// An unbound copy of the bound batch's rows, served while the source fills the bound
-    /// buffers with the next row array on another thread (see [`RowSet::start_prefetch`]).
+    /// The row array served while the source fills the bound one on another thread: the array
+    /// fetched just before, unbound (see [`RowSet::start_prefetch`]). Once its rows are handed
+    /// out it is the spare the next prefetch binds.
     shadow: Option<Arc<Batch>>,
     serving_shadow: bool,
     /// The thread fetching row arrays into the bound buffers. While a fetch runs, nothing
@@ -80,7 +81,7 @@ impl RowSet {
         self.plan.as_ref()
     }
 
-    /// The batch rows are currently served from (the shadow copy while a prefetch is pending).
+    /// The batch rows are currently served from (the shadow while a prefetch is pending).
     pub fn batch(&self) -> Option<&Batch> {
         self.served_batch().map(|b| &**b)
     }
@@ -185,11 +186,33 @@ impl RowSet {
         plan: &Arc<ResultPlan>,
         capacity: usize,
     ) -> Result<()> {
-        if let Some(old) = self.batch.take() {
-            // Also when rows still pin `old`: from here on the driver holds no pointer into it.
-            src.unbind(&old)?;
+        self.unbind_bound(src)?;
+        self.batch = None;
+        self.bind_batch(
+            src,
+            plan,
+            Batch::new(plan, capacity.min(Batch::max_rows(plan))),
+        )
+    }
+
+    /// The statement lets go of the bound batch (also when rows still pin it: from here on the
+    /// driver holds no pointer into it). On an error the batch stays where it is: the driver
+    /// may still write into it.
+    fn unbind_bound(&mut self, src: &mut impl BlockSource) -> Result<()> {
+        match &self.batch {
+            Some(old) => src.unbind(old),
+            None => Ok(()),
         }
-        let mut batch = Batch::new(plan, capacity.min(Batch::max_rows(plan)));
+    }
+
+    /// Bind `batch` (the previous one was unbound and taken) as the row array the next fetches
+    /// fill.
+    fn bind_batch(
+        &mut self,
+        src: &mut impl BlockSource,
+        plan: &Arc<ResultPlan>,
+        mut batch: Batch,
+    ) -> Result<()> {
         // SAFETY: the batch is stored in `self.batch` and only dropped after `unbind`, or after
         // the source (which the owner frees first) is gone; its buffers are heap allocations
         // that do not move with the `Batch` value.
@@ -284,6 +307,9 @@ impl RowSet {
             self.rebind(src, &plan, capacity)?;
         } else if self.grow_next {
             self.rebind(src, &plan, grown(bound_capacity))?;
+        } else if self.batch.is_none() {
+            // A prefetch failed to bind its spare (its error was raised): bind afresh.
+            self.rebind(src, &plan, FIRST_BATCH_ROWS)?;
         } else {
             self.unpin_bound(src)?;
         }
@@ -395,75 +421,46 @@ impl RowSet {
             && self.pos < self.len
     }
 
-    /// Copy the rows just fetched into the shadow (reused when it fits and no rows pin it) and
-    /// grow the bound batch if due.
-    fn copy_to_shadow(&mut self, src: &mut impl BlockSource, plan: &Arc<ResultPlan>) -> Result<()> {
-        let bound = self
-            .batch
-            .as_ref()
-            .expect("a planned result set has a batch");
-        // Reuse the shadow when its buffers have this plan's layout and room for the rows. A new
-        // one gets the capacity the bound batch is about to grow to, so it fits the next array
-        // too (and the same query executed again allocates nothing).
-        let next_capacity = if self.grow_next {
-            grown(bound.capacity()).min(Batch::max_rows(plan))
-        } else {
-            bound.capacity()
-        };
-        let fits = self
-            .shadow
-            .as_mut()
-            .and_then(Arc::get_mut)
-            .is_some_and(|s| {
-                s.capacity() >= next_capacity.max(self.len)
-                    && s.columns
-                        .iter()
-                        .map(|c| c.kind)
-                        .eq(plan.columns.iter().map(|c| c.kind))
-            });
-        if !fits {
-            self.shadow = Some(Arc::new(Batch::new(plan, next_capacity.max(self.len))));
-        }
-        let shadow = self
-            .shadow
-            .as_mut()
-            .and_then(Arc::get_mut)
-            .expect("just ensured: a shadow no rows pin");
-        shadow.copy_rows_from(bound, self.len);
-        if self.grow_next {
-            let capacity = grown(bound.capacity());
-            self.rebind(src, plan, capacity)?;
-        }
-        Ok(())
-    }
-
-    /// Move the buffered rows into the shadow copy and serve them from there, then let another
-    /// thread fetch the next row array into the bound buffers (grown first if due).
+    /// Serve the rows just fetched from the batch they were fetched into, and let another
+    /// thread fetch the next row array into the other batch of the pair, bound in its place:
+    /// double buffering by rebinding, so no row is copied. The other batch is the one served
+    /// before (all its rows handed out), unless rows pin it or the array grows: then a fresh
+    /// one. Rebinding costs a `SQLBindCol` per column per row array; the copy it replaced was
+    /// every fetched byte (callgrind: ~31 M of 723 M instructions for 100,000 mixed rows as
+    /// Arrow, even copying text cells by their indicators).
     fn start_prefetch(&mut self, src: &mut impl BlockSource) -> Result<()> {
         let plan = self.plan.clone().expect("can_prefetch checked the plan");
-        if self
-            .shadow
+        let bound_capacity = self
+            .batch
             .as_ref()
-            .is_some_and(|s| Arc::strong_count(s) > 1)
-        {
-            // Rows still pin the shadow: rather than a fresh shadow and a copy into it, the
-            // bound batch just filled becomes the one served, and a fresh batch (grown if due)
-            // is bound for the driver. A fresh buffer either way; this one saves the copy.
-            counters::bump(&counters::PINNED_BATCHES);
-            let filled = self.batch.clone();
-            let capacity = self.batch.as_ref().map_or(FIRST_BATCH_ROWS, |b| {
-                if self.grow_next {
-                    grown(b.capacity()).min(Batch::max_rows(&plan))
-                } else {
-                    b.capacity()
-                }
-            });
-            self.rebind(src, &plan, capacity)?;
-            self.shadow = filled;
+            .map_or(FIRST_BATCH_ROWS, |b| b.capacity());
+        let capacity = if self.grow_next {
+            grown(bound_capacity).min(Batch::max_rows(&plan))
         } else {
-            self.copy_to_shadow(src, &plan)?;
-        }
+            bound_capacity
+        };
+        let spare = match self.shadow.take().map(Arc::try_unwrap) {
+            Some(Ok(spare))
+                if spare.capacity() == capacity
+                    && spare
+                        .columns
+                        .iter()
+                        .map(|c| c.kind)
+                        .eq(plan.columns.iter().map(|c| c.kind)) =>
+            {
+                spare
+            }
+            Some(Err(_pinned)) => {
+                // Rows still hold the last array served: it is theirs now.
+                counters::bump(&counters::PINNED_BATCHES);
+                Batch::new(&plan, capacity)
+            }
+            _ => Batch::new(&plan, capacity),
+        };
+        self.unbind_bound(src)?;
+        self.shadow = self.batch.take();
         self.serving_shadow = true;
+        self.bind_batch(src, &plan, spare)?;
         if self.prefetcher.is_none() {
             // No thread to be had: the shadow is served, then the next fill fetches in line.
             self.prefetcher = Prefetcher::start().ok();
@@ -471,16 +468,15 @@ impl RowSet {
         let Some(prefetcher) = self.prefetcher.as_mut() else {
             return Ok(());
         };
-        // The bound batch was just filled and its rows went to the shadow: nothing pins it (if
-        // something did, the next fill would fetch in line into a fresh one).
+        // The bound batch was just bound, and nothing was served from it: nothing pins it.
         let Some(batch) = self.batch.as_mut().and_then(Arc::get_mut) else {
             self.next = None;
             return Ok(());
         };
         // SAFETY: until `join` has waited for this job, nothing touches the source or `batch`:
         // every method that would calls `join` first (the owner's `Drop` included), and the rows
-        // being served come from the shadow copy. The bound buffers are heap allocations owned
-        // by `batch`, which is neither rebound nor dropped before that wait.
+        // being served come from the shadow, an unbound batch. The bound buffers are heap
+        // allocations owned by `batch`, which is neither rebound nor dropped before that wait.
         let job = unsafe { src.fetch_ahead(batch) };
         if !job.is_some_and(|job| prefetcher.submit(job)) {
             self.next = None;

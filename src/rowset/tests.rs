@@ -17,6 +17,8 @@ struct Fake {
     cancel: bool,
     capacity: usize,
     bound_capacities: Vec<usize>,
+    /// The buffers of each bind, by capacity.
+    bound_buffers: Vec<(usize, usize)>,
     row_array_sizes: Vec<usize>,
     fetches: usize,
     ahead: usize,
@@ -32,6 +34,7 @@ impl Fake {
             cancel: false,
             capacity: 0,
             bound_capacities: Vec::new(),
+            bound_buffers: Vec::new(),
             row_array_sizes: Vec::new(),
             fetches: 0,
             ahead: 0,
@@ -66,6 +69,8 @@ impl BlockSource for Fake {
         batch.set_bound(true);
         self.capacity = batch.capacity();
         self.bound_capacities.push(batch.capacity());
+        self.bound_buffers
+            .push((batch.capacity(), batch.buffers_at()));
         Ok(())
     }
 
@@ -164,6 +169,31 @@ fn every_row_once_in_order_across_growth_and_prefetch() {
         assert!(src.ahead >= 3, "chunk {chunk}: {} fetches ahead", src.ahead);
         assert!(!rs.needs_fetch());
     }
+}
+
+#[test]
+fn prefetching_alternates_two_batches_once_the_array_stops_growing() {
+    // The driver fills one batch while the other is served; the served one, all its rows handed
+    // out, is bound for the next fetch ahead: no copy, and no fresh buffer per row array.
+    let plan = int_plan();
+    let mut src = Fake::new(200_000);
+    let mut rs = RowSet::default();
+    rs.open(&mut src, plan.clone()).unwrap();
+    let got = drain(&mut rs, &mut src, 1000).unwrap();
+    assert_eq!(got, (0..200_000).collect::<Vec<i32>>());
+    let cap = Batch::max_rows(&plan).min(MAX_BATCH_ROWS);
+    let full: Vec<usize> = src
+        .bound_buffers
+        .iter()
+        .filter(|(c, _)| *c == cap)
+        .map(|&(_, at)| at)
+        .collect();
+    assert!(full.len() >= 10, "{} binds at {cap} rows", full.len());
+    let mut distinct = full.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 2, "{full:x?}");
+    assert!(full.windows(2).all(|w| w[0] != w[1]), "{full:x?}");
 }
 
 #[test]

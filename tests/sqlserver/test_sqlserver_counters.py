@@ -139,10 +139,14 @@ def test_bounded_result_in_blocks(conn, driver, shape):
 
 
 def test_reexecute_reuses_buffers(conn, driver):
-    """The same query again on the same cursor binds 0 new buffers and allocates nothing."""
+    """The same query again on the same cursor allocates nothing once the pair of row arrays
+    has settled (the first run grows the array, the second gives the grown array its twin for
+    the prefetch). Binds: one SQLBindCol per column when the prefetch swaps in the other batch
+    of the pair after the full 8,192-row array; the 1,808 rows after it come back short."""
     cur = conn.cursor()
     cur.execute("SELECT * FROM peer.int_nvarchar_10000")
     first = cur.fetchall()
+    cur.execute("SELECT * FROM peer.int_nvarchar_10000").fetchall()
 
     def run():
         cur.execute("SELECT * FROM peer.int_nvarchar_10000")
@@ -150,7 +154,7 @@ def test_reexecute_reuses_buffers(conn, driver):
 
     again, c = snapshot(run)
     assert [tuple(r) for r in again] == [tuple(r) for r in first]
-    assert c["binds"] == 0, c
+    assert c["binds"] == len(first[0]), c
     assert c["buffer_allocs"] == 0, c
     assert c["executes"] == 1
     assert c["getdata_calls"] == 0

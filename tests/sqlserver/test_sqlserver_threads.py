@@ -112,9 +112,14 @@ def test_a_connection_shared_by_threads_never_crashes_or_mixes_rows(conn, driver
 
 
 def test_gil_released_during_a_long_fetch(conn, driver):
-    """fetchall of 200,000 rows: the counter thread keeps advancing while rows are fetched."""
+    """fetchall of 200,000 rows with the server pausing 0.5 s mid-stream (after 20,000 rows, so
+    inside a SQLFetch, on this thread or the prefetch thread this one waits for): the counter
+    thread advances more than in 0.1 s of sleep. Without the pause the fetch itself proves
+    little: decoding holds the GIL and overlaps the driver's next fetch, so the time spent in
+    driver calls alone shrinks as the fetch gets faster (and on a loaded machine it fell below
+    the 0.1 s yardstick)."""
     baseline = yardstick()
-    cur = conn.cursor().execute("SELECT * FROM peer.mixed_200000")
+    cur = conn.cursor().execute("SELECT * FROM peer.mixed_200000 /* fault:pause_after=20000 */")
     progress, rows = progress_while(cur.fetchall)
     assert len(rows) == 200_000
     assert progress > baseline, f"counter advanced {progress} during the fetch, {baseline} in 0.1 s of sleep"

@@ -10,6 +10,10 @@ use std::io;
 pub struct Faults {
     pub drop_after: Option<u64>,
     pub stall: Option<f64>,
+    /// After N rows: send them, then pause (for `pause` seconds, default 0.5) mid-stream, as a
+    /// server waiting on a lock or disk mid-result.
+    pub pause_after: Option<u64>,
+    pub pause: Option<f64>,
     pub error_after: Option<u64>,
     pub malformed_after: Option<u64>,
     /// Row N of `peer.mixed_*` carries a malformed value (kind and row).
@@ -52,6 +56,8 @@ impl Faults {
             match k {
                 "drop_after" => f.drop_after = v.parse().ok(),
                 "stall" => f.stall = v.parse().ok(),
+                "pause_after" => f.pause_after = v.parse().ok(),
+                "pause" => f.pause = v.parse().ok(),
                 "error_after" => f.error_after = v.parse().ok(),
                 "malformed_after" => f.malformed_after = v.parse().ok(),
                 "surrogate_at" => f.corrupt = at(Corrupt::Surrogate),
@@ -71,6 +77,7 @@ impl Faults {
     pub fn any(&self) -> bool {
         self.drop_after.is_some()
             || self.stall.is_some()
+            || self.pause_after.is_some()
             || self.error_after.is_some()
             || self.malformed_after.is_some()
             || self.corrupt.is_some()

@@ -728,6 +728,14 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
                 "fault:drop_after",
             ));
         }
+        if f.pause_after == Some(i) {
+            r.put(&buf)?;
+            buf.clear();
+            r.flush_partial()?;
+            if sleep_polling(r, f.pause.unwrap_or(0.5)) {
+                return Ok(Streamed::Cancelled);
+            }
+        }
         if f.error_after == Some(i) {
             r.put(&buf)?;
             r.put(&token::message(
@@ -830,6 +838,14 @@ mod tests {
             (x.shape, x.rows, x.cols.len(), x.faults.drop_after),
             (Shape::Mixed, 100_000, 8, Some(500))
         );
+        let x = q("SELECT * FROM peer.mixed_10 /* fault:pause_after=5 fault:pause=0.25 */")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (x.faults.pause_after, x.faults.pause),
+            (Some(5), Some(0.25))
+        );
+        assert!(x.faults.any());
         let x = q("select top 5 id, body from [peer].[lob_nvarcharmax_256k_20]")
             .unwrap()
             .unwrap();

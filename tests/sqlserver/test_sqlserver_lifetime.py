@@ -130,4 +130,4 @@ def test_connect_cycles_leave_memory_flat(peer, which, pooling, cycles):
     finally:
         ferrodbc.clear_pool()
     assert rss_growth < 4, f"RSS grew {rss_growth:.1f} MiB over {cycles} cycles"
-    assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over {cycles} cycles:\n{top}"
+    assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over each half of {cycles} cycles:\n{top}"

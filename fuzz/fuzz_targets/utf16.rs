@@ -1,8 +1,10 @@
-//! The one UTF-16 → `str` decoder (`py::text::utf16_to_str`) and its classification, against
-//! references: std's UTF-16 decoding and CPython's own codec with the same policy.
+//! The one UTF-16 → `str` decoder (`py::text::utf16_to_str`) and its classification, and the
+//! Arrow columns' UTF-16 → UTF-8 transcoder (`arrow::text::utf16_to_utf8`), against references:
+//! std's UTF-16 decoding and CPython's own codec with the same policy.
 //! Input: native-endian code units (an odd trailing byte is dropped).
 #![no_main]
 
+use _native::arrow::text::utf16_to_utf8;
 use _native::decode::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
 use _native::py::text::{TextFailure, utf16_to_str};
 use libfuzzer_sys::fuzz_target;
@@ -55,6 +57,24 @@ fuzz_target!(init: { Python::initialize(); }, |data: &[u8]| {
         TextClass::Latin1 => assert!((0x80..0x100).contains(&max)),
         TextClass::Bmp { max: m } => assert!(m == max && max >= 0x100 && !has_surrogate),
         TextClass::Surrogates => assert!(has_surrogate),
+    }
+    for replace in [false, true] {
+        // Appended after a byte already in the buffer, as a cell after the batch's others.
+        let mut out = vec![b'x'];
+        match utf16_to_utf8(&units, &mut out, replace) {
+            Ok(()) => {
+                let want: String = points
+                    .iter()
+                    .map(|&p| char::from_u32(p).unwrap_or('\u{FFFD}'))
+                    .collect();
+                assert!(replace || first.is_none(), "strict accepted a lone surrogate");
+                assert_eq!(std::str::from_utf8(&out[1..]), Ok(&*want));
+            }
+            Err(e) => {
+                assert!(!replace, "replace refused a cell");
+                assert_eq!(Some(e.at), first);
+            }
+        }
     }
     Python::attach(|py| {
         for policy in [TextErrors::Strict, TextErrors::Replace, TextErrors::SurrogatePass] {

@@ -47,7 +47,7 @@ mod schema;
 mod stream;
 #[cfg(test)]
 mod tests;
-mod text;
+pub mod text;
 mod values;
 
 pub use schema::{ArrowKind, ArrowLayout, ArrowOptions};

@@ -8,7 +8,7 @@ use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use std::sync::Arc;
 
 /// A lone surrogate at `at` (a UTF-16 unit index) that UTF-8 cannot hold.
-pub(super) struct LoneSurrogate {
+pub struct LoneSurrogate {
     pub at: usize,
     pub unit: u16,
 }
@@ -23,20 +23,14 @@ pub(super) enum TextFail {
 /// Append the UTF-8 of `units` to `out`. A lone surrogate becomes U+FFFD when `replace`, else
 /// is an error (nothing of the cell is kept: the caller truncates to the cell's start).
 #[inline]
-pub(super) fn utf16_to_utf8(
-    units: &[u16],
-    out: &mut Vec<u8>,
-    replace: bool,
-) -> Result<(), LoneSurrogate> {
-    // The OR reduction vectorises (an early-exit `all` does not).
-    if units.iter().fold(0u16, |acc, &u| acc | u) < 0x80 {
-        // ASCII: one byte per unit.
-        out.extend(units.iter().map(|&u| u as u8));
+pub fn utf16_to_utf8(units: &[u16], out: &mut Vec<u8>, replace: bool) -> Result<(), LoneSurrogate> {
+    let ascii = ascii_prefix(units, out);
+    if ascii == units.len() {
         return Ok(());
     }
     // At most 3 UTF-8 bytes per UTF-16 unit (a surrogate pair: 4 bytes for 2 units), so after
     // this `reserve` every write below is in capacity.
-    out.reserve(units.len() * 3);
+    out.reserve((units.len() - ascii) * 3);
     let base = out.len();
     let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
     let mut n = 0usize;
@@ -47,7 +41,7 @@ pub(super) fn utf16_to_utf8(
         unsafe { dst.add(n).write(b) };
         n += 1;
     };
-    let mut i = 0;
+    let mut i = ascii;
     let mut result = Ok(());
     while i < units.len() {
         let u = units[i] as u32;
@@ -88,6 +82,44 @@ pub(super) fn utf16_to_utf8(
     // SAFETY: the `n` bytes after `base` were written above, within the reserved capacity.
     unsafe { out.set_len(base + n) };
     result
+}
+
+/// Units per step of the ASCII run: one 16-byte load, checked and narrowed as a whole.
+const ASCII_STEP: usize = 8;
+
+/// Append the leading ASCII run of `units` to `out` as bytes; returns its length in units.
+/// Most text read from SQL Server is ASCII, or mostly: 8 units at a time, OR-reduced and
+/// narrowed as a block (callgrind: 10-character ASCII names went from ~130 to ~40 instructions
+/// a cell; the per-unit loop it replaces neither vectorised nor unrolled).
+#[inline]
+fn ascii_prefix(units: &[u16], out: &mut Vec<u8>) -> usize {
+    out.reserve(units.len());
+    let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+    let mut i = 0;
+    for block in units.chunks_exact(ASCII_STEP) {
+        let block: &[u16; ASCII_STEP] = block.try_into().expect("chunks_exact");
+        if block.iter().fold(0u16, |acc, &u| acc | u) >= 0x80 {
+            break;
+        }
+        // SAFETY: `i + ASCII_STEP <= units.len()`, and `units.len()` bytes were reserved past
+        // `out.len()`; the bytes are initialised before `set_len` exposes them.
+        unsafe {
+            dst.add(i)
+                .cast::<[u8; ASCII_STEP]>()
+                .write_unaligned(block.map(|u| u as u8))
+        };
+        i += ASCII_STEP;
+    }
+    while let Some(&u) = units.get(i)
+        && u < 0x80
+    {
+        // SAFETY: `i < units.len()`, within the capacity reserved above.
+        unsafe { dst.add(i).write(u as u8) };
+        i += 1;
+    }
+    // SAFETY: the `i` bytes after `out.len()` were written above, within the reservation.
+    unsafe { out.set_len(out.len() + i) };
+    i
 }
 
 /// The offsets, UTF-8 bytes and validity of one text column of the batch being built.
@@ -179,6 +211,29 @@ mod tests {
         let mut out = b"x".to_vec();
         utf16_to_utf8(units, &mut out, replace).map_err(|e| e.at)?;
         Ok(String::from_utf8(out).expect("valid UTF-8")[1..].to_string())
+    }
+
+    #[test]
+    fn a_non_ascii_unit_anywhere_around_the_ascii_blocks_transcodes_as_std_does() {
+        for len in 0..=2 * ASCII_STEP + 3 {
+            let ascii: String = (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            assert_eq!(
+                utf8(&ascii.encode_utf16().collect::<Vec<_>>(), false).as_deref(),
+                Ok(&*ascii)
+            );
+            for at in 0..len {
+                for c in ['é', '中', '😀', '\u{7F}'] {
+                    let mut s: Vec<char> = ascii.chars().collect();
+                    s[at] = c;
+                    let s: String = s.into_iter().collect();
+                    let units: Vec<u16> = s.encode_utf16().collect();
+                    assert_eq!(utf8(&units, false).as_deref(), Ok(&*s), "{s:?}");
+                }
+                let mut units: Vec<u16> = ascii.encode_utf16().collect();
+                units[at] = 0xD800;
+                assert_eq!(utf8(&units, false), Err(at));
+            }
+        }
     }
 
     #[test]

@@ -22,6 +22,8 @@ pub static CONNECTS: AtomicU64 = AtomicU64::new(0);
 /// Row arrays left to the rows that pin them (lazy rows): a fresh buffer took their place
 /// instead of the row set refilling them.
 pub static PINNED_BATCHES: AtomicU64 = AtomicU64::new(0);
+/// Row arrays fetched on the prefetch thread while the rows of the one before were served.
+pub static PREFETCHES: AtomicU64 = AtomicU64::new(0);
 /// Round trips the pool made to check a parked session before handing it on (each is also one
 /// of `EXECUTES`: a `SELECT 1`).
 pub static POOL_CHECKS: AtomicU64 = AtomicU64::new(0);
@@ -32,7 +34,7 @@ pub fn bump(counter: &AtomicU64) {
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 9] {
+pub fn snapshot() -> [(&'static str, u64); 10] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -43,6 +45,7 @@ pub fn snapshot() -> [(&'static str, u64); 9] {
         ("connects", CONNECTS.load(Ordering::Relaxed)),
         ("pinned_batches", PINNED_BATCHES.load(Ordering::Relaxed)),
         ("pool_checks", POOL_CHECKS.load(Ordering::Relaxed)),
+        ("prefetches", PREFETCHES.load(Ordering::Relaxed)),
     ]
 }
 
@@ -57,6 +60,7 @@ pub fn reset() {
         &CONNECTS,
         &PINNED_BATCHES,
         &POOL_CHECKS,
+        &PREFETCHES,
     ] {
         c.store(0, Ordering::Relaxed);
     }

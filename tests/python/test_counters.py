@@ -37,7 +37,7 @@ def ints(conn, table):
 
 def test_counters_report_every_path_counter_and_reset_to_zero():
     names = {"fetch_calls", "getdata_calls", "plans_built", "binds", "buffer_allocs", "executes", "connects",
-             "pinned_batches", "pool_checks"}
+             "pinned_batches", "pool_checks", "prefetches"}
     assert set(ferrodbc.counters()) == names
     ferrodbc.reset_counters()
     assert all(v == 0 for v in ferrodbc.counters().values())
@@ -74,6 +74,28 @@ def test_fetchall_of_10000_int_rows_uses_a_handful_of_fetches(conn, ints):
     assert c["getdata_calls"] == 0
     assert c["fetch_calls"] <= 6, c
     assert c["binds"] >= 2, "both columns are bound"
+    # Arrays of 32 and 256 rows are fetched in line (2 columns: prefetch starts at 8,192 cells),
+    # the 2,048-row array starts the prefetch of the next two (4,096 full, then 3,568 rows);
+    # the end (SQL_NO_DATA after a short array) is fetched in line.
+    assert c["prefetches"] == 2, c
+
+
+def test_prefetch_starts_by_cells_not_rows(conn, table):
+    """32 columns reach 8,192 cells at 256 rows: the array after it is fetched ahead already."""
+    cols = ", ".join(f"c{k} INTEGER" for k in range(32))
+    conn.cursor().execute(f"CREATE TABLE {table} ({cols})")
+    conn.cursor().executemany(
+        f"INSERT INTO {table} VALUES ({', '.join('?' * 32)})", [tuple(range(i, i + 32)) for i in range(1000)]
+    )
+    conn.commit()
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute(f"SELECT * FROM {table} ORDER BY c0").fetchall()
+    c = ferrodbc.counters()
+    assert [tuple(r) for r in rows] == [tuple(range(i, i + 32)) for i in range(1000)]
+    # 32 (in line), 256 (in line, full: 8,192 cells), then 712 rows fetched ahead into a
+    # 2,048-row array, then SQL_NO_DATA in line.
+    assert (c["fetch_calls"], c["prefetches"]) == (4, 1), c
 
 
 def test_re_executing_the_same_select_reuses_the_bound_buffers(conn, ints):

@@ -138,6 +138,20 @@ def test_bounded_result_in_blocks(conn, driver, shape):
     assert c["getdata_calls"] == 0
 
 
+def test_wide_rows_are_fetched_ahead_from_the_third_array(conn, driver):
+    """32 columns: the 256-row array holds 8,192 cells, so every array after it is fetched on
+    the prefetch thread; only the first two are fetched in line, and the closing SQL_NO_DATA
+    when the array before it came back short (Driver 18 here; FreeTDS's last array is full)."""
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    rows = cur.execute("SELECT * FROM peer.wide32_10000").fetchall()
+    c = ferrodbc.counters()
+    assert len(rows) == 10_000
+    assert tuple(rows[9999]) == synthetic.row("wide32", 9999)
+    assert c["fetch_calls"] - 3 <= c["prefetches"] <= c["fetch_calls"] - 2, c
+    assert c["prefetches"] >= 4, c
+
+
 def test_reexecute_reuses_buffers(conn, driver):
     """The same query again on the same cursor allocates nothing once the pair of row arrays
     has settled (the first run grows the array, the second gives the grown array its twin for

@@ -17,7 +17,7 @@
 
 use super::schema::{ArrowKind, instant_and_offset_fields};
 use super::text::{TextColumn, TextFail};
-use super::values;
+use super::values::{self, Unit};
 use crate::batch::{CellError, ColumnBuffer, cell_error, cell_failed};
 use crate::decode::{self, TextErrors};
 use crate::error::{Error, Result};
@@ -25,6 +25,7 @@ use crate::plan::{CellKind, ResultPlan};
 use arrow_array::builder::*;
 use arrow_array::types::{
     ArrowPrimitiveType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    TimestampMicrosecondType, TimestampNanosecondType,
 };
 use arrow_array::{ArrayRef, PrimitiveArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, ScalarBuffer};
@@ -64,8 +65,8 @@ pub(super) enum ColumnBuilder {
     Date32(Date32Builder),
     Time64Us(Time64MicrosecondBuilder),
     Time64Ns(Time64NanosecondBuilder),
-    Timestamp(TimestampMicrosecondBuilder),
-    InstantAndOffset(TimestampMicrosecondBuilder, Int16Builder, NullBufferBuilder),
+    Timestamp(Instants),
+    InstantAndOffset(Instants, Int16Builder, NullBufferBuilder),
     Uuid(FixedSizeBinaryBuilder),
     UuidText(TextColumn<i32>),
     Utf8(TextColumn<i32>),
@@ -97,12 +98,10 @@ impl ColumnBuilder {
             ArrowKind::Time64 { nanos: true } => {
                 Self::Time64Ns(Time64NanosecondBuilder::with_capacity(rows))
             }
-            ArrowKind::Timestamp | ArrowKind::TimestampUtc => Self::Timestamp(
-                TimestampMicrosecondBuilder::with_capacity(rows).with_data_type(kind.data_type()),
-            ),
-            ArrowKind::InstantAndOffset => Self::InstantAndOffset(
-                TimestampMicrosecondBuilder::with_capacity(rows)
-                    .with_data_type(ArrowKind::TimestampUtc.data_type()),
+            ArrowKind::Timestamp(unit) => Self::Timestamp(Instants::new(rows, unit, false)),
+            ArrowKind::TimestampUtc(unit) => Self::Timestamp(Instants::new(rows, unit, true)),
+            ArrowKind::InstantAndOffset(unit) => Self::InstantAndOffset(
+                Instants::new(rows, unit, true),
                 Int16Builder::with_capacity(rows),
                 NullBufferBuilder::new(rows),
             ),
@@ -142,10 +141,10 @@ impl ColumnBuilder {
             Self::Date32(b) => Arc::new(b.finish()),
             Self::Time64Us(b) => Arc::new(b.finish()),
             Self::Time64Ns(b) => Arc::new(b.finish()),
-            Self::Timestamp(b) => Arc::new(b.finish()),
+            Self::Timestamp(b) => b.finish(),
             Self::InstantAndOffset(instant, offset, nulls) => Arc::new(StructArray::new(
-                instant_and_offset_fields(),
-                vec![Arc::new(instant.finish()), Arc::new(offset.finish())],
+                instant_and_offset_fields(instant.unit),
+                vec![instant.finish(), Arc::new(offset.finish())],
                 nulls.finish(),
             )),
             Self::Uuid(b) => Arc::new(b.finish()),
@@ -224,22 +223,23 @@ impl ColumnBuilder {
                     // Neighbouring rows mostly share their date: its day number is computed
                     // once per run of equal dates (the calendar arithmetic is most of the cost).
                     let mut day: Option<(decode::Date, i64)> = None;
-                    each(rows, buf, cells, b, |r| {
+                    for r in rows {
+                        if buf.is_null(r) {
+                            b.append_null();
+                            continue;
+                        }
                         let ts = buf.timestamp(r);
                         let days = match day {
-                            Some((d, n)) if d == ts.date => n,
-                            _ => {
-                                let n = values::date32(ts.date)
-                                    .ok_or_else(|| format!("not a timestamp: {ts:?}"))?
-                                    as i64;
-                                day = Some((ts.date, n));
-                                n
-                            }
+                            Some((d, n)) if d == ts.date => Some(n),
+                            _ => values::date32(ts.date).map(|n| {
+                                day = Some((ts.date, n as i64));
+                                n as i64
+                            }),
                         };
-                        let time = values::time64(ts.time, false)
-                            .ok_or_else(|| format!("not a timestamp: {ts:?}"))?;
-                        Ok(days * 86_400_000_000 + time)
-                    })
+                        let v = days.and_then(|days| values::timestamp_at(days, ts.time, b.unit));
+                        b.append_value(v.ok_or_else(|| bad_timestamp(cells, r, ts, b.unit))?);
+                    }
+                    Ok(())
                 }
                 _ => {
                     for r in rows {
@@ -247,7 +247,7 @@ impl ColumnBuilder {
                             b.append_null();
                         } else {
                             let v = offset_cell(buf, r, cells)?;
-                            b.append_value(instant(v, r, cells)?);
+                            b.append_value(instant(v, b.unit, r, cells)?);
                         }
                     }
                     Ok(())
@@ -262,7 +262,7 @@ impl ColumnBuilder {
                         nulls.append_null();
                     } else {
                         let v = offset_cell(buf, r, cells)?;
-                        instants.append_value(instant(v, r, cells)?);
+                        instants.append_value(instant(v, instants.unit, r, cells)?);
                         offsets.append_value(v.offset_minutes);
                         nulls.append_non_null();
                     }
@@ -312,8 +312,86 @@ fn offset_cell(buf: &ColumnBuffer, r: usize, cells: &Cells<'_>) -> Result<decode
     })
 }
 
-fn instant(v: decode::TimestampOffset, r: usize, cells: &Cells<'_>) -> Result<i64> {
-    values::instant_us(v).ok_or_else(|| cells.failed(r, format!("not a datetimeoffset: {v:?}")))
+fn instant(v: decode::TimestampOffset, unit: Unit, r: usize, cells: &Cells<'_>) -> Result<i64> {
+    values::instant(v, unit).ok_or_else(|| {
+        if values::instant(v, Unit::Micros).is_some() {
+            let text = timestamp_text(v.timestamp);
+            let offset = v.offset_minutes;
+            cells.failed(r, format!("{text} {offset:+} min is outside {NANOS_RANGE}"))
+        } else {
+            cells.failed(r, format!("not a datetimeoffset: {v:?}"))
+        }
+    })
+}
+
+/// What a nanosecond timestamp array cannot hold, and what to do about it.
+const NANOS_RANGE: &str = "timestamp[ns]'s range (1677-09-21 00:12:43.145224192 .. \
+    2262-04-11 23:47:16.854775807); fetch with timestamp_unit='us'";
+
+#[cold]
+fn bad_timestamp(cells: &Cells<'_>, r: usize, ts: decode::Timestamp, unit: Unit) -> Error {
+    if values::out_of_range(ts, unit) {
+        let text = timestamp_text(ts);
+        cells.failed(r, format!("{text} is outside {NANOS_RANGE}"))
+    } else {
+        cells.failed(r, format!("not a timestamp: {ts:?}"))
+    }
+}
+
+fn timestamp_text(ts: decode::Timestamp) -> String {
+    let (d, t) = (ts.date, ts.time);
+    format!(
+        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:09}",
+        d.year, d.month, d.day, t.hour, t.minute, t.second, t.nanosecond
+    )
+}
+
+/// One timestamp column's values and validity. Built here rather than with arrow-rs's builders:
+/// those are one type per unit, and the unit is chosen per fetch.
+pub(super) struct Instants {
+    values: Vec<i64>,
+    nulls: NullBufferBuilder,
+    unit: Unit,
+    utc: bool,
+}
+
+impl Instants {
+    fn new(rows: usize, unit: Unit, utc: bool) -> Self {
+        Instants {
+            values: Vec::with_capacity(rows),
+            nulls: NullBufferBuilder::new(rows),
+            unit,
+            utc,
+        }
+    }
+
+    #[inline]
+    fn append_null(&mut self) {
+        self.values.push(0);
+        self.nulls.append_null();
+    }
+
+    #[inline]
+    fn append_value(&mut self, v: i64) {
+        self.values.push(v);
+        self.nulls.append_non_null();
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        let values = ScalarBuffer::from(std::mem::take(&mut self.values));
+        let nulls = self.nulls.finish();
+        let zone = self.utc.then_some("UTC");
+        match self.unit {
+            Unit::Micros => Arc::new(
+                PrimitiveArray::<TimestampMicrosecondType>::new(values, nulls)
+                    .with_timezone_opt(zone),
+            ),
+            Unit::Nanos => Arc::new(
+                PrimitiveArray::<TimestampNanosecondType>::new(values, nulls)
+                    .with_timezone_opt(zone),
+            ),
+        }
+    }
 }
 
 /// A column whose bound layout already is Arrow's (little-endian i16/i32/i64/f32/f64): the

@@ -1,6 +1,7 @@
 //! The Arrow type of each column of a result set, decided once from its plan: the same
 //! [`CellKind`] the row path decodes, plus the SQL type where Arrow is finer (TINYINT, TIME(n)).
 
+use super::values::Unit;
 use crate::backend::Dbms;
 use crate::codes::sql;
 use crate::error::{Error, Result};
@@ -28,13 +29,13 @@ pub enum ArrowKind {
     Time64 {
         nanos: bool,
     },
-    /// timestamp[us] without a zone.
-    Timestamp,
-    /// timestamp[us, tz=UTC]: a datetimeoffset's instant.
-    TimestampUtc,
-    /// struct<instant: timestamp[us, tz=UTC], offset_minutes: int16>: a datetimeoffset's
+    /// timestamp[unit] without a zone.
+    Timestamp(Unit),
+    /// timestamp[unit, tz=UTC]: a datetimeoffset's instant.
+    TimestampUtc(Unit),
+    /// struct<instant: timestamp[unit, tz=UTC], offset_minutes: int16>: a datetimeoffset's
     /// instant and its own offset ([`ArrowOptions::offsets`]).
-    InstantAndOffset,
+    InstantAndOffset(Unit),
     /// fixed_size_binary(16) with the `arrow.uuid` extension.
     Uuid,
     /// utf8: a uniqueidentifier as its lowercase hyphenated text ([`ArrowOptions::uuid_text`]).
@@ -97,11 +98,13 @@ impl ArrowKind {
             CellKind::SsTime2 | CellKind::TimeText => ArrowKind::Time64 {
                 nanos: col.desc.decimal_digits > 6,
             },
-            CellKind::Timestamp => ArrowKind::Timestamp,
+            CellKind::Timestamp => ArrowKind::Timestamp(options.unit),
             CellKind::TimestampOffset | CellKind::OffsetText if options.offsets => {
-                ArrowKind::InstantAndOffset
+                ArrowKind::InstantAndOffset(options.unit)
             }
-            CellKind::TimestampOffset | CellKind::OffsetText => ArrowKind::TimestampUtc,
+            CellKind::TimestampOffset | CellKind::OffsetText => {
+                ArrowKind::TimestampUtc(options.unit)
+            }
             CellKind::Guid if options.uuid_text => ArrowKind::UuidText,
             CellKind::Guid => ArrowKind::Uuid,
             CellKind::WText { .. } => ArrowKind::Utf8,
@@ -127,11 +130,9 @@ impl ArrowKind {
             ArrowKind::Date32 => DataType::Date32,
             ArrowKind::Time64 { nanos: true } => DataType::Time64(TimeUnit::Nanosecond),
             ArrowKind::Time64 { nanos: false } => DataType::Time64(TimeUnit::Microsecond),
-            ArrowKind::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
-            ArrowKind::TimestampUtc => {
-                DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()))
-            }
-            ArrowKind::InstantAndOffset => DataType::Struct(instant_and_offset_fields()),
+            ArrowKind::Timestamp(unit) => DataType::Timestamp(unit.arrow(), None),
+            ArrowKind::TimestampUtc(unit) => DataType::Timestamp(unit.arrow(), Some("UTC".into())),
+            ArrowKind::InstantAndOffset(unit) => DataType::Struct(instant_and_offset_fields(unit)),
             ArrowKind::Uuid => DataType::FixedSizeBinary(16),
             ArrowKind::Utf8 | ArrowKind::UuidText => DataType::Utf8,
             ArrowKind::LargeUtf8 => DataType::LargeUtf8,
@@ -158,13 +159,9 @@ impl ArrowKind {
 
 /// The children of [`ArrowKind::InstantAndOffset`]: never null themselves (a NULL
 /// datetimeoffset is a null struct slot).
-pub fn instant_and_offset_fields() -> Fields {
+pub fn instant_and_offset_fields(unit: Unit) -> Fields {
     Fields::from(vec![
-        Field::new(
-            "instant",
-            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
-            false,
-        ),
+        Field::new("instant", ArrowKind::TimestampUtc(unit).data_type(), false),
         Field::new("offset_minutes", DataType::Int16, false),
     ])
 }
@@ -178,6 +175,8 @@ pub struct ArrowOptions {
     /// uniqueidentifier as utf8 text (`6f9619ff-8b86-d011-b42d-00c04fc964ff`, lowercase as
     /// Python's `str(uuid)`), for consumers without the `arrow.uuid` extension type.
     pub uuid_text: bool,
+    /// The unit of every timestamp column (datetime2, datetime, smalldatetime, datetimeoffset).
+    pub unit: Unit,
 }
 
 /// A result set's Arrow schema and each column's kind: built once per result set.

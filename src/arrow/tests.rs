@@ -39,18 +39,66 @@ fn days_cover_sql_servers_whole_date_range() {
     );
 }
 
+fn micros(t: Timestamp) -> Option<i64> {
+    timestamp(t, Unit::Micros)
+}
+
+fn instant_micros(v: TimestampOffset) -> Option<i64> {
+    instant(v, Unit::Micros)
+}
+
 #[test]
 fn microsecond_timestamps_hold_0001_and_9999_and_truncate_the_7th_digit() {
     assert_eq!(
-        timestamp_us(ts(1, 1, 1, 0, 0, 0, 0)),
+        micros(ts(1, 1, 1, 0, 0, 0, 0)),
         Some(-62_135_596_800_000_000)
     );
     assert_eq!(
-        timestamp_us(ts(9999, 12, 31, 23, 59, 59, 999_999_900)),
+        micros(ts(9999, 12, 31, 23, 59, 59, 999_999_900)),
         Some(253_402_300_799_999_999)
     );
-    assert_eq!(timestamp_us(ts(1970, 1, 1, 0, 0, 0, 1_900)), Some(1));
-    assert_eq!(timestamp_us(ts(1970, 1, 1, 24, 0, 0, 0)), None);
+    assert_eq!(micros(ts(1970, 1, 1, 0, 0, 0, 1_900)), Some(1));
+    assert_eq!(micros(ts(1970, 1, 1, 24, 0, 0, 0)), None);
+}
+
+#[test]
+fn nanosecond_timestamps_keep_the_7th_digit_and_refuse_what_i64_cannot_hold() {
+    let nanos = |t| timestamp(t, Unit::Nanos);
+    assert_eq!(nanos(ts(1970, 1, 1, 0, 0, 0, 100)), Some(100));
+    assert_eq!(
+        nanos(ts(2024, 2, 29, 23, 59, 59, 999_999_900)),
+        Some(1_709_251_199_999_999_900)
+    );
+    // i64 nanoseconds span 1677-09-21 00:12:43.145224192 .. 2262-04-11 23:47:16.854775807.
+    assert_eq!(
+        nanos(ts(1677, 9, 21, 0, 12, 43, 145_224_192)),
+        Some(i64::MIN)
+    );
+    assert_eq!(
+        nanos(ts(2262, 4, 11, 23, 47, 16, 854_775_807)),
+        Some(i64::MAX)
+    );
+    for edge in [
+        ts(1677, 9, 21, 0, 12, 43, 145_224_191),
+        ts(2262, 4, 11, 23, 47, 16, 854_775_808),
+        ts(1, 1, 1, 0, 0, 0, 0),
+        ts(9999, 12, 31, 23, 59, 59, 999_999_900),
+    ] {
+        assert_eq!(nanos(edge), None, "{edge:?}");
+        assert!(
+            out_of_range(edge, Unit::Nanos),
+            "a valid value, out of range: {edge:?}"
+        );
+    }
+    assert!(!out_of_range(ts(1970, 1, 1, 24, 0, 0, 0), Unit::Nanos));
+    let east = TimestampOffset {
+        timestamp: ts(2262, 4, 12, 1, 0, 0, 0),
+        offset_minutes: 14 * 60,
+    };
+    assert_eq!(
+        instant(east, Unit::Nanos),
+        nanos(ts(2262, 4, 11, 11, 0, 0, 0))
+    );
 }
 
 #[test]
@@ -60,20 +108,20 @@ fn datetimeoffset_instants_subtract_the_offset() {
         timestamp: local,
         offset_minutes: 5 * 60 + 30,
     };
-    assert_eq!(instant_us(v), timestamp_us(ts(2024, 1, 1, 0, 0, 0, 0)));
+    assert_eq!(instant_micros(v), micros(ts(2024, 1, 1, 0, 0, 0, 0)));
     let west = TimestampOffset {
         timestamp: ts(1, 1, 1, 0, 0, 0, 0),
         offset_minutes: -14 * 60,
     };
     assert_eq!(
-        instant_us(west),
+        instant_micros(west),
         Some(-62_135_596_800_000_000 + 14 * 3_600_000_000)
     );
     let bad = TimestampOffset {
         timestamp: local,
         offset_minutes: 15 * 60,
     };
-    assert_eq!(instant_us(bad), None);
+    assert_eq!(instant_micros(bad), None);
 }
 
 #[test]

@@ -51,20 +51,66 @@ pub fn time64(t: Time, nanos: bool) -> Option<i64> {
     })
 }
 
-/// timestamp[us]: microseconds since the epoch (the 7th fraction digit truncated, as the row
-/// path's `datetime`). 0001-01-01 is -62,135,596,800,000,000; every year 1..9999 fits in i64.
-pub fn timestamp_us(ts: Timestamp) -> Option<i64> {
-    let days = date32(ts.date)? as i64;
-    let time = time64(ts.time, false)?;
-    Some(days * 86_400_000_000 + time)
+/// The unit of timestamp arrays (`timestamp_unit=` of the Arrow fetches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Unit {
+    /// Microseconds (the default): every year 1..9999 fits; datetime2(7)'s 7th fraction digit is
+    /// truncated, as the row path's `datetime` does.
+    #[default]
+    Micros,
+    /// Nanoseconds: datetime2(7) exact, but only 1677-09-21 .. 2262-04-11 fits in i64; a value
+    /// outside is an error, never an overflow.
+    Nanos,
 }
 
-/// The UTC instant of a datetimeoffset, in microseconds (its local time minus its offset).
-pub fn instant_us(v: TimestampOffset) -> Option<i64> {
+impl Unit {
+    pub const fn per_second(self) -> i64 {
+        match self {
+            Unit::Micros => 1_000_000,
+            Unit::Nanos => 1_000_000_000,
+        }
+    }
+
+    pub fn arrow(self) -> arrow_schema::TimeUnit {
+        match self {
+            Unit::Micros => arrow_schema::TimeUnit::Microsecond,
+            Unit::Nanos => arrow_schema::TimeUnit::Nanosecond,
+        }
+    }
+}
+
+/// A timestamp in `unit` since the epoch, from its day number and time of day: `None` for an
+/// impossible time, or past i64 (nanoseconds outside 1677..2262).
+#[inline]
+pub fn timestamp_at(days: i64, time: Time, unit: Unit) -> Option<i64> {
+    let of_day = time64(time, unit == Unit::Nanos)?;
+    // In i128: the day's start alone can be past i64 while the instant is not (1677-09-21).
+    i64::try_from(days as i128 * 86_400 * unit.per_second() as i128 + of_day as i128).ok()
+}
+
+/// A timestamp in `unit` since the epoch. In microseconds 0001-01-01 is
+/// -62,135,596,800,000,000 and every year 1..9999 fits in i64.
+pub fn timestamp(ts: Timestamp, unit: Unit) -> Option<i64> {
+    timestamp_at(date32(ts.date)? as i64, ts.time, unit)
+}
+
+/// The UTC instant of a datetimeoffset in `unit` (its local time minus its offset). Computed
+/// in i128: a local time just past the unit's range can still be an instant within it.
+pub fn instant(v: TimestampOffset, unit: Unit) -> Option<i64> {
     if !(-14 * 60..=14 * 60).contains(&v.offset_minutes) {
         return None;
     }
-    Some(timestamp_us(v.timestamp)? - v.offset_minutes as i64 * 60_000_000)
+    let days = date32(v.timestamp.date)? as i128;
+    let of_day = time64(v.timestamp.time, unit == Unit::Nanos)? as i128;
+    let per_second = unit.per_second() as i128;
+    let local = days * 86_400 * per_second + of_day;
+    i64::try_from(local - v.offset_minutes as i128 * 60 * per_second).ok()
+}
+
+/// Whether a refused timestamp is a valid value outside the unit's range (the message then
+/// says to fetch in microseconds), rather than no timestamp at all.
+pub fn out_of_range(ts: Timestamp, unit: Unit) -> bool {
+    unit == Unit::Nanos && timestamp(ts, Unit::Micros).is_some()
 }
 
 /// The unscaled i128 of plain decimal text (`-12.5`, `.5`, `007`) at `scale` digits after the

@@ -135,6 +135,41 @@ def test_edge_values_are_exact(conn, driver):
     assert got["guid"] == uuid.UUID("6f9619ff-8b86-d011-b42d-00c04fc964ff")
 
 
+def test_nanosecond_timestamps_keep_the_7th_digit_and_refuse_what_they_cannot_hold(conn, driver):
+    """timestamp_unit='ns': datetime2(7) and datetimeoffset(7) exact to 100 ns, in one unit for
+    every timestamp column; a value outside 1677-09-21 .. 2262-04-11 is a DataError naming the
+    column and the row, never an overflow. The default ('us') holds 0001..9999."""
+    sql = (
+        "SELECT CAST('2024-02-29 23:59:59.9999999' AS datetime2(7)) AS d7, "
+        "CAST('1900-01-01 00:00:00.003' AS datetime) AS legacy, "
+        "CAST('2024-01-01 12:00:00.1234567 -05:30' AS datetimeoffset(7)) AS dto, "
+        "CAST(NULL AS datetime2(7)) AS none"
+    )
+    for read in (lambda c: c.fetch_arrow_table(timestamp_unit="ns"),
+                 lambda c: c.fetch_record_batch(timestamp_unit="ns")):
+        table = pa.table(read(conn.cursor().execute(sql)))
+        assert table.schema.types == [pa.timestamp("ns"), pa.timestamp("ns"),
+                                      pa.timestamp("ns", tz="UTC"), pa.timestamp("ns")]
+        ns = [table.column(i).cast(pa.int64())[0].as_py() for i in range(3)]
+        epoch = dt.datetime(1970, 1, 1)
+        assert ns[0] == (dt.datetime(2024, 2, 29, 23, 59, 59) - epoch) // dt.timedelta(microseconds=1) * 1000 + 999_999_900
+        assert ns[1] == (dt.datetime(1900, 1, 1, 0, 0, 0, 3000) - epoch) // dt.timedelta(microseconds=1) * 1000
+        assert ns[2] == (dt.datetime(2024, 1, 1, 17, 30) - epoch) // dt.timedelta(microseconds=1) * 1000 + 123_456_700
+        assert table.column("none").null_count == 1
+    conn.cursor().execute("CREATE TABLE #ts_ns (id int, t datetime2(7))")
+    for value in ("0001-01-01", "9999-12-31 23:59:59.9999999", "1677-09-21 00:12:43.1452241"):
+        conn.cursor().execute("DELETE FROM #ts_ns")
+        conn.cursor().executemany("INSERT INTO #ts_ns VALUES (?, ?)",
+                                  [(0, dt.datetime(2000, 1, 1)), (1, dt.datetime(2262, 4, 11)), (2, value)])
+        cur = conn.cursor().execute("SELECT id, t FROM #ts_ns ORDER BY id")
+        with pytest.raises(ferrodbc.DataError, match=r"column \"t\".*row 2: .* is outside timestamp\[ns\]'s range.*timestamp_unit='us'"):
+            pa.table(cur.fetch_arrow_table(timestamp_unit="ns"))
+        cur = conn.cursor().execute(f"SELECT CAST('{value}' AS datetime2(7)) AS t")
+        assert pa.table(cur.fetch_arrow_table()).schema.field(0).type == pa.timestamp("us")
+    with pytest.raises(ferrodbc.ProgrammingError, match="timestamp_unit"):
+        conn.cursor().execute(sql).fetch_arrow_table(timestamp_unit="ms")
+
+
 def test_sql_variant_is_refused_through_driver_18_and_text_through_freetds(conn, driver):
     sql = "SELECT c_variant FROM peer.types_all_20"
     rows = conn.cursor().execute(sql).fetchall()

@@ -2,7 +2,7 @@
 //! consumers: rows for fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow batches.
 
 use super::*;
-use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler};
+use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler, Unit};
 use crate::decode::TextErrors;
 use crate::py::arrow::{
     DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH,
@@ -340,7 +340,11 @@ pub(super) fn with_partial_rows(py: Python<'_>, err: PyErr, rows: Vec<Py<PyAny>>
 }
 
 /// The Arrow fetch options from their Python spelling.
-pub(super) fn arrow_options(datetimeoffset: &str, uuid: &str) -> PyResult<ArrowOptions> {
+pub(super) fn arrow_options(
+    datetimeoffset: &str,
+    uuid: &str,
+    timestamp_unit: &str,
+) -> PyResult<ArrowOptions> {
     let uuid_text = match uuid {
         "uuid" => false,
         "string" => true,
@@ -359,7 +363,20 @@ pub(super) fn arrow_options(datetimeoffset: &str, uuid: &str) -> PyResult<ArrowO
             )));
         }
     };
-    Ok(ArrowOptions { offsets, uuid_text })
+    let unit = match timestamp_unit {
+        "us" => Unit::Micros,
+        "ns" => Unit::Nanos,
+        other => {
+            return Err(programming(format!(
+                "timestamp_unit must be 'us' or 'ns', not {other:?}"
+            )));
+        }
+    };
+    Ok(ArrowOptions {
+        offsets,
+        uuid_text,
+        unit,
+    })
 }
 
 #[pymethods]
@@ -410,12 +427,17 @@ impl Cursor {
     /// (default 8,192), read lazily by whoever consumes the stream (`__arrow_c_stream__`).
     /// `datetimeoffset`: `"utc"` (timestamp[us, tz=UTC]) or `"struct"` (instant and offset);
     /// `uuid`: `"uuid"` (fixed_size_binary(16), `arrow.uuid`) or `"string"` (utf8).
-    #[pyo3(signature = (rows_per_batch = None, *, datetimeoffset = "utc", uuid = "uuid"))]
+    /// `timestamp_unit`: `"us"` (every year 1..9999; datetime2(7)'s 7th digit truncated) or
+    /// `"ns"` (exact; a value outside 1677-09-21 .. 2262-04-11 raises DataError).
+    #[pyo3(signature = (
+        rows_per_batch = None, *, datetimeoffset = "utc", uuid = "uuid", timestamp_unit = "us"
+    ))]
     fn fetch_record_batch(
         slf: &Bound<'_, Self>,
         rows_per_batch: Option<usize>,
         datetimeoffset: &str,
         uuid: &str,
+        timestamp_unit: &str,
     ) -> PyResult<RecordBatchStream> {
         let py = slf.py();
         let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
@@ -424,7 +446,7 @@ impl Cursor {
         }
         let (layout, epoch, errors) = slf
             .get()
-            .arrow_start(py, arrow_options(datetimeoffset, uuid)?)?;
+            .arrow_start(py, arrow_options(datetimeoffset, uuid, timestamp_unit)?)?;
         Ok(RecordBatchStream::lazy(LazyBatches {
             cursor: slf.clone().unbind(),
             epoch,
@@ -436,16 +458,18 @@ impl Cursor {
     }
 
     /// The rest of the current result set as one Arrow table (an object with
-    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset` and
-    /// `uuid` as for `fetch_record_batch`.
-    #[pyo3(signature = (*, datetimeoffset = "utc", uuid = "uuid"))]
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset`, `uuid`
+    /// and `timestamp_unit` as for `fetch_record_batch`.
+    #[pyo3(signature = (*, datetimeoffset = "utc", uuid = "uuid", timestamp_unit = "us"))]
     fn fetch_arrow_table(
         &self,
         py: Python<'_>,
         datetimeoffset: &str,
         uuid: &str,
+        timestamp_unit: &str,
     ) -> PyResult<RecordBatchStream> {
-        let (layout, epoch, errors) = self.arrow_start(py, arrow_options(datetimeoffset, uuid)?)?;
+        let options = arrow_options(datetimeoffset, uuid, timestamp_unit)?;
+        let (layout, epoch, errors) = self.arrow_start(py, options)?;
         let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
         let mut batches = Vec::new();
         while let Some(b) =

@@ -1,6 +1,7 @@
 //! One column's bound buffers (values and length indicators) and the accessors that read a cell
 //! of them: fixed-width values in place, text and binary with their length checked, never cut.
 
+use super::recycle;
 use super::streamed::StreamedCell;
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
@@ -25,23 +26,18 @@ pub(super) struct AlignedBytes {
 
 impl AlignedBytes {
     pub(super) fn zeroed(len: usize) -> Self {
-        // `vec![0; n]` allocates with calloc; `Box::new_zeroed_slice` would too, but needs 1.92.
-        let words = vec![0u64; len.div_ceil(8)].into_boxed_slice();
-        // SAFETY: `MaybeUninit<u64>` has the layout of `u64`, and an initialised `u64` is a
-        // valid `MaybeUninit<u64>`: the same allocation, reinterpreted.
-        let words = unsafe { Box::from_raw(Box::into_raw(words) as *mut [MaybeUninit<u64>]) };
         AlignedBytes {
-            words,
+            words: recycle::values_zeroed(len.div_ceil(8)),
             len,
             readable: len,
         }
     }
 
-    /// A buffer left as the allocator hands it out: no memset. Only for kinds whose readers
-    /// never look past what the driver wrote (see [`ColumnBuffer::new`]).
+    /// A buffer left as the allocator (or the recycle bin) hands it out: no memset. Only for
+    /// kinds whose readers never look past what the driver wrote (see [`ColumnBuffer::new`]).
     pub(super) fn uninit(len: usize) -> Self {
         AlignedBytes {
-            words: Box::new_uninit_slice(len.div_ceil(8)),
+            words: recycle::values_uninit(len.div_ceil(8)),
             len,
             readable: 0,
         }
@@ -84,6 +80,12 @@ impl AlignedBytes {
     }
 }
 
+impl Drop for AlignedBytes {
+    fn drop(&mut self) {
+        recycle::give_values(std::mem::take(&mut self.words));
+    }
+}
+
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.
 pub struct ColumnBuffer {
     pub kind: CellKind,
@@ -95,6 +97,12 @@ pub struct ColumnBuffer {
     /// Cells of the current row array that the bound buffer cut and that were read again whole
     /// (`reread.rs`), by batch row, ascending. Empty unless the plan rereads this column.
     pub(super) reread: Vec<(usize, StreamedCell)>,
+}
+
+impl Drop for ColumnBuffer {
+    fn drop(&mut self) {
+        recycle::give_indicators(std::mem::take(&mut self.indicators));
+    }
 }
 
 /// Plain numbers any bit pattern of which is a value, aligned to their size: the element
@@ -178,8 +186,9 @@ impl ColumnBuffer {
     /// (`raw` hands out the whole C struct).
     ///
     /// Not chosen: relying on calloc (it already was one: glibc clears every chunk carved from
-    /// the heap, and skips only mmapped ones, above a threshold that moves as buffers are freed)
-    /// and recycling released batches (a fetchall keeps every row, so nothing is released).
+    /// the heap, and skips only mmapped ones, above a threshold that moves as buffers are freed).
+    /// Released batches are recycled for later executes (`recycle.rs`); within a fetchall that
+    /// pins them nothing is released.
     pub(super) fn new(kind: CellKind, capacity: usize) -> Self {
         counters::bump(&counters::BUFFER_ALLOCS);
         let element_len = kind.element_len();
@@ -192,7 +201,7 @@ impl ColumnBuffer {
             kind,
             element_len,
             values,
-            indicators: vec![NULL_DATA; capacity],
+            indicators: recycle::indicators(capacity, NULL_DATA),
             streamed: StreamedCell::default(),
             reread: Vec::new(),
         }

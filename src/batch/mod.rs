@@ -5,9 +5,11 @@
 //! here; the statement holds raw pointers into them while bound, so a `Batch` is only dropped or
 //! reallocated after [`Batch::unbind`] (or after the statement is gone).
 //!
-//! `column.rs`: one column's buffers and cell accessors; `streamed.rs`: SQLGetData reads.
+//! `column.rs`: one column's buffers and cell accessors; `streamed.rs`: SQLGetData reads;
+//! `recycle.rs`: buffers of dropped batches kept for the next execute.
 
 mod column;
+mod recycle;
 mod streamed;
 #[cfg(test)]
 mod tests;

@@ -30,13 +30,14 @@ class _ReadPartition:
     """The task function: one partition query -> a pandas DataFrame with Arrow dtypes.
     A plain class (not a closure) so that it pickles by reference to this module."""
 
-    def __init__(self, connection_string: str, datetimeoffset: str, connect_kwargs: dict[str, Any]):
+    def __init__(self, connection_string: str, arrow_options: dict[str, str],
+                 connect_kwargs: dict[str, Any]):
         self.connection_string = connection_string
-        self.datetimeoffset = datetimeoffset
+        self.arrow_options = arrow_options
         self.connect_kwargs = connect_kwargs
 
     def __call__(self, query: str) -> pd.DataFrame:
-        table = _read_one(self.connection_string, query, self.datetimeoffset, self.connect_kwargs)
+        table = _read_one(self.connection_string, query, self.arrow_options, self.connect_kwargs)
         return _to_pandas(pa.table(table))
 
 
@@ -46,7 +47,7 @@ def _to_pandas(table: pa.Table) -> pd.DataFrame:
     return table.to_pandas(types_mapper=pd.ArrowDtype)
 
 
-def _meta(connection_string: str, query: str, datetimeoffset: str,
+def _meta(connection_string: str, query: str, arrow_options: dict[str, str],
           connect_kwargs: dict[str, Any]) -> pd.DataFrame:
     """An empty frame with the dtypes of the query's first rows."""
     cn = _connect(connection_string, connect_kwargs)
@@ -54,7 +55,7 @@ def _meta(connection_string: str, query: str, datetimeoffset: str,
         cur = cn.cursor()
         cur.execute(query)
         reader = pa.RecordBatchReader.from_stream(
-            cur.fetch_record_batch(META_ROWS, datetimeoffset=datetimeoffset))
+            cur.fetch_record_batch(META_ROWS, **arrow_options))
         try:
             first = pa.Table.from_batches([reader.read_next_batch()])
         except StopIteration:  # no row: the schema alone
@@ -66,13 +67,15 @@ def _meta(connection_string: str, query: str, datetimeoffset: str,
 
 def read_sql(connection_string: str, query: str, partition_on: str, npartitions: int, *,
              partition_range: tuple[int, int] | None = None, datetimeoffset: str = "utc",
-             meta: pd.DataFrame | None = None, **connect_kwargs: Any) -> dd.DataFrame:
+             timestamp_unit: str = "us", meta: pd.DataFrame | None = None,
+             **connect_kwargs: Any) -> dd.DataFrame:
     """`query` as a Dask DataFrame of (up to) `npartitions` partitions over the integer column
     `partition_on`, split as ``ferrodbc.read_arrow`` splits it (contiguous ranges of its
     MIN..MAX or of `partition_range`; the first range also takes NULLs and the rows below, the
     last those above). The same query rules and errors as ``read_arrow``.
 
-    Columns have pandas Arrow dtypes (``pd.ArrowDtype``). `meta` (an empty DataFrame) skips
+    Columns have pandas Arrow dtypes (``pd.ArrowDtype``); `datetimeoffset` and `timestamp_unit`
+    as for ``Cursor.fetch_arrow_table``. `meta` (an empty DataFrame) skips
     reading the first rows on the client. `connect_kwargs` go to ``ferrodbc.connect`` on each
     worker. The partitions are read when the graph runs, each at its own moment: not one
     snapshot of the data."""
@@ -80,8 +83,9 @@ def read_sql(connection_string: str, query: str, partition_on: str, npartitions:
     if not isinstance(query, str):
         raise TypeError("query must be a str (one SELECT)")
     queries = _plan(connection_string, query, partition_on, partitions, given_range, connect_kwargs)
+    options = {"datetimeoffset": datetimeoffset, "timestamp_unit": timestamp_unit}
     if meta is None:
-        meta = _meta(connection_string, query, datetimeoffset, connect_kwargs)
-    reader = _ReadPartition(connection_string, datetimeoffset, connect_kwargs)
+        meta = _meta(connection_string, query, options, connect_kwargs)
+    reader = _ReadPartition(connection_string, options, connect_kwargs)
     return dd.from_map(reader, queries, meta=meta, label="ferrodbc-read-sql",
                        enforce_metadata=False)

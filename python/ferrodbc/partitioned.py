@@ -24,13 +24,14 @@ def _connect(connection_string: str, connect_kwargs: dict[str, Any]) -> _native.
     return connect(connection_string, **kwargs)
 
 
-def _read_one(connection_string: str, query: str, datetimeoffset: str,
+def _read_one(connection_string: str, query: str, arrow_options: dict[str, str],
               connect_kwargs: dict[str, Any]) -> RecordBatchStream:
+    """`arrow_options`: the keywords of `Cursor.fetch_arrow_table` (datetimeoffset, ...)."""
     cn = _connect(connection_string, connect_kwargs)
     try:
         cur = cn.cursor()
         cur.execute(query)
-        return cur.fetch_arrow_table(datetimeoffset=datetimeoffset)
+        return cur.fetch_arrow_table(**arrow_options)
     finally:
         cn.close()
 
@@ -87,7 +88,7 @@ def _plan(connection_string: str, query: str, partition_on: str, partitions: int
 
 def read_arrow(connection_string: str, query: str | Sequence[str], partition_on: str | None = None,
                partitions: int = 1, partition_range: tuple[int, int] | None = None, *,
-               datetimeoffset: str = "utc", **connect_kwargs: Any) -> Any:
+               datetimeoffset: str = "utc", timestamp_unit: str = "us", **connect_kwargs: Any) -> Any:
     """Read `query` as one Arrow table, over `partitions` connections read in parallel.
 
     - ``partition_on``: an integer column of the query's result. Its range is probed with
@@ -96,6 +97,7 @@ def read_arrow(connection_string: str, query: str | Sequence[str], partition_on:
       WHERE <range>`` on its own connection and thread. The first range also takes the rows
       below ``low`` and the NULLs, the last those above ``high``, so every row is read once.
       ``partition_on`` is put into the SQL as written (quote it if it needs quoting).
+    - ``datetimeoffset`` and ``timestamp_unit``: as for ``Cursor.fetch_arrow_table``.
     - ``query`` may be a list of queries instead: each is read as is on its own connection
       (``partition_on`` and ``partitions`` must then be left out); their columns must match.
 
@@ -113,6 +115,7 @@ def read_arrow(connection_string: str, query: str | Sequence[str], partition_on:
     unless given).
     """
     partitions, given_range = _check_arguments(partition_on, partitions, partition_range)
+    options = {"datetimeoffset": datetimeoffset, "timestamp_unit": timestamp_unit}
     if isinstance(query, str):
         queries = ([query] if partition_on is None and partitions == 1 else None)
         if queries is None:
@@ -128,10 +131,10 @@ def read_arrow(connection_string: str, query: str | Sequence[str], partition_on:
             raise ValueError("a list of queries is read one query per connection: leave "
                              "partition_on and partitions out")
     if len(queries) == 1:
-        parts = [_read_one(connection_string, queries[0], datetimeoffset, connect_kwargs)]
+        parts = [_read_one(connection_string, queries[0], options, connect_kwargs)]
     else:
         with ThreadPoolExecutor(max_workers=len(queries), thread_name_prefix="ferrodbc-read") as pool:
-            futures = [pool.submit(_read_one, connection_string, q, datetimeoffset, connect_kwargs)
+            futures = [pool.submit(_read_one, connection_string, q, options, connect_kwargs)
                        for q in queries]
             parts = []
             for i, f in enumerate(futures):

@@ -103,6 +103,16 @@ def test_bad_input_raises_on_the_client(loaded):
         ferrodbc.dask.read_sql(cs, f"SELECT * FROM {name} ORDER BY id", "id", 2)
 
 
+def test_arrow_options_shape_the_frame(loaded):
+    """timestamp_unit reaches the client's schema read (the frame's meta) and the partition
+    reader the workers get."""
+    cs, name = loaded
+    df = ferrodbc.dask.read_sql(cs, f"SELECT id, ts FROM {name}", "id", 2, timestamp_unit="ns")
+    assert df.dtypes["ts"] == pd.ArrowDtype(pa.timestamp("ns"))
+    part = df.to_delayed()[0].compute(scheduler="synchronous")
+    assert part.dtypes["ts"] == pd.ArrowDtype(pa.timestamp("ns"))
+
+
 def test_only_ferrodbc_dask_imports_dask():
     import subprocess
     import sys

@@ -175,3 +175,16 @@ def test_bad_arguments(loaded):
     # Parts whose columns differ cannot be one table.
     with pytest.raises(ferrodbc.ProgrammingError, match="columns differ"):
         ferrodbc.read_arrow(cs, [f"SELECT id FROM {name}", f"SELECT name FROM {name}"])
+
+
+def test_arrow_options_reach_every_partition(loaded):
+    """timestamp_unit and datetimeoffset are passed to each partition's fetch."""
+    cs, name = loaded
+    table = pa.table(ferrodbc.read_arrow(cs, f"SELECT id, ts FROM {name}", partition_on="id",
+                                         partitions=3, timestamp_unit="ns"))
+    assert table.schema.field("ts").type == pa.timestamp("ns")
+    assert table.num_rows == ROWS + 3
+    single = single_read(cs, f"SELECT id, ts FROM {name}").cast(table.schema)
+    assert sorted(table.to_pylist(), key=repr) == sorted(single.to_pylist(), key=repr)
+    with pytest.raises(ferrodbc.ProgrammingError, match="timestamp_unit"):
+        ferrodbc.read_arrow(cs, f"SELECT id FROM {name}", timestamp_unit="s")

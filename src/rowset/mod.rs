@@ -33,8 +33,8 @@ use std::sync::Arc;
 /// the cells of a row array, not its rows (callgrind, Driver 18: 100,000 rows of 1 int column
 /// cost ~100 M instructions, of all 8 mixed columns ~620 M): 32 columns reach it at 256 rows.
 /// On this project's 2-core machine the overlap pays for tuples (a 10,000 x 32 fetchall 29.7
-/// -> 25.2 ms) but not for Arrow, whose conversion is a small share (19.2 ms with, 19.1 ms
-/// without); kept for both, as more cores only help it.
+/// -> 25.2 ms) but not for Arrow, whose conversion is a small share (three A/B runs: 19.2-20.3
+/// ms with, 18.6-20.1 ms without); kept for both, as more cores only help it.
 pub const PREFETCH_MIN_CELLS: usize = 8192;
 
 /// Rows handed out by [`RowSet::serve`]: batch rows `rows` of `batch`, whose row 0 is row `base`

@@ -9,6 +9,7 @@
 //! absolute times across runs. Run: `cargo bench --features python,bench-internals --bench
 //! decode` (see eng/profiler/README.md).
 
+use _native::arrow::text::utf16_to_utf8;
 use _native::backend::Dbms;
 use _native::batch::{Batch, ColumnBuffer};
 use _native::decode::{
@@ -73,6 +74,41 @@ fn bench_classify(c: &mut Criterion) {
                     .map(|u| classify_utf16(black_box(u)))
                     .filter(|k| *k == TextClass::Ascii)
                     .count()
+            })
+        });
+    }
+    g.finish();
+}
+
+/// The Arrow columns' UTF-16 -> UTF-8 transcoder (into one value buffer, as a text column is
+/// built) against std's decoding pushed into the same kind of buffer.
+fn bench_utf16_to_utf8(c: &mut Criterion) {
+    let mut g = c.benchmark_group("utf16_to_utf8");
+    g.throughput(Throughput::Elements(ROWS as u64));
+    for class in CLASSES {
+        let batch = text_batch(&dataset(class));
+        g.bench_with_input(BenchmarkId::new("arrow", class), &batch, |b, batch| {
+            let mut out = Vec::with_capacity(ROWS * 64);
+            b.iter(|| {
+                out.clear();
+                for u in cells(&batch.columns[0], ROWS) {
+                    let _ = utf16_to_utf8(black_box(u), &mut out, false);
+                }
+                out.len()
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("std", class), &batch, |b, batch| {
+            let mut out = Vec::with_capacity(ROWS * 64);
+            b.iter(|| {
+                out.clear();
+                for u in cells(&batch.columns[0], ROWS) {
+                    for ch in char::decode_utf16(black_box(u).iter().copied()) {
+                        let mut buf = [0u8; 4];
+                        let ch = ch.unwrap_or(char::REPLACEMENT_CHARACTER);
+                        out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+                    }
+                }
+                out.len()
             })
         });
     }
@@ -389,6 +425,12 @@ fn python_benches(c: &mut Criterion) {
     bench_decimal_objects(c);
 }
 
-criterion_group!(pure, bench_classify, bench_decimal_and_guid, bench_plan);
+criterion_group!(
+    pure,
+    bench_classify,
+    bench_utf16_to_utf8,
+    bench_decimal_and_guid,
+    bench_plan
+);
 criterion_group!(embedded, python_benches);
 criterion_main!(pure, embedded);

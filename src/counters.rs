@@ -13,7 +13,8 @@ pub static GETDATA_CALLS: AtomicU64 = AtomicU64::new(0);
 pub static PLANS_BUILT: AtomicU64 = AtomicU64::new(0);
 /// `SQLBindCol` calls.
 pub static BINDS: AtomicU64 = AtomicU64::new(0);
-/// Column buffers allocated (a plan hit on re-execute allocates none).
+/// Column buffers set up, fresh or taken from the recycle bin of dropped row arrays (a plan
+/// hit on re-execute sets up none).
 pub static BUFFER_ALLOCS: AtomicU64 = AtomicU64::new(0);
 /// `SQLExecute` / `SQLExecDirect` calls.
 pub static EXECUTES: AtomicU64 = AtomicU64::new(0);

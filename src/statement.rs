@@ -83,7 +83,8 @@ impl Statement {
         self.rows.plan()
     }
 
-    /// The batch rows are currently served from (the batch filled last while the driver fills the other one of the pair).
+    /// The batch rows are currently served from (while a prefetch is pending, the one filled
+    /// last; the driver fills the other one of the pair).
     pub fn batch(&self) -> Option<&Batch> {
         self.rows.batch()
     }

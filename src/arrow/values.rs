@@ -83,9 +83,17 @@ impl Unit {
 /// impossible time, or past i64 (nanoseconds outside 1677..2262).
 #[inline]
 pub fn timestamp_at(days: i64, time: Time, unit: Unit) -> Option<i64> {
-    let of_day = time64(time, unit == Unit::Nanos)?;
-    // In i128: the day's start alone can be past i64 while the instant is not (1677-09-21).
-    i64::try_from(days as i128 * 86_400 * unit.per_second() as i128 + of_day as i128).ok()
+    i64::try_from(ticks(days, time, unit, 0)?).ok()
+}
+
+/// `days` and `time` in `unit`, less `offset_minutes`. In i128: the day's start alone, or a
+/// local time before its offset is taken away, can be past i64 while the result is not
+/// (1677-09-21; a datetimeoffset at +14:00 just past 2262-04-11).
+#[inline]
+fn ticks(days: i64, time: Time, unit: Unit, offset_minutes: i16) -> Option<i128> {
+    let of_day = time64(time, unit == Unit::Nanos)? as i128;
+    let per_second = unit.per_second() as i128;
+    Some((days as i128 * 86_400 - offset_minutes as i128 * 60) * per_second + of_day)
 }
 
 /// A timestamp in `unit` since the epoch. In microseconds 0001-01-01 is
@@ -94,17 +102,13 @@ pub fn timestamp(ts: Timestamp, unit: Unit) -> Option<i64> {
     timestamp_at(date32(ts.date)? as i64, ts.time, unit)
 }
 
-/// The UTC instant of a datetimeoffset in `unit` (its local time minus its offset). Computed
-/// in i128: a local time just past the unit's range can still be an instant within it.
+/// The UTC instant of a datetimeoffset in `unit` (its local time minus its offset).
 pub fn instant(v: TimestampOffset, unit: Unit) -> Option<i64> {
     if !(-14 * 60..=14 * 60).contains(&v.offset_minutes) {
         return None;
     }
-    let days = date32(v.timestamp.date)? as i128;
-    let of_day = time64(v.timestamp.time, unit == Unit::Nanos)? as i128;
-    let per_second = unit.per_second() as i128;
-    let local = days * 86_400 * per_second + of_day;
-    i64::try_from(local - v.offset_minutes as i128 * 60 * per_second).ok()
+    let days = date32(v.timestamp.date)? as i64;
+    i64::try_from(ticks(days, v.timestamp.time, unit, v.offset_minutes)?).ok()
 }
 
 /// Whether a refused timestamp is a valid value outside the unit's range (the message then

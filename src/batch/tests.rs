@@ -238,7 +238,7 @@ fn a_text_element_is_never_read_whole() {
 fn text_binary_and_decimal_cells_read_only_what_the_indicator_announces() {
     // Fresh (unzeroed) buffers: a short value, an empty one and a NULL next to each other, and
     // each reads back exactly what was written.
-    // PostgreSQL: decimals bound as text (SQL Server's Driver 18 gets SQL_C_NUMERIC).
+    // PostgreSQL: decimals batch as text (SQL Server's Driver 18 gets SQL_C_NUMERIC).
     let plan = ResultPlan::build(
         vec![desc(-9, 30), desc(-3, 8), desc(3, 12)],
         Dbms::PostgreSql,
@@ -247,27 +247,24 @@ fn text_binary_and_decimal_cells_read_only_what_the_indicator_announces() {
         plan.columns[2].kind,
         crate::plan::CellKind::Decimal { .. }
     ));
-    let mut bound = Batch::new(&plan, 3);
-    put(&mut bound.columns[0], 0, &wide("ab"), 4);
-    put(&mut bound.columns[0], 1, &[], 0);
-    put(&mut bound.columns[0], 2, &[], NULL_DATA);
-    put(&mut bound.columns[1], 0, &[5], 1);
-    put(&mut bound.columns[1], 1, &[], NULL_DATA);
-    put(&mut bound.columns[1], 2, &[], 0);
-    put(&mut bound.columns[2], 0, b"-1.50\0", 5);
-    put(&mut bound.columns[2], 1, &[], NULL_DATA);
-    put(&mut bound.columns[2], 2, b"0\0", 1);
-    {
-        let batch = &bound;
-        let units: Vec<u16> = "ab".encode_utf16().collect();
-        assert_eq!(batch.columns[0].text(0).unwrap(), units.as_slice());
-        assert_eq!(batch.columns[0].text(1).unwrap(), &[] as &[u16]);
-        assert!(batch.columns[0].is_null(2));
-        assert_eq!(batch.columns[1].bytes(0).unwrap(), &[5]);
-        assert!(batch.columns[1].is_null(1));
-        assert_eq!(batch.columns[1].bytes(2).unwrap(), &[] as &[u8]);
-        assert_eq!(batch.columns[2].bytes(0).unwrap(), b"-1.50");
-        assert!(batch.columns[2].is_null(1));
-        assert_eq!(batch.columns[2].bytes(2).unwrap(), b"0");
-    }
+    let mut batch = Batch::new(&plan, 3);
+    put(&mut batch.columns[0], 0, &wide("ab"), 4);
+    put(&mut batch.columns[0], 1, &[], 0);
+    put(&mut batch.columns[0], 2, &[], NULL_DATA);
+    put(&mut batch.columns[1], 0, &[5], 1);
+    put(&mut batch.columns[1], 1, &[], NULL_DATA);
+    put(&mut batch.columns[1], 2, &[], 0);
+    put(&mut batch.columns[2], 0, b"-1.50\0", 5);
+    put(&mut batch.columns[2], 1, &[], NULL_DATA);
+    put(&mut batch.columns[2], 2, b"0\0", 1);
+    let units: Vec<u16> = "ab".encode_utf16().collect();
+    assert_eq!(batch.columns[0].text(0).unwrap(), units.as_slice());
+    assert_eq!(batch.columns[0].text(1).unwrap(), &[] as &[u16]);
+    assert!(batch.columns[0].is_null(2));
+    assert_eq!(batch.columns[1].bytes(0).unwrap(), &[5]);
+    assert!(batch.columns[1].is_null(1));
+    assert_eq!(batch.columns[1].bytes(2).unwrap(), &[] as &[u8]);
+    assert_eq!(batch.columns[2].bytes(0).unwrap(), b"-1.50");
+    assert!(batch.columns[2].is_null(1));
+    assert_eq!(batch.columns[2].bytes(2).unwrap(), b"0");
 }

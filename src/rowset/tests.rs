@@ -16,9 +16,8 @@ struct Fake {
     error_at: Option<usize>,
     cancel: bool,
     capacity: usize,
-    bound_capacities: Vec<usize>,
-    /// The buffers of each bind, by capacity.
-    bound_buffers: Vec<(usize, usize)>,
+    /// Each bind: the batch's capacity and where its buffers are.
+    binds: Vec<(usize, usize)>,
     row_array_sizes: Vec<usize>,
     fetches: usize,
     ahead: usize,
@@ -26,6 +25,11 @@ struct Fake {
 }
 
 impl Fake {
+    /// The capacity of each batch bound, in order.
+    fn bound_capacities(&self) -> Vec<usize> {
+        self.binds.iter().map(|&(capacity, _)| capacity).collect()
+    }
+
     fn new(rows: usize) -> Fake {
         Fake {
             rows,
@@ -33,8 +37,7 @@ impl Fake {
             error_at: None,
             cancel: false,
             capacity: 0,
-            bound_capacities: Vec::new(),
-            bound_buffers: Vec::new(),
+            binds: Vec::new(),
             row_array_sizes: Vec::new(),
             fetches: 0,
             ahead: 0,
@@ -68,9 +71,7 @@ impl BlockSource for Fake {
     unsafe fn bind(&mut self, batch: &mut Batch, _plan: &ResultPlan) -> Result<()> {
         batch.set_bound(true);
         self.capacity = batch.capacity();
-        self.bound_capacities.push(batch.capacity());
-        self.bound_buffers
-            .push((batch.capacity(), batch.buffers_at()));
+        self.binds.push((batch.capacity(), batch.buffers_at()));
         Ok(())
     }
 
@@ -163,8 +164,8 @@ fn every_row_once_in_order_across_growth_and_prefetch() {
         assert_eq!(rs.rows_served(), 30_000);
         // 32, then x8 to 2,048, then x2 to the budget's cap.
         let cap = Batch::max_rows(&plan).min(MAX_BATCH_ROWS);
-        assert_eq!(src.bound_capacities[..4], [32, 256, 2048, 4096]);
-        assert_eq!(*src.bound_capacities.last().unwrap(), cap);
+        assert_eq!(src.bound_capacities()[..4], [32, 256, 2048, 4096]);
+        assert_eq!(*src.bound_capacities().last().unwrap(), cap);
         // Full arrays of 2,048 rows or more were followed by fetches ahead on the worker.
         assert!(src.ahead >= 3, "chunk {chunk}: {} fetches ahead", src.ahead);
         assert!(!rs.needs_fetch());
@@ -183,7 +184,7 @@ fn prefetching_alternates_two_batches_once_the_array_stops_growing() {
     assert_eq!(got, (0..200_000).collect::<Vec<i32>>());
     let cap = Batch::max_rows(&plan).min(MAX_BATCH_ROWS);
     let full: Vec<usize> = src
-        .bound_buffers
+        .binds
         .iter()
         .filter(|(c, _)| *c == cap)
         .map(|&(_, at)| at)
@@ -236,7 +237,7 @@ fn the_same_plan_again_binds_nothing_and_reset_restores_one_row_arrays() {
     let mut rs = RowSet::default();
     rs.open(&mut src, plan.clone()).unwrap();
     drain(&mut rs, &mut src, 10).unwrap();
-    let binds = src.bound_capacities.len();
+    let binds = src.binds.len();
     rs.reset(&mut src).unwrap();
     assert_eq!(
         src.row_array_sizes.last(),
@@ -246,7 +247,7 @@ fn the_same_plan_again_binds_nothing_and_reset_restores_one_row_arrays() {
     src.next = 0;
     rs.open(&mut src, plan).unwrap();
     assert_eq!(
-        src.bound_capacities.len(),
+        src.binds.len(),
         binds,
         "re-executing the query binds nothing"
     );
@@ -348,11 +349,11 @@ fn unpinned_batches_are_refilled_in_place_pinned_ones_rebound() {
     let mut rs = RowSet::default();
     rs.open(&mut src, plan.clone()).unwrap();
     drain(&mut rs, &mut src, 10).unwrap();
-    assert_eq!(src.bound_capacities, [32, 256, 2048]);
+    assert_eq!(src.bound_capacities(), [32, 256, 2048]);
     // Pinned: a refill of the same size (the fetch that finds the end) binds a fresh batch.
     let mut src = Fake::new(1000);
     let mut rs = RowSet::default();
     rs.open(&mut src, plan).unwrap();
     assert_eq!(drain_pinned(&mut rs, &mut src, 10), 1000);
-    assert_eq!(src.bound_capacities, [32, 256, 2048, 2048]);
+    assert_eq!(src.bound_capacities(), [32, 256, 2048, 2048]);
 }

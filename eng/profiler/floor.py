@@ -40,7 +40,7 @@ def _json_run(cmd: list[str], expected_rows: int, what: str, timeout: float, **k
 
 def run(exe: Path, conn_str: str, query: str, expected_rows: int, timeout: float = 600) -> dict:
     """One fresh process, one execution. Validated by row count (it builds no Python values)."""
-    r = _json_run([str(exe), "--connection-string", conn_str, "--query", query, "--batch", "10000"],
+    r = _json_run([str(exe), "--connection-string", conn_str, "--query", query],
                   expected_rows, "native fetch", timeout)
     if r["status"] != "ok":
         return r

@@ -414,6 +414,12 @@ impl Statement {
         self.rows.buffered()
     }
 
+    /// Read the rest of the current result set without fetching ahead
+    /// ([`RowSet::without_prefetch`](crate::rowset::RowSet::without_prefetch)).
+    pub fn without_prefetch(&mut self) {
+        self.rows.without_prefetch();
+    }
+
     /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
     /// now available; 0 means the result set is over.
     ///

@@ -33,8 +33,7 @@ use std::sync::Arc;
 /// the cells of a row array, not its rows (callgrind, Driver 18: 100,000 rows of 1 int column
 /// cost ~100 M instructions, of all 8 mixed columns ~620 M): 32 columns reach it at 256 rows.
 /// On this project's 2-core machine the overlap pays for tuples (a 10,000 x 32 fetchall 29.7
-/// -> 25.2 ms) but not for Arrow, whose conversion is a small share (three A/B runs: 19.2-20.3
-/// ms with, 18.6-20.1 ms without); kept for both, as more cores only help it.
+/// -> 25.2 ms) but not for Arrow, whose consumer turns it off ([`RowSet::without_prefetch`]).
 pub const PREFETCH_MIN_CELLS: usize = 8192;
 
 /// Rows handed out by [`RowSet::serve`]: batch rows `rows` of `batch`, whose row 0 is row `base`
@@ -80,6 +79,8 @@ pub struct RowSet {
     deferred: Option<Error>,
     /// Rows handed out from the current result set (for error messages and `rownumber`).
     rows_served: u64,
+    /// The consumer of the current result set asked for no fetching ahead.
+    no_prefetch: bool,
 }
 
 impl RowSet {
@@ -125,6 +126,18 @@ impl RowSet {
         self.exhausted && self.deferred.is_none() && !self.serving_shadow
     }
 
+    /// Fetch the rest of the current result set in line, never ahead on the prefetch thread
+    /// (a fetch already under way still completes). For consumers whose own work per row array
+    /// is a small share of the driver's: there the overlap saves less than running the driver
+    /// on a second thread costs. Measured for Arrow on this project's 2-core machine (Driver 18,
+    /// the TDS peer on the same machine; 60 warm reads of 10,000 x 32 columns): 26.4 ms a read
+    /// prefetching, 21.7 ms without, the driver's own CPU time ~28% higher on the prefetch
+    /// thread (perf), not the rebinding (rebinding before every in-line fetch: 20.6 ms).
+    /// Undone by the next result set.
+    pub fn without_prefetch(&mut self) {
+        self.no_prefetch = true;
+    }
+
     /// An error found after the end of the rows (FreeTDS's link check): raised once the
     /// buffered rows are served.
     pub fn defer(&mut self, err: Error) {
@@ -165,6 +178,7 @@ impl RowSet {
         self.exhausted = true;
         self.rows_served = 0;
         self.batch_base = 0;
+        self.no_prefetch = false;
     }
 
     /// Forget the current result set and end the prefetch worker (a new execute, or close).
@@ -421,7 +435,8 @@ impl RowSet {
     /// decoded: only bound-only plans (streamed columns need SQLGetData per row), only when the
     /// bound buffers hold the rows being served, and not past the end or a pending error.
     fn can_prefetch(&self) -> bool {
-        self.plan.as_ref().is_some_and(|p| !p.has_streamed())
+        !self.no_prefetch
+            && self.plan.as_ref().is_some_and(|p| !p.has_streamed())
             && self.relayout.is_none()
             && !self.serving_shadow
             && !self.prefetcher.as_ref().is_some_and(Prefetcher::busy)

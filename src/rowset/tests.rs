@@ -173,6 +173,25 @@ fn every_row_once_in_order_across_growth_and_prefetch() {
 }
 
 #[test]
+fn a_consumer_that_declines_prefetch_gets_every_row_in_line_until_the_next_result() {
+    let plan = int_plan();
+    let mut src = Fake::new(30_000);
+    let mut rs = RowSet::default();
+    rs.open(&mut src, plan.clone()).unwrap();
+    rs.without_prefetch();
+    assert_eq!(
+        drain(&mut rs, &mut src, 1000).unwrap(),
+        (0..30_000).collect::<Vec<i32>>()
+    );
+    assert_eq!(src.ahead, 0, "nothing fetched ahead");
+    // The choice was for that result set: the next one (same plan) prefetches again.
+    let mut src = Fake::new(30_000);
+    rs.open(&mut src, plan.clone()).unwrap();
+    assert_eq!(drain(&mut rs, &mut src, 1000).unwrap().len(), 30_000);
+    assert!(src.ahead >= 1, "{} fetches ahead", src.ahead);
+}
+
+#[test]
 fn prefetching_alternates_two_batches_once_the_array_stops_growing() {
     // The driver fills one batch while the other is served; the served one, all its rows handed
     // out, is bound for the next fetch ahead: no copy, and no fresh buffer per row array.

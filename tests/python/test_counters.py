@@ -98,6 +98,32 @@ def test_prefetch_starts_by_cells_not_rows(conn, table):
     assert (c["fetch_calls"], c["prefetches"]) == (4, 1), c
 
 
+
+def test_arrow_fetch_reads_in_line_and_the_next_result_set_prefetches_again(conn, table):
+    """Arrow's conversion is a small share of a fetch: it never fetches ahead (the row source's
+    per-consumer choice), and the choice ends with the result set: the same query read as rows
+    afterwards is fetched ahead as in the test above."""
+    pa = pytest.importorskip("pyarrow")
+    cols = ", ".join(f"c{k} INTEGER" for k in range(32))
+    conn.cursor().execute(f"CREATE TABLE {table} ({cols})")
+    values = [tuple(range(i, i + 32)) for i in range(1000)]
+    conn.cursor().executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * 32)})", values)
+    conn.commit()
+    cur = conn.cursor()
+    sql = f"SELECT * FROM {table} ORDER BY c0"
+    ferrodbc.reset_counters()
+    arrow = pa.table(cur.execute(sql).fetch_arrow_table())
+    c = ferrodbc.counters()
+    assert arrow.column("c31").to_pylist() == [v[31] for v in values]
+    assert (c["fetch_calls"], c["prefetches"]) == (4, 0), c
+    # One more column, so the cursor lays out new buffers and grows them from 32 rows again.
+    ferrodbc.reset_counters()
+    rows = cur.execute(f"SELECT *, c0 AS again FROM {table} ORDER BY c0").fetchall()
+    c = ferrodbc.counters()
+    assert [tuple(r) for r in rows] == [v + (v[0],) for v in values]
+    assert (c["fetch_calls"], c["prefetches"]) == (4, 1), c
+
+
 def test_re_executing_the_same_select_reuses_the_bound_buffers(conn, ints):
     """A new plan per run (the result set could differ), but no new buffers once the pair of
     row arrays has settled: the first run grows the array to 8,192 rows, the second gives the

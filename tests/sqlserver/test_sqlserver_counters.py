@@ -152,6 +152,22 @@ def test_wide_rows_are_fetched_ahead_from_the_third_array(conn, driver):
     assert c["prefetches"] >= 4, c
 
 
+
+def test_arrow_fetch_of_wide_rows_fetches_in_line(conn, driver):
+    """The same 10,000 x 32 result read as Arrow: no array is fetched ahead (Arrow's conversion
+    is too small a share of the driver's work for the overlap to pay), and the values are the
+    generator's."""
+    pa = pytest.importorskip("pyarrow")
+    cur = conn.cursor()
+    ferrodbc.reset_counters()
+    table = pa.table(cur.execute("SELECT * FROM peer.wide32_10000").fetch_arrow_table())
+    c = ferrodbc.counters()
+    assert table.num_rows == 10_000
+    assert tuple(table.slice(9999).to_pylist()[0].values()) == synthetic.row("wide32", 9999)
+    assert c["prefetches"] == 0, c
+    assert c["fetch_calls"] >= 5 and c["getdata_calls"] == 0, c
+
+
 def test_reexecute_reuses_buffers(conn, driver):
     """The same query again on the same cursor allocates nothing once the pair of row arrays
     has settled (the first run grows the array, the second gives the grown array its twin for

@@ -30,14 +30,16 @@ pub const MIN_BYTES: usize = 256 * 1024;
 /// Most entries per connection (least recently used goes first).
 const MAX_ENTRIES: usize = 8;
 
-/// What identifies a result: the SQLite text, the bound values, and the column names and wire
-/// types (two T-SQL texts can rewrite to the same SQLite text but type or name columns apart).
+/// What identifies a result: the SQLite text, the bound values, and the column names, wire
+/// types and nullability (two T-SQL texts can rewrite to the same SQLite text but type, name or
+/// describe columns apart).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Key {
     pub sql: String,
     pub params: Vec<Value>,
     pub tys: Vec<Ty>,
     pub names: Vec<String>,
+    pub nullable: Vec<bool>,
 }
 
 /// The database state a result was read in (see the module comment).
@@ -257,6 +259,7 @@ mod tests {
                 params: vec![],
                 tys: vec![Ty::Int],
                 names: vec!["a".into()],
+                nullable: vec![true],
             },
             state,
             bytes: vec![0; len],

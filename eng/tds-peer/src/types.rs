@@ -261,6 +261,26 @@ impl Ty {
         }
     }
 
+    /// The fixed-length TDS type SQL Server sends for a NOT NULL column of this type (INT4 for
+    /// `int NOT NULL` or `SELECT 1`, where a nullable int is INTN), if it has one. Its values are
+    /// the nullable type's without their length byte.
+    pub fn fixed_len_type(&self) -> Option<u8> {
+        Some(match self {
+            Ty::TinyInt => 0x30,
+            Ty::Bit => 0x32,
+            Ty::SmallInt => 0x34,
+            Ty::Int => 0x38,
+            Ty::SmallDateTime => 0x3A,
+            Ty::Real => 0x3B,
+            Ty::Money => 0x3C,
+            Ty::DateTime => 0x3D,
+            Ty::Float => 0x3E,
+            Ty::SmallMoney => 0x7A,
+            Ty::BigInt => 0x7F,
+            _ => return None,
+        })
+    }
+
     /// Appends TYPE_INFO (type byte + length/precision/collation) as in COLMETADATA/RETURNVALUE.
     pub fn write_type_info(&self, out: &mut Vec<u8>) {
         let coll = |b: bool| if b { COLL_UTF8 } else { COLL_CP1252 };

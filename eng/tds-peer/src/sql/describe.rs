@@ -325,11 +325,7 @@ impl Engine {
             .unwrap_or_default();
         let found = self.undeclared_parameters(&tsql, &declared)?;
         let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column {
-            name: n.to_string(),
-            ty,
-            nullable,
-        };
+        let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
         let cols = vec![
             c("parameter_ordinal", Ty::Int, false),
             c("name", sysname(), false),
@@ -419,11 +415,7 @@ impl Engine {
         let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
         let described = self.describe_result(&tsql)?;
         let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column {
-            name: n.to_string(),
-            ty,
-            nullable,
-        };
+        let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
         let mut cols = vec![
             c("is_hidden", Ty::Bit, false),
             c("column_ordinal", Ty::Int, false),
@@ -510,7 +502,9 @@ impl Engine {
                 row.extend(std::iter::repeat_n(Value::Null, 5));
                 row.push(Value::Integer(identity as i64));
                 row.extend(std::iter::repeat_n(Value::Null, 7));
-                row.push(Value::Integer(m.tds_type_id));
+                // As COLMETADATA sends it: INT4 for an int that cannot be NULL, INTN else.
+                let tds_type = ty.fixed_len_type().filter(|_| !nullable);
+                row.push(Value::Integer(tds_type.map_or(m.tds_type_id, i64::from)));
                 row.push(Value::Integer(m.tds_length));
                 row.extend([Value::Null, Value::Null]);
                 row
@@ -562,6 +556,11 @@ impl Engine {
                 (c.name().to_string(), ty)
             })
             .collect();
+        // As COLMETADATA describes the result (engine `query`).
+        let nullable =
+            super::nullability::nullable(&stmt, &super::nullability::origins(&st), |t| {
+                self.is_table(t)
+            });
         Ok(cols
             .into_iter()
             .enumerate()
@@ -572,8 +571,7 @@ impl Engine {
                     .flat_map(|t| t.cols.iter())
                     .find(|c| c.name.eq_ignore_ascii_case(&name));
                 let ty = forced.get(i).copied().flatten().or(decl).unwrap_or(Ty::Int);
-                let nullable = !col.is_some_and(|c| c.notnull);
-                (name, ty, nullable, col.is_some_and(|c| c.identity))
+                (name, ty, nullable[i], col.is_some_and(|c| c.identity))
             })
             .collect())
     }

@@ -11,6 +11,7 @@ pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod lexer;
+pub mod nullability;
 pub mod ranges;
 pub mod rewrite;
 pub mod rowversion;

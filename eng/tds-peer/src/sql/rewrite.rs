@@ -1175,6 +1175,31 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let mut defs_out = Vec::new();
     let defs = split_commas(&toks[open + 1..close]);
     let has_identity = defs.iter().any(|d| d.iter().any(|t| t.is_word("IDENTITY")));
+    // Columns of a table-level PRIMARY KEY (…): NOT NULL in SQL Server, which SQLite does not
+    // make them (only an INTEGER PRIMARY KEY is never NULL there).
+    let key_cols: Vec<String> = defs
+        .iter()
+        .filter_map(|d| {
+            let sg = sig(d);
+            let first = sg.first()?;
+            if !(first.is_word("PRIMARY") || first.is_word("CONSTRAINT")) {
+                return None;
+            }
+            let key = sg.iter().position(|t| t.is_word("KEY"))?;
+            sg[..key].last().filter(|t| t.is_word("PRIMARY"))?;
+            let open = sg.iter().skip(key).position(|t| t.is_punct('('))? + key;
+            let close = sg.iter().skip(open).position(|t| t.is_punct(')'))? + open;
+            let names: Vec<String> = sg[open + 1..close]
+                .split(|t| t.is_punct(','))
+                .filter_map(|part| match part.first()? {
+                    Tok::Word(w) | Tok::Quoted(w) => Some(w.clone()),
+                    _ => None,
+                })
+                .collect();
+            Some(names)
+        })
+        .flatten()
+        .collect();
     // Statements to run after the CREATE TABLE (the triggers of rowversion columns).
     let mut triggers = String::new();
     for def in defs {
@@ -1279,6 +1304,21 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
             String::new()
         } else {
             fits_check(&col, ty, &table, &def[name_pos])
+        };
+        let key = rest.iter().any(|t| t.is_word("PRIMARY"))
+            || key_cols
+                .iter()
+                .any(|k| matches!(&def[name_pos], Tok::Word(n) | Tok::Quoted(n) if n.eq_ignore_ascii_case(k)));
+        let not_null = rest
+            .iter()
+            .filter(|t| !t.is_space())
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0].is_word("NOT") && w[1].is_word("NULL"));
+        let decl = if key && !identity && !not_null {
+            format!("{decl} NOT NULL")
+        } else {
+            decl
         };
         let rest = ctx.rw(&rest)?;
         let parts = [col.as_str(), decl.as_str(), rest.trim(), check.as_str()];
@@ -1459,5 +1499,18 @@ mod tests {
              \"v\" MSTEXT_VARCHR_20_UTF8 COLLATE NOCASE CHECK (__fits(\"v\", 'varchar(20) collate Latin1_General_100_CI_AS_SC_UTF8', 'tempdb.dbo.#t', 'v')), \
              \"d\" MSTEXT_DECIMAL_38_10 CHECK (__fits(\"d\", 'decimal(38,10)', 'tempdb.dbo.#t', 'd')))"
         );
+        // Key columns are NOT NULL, inline or named by a table constraint.
+        let sql = |t: &str| super::create_table(&c, &tokenize(t).unwrap()).unwrap().sql;
+        let ct = sql("CREATE TABLE k (a INT PRIMARY KEY, b INT NOT NULL PRIMARY KEY, c INT)");
+        assert!(ct.contains("\"a\" MSINT_IN_T NOT NULL PRIMARY KEY"), "{ct}");
+        assert_eq!(ct.matches("NOT NULL").count(), 2, "{ct}");
+        let ct = sql("CREATE TABLE k (a INT, [b] VARCHAR(5), c INT, \
+             CONSTRAINT pk PRIMARY KEY CLUSTERED (a, b DESC) WITH (PAD_INDEX = ON))");
+        assert!(ct.contains("\"a\" MSINT_IN_T NOT NULL"), "{ct}");
+        assert!(
+            ct.contains("\"b\" MSTEXT_VARCHR_5 COLLATE NOCASE NOT NULL"),
+            "{ct}"
+        );
+        assert!(!ct.contains("\"c\" MSINT_IN_T NOT NULL"), "{ct}");
     }
 }

@@ -154,6 +154,9 @@ pub struct Column {
     pub name: String,
     pub ty: Ty,
     pub nullable: bool,
+    /// Sent as the type's fixed-length TDS type (`Ty::fixed_len_type`) instead of its nullable
+    /// one; its ROW values then carry no length byte (`value::put_row_with`'s `fixed`).
+    pub fixed_len: bool,
 }
 
 impl Column {
@@ -162,7 +165,25 @@ impl Column {
             name: name.to_string(),
             ty,
             nullable: true,
+            fixed_len: false,
         }
+    }
+
+    /// A result column as SQL Server describes it: a NOT NULL column of a type with a
+    /// fixed-length TDS type (int, bit, float, datetime, money, …) is sent as that type.
+    /// Clients read nullability from both: Driver 18 reports an INTN column nullable whatever
+    /// its flags say.
+    pub fn described(name: &str, ty: Ty, nullable: bool) -> Column {
+        Column {
+            nullable,
+            fixed_len: !nullable && ty.fixed_len_type().is_some(),
+            ..Column::new(name, ty)
+        }
+    }
+
+    /// Per column: sent fixed-length (`fixed` of `value::put_row_with`).
+    pub fn fixed(cols: &[Column]) -> Vec<bool> {
+        cols.iter().map(|c| c.fixed_len).collect()
     }
 }
 
@@ -173,7 +194,10 @@ pub fn colmetadata(cols: &[Column]) -> Vec<u8> {
         v.extend_from_slice(&0u32.to_le_bytes()); // UserType
         let flags: u16 = if c.nullable { 0x0009 } else { 0x0008 };
         v.extend_from_slice(&flags.to_le_bytes());
-        c.ty.write_type_info(&mut v);
+        match c.ty.fixed_len_type().filter(|_| c.fixed_len) {
+            Some(t) => v.push(t),
+            None => c.ty.write_type_info(&mut v),
+        }
         b_varchar(&mut v, &c.name);
     }
     v
@@ -188,6 +212,34 @@ mod tests {
         assert_eq!(
             done(TOK_DONE, DONE_COUNT, CMD_SELECT, 3),
             vec![0xFD, 0x10, 0, 0xC1, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn not_null_fixed_types_are_sent_fixed_length() {
+        let cols = [
+            Column::described("a", Ty::Int, false),
+            Column::described("b", Ty::Int, true),
+            Column::described("c", Ty::NVarChar(Some(2)), false),
+        ];
+        assert!(cols[0].fixed_len && !cols[1].fixed_len && !cols[2].fixed_len);
+        let m = colmetadata(&cols);
+        // count, then per column UserType (4), flags (2), TYPE_INFO, name.
+        assert_eq!(&m[..3], &[0x81, 3, 0]);
+        assert_eq!(
+            &m[3..11],
+            &[0, 0, 0, 0, 0x08, 0, 0x38, 1],
+            "INT4, not nullable"
+        );
+        assert_eq!(
+            &m[13..22],
+            &[0, 0, 0, 0, 0x09, 0, 0x26, 4, 1],
+            "INTN(4), nullable"
+        );
+        assert_eq!(
+            &m[24..31],
+            &[0, 0, 0, 0, 0x08, 0, 0xE7],
+            "NVARCHAR, not nullable"
         );
     }
 

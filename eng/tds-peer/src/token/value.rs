@@ -557,7 +557,7 @@ fn put_variant(out: &mut Vec<u8>, v: &Value) {
 
 /// Encodes a full row: ROW (0xD1), or NBCROW (0xD2) when `nbc` and some value is NULL.
 pub fn put_row(out: &mut Vec<u8>, tys: &[Ty], vals: &[Value], nbc: bool) {
-    put_row_with(out, tys, |i| (&vals[i]).into(), nbc);
+    put_row_with(out, tys, &[], |i| (&vals[i]).into(), nbc);
 }
 
 /// `put_row` of values read by column index (`get(i)` for every column of `tys`, in order), e.g.
@@ -566,12 +566,18 @@ pub fn put_row(out: &mut Vec<u8>, tys: &[Ty], vals: &[Value], nbc: bool) {
 /// An NBCROW needs its NULL bitmap before the values, but a ROW is shorter when nothing is
 /// NULL: the row is written as NBCROW (bitmap, then the non-NULL values) and, if no bit got
 /// set, turned into a ROW by dropping the bitmap. Each cell is read once.
+///
+/// `fixed[i]` (missing: false): column `i` is sent as its fixed-length type (`Column::fixed_len`,
+/// a NOT NULL int as INT4), whose value has no length byte. Such a type has no NULL value of its
+/// own, so a row holding one is always an NBCROW.
 pub fn put_row_with<'a>(
     out: &mut Vec<u8>,
     tys: &[Ty],
+    fixed: &[bool],
     mut get: impl FnMut(usize) -> ValueRef<'a>,
     nbc: bool,
 ) {
+    let nbc = nbc || fixed.contains(&true);
     if !nbc {
         out.push(0xD1);
         for (i, &t) in tys.iter().enumerate() {
@@ -590,7 +596,14 @@ pub fn put_row_with<'a>(
                 out[start + 1 + i / 8] |= 1 << (i % 8);
                 any_null = true;
             }
-            v => put_value_ref(out, t, v),
+            v => {
+                let at = out.len();
+                put_value_ref(out, t, v);
+                if fixed.get(i).copied().unwrap_or(false) {
+                    // The length byte leads the value, which is the last thing written.
+                    out.remove(at);
+                }
+            }
         }
     }
     if !any_null {
@@ -724,5 +737,39 @@ mod tests {
             true,
         );
         assert_eq!(o, vec![0xD2, 0b10, 4, 1, 0, 0, 0]);
+    }
+
+    #[test]
+    fn fixed_length_columns_have_no_length_byte() {
+        let tys = [Ty::Int, Ty::BigInt, Ty::Bit, Ty::NVarChar(Some(5))];
+        let row = |vals: [Value; 4]| {
+            let mut o = Vec::new();
+            put_row_with(
+                &mut o,
+                &tys,
+                &[true, false, true],
+                |i| (&vals[i]).into(),
+                false,
+            );
+            o
+        };
+        let t = Value::Text("a".into());
+        assert_eq!(
+            row([
+                Value::Integer(1),
+                Value::Integer(2),
+                Value::Integer(1),
+                t.clone()
+            ]),
+            [&[
+                0xD1, 1, 0, 0, 0, 8, 2, 0, 0, 0, 0, 0, 0, 0, 1, 2, 0, b'a', 0
+            ][..]]
+            .concat()
+        );
+        // A NULL (which a NOT NULL column should not hold) goes in an NBCROW's bitmap.
+        assert_eq!(
+            row([Value::Null, Value::Integer(2), Value::Integer(0), t]),
+            vec![0xD2, 0b0001, 8, 2, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, b'a', 0]
+        );
     }
 }

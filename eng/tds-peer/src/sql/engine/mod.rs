@@ -8,6 +8,7 @@ use crate::result_cache::{self, ResultCache};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::functions;
 use crate::sql::lexer::{self, Tok};
+use crate::sql::nullability::{self, Origin};
 use crate::sql::rewrite::{self, Ctx};
 use crate::synthetic;
 use crate::token::{self, Column, value};
@@ -20,6 +21,9 @@ use std::sync::Arc;
 
 /// Names (with `@`) and declared types of parameters or result columns.
 pub type Decl = Vec<(String, Option<Ty>)>;
+
+/// The table column each result column reads as is, if any (`nullability::origins`).
+pub type Origins = Vec<Option<Origin>>;
 
 /// A bound parameter (RPC) with its declared type when known.
 #[derive(Clone, Debug)]
@@ -1027,12 +1031,28 @@ impl Engine {
         sql: &str,
         params: &[Param],
     ) -> Result<(Decl, Vec<Vec<Value>>), StmtErr> {
+        self.fetch_with_origins(sql, params)
+            .map(|(cols, _, rows)| (cols, rows))
+    }
+
+    /// A table (not a view) of that SQLite name exists, temp ones included.
+    pub(super) fn is_table(&self, name: &str) -> bool {
+        self.db.table_exists(None, name).unwrap_or(false)
+    }
+
+    /// `fetch`, with the table column each result column reads as is (`nullability::origins`).
+    fn fetch_with_origins(
+        &mut self,
+        sql: &str,
+        params: &[Param],
+    ) -> Result<(Decl, Origins, Vec<Vec<Value>>), StmtErr> {
         // Not cached: a cached statement's declared column types stay stale until it is stepped,
         // and another session may have recreated the table with other types in between.
         let mut stmt = self
             .db
             .prepare(sql)
             .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        let origins = nullability::origins(&stmt);
         let cols: Vec<(String, Option<Ty>)> = stmt
             .columns()
             .iter()
@@ -1057,7 +1077,7 @@ impl Engine {
             }
             rows.push(v);
         }
-        Ok((cols, rows))
+        Ok((cols, origins, rows))
     }
 
     fn query(
@@ -1117,7 +1137,7 @@ impl Engine {
         {
             return Ok(flow);
         }
-        let (cols, rows) = self.fetch(&sql, params)?;
+        let (cols, origins, rows) = self.fetch_with_origins(&sql, params)?;
         let names = column_names(&cols, &crate::sql::rewrite::select_names(toks));
         if let Some((name, temp)) = target {
             let defs: Vec<String> = cols
@@ -1165,6 +1185,7 @@ impl Engine {
         if cols.is_empty() {
             return Ok(Flow::Continue);
         }
+        let nullable = nullability::nullable(toks, &origins, |t| self.is_table(t));
         let columns: Vec<Column> = cols
             .iter()
             .enumerate()
@@ -1175,7 +1196,7 @@ impl Engine {
                     .flatten()
                     .or(*decl_ty)
                     .unwrap_or_else(|| infer(&rows, i));
-                Column::new(&names[i], ty)
+                Column::described(&names[i], ty, nullable[i])
             })
             .collect();
         self.send_rows(&columns, &rows, out, r)
@@ -1224,11 +1245,15 @@ impl Engine {
             return Ok(None);
         };
         let names = column_names(&decl, &crate::sql::rewrite::select_names(toks));
+        let nullable =
+            nullability::nullable(toks, &nullability::origins(&stmt), |t| self.is_table(t));
         let columns: Vec<Column> = names
             .iter()
             .zip(&tys)
-            .map(|(n, &t)| Column::new(n, t))
+            .zip(&nullable)
+            .map(|((n, &t), &nullable)| Column::described(n, t, nullable))
             .collect();
+        let fixed = Column::fixed(&columns);
         let meta = token::colmetadata(&columns);
         // The cache: its key, and the database state read before the statement runs.
         let state = if self.results.enabled() {
@@ -1242,6 +1267,7 @@ impl Engine {
                 params: params.iter().map(|p| p.value.clone()).collect(),
                 tys: tys.clone(),
                 names,
+                nullable,
             };
             if self.results.has(&key)
                 && let Some(e) = self.results.get(&key, &state)
@@ -1273,8 +1299,19 @@ impl Engine {
         let cap = self.results.cap_bytes();
         let mut sent_meta = false;
         let mut n = 0u64;
+        let fixed_at: Vec<usize> = (0..fixed.len()).filter(|&i| fixed[i]).collect();
         while let Some(row) = q.next().map_err(sqlite)? {
-            value::put_row_with(&mut buf, &tys, |i| row.get_ref_unwrap(i), true);
+            if !sent_meta
+                && fixed_at
+                    .iter()
+                    .any(|&i| row.get_ref_unwrap(i) == rusqlite::types::ValueRef::Null)
+            {
+                // A NULL in a column described NOT NULL (the safety net of `send_rows`) while
+                // nothing is sent yet: the caller runs the statement again and describes it
+                // from its rows. Past STREAM_AFTER it goes in the NBCROW bitmap.
+                return Ok(None);
+            }
+            value::put_row_with(&mut buf, &tys, &fixed, |i| row.get_ref_unwrap(i), true);
             n += 1;
             if buf.len() >= if sent_meta { FLUSH_EVERY } else { STREAM_AFTER } {
                 if !sent_meta {
@@ -1334,11 +1371,28 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
+        // A safety net: a column described NOT NULL that holds a NULL anyway (which
+        // `nullability` must never claim) is sent nullable. Driver 18 reads a NULL in a
+        // fixed-length column (INT4 …) as a value and loses its place in the row.
+        let held_null = |i: usize| rows.iter().any(|row| row[i] == Value::Null);
+        let cols: Vec<Column> = cols
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                if c.nullable || !held_null(i) {
+                    c.clone()
+                } else {
+                    Column::described(&c.name, c.ty, true)
+                }
+            })
+            .collect();
+        let cols = &cols[..];
         out.emit(r, &token::colmetadata(cols))?;
         let tys: Vec<Ty> = cols.iter().map(|c| c.ty).collect();
+        let fixed = Column::fixed(cols);
         let mut buf = Vec::with_capacity(64 * 1024);
         for row in rows {
-            value::put_row(&mut buf, &tys, row, true);
+            value::put_row_with(&mut buf, &tys, &fixed, |i| (&row[i]).into(), true);
             if buf.len() >= 32 * 1024 {
                 r.put(&buf)?;
                 buf.clear();

@@ -5,8 +5,7 @@
 //! or a guess.
 //!
 //! Why fixed-width values are copied once and not handed over: the served rows sit in the row
-//! source's buffers (the bound array, or while a prefetch is pending the other batch of its
-//! pair, which the driver filled last), and those are reused for later row arrays. Handing a
+//! source's bound buffers, and those are reused for later row arrays. Handing a
 //! buffer to Arrow would mean a fresh allocation per row array, and faulting in a fresh 4 KiB page
 //! costs more than copying 4 KiB; a record batch of a table spans several row arrays anyway.
 //! The validity bitmap cannot be shared: ODBC gives a length indicator (8 bytes) per cell,

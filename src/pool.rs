@@ -2,7 +2,7 @@
 //! on): a closed connection is parked under its connection string and handed to the next
 //! connect with the same string, skipping the login round trips. Only sessions the server can
 //! reset are pooled (see [`Connection::poolable`]); a parked connection is reset before it is
-//! parked, checked alive (one round trip) when taken, and dropped after [`IDLE_TIMEOUT`]. A forked child never
+//! parked, checked alive (one round trip) when taken, and dropped after `IDLE_TIMEOUT`. A forked child never
 //! takes its parent's parked sessions (two processes on one socket would interleave TDS).
 
 use crate::connection::Connection;

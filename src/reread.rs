@@ -75,7 +75,7 @@ const STREAM_ONE_IN: usize = 8;
 /// one cell in 100 of 10,000 characters cost ~60-120 us each. So a column is bound for the
 /// longest cut value that can be bound (rounded up to a power of two, up to the bound-column
 /// limits; the byte budget then shortens the row arrays), as soon as one is seen; values beyond
-/// the limits are re-read while rare and streamed once they are one cell in [`STREAM_ONE_IN`].
+/// the limits are re-read while rare and streamed once they are one cell in `STREAM_ONE_IN`.
 pub fn relayout(plan: &ResultPlan, batch: &Batch, rows: usize) -> Option<ResultPlan> {
     let mut kinds: Vec<CellKind> = plan.columns.iter().map(|c| c.kind).collect();
     let mut changed = false;

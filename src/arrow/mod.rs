@@ -28,8 +28,8 @@
 //! | money / smallmoney | decimal128(19,4) / decimal128(10,4) | the driver reports them as decimal(19,4)/(10,4) |
 //! | numeric of unknown or > 38 precision | — | NotSupportedError (no decimal256 yet) |
 //! | date | date32 | 0001-01-01 is day -719,162 |
-//! | time(n) | time64[us] for n ≤ 6, time64[ns] for n = 7 | |
-//! | datetime2(n) / datetime / smalldatetime | timestamp[us] (no zone) | µs holds 0001-01-01 .. 9999-12-31 23:59:59.999999 whole (±292,000 years); datetime2(7)'s 7th digit is truncated, as the row path's `datetime` does. [`ArrowOptions::unit`] = nanoseconds: exact, within 1677..2262 only; outside, a DataError (i128 arithmetic, never an overflow) |
+//! | time(n) | `time64[us]` for n ≤ 6, `time64[ns]` for n = 7 | |
+//! | datetime2(n) / datetime / smalldatetime | `timestamp[us]` (no zone) | µs holds 0001-01-01 .. 9999-12-31 23:59:59.999999 whole (±292,000 years); datetime2(7)'s 7th digit is truncated, as the row path's `datetime` does. [`ArrowOptions::unit`] = nanoseconds: exact, within 1677..2262 only; outside, a DataError (i128 arithmetic, never an overflow) |
 //! | datetimeoffset(n) | timestamp[us, tz=UTC] | the instant, exact to the µs (7th digit truncated as above; to 100 ns with [`ArrowOptions::unit`] = nanoseconds, within its range, instants computed in i128); with [`ArrowOptions::offsets`], struct<instant: timestamp[us, tz=UTC], offset_minutes: int16> keeps each value's own offset too |
 //! | uniqueidentifier | fixed_size_binary(16), extension `arrow.uuid` | RFC 4122 byte order (the big-endian bytes of the UUID); with [`ArrowOptions::uuid_text`], utf8 lowercase hyphenated text |
 //! | char / varchar / nchar / nvarchar / xml (bounded) | utf8 | UTF-16 transcoded once; lone surrogates follow `connection.decode_errors` (`strict` raises, `replace` gives U+FFFD, `surrogatepass` raises: UTF-8 cannot hold them) |

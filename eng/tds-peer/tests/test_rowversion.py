@@ -1,8 +1,11 @@
 """rowversion / timestamp columns: every row gets an 8-byte big-endian value from one
 database-wide counter on INSERT and a new one on each UPDATE; @@DBTS is the last value used;
-an explicit value is refused (273); the catalog calls the column timestamp (type 189), binary(8)
-in size, NOT NULL. The peer used to return NULL for these columns."""
+an explicit value is refused (273), an UPDATE assigning the column too (272, whether or not a
+row matches); the catalog calls the column timestamp (type 189), binary(8) in size, NOT NULL,
+and so do result sets: COLMETADATA sends UserType 80 (timestamp), not nullable, and
+sp_describe_first_result_set says timestamp. The peer used to return NULL for these columns."""
 
+import socket
 import uuid
 
 import pyodbc
@@ -88,8 +91,107 @@ def test_result_column_is_binary8(table):
     cur.execute(f"INSERT INTO {t} (id) VALUES (1)")
     cur.execute(f"SELECT rv FROM {t}")
     d = cur.description[0]
-    assert d[1] is bytearray and d[3] == 8, d
+    assert d[1] is bytearray and d[3] == 8 and d[6] is False, d
     assert len(cur.fetchone()[0]) == 8
+
+
+def test_update_of_the_column_is_refused(table):
+    """272 when the statement compiles: no row needs to match, nothing changes, no value is
+    taken from the counter."""
+    cur, t = table
+    cur.execute(f"INSERT INTO {t} (id, name) VALUES (1, N'a'), (2, N'b')")
+    before, last = versions(cur, t), dbts(cur)
+    for sql, params in ((f"UPDATE {t} SET rv = 0x01 WHERE 1 = 0", ()),
+                        (f"UPDATE {t} SET name = N'z', rv = ? WHERE id = ?", (b"\0" * 8, 1)),
+                        (f"UPDATE x SET x.name = N'z', x.rv = 0x01 FROM {t} AS x WHERE x.id = 2", ())):
+        with pytest.raises(pyodbc.Error) as ei:
+            cur.execute(sql, *params)
+        msg = ei.value.args[1]
+        assert "(272)" in msg and "Cannot update a timestamp column." in msg, msg
+    assert versions(cur, t) == before
+    assert [r.name for r in cur.execute(f"SELECT name FROM {t} ORDER BY id")] == ["a", "b"]
+    assert dbts(cur) == last
+    # The batch stops there, as after any compile error.
+    with pytest.raises(pyodbc.Error):
+        cur.execute(f"UPDATE {t} SET rv = 0x01; UPDATE {t} SET name = N'y'")
+    assert [r.name for r in cur.execute(f"SELECT name FROM {t} ORDER BY id")] == ["a", "b"]
+
+
+def test_describe_first_result_set_says_timestamp(table):
+    cur, t = table
+    cur.execute("EXEC sp_describe_first_result_set @tsql = ?", f"SELECT id, rv FROM {t}")
+    cols = [d[0] for d in cur.description]
+    rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    got = [(r["name"], r["is_nullable"], r["system_type_id"], r["system_type_name"], r["max_length"],
+            r["tds_type_id"], r["tds_length"]) for r in rows]
+    assert got == [("id", False, 56, "int", 4, 56, 4), ("rv", False, 189, "timestamp", 8, 173, 8)]
+
+
+def _packet(typ, payload):
+    return bytes([typ, 1]) + (len(payload) + 8).to_bytes(2, "big") + b"\0\0\1\0" + payload
+
+
+def _message(s):
+    """One whole TDS message's payload."""
+    out = b""
+    while True:
+        hdr = b""
+        while len(hdr) < 8:
+            hdr += s.recv(8 - len(hdr))
+        n = int.from_bytes(hdr[2:4], "big") - 8
+        body = b""
+        while len(body) < n:
+            chunk = s.recv(n - len(body))
+            assert chunk, "peer closed the connection"
+            body += chunk
+        out += body
+        if hdr[1] & 1:
+            return out
+
+
+def _login7():
+    """LOGIN7 for user sa, empty password (the peer's default), TDS 7.4."""
+    fields = ["raw", "sa", "", "test_rowversion", "127.0.0.1", "", "test_rowversion", "", ""]
+    data, offsets, off = b"", b"", 94
+    for f in fields:
+        b = f.encode("utf-16-le")
+        offsets += off.to_bytes(2, "little") + len(f).to_bytes(2, "little")
+        off += len(b)
+        data += b
+    head = (0x74000004).to_bytes(4, "big") + (4096).to_bytes(4, "little") + bytes(12) + bytes([0xE0, 3, 0, 0]) + bytes(8)
+    body = head + offsets + bytes(6) + bytes(16) + data
+    return (len(body) + 4).to_bytes(4, "little") + body
+
+
+def _colmetadata(port, sql):
+    """[(UserType, flags, TDS type)] of the first result of `sql`, read off the wire."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(_packet(0x12, bytes([0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF]) + bytes(6) + bytes([2])))
+        _message(s)
+        s.sendall(_packet(0x10, _login7()))
+        assert 0xAD in _message(s)  # LOGINACK
+        headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
+        s.sendall(_packet(0x01, headers + sql.encode("utf-16-le")))
+        m = _message(s)
+    assert m[0] == 0x81, m[:16]
+    cols, i = [], 3
+    for _ in range(int.from_bytes(m[1:3], "little")):
+        user_type, flags, ty = int.from_bytes(m[i:i + 4], "little"), int.from_bytes(m[i + 4:i + 6], "little"), m[i + 6]
+        i += 7
+        i += {0x38: 0, 0x26: 1, 0xAD: 2, 0xA5: 2, 0xE7: 7}[ty]  # TYPE_INFO after the type byte
+        i += 1 + 2 * m[i]  # column name (B_VARCHAR)
+        cols.append((user_type, flags & 1, ty))
+    return cols
+
+
+def test_colmetadata_sends_usertype_80(peer, table):
+    """SQL Server sends a timestamp column as BIGBINARY(8) with UserType 80, not nullable;
+    Driver 18 names its type `timestamp` from it. A CAST of it is plain binary(8)."""
+    cur, t = table
+    cur.execute(f"INSERT INTO {t} (id) VALUES (1)")
+    cols = _colmetadata(peer.port, f"SELECT id, rv, name, CAST(rv AS BINARY(8)) AS b FROM {t}")
+    assert cols[:3] == [(0, 0, 0x38), (80, 0, 0xAD), (0, 1, 0xE7)]
+    assert (cols[3][0], cols[3][2]) == (0, 0xAD)
 
 
 def test_catalog_describes_timestamp(table):

@@ -476,8 +476,23 @@ impl Engine {
         let rows: Vec<Vec<Value>> = described
             .into_iter()
             .enumerate()
-            .map(|(i, (name, ty, nullable, identity))| {
-                let m = meta(ty);
+            .map(|(i, d)| {
+                let Described {
+                    name,
+                    ty,
+                    nullable,
+                    identity,
+                    timestamp,
+                } = d;
+                let mut m = meta(ty);
+                // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
+                // on the wire (tds_type_id 173).
+                let type_name = if timestamp {
+                    m.system_type_id = super::rowversion::SYSTEM_TYPE_ID;
+                    "timestamp".to_string()
+                } else {
+                    type_name(ty)
+                };
                 let text =
                     |s: Option<&str>| s.map(|s| Value::Text(s.to_string())).unwrap_or(Value::Null);
                 let mut row = vec![
@@ -490,7 +505,7 @@ impl Engine {
                     },
                     Value::Integer(nullable as i64),
                     Value::Integer(m.system_type_id),
-                    Value::Text(type_name(ty)),
+                    Value::Text(type_name),
                     Value::Integer(m.max_length),
                     Value::Integer(m.precision),
                     Value::Integer(m.scale),
@@ -513,9 +528,8 @@ impl Engine {
         self.send_rows(&cols, &rows, out, r)
     }
 
-    /// (name, type, nullable, identity) of each column of the first SELECT of `tsql` (none for
-    /// a statement that returns no rows).
-    fn describe_result(&mut self, tsql: &str) -> Result<Vec<(String, Ty, bool, bool)>, StmtErr> {
+    /// Each column of the first SELECT of `tsql` (none for a statement that returns no rows).
+    fn describe_result(&mut self, tsql: &str) -> Result<Vec<Described>, StmtErr> {
         let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
         let Some(stmt) = lexer::split(&toks).into_iter().find(|s| {
             s.iter()
@@ -557,10 +571,8 @@ impl Engine {
             })
             .collect();
         // As COLMETADATA describes the result (engine `query`).
-        let nullable =
-            super::nullability::nullable(&stmt, &super::nullability::origins(&st), |t| {
-                self.is_table(t)
-            });
+        let origins = super::nullability::origins(&st);
+        let nullable = super::nullability::nullable(&stmt, &origins, |t| self.is_table(t));
         Ok(cols
             .into_iter()
             .enumerate()
@@ -571,10 +583,27 @@ impl Engine {
                     .flat_map(|t| t.cols.iter())
                     .find(|c| c.name.eq_ignore_ascii_case(&name));
                 let ty = forced.get(i).copied().flatten().or(decl).unwrap_or(Ty::Int);
-                (name, ty, nullable[i], col.is_some_and(|c| c.identity))
+                Described {
+                    name,
+                    ty,
+                    nullable: nullable[i],
+                    identity: col.is_some_and(|c| c.identity),
+                    timestamp: ty == Ty::Binary(8)
+                        && origins[i].as_ref().is_some_and(|o| o.rowversion),
+                }
             })
             .collect())
     }
+}
+
+/// A result column as `sp_describe_first_result_set` describes it.
+struct Described {
+    name: String,
+    ty: Ty,
+    nullable: bool,
+    identity: bool,
+    /// A rowversion column read as is.
+    timestamp: bool,
 }
 
 /// A procedure argument by name or position, as text.

@@ -30,6 +30,8 @@ pub struct Origin {
     /// or the INTEGER PRIMARY KEY of an IDENTITY column. A claim that fails would be worse than
     /// none: Driver 18 misreads a NULL sent in a column described NOT NULL.
     pub notnull: bool,
+    /// A rowversion / timestamp column (sent with UserType 80).
+    pub rowversion: bool,
 }
 
 /// The origin of each result column of a prepared statement.
@@ -41,6 +43,7 @@ pub fn origins(stmt: &rusqlite::Statement) -> Vec<Option<Origin>> {
             Some(Origin {
                 table: table.to_string_lossy().into_owned(),
                 notnull: notnull || rowid,
+                rowversion: decl.is_some_and(|d| super::rowversion::is_decl(&d.to_string_lossy())),
             })
         })
         .collect()
@@ -151,7 +154,7 @@ fn ident(t: &Tok) -> Option<&str> {
 }
 
 /// Index of the `)` closing the `(` at `open`.
-fn close(sg: &[&Tok], open: usize) -> Option<usize> {
+pub(super) fn close(sg: &[&Tok], open: usize) -> Option<usize> {
     let mut d = 0usize;
     for (i, t) in sg.iter().enumerate().skip(open) {
         if t.is_punct('(') {
@@ -167,7 +170,7 @@ fn close(sg: &[&Tok], open: usize) -> Option<usize> {
 }
 
 /// Splits at depth-0 commas.
-fn commas<'a, 'b>(sg: &'b [&'a Tok]) -> Vec<&'b [&'a Tok]> {
+pub(super) fn commas<'a, 'b>(sg: &'b [&'a Tok]) -> Vec<&'b [&'a Tok]> {
     let mut out = Vec::new();
     let (mut d, mut s) = (0i32, 0);
     for (i, t) in sg.iter().enumerate() {
@@ -185,7 +188,7 @@ fn commas<'a, 'b>(sg: &'b [&'a Tok]) -> Vec<&'b [&'a Tok]> {
 }
 
 /// A multi-part name from `i` (`a.b.c`, `a..c`): its parts and the index after it.
-fn dotted(sg: &[&Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
+pub(super) fn dotted(sg: &[&Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
     let mut parts = vec![ident(sg.get(i)?)?.to_string()];
     i += 1;
     while sg.get(i).is_some_and(|t| t.is_punct('.')) {
@@ -536,8 +539,7 @@ fn source(sg: &[&Tok], i: usize, ctes: &[String]) -> Option<(Source, usize)> {
             let table = match schema.as_deref() {
                 Some("sys" | "information_schema" | "peer") => None,
                 _ if parts.len() == 1 && ctes.iter().any(|c| c.eq_ignore_ascii_case(&last)) => None,
-                Some(s) if s != "dbo" => Some(format!("{}.{last}", parts[parts.len() - 2])),
-                _ => Some(last.clone()),
+                _ => super::schema::sqlite_name(&parts),
             };
             (last, table, end)
         }
@@ -588,6 +590,7 @@ mod tests {
         Some(Origin {
             table: table.into(),
             notnull,
+            rowversion: false,
         })
     }
 

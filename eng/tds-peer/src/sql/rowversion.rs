@@ -9,7 +9,12 @@
 //! of its own, one stamps each inserted row, one re-stamps each updated row. Triggers rather
 //! than rewritten statements, so every path that writes rows (INSERT … SELECT, UPDATE … FROM,
 //! RPC parameters, procedures) is covered.
+//!
+//! An UPDATE that assigns the column is refused before it runs (`updated_columns`, 272), as SQL
+//! Server refuses it when compiling the statement, whether or not a row matches.
 
+use super::lexer::Tok;
+use super::nullability::{close, commas, dotted};
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use std::sync::Once;
@@ -26,6 +31,121 @@ pub const SYSTEM_TYPE_ID: i64 = 189;
 pub const EXPLICIT_INSERT: &str = "Cannot insert an explicit value into a timestamp column. Use \
     INSERT with a column list to exclude the timestamp column, or insert a DEFAULT into the \
     timestamp column.";
+
+/// SQL Server's message for an UPDATE assigning the column (Msg 272, level 16, state 1).
+pub const UPDATE_REFUSED: &str = "Cannot update a timestamp column.";
+
+/// `UPDATE [TOP (n)] target [WITH (…)] SET a = …, t.b += …, @v = c = … [OUTPUT …] [FROM …]
+/// [WHERE …]`: the SQLite table the target names (an alias of the FROM clause resolved) and
+/// the columns assigned. None for anything else.
+pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
+    let w = |i: usize, s: &str| sg.get(i).is_some_and(|t| t.is_word(s));
+    if !w(0, "UPDATE") {
+        return None;
+    }
+    let mut i = 1;
+    if w(i, "TOP") {
+        i = if sg.get(i + 1)?.is_punct('(') {
+            close(sg, i + 1)? + 1
+        } else {
+            i + 2
+        };
+        if w(i, "PERCENT") {
+            i += 1;
+        }
+    }
+    let (mut target, end) = dotted(sg, i)?;
+    i = end;
+    if w(i, "WITH") && sg.get(i + 1).is_some_and(|t| t.is_punct('(')) {
+        i = close(sg, i + 1)? + 1;
+    }
+    if !w(i, "SET") {
+        return None;
+    }
+    // The assignments run to the first OUTPUT / FROM / WHERE / OPTION at depth 0.
+    let mut d = 0i32;
+    let mut end = sg.len();
+    let mut from = None;
+    for (k, t) in sg.iter().enumerate().skip(i + 1) {
+        if t.is_punct('(') {
+            d += 1;
+        } else if t.is_punct(')') {
+            d -= 1;
+        } else if d == 0
+            && ["OUTPUT", "FROM", "WHERE", "OPTION"]
+                .iter()
+                .any(|x| t.is_word(x))
+        {
+            end = end.min(k);
+            if t.is_word("FROM") {
+                from = Some(k);
+                break;
+            }
+        }
+    }
+    let assigned_in = |piece: &[&Tok]| -> Option<String> {
+        let eq = piece.iter().position(|t| t.is_punct('='))?;
+        // `col += …`: the operator's first character ends the target.
+        let mut lhs = &piece[..eq];
+        if let [
+            rest @ ..,
+            Tok::Punct('+' | '-' | '*' | '/' | '%' | '&' | '|' | '^'),
+        ] = lhs
+        {
+            lhs = rest;
+        }
+        if let [Tok::Var(_)] = lhs {
+            // `@v = col = expr` assigns col too; `@v = expr` only the variable.
+            let rest = &piece[eq + 1..];
+            let eq2 = rest.iter().position(|t| t.is_punct('='))?;
+            lhs = &rest[..eq2];
+        }
+        let (parts, end) = dotted(lhs, 0)?;
+        (end == lhs.len()).then(|| parts.last().cloned()).flatten()
+    };
+    let cols = commas(&sg[i + 1..end])
+        .into_iter()
+        .filter_map(assigned_in)
+        .collect();
+    // `UPDATE a SET … FROM t a`: the alias names the table.
+    if let (Some(f), [alias]) = (from, &target[..]) {
+        let alias = alias.clone();
+        let from_sg = &sg[f + 1..];
+        for k in 1..from_sg.len() {
+            if !matches!(from_sg[k], Tok::Word(a) | Tok::Quoted(a) if a.eq_ignore_ascii_case(&alias))
+            {
+                continue;
+            }
+            let before = if from_sg[k - 1].is_word("AS") {
+                k.checked_sub(2)
+            } else {
+                Some(k - 1)
+            };
+            // The name ending just before the alias (`dbo.t a`, `t AS a`).
+            let Some(last) = before else { continue };
+            let mut start = last;
+            while start >= 2 && from_sg[start - 1].is_punct('.') {
+                start -= 2;
+            }
+            if let Some((parts, e)) = dotted(from_sg, start)
+                && e == last + 1
+                && !["JOIN", "APPLY", "ON", "AND", "OR", "NOT", "WHERE", "BY"]
+                    .iter()
+                    .any(|k| from_sg[last].is_word(k))
+            {
+                target = parts;
+                break;
+            }
+        }
+    }
+    Some((super::schema::sqlite_name(&target)?, cols))
+}
+
+/// Is `col` of the SQLite table `table` a rowversion column?
+pub fn is_column(db: &Connection, table: &str, col: &str) -> bool {
+    db.column_metadata(None, table, col)
+        .is_ok_and(|(decl, ..)| decl.is_some_and(|d| is_decl(&d.to_string_lossy())))
+}
 
 /// The last value handed out. All connections of a peer share one database, so one counter per
 /// process is database-wide. A new SQL Server database starts @@DBTS at 2000 (0x7D0).
@@ -59,7 +179,8 @@ pub fn triggers(table: &str, col: &str, temp: bool) -> String {
     let msg = EXPLICIT_INSERT.replace('\'', "''");
     // The stamping UPDATEs run inside triggers, so they fire no trigger of their own
     // (recursive_triggers is off): only OLD.col = X'' tells the insert's own stamp apart from
-    // a user's UPDATE, which must take a fresh value even when it sets the column itself.
+    // a user's UPDATE, which takes a fresh value. (One setting the column never gets here: the
+    // engine refuses it with 272, `updated_columns`.)
     format!(
         "; CREATE {temp}TRIGGER \"__rv_refuse_{stem}\" BEFORE INSERT ON {table} FOR EACH ROW \
          WHEN NEW.{col} IS NOT X'' BEGIN SELECT RAISE(ABORT, '{msg}'); END\
@@ -154,7 +275,8 @@ mod tests {
         let c = rv(&db, 3);
         assert!(c > b, "{b} {c}");
         assert_eq!(rv(&db, 2), b, "an untouched row keeps its value");
-        // Setting the column itself still takes a fresh value, never the one given.
+        // In SQLite, setting the column itself still takes a fresh value, never the one given
+        // (the engine refuses such an UPDATE with 272 before SQLite sees it).
         db.execute_batch("UPDATE t SET rv = X'0000000000000001' WHERE id = 2")
             .unwrap();
         assert!(rv(&db, 2) > c);
@@ -171,6 +293,41 @@ mod tests {
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap();
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn update_targets() {
+        let parse = |sql: &str| {
+            let toks = crate::sql::lexer::tokenize(sql).unwrap();
+            let sg: Vec<&Tok> = toks.iter().filter(|t| !t.is_space()).collect();
+            updated_columns(&sg)
+        };
+        let got =
+            |t: &str, c: &[&str]| Some((t.to_string(), c.iter().map(|s| s.to_string()).collect()));
+        assert_eq!(
+            parse("UPDATE t SET rv = 0x01 WHERE 1 = 0"),
+            got("t", &["rv"])
+        );
+        assert_eq!(
+            parse(
+                "UPDATE TOP (1) dbo.[t] WITH (ROWLOCK) SET a = (SELECT 1), t.rv += 0x01, @v = b = 2, @w = 3"
+            ),
+            got("t", &["a", "rv", "b"])
+        );
+        assert_eq!(
+            parse("UPDATE s.t SET a = 1 OUTPUT inserted.a"),
+            got("s.t", &["a"])
+        );
+        assert_eq!(
+            parse("UPDATE x SET x.a = y.b FROM dbo.t AS x JOIN u y ON x.id = y.id"),
+            got("t", &["a"])
+        );
+        assert_eq!(parse("UPDATE x SET a = 1 FROM t x"), got("t", &["a"]));
+        assert_eq!(
+            parse("UPDATE t SET a = 1 FROM t JOIN u ON 1 = 1"),
+            got("t", &["a"])
+        );
+        assert_eq!(parse("DELETE FROM t"), None);
     }
 
     #[test]

@@ -27,6 +27,18 @@ pub fn base_name(name: &str) -> String {
         .to_string()
 }
 
+/// The SQLite table a T-SQL table name's parts (`t`, `dbo.t`, `master.dbo.t`, `s.t`) name:
+/// `"s.t"` in a user schema (`Ctx::schemas`), the last part otherwise.
+pub fn sqlite_name(parts: &[String]) -> Option<String> {
+    let name = parts.last()?;
+    Some(match parts.len() {
+        2.. if !parts[parts.len() - 2].eq_ignore_ascii_case("dbo") => {
+            format!("{}.{name}", parts[parts.len() - 2])
+        }
+        _ => name.clone(),
+    })
+}
+
 impl Engine {
     /// Columns of a table or view (temp tables included), None when no such object exists.
     pub fn table_columns(&self, table: &str) -> Option<Vec<ColInfo>> {

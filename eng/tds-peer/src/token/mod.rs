@@ -157,7 +157,12 @@ pub struct Column {
     /// Sent as the type's fixed-length TDS type (`Ty::fixed_len_type`) instead of its nullable
     /// one; its ROW values then carry no length byte (`value::put_row_with`'s `fixed`).
     pub fixed_len: bool,
+    /// COLMETADATA's UserType: 0, or `USER_TYPE_TIMESTAMP` for a rowversion column.
+    pub user_type: u32,
 }
+
+/// SQL Server's UserType of a timestamp / rowversion column (binary(8) on the wire).
+pub const USER_TYPE_TIMESTAMP: u32 = 80;
 
 impl Column {
     pub fn new(name: &str, ty: Ty) -> Column {
@@ -166,6 +171,7 @@ impl Column {
             ty,
             nullable: true,
             fixed_len: false,
+            user_type: 0,
         }
     }
 
@@ -191,7 +197,7 @@ pub fn colmetadata(cols: &[Column]) -> Vec<u8> {
     let mut v = vec![0x81];
     v.extend_from_slice(&(cols.len() as u16).to_le_bytes());
     for c in cols {
-        v.extend_from_slice(&0u32.to_le_bytes()); // UserType
+        v.extend_from_slice(&c.user_type.to_le_bytes());
         let flags: u16 = if c.nullable { 0x0009 } else { 0x0008 };
         v.extend_from_slice(&flags.to_le_bytes());
         match c.ty.fixed_len_type().filter(|_| c.fixed_len) {
@@ -241,6 +247,16 @@ mod tests {
             &[0, 0, 0, 0, 0x08, 0, 0xE7],
             "NVARCHAR, not nullable"
         );
+    }
+
+    #[test]
+    fn timestamp_columns_carry_their_user_type() {
+        let rv = Column {
+            user_type: USER_TYPE_TIMESTAMP,
+            ..Column::described("rv", Ty::Binary(8), false)
+        };
+        let m = colmetadata(&[rv]);
+        assert_eq!(&m[3..12], &[80, 0, 0, 0, 0x08, 0, 0xAD, 8, 0]);
     }
 
     #[test]

@@ -451,7 +451,7 @@ impl Engine {
             Err(StmtErr::Sql(e)) => {
                 out.error(r, &e)?;
                 // Compile-type errors abort the batch like SQL Server; runtime errors continue.
-                let compile = matches!(e.number, 102 | 105 | 156 | 207 | 208);
+                let compile = matches!(e.number, 102 | 105 | 156 | 207 | 208 | 272);
                 if compile && out.in_proc && self.proc_depth == 0 {
                     // sp_prepexec / sp_executesql: SQL Server adds 8180 after a compile error.
                     out.error(
@@ -617,6 +617,19 @@ impl Engine {
         }
         let decl: Vec<(String, Option<Ty>)> =
             params.iter().map(|p| (p.name.clone(), p.ty)).collect();
+        if first == "UPDATE"
+            && let Some((table, cols)) = super::rowversion::updated_columns(&sg)
+            && cols
+                .iter()
+                .any(|c| super::rowversion::is_column(&self.db, &table, c))
+        {
+            // Refused when compiled, as SQL Server does: whether or not a row matches.
+            return Err(StmtErr::Sql(SqlError::new(
+                272,
+                16,
+                super::rowversion::UPDATE_REFUSED,
+            )));
+        }
         match first.as_str() {
             "SELECT" => {
                 let text: String = toks.iter().map(|t| t.text()).collect();
@@ -1199,6 +1212,7 @@ impl Engine {
                 Column::described(&names[i], ty, nullable[i])
             })
             .collect();
+        let columns = with_timestamps(columns, &origins);
         self.send_rows(&columns, &rows, out, r)
     }
 
@@ -1245,14 +1259,15 @@ impl Engine {
             return Ok(None);
         };
         let names = column_names(&decl, &crate::sql::rewrite::select_names(toks));
-        let nullable =
-            nullability::nullable(toks, &nullability::origins(&stmt), |t| self.is_table(t));
+        let origins = nullability::origins(&stmt);
+        let nullable = nullability::nullable(toks, &origins, |t| self.is_table(t));
         let columns: Vec<Column> = names
             .iter()
             .zip(&tys)
             .zip(&nullable)
             .map(|((n, &t), &nullable)| Column::described(n, t, nullable))
             .collect();
+        let columns = with_timestamps(columns, &origins);
         let fixed = Column::fixed(&columns);
         let meta = token::colmetadata(&columns);
         // The cache: its key, and the database state read before the statement runs.
@@ -1382,7 +1397,11 @@ impl Engine {
                 if c.nullable || !held_null(i) {
                     c.clone()
                 } else {
-                    Column::described(&c.name, c.ty, true)
+                    Column {
+                        nullable: true,
+                        fixed_len: false,
+                        ..c.clone()
+                    }
                 }
             })
             .collect();
@@ -1541,6 +1560,17 @@ impl Engine {
             .collect();
         self.send_rows(&columns, &rows, out, r)
     }
+}
+
+/// Result columns that read a rowversion column as is carry SQL Server's UserType for it (80,
+/// timestamp): Driver 18 then names the column's type `timestamp`.
+fn with_timestamps(mut columns: Vec<Column>, origins: &[Option<Origin>]) -> Vec<Column> {
+    for (c, o) in columns.iter_mut().zip(origins) {
+        if o.as_ref().is_some_and(|o| o.rowversion) && c.ty == Ty::Binary(8) {
+            c.user_type = token::USER_TYPE_TIMESTAMP;
+        }
+    }
+    columns
 }
 
 /// SQL Server's name of each result column: its alias or column name, "" for an unnamed

@@ -130,10 +130,13 @@ impl RowSet {
     /// (a fetch already under way still completes). For consumers whose own work per row array
     /// is a small share of the driver's: there the overlap saves less than running the driver
     /// on a second thread costs. Measured for Arrow on this project's 2-core machine (Driver 18,
-    /// the TDS peer on the same machine; 60 warm reads of 10,000 x 32 columns): 26.4 ms a read
-    /// prefetching, 21.7 ms without, the driver's own CPU time ~28% higher on the prefetch
-    /// thread (perf), not the rebinding (rebinding before every in-line fetch: 20.6 ms).
-    /// Undone by the next result set.
+    /// the TDS peer on the same machine), medians of fresh processes, prefetching -> in line:
+    /// the first read of a process, 10,000 x 32 columns 30.7 -> 23.4 ms, 100,000 mixed rows
+    /// 55.2 -> 53.3 ms, 1.2 M narrow rows 213.7 -> 216.1 ms; reads after it 19.4 -> 19.2,
+    /// 47.0 -> 50.3 (the one case the overlap won), 206.5 -> 201.1 ms. With another job on the
+    /// second core the overlap lost every time (60 reads of the 32 columns: 26.4 -> 21.7 ms a
+    /// read; perf: ~28% more driver CPU time on the prefetch thread; not the rebinding, which
+    /// before every in-line fetch took 20.6 ms). Undone by the next result set.
     pub fn without_prefetch(&mut self) {
         self.no_prefetch = true;
     }

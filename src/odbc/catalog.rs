@@ -104,7 +104,11 @@ unsafe extern "system" {
 // sqlext.h values.
 const SQL_BEST_ROWID: u16 = 1;
 const SQL_ROWVER: u16 = 2;
-const SQL_SCOPE_TRANSACTION: u16 = 1;
+/// The scope asked for with SQLSpecialColumns. Microsoft's drivers answer SQL_BEST_ROWID with no
+/// rows for any scope but the current row: Driver 18 sends the table name as `N'+'` then
+/// (seen on the wire; pyodbc issue 1421, whose rowIdColumns asks for SQL_SCOPE_TRANSACTION and
+/// so finds nothing on SQL Server). mssql-python asks for the current row, as here.
+const SQL_SCOPE_CURROW: u16 = 0;
 const SQL_NO_NULLS: u16 = 0;
 const SQL_NULLABLE: u16 = 1;
 const SQL_INDEX_UNIQUE: u16 = 0;
@@ -219,7 +223,7 @@ impl Stmt {
                         sl,
                         t,
                         tl,
-                        SQL_SCOPE_TRANSACTION,
+                        SQL_SCOPE_CURROW,
                         nullable,
                     )
                 }

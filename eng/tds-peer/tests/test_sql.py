@@ -474,3 +474,16 @@ def test_try_catch(connect):
         cur.execute("BEGIN TRY THROW 50001, 'inner', 1 END TRY BEGIN CATCH THROW; END CATCH")
         _drain(cur)
     assert "inner" in str(ei.value)
+
+
+def test_count_big_counts_as_bigint(connect):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (x INT)")
+    cur.execute(f"INSERT INTO {t} VALUES (1), (1), (NULL)")
+    cur.execute(f"SELECT COUNT_BIG(*) AS n, count_big(x) AS nx, COUNT_BIG(DISTINCT x) AS d, "
+                f"COUNT(*) AS c FROM {t}")
+    assert tuple(cur.fetchone()) == (3, 2, 1, 3)
+    # bigint (19 digits) where COUNT is int (10), and NOT NULL as SQL Server describes them.
+    assert [(d[0], d[4], d[6]) for d in cur.description] == [
+        ("n", 19, False), ("nx", 19, False), ("d", 19, False), ("c", 10, False)]

@@ -755,6 +755,8 @@ impl Ctx<'_> {
                             continue;
                         }
                         "ISNULL" if call => out.push_str("IFNULL"),
+                        // SQLite's COUNT is already 64-bit; the column is typed bigint above.
+                        "COUNT_BIG" if call => out.push_str("COUNT"),
                         "LEN" if call => out.push_str("__len"),
                         "DATALENGTH" if call => out.push_str("__datalength"),
                         "CHARINDEX" if call => out.push_str("__charindex"),

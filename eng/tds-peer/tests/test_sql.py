@@ -454,6 +454,28 @@ def test_select_into_keeps_types(connect):
     assert cur.description[1][4:6] == (10, 2)
 
 
+def test_select_into_keeps_nullability(connect):
+    """SQL Server's SELECT … INTO makes a column NOT NULL when the select list cannot make it
+    NULL (a NOT NULL source column, a literal); other columns, and the outer side of a LEFT
+    JOIN, are nullable."""
+    cur = connect().cursor()
+    t, u, v = tname("sn"), tname("sn"), tname("sn")
+    cur.execute(f"CREATE TABLE {t} (id INT PRIMARY KEY, code VARCHAR(5) NOT NULL, note NVARCHAR(9))")
+    cur.execute(f"CREATE TABLE {u} (id INT NOT NULL, w INT NOT NULL)")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'a', NULL), (2, 'b', N'x')")
+    cur.execute(f"INSERT INTO {u} VALUES (1, 10)")
+    cur.execute(f"SELECT {t}.id, code, note, 7 AS seven, {u}.w INTO {v} FROM {t} "
+                f"LEFT JOIN {u} ON {u}.id = {t}.id")
+    assert cur.rowcount == 2
+    cur.execute(f"SELECT name, is_nullable FROM sys.columns WHERE object_id = OBJECT_ID('{v}') "
+                "ORDER BY column_id")
+    assert [tuple(r) for r in cur.fetchall()] == [
+        ("id", False), ("code", False), ("note", True), ("seven", False), ("w", True)]
+    cur.execute(f"SELECT id, code, note, seven, w FROM {v} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "a", None, 7, 10), (2, "b", "x", 7, None)]
+    assert [d[6] for d in cur.description][:2] == [False, False]
+
+
 def test_catalog_views(connect):
     cur = connect().cursor()
     t = tname("cv")

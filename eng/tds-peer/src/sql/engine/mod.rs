@@ -1152,6 +1152,7 @@ impl Engine {
         }
         let (cols, origins, rows) = self.fetch_with_origins(&sql, params)?;
         let names = column_names(&cols, &crate::sql::rewrite::select_names(toks));
+        let nullable = nullability::nullable(toks, &origins, |t| self.is_table(t));
         if let Some((name, temp)) = target {
             let defs: Vec<String> = cols
                 .iter()
@@ -1167,7 +1168,10 @@ impl Engine {
                         "" => format!("column{}", i + 1),
                         n => n.to_string(),
                     };
-                    format!("\"{}\" {}", n.replace('"', "\"\""), ty.sqlite_decl())
+                    // As SQL Server's SELECT … INTO: a column the select list cannot make NULL
+                    // (a NOT NULL source column, a literal, COUNT) is NOT NULL in the new table.
+                    let null = if nullable[i] { "" } else { " NOT NULL" };
+                    format!("\"{}\" {}{null}", n.replace('"', "\"\""), ty.sqlite_decl())
                 })
                 .collect();
             self.before_write()?;
@@ -1198,7 +1202,6 @@ impl Engine {
         if cols.is_empty() {
             return Ok(Flow::Continue);
         }
-        let nullable = nullability::nullable(toks, &origins, |t| self.is_table(t));
         let columns: Vec<Column> = cols
             .iter()
             .enumerate()

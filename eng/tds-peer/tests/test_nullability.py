@@ -106,3 +106,23 @@ def test_describe_first_result_set_agrees(tables):
     assert [r["is_nullable"] for r in rows] == described
     # tds_type_id: INT4 (56) for an int that cannot be NULL, INTN (38) for one that can.
     assert [r["tds_type_id"] for r in rows] == [56, 231, 38, 56, 56]
+
+
+def test_a_null_the_analysis_did_not_expect_makes_the_column_nullable(tables):
+    """The peer runs some statements SQL Server refuses (a column outside GROUP BY next to an
+    aggregate: 8120). Over no rows SQLite gives one row with NULL in a NOT NULL column: the
+    result is described from its rows (text and fixed-width columns alike, on the streamed
+    path too), and SELECT … INTO makes that column nullable instead of failing half-way."""
+    cur, a, _ = tables
+    cur.execute(f"SELECT code, amount, big, MAX(n) AS mx FROM {a} WHERE 1 = 0")
+    assert [tuple(r) for r in cur.fetchall()] == [(None, None, None, None)]
+    assert null_ok(cur) == [True, True, True, True]
+    # Every column's type known before the first row: the streamed path.
+    cur.execute(f"SELECT code, COUNT(*) AS c FROM {a} WHERE 1 = 0")
+    assert [tuple(r) for r in cur.fetchall()] == [(None, 0)]
+    assert null_ok(cur) == [True, False]
+    t = tname()
+    cur.execute(f"SELECT code, big, COUNT(*) AS c INTO {t} FROM {a} WHERE 1 = 0")
+    assert cur.rowcount == 1
+    cur.execute(f"SELECT code, big, c FROM {t}")
+    assert [tuple(r) for r in cur.fetchall()] == [(None, None, 0)]

@@ -1169,8 +1169,15 @@ impl Engine {
                         n => n.to_string(),
                     };
                     // As SQL Server's SELECT … INTO: a column the select list cannot make NULL
-                    // (a NOT NULL source column, a literal, COUNT) is NOT NULL in the new table.
-                    let null = if nullable[i] { "" } else { " NOT NULL" };
+                    // (a NOT NULL source column, a literal, COUNT) is NOT NULL in the new table;
+                    // unless a row holds NULL anyway (`send_rows`' safety net: the peer lets
+                    // through some statements SQL Server refuses, e.g. a column outside GROUP BY).
+                    let null_seen = rows.iter().any(|row| row[i] == Value::Null);
+                    let null = if nullable[i] || null_seen {
+                        ""
+                    } else {
+                        " NOT NULL"
+                    };
                     format!("\"{}\" {}{null}", n.replace('"', "\"\""), ty.sqlite_decl())
                 })
                 .collect();
@@ -1317,16 +1324,20 @@ impl Engine {
         let cap = self.results.cap_bytes();
         let mut sent_meta = false;
         let mut n = 0u64;
-        let fixed_at: Vec<usize> = (0..fixed.len()).filter(|&i| fixed[i]).collect();
+        let not_null_at: Vec<usize> = (0..columns.len())
+            .filter(|&i| !columns[i].nullable)
+            .collect();
         while let Some(row) = q.next().map_err(sqlite)? {
             if !sent_meta
-                && fixed_at
+                && not_null_at
                     .iter()
                     .any(|&i| row.get_ref_unwrap(i) == rusqlite::types::ValueRef::Null)
             {
                 // A NULL in a column described NOT NULL (the safety net of `send_rows`) while
                 // nothing is sent yet: the caller runs the statement again and describes it
-                // from its rows. Past STREAM_AFTER it goes in the NBCROW bitmap.
+                // from its rows. Past STREAM_AFTER the description is sent and the NULL goes
+                // in the NBCROW bitmap: the analysis (`nullability`) claims NOT NULL only where
+                // SQL Server's would be, so that is a bug of the analysis, not a case handled.
                 return Ok(None);
             }
             value::put_row_with(&mut buf, &tys, &fixed, |i| row.get_ref_unwrap(i), true);

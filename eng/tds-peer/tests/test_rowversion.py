@@ -103,7 +103,10 @@ def test_update_of_the_column_is_refused(table):
     before, last = versions(cur, t), dbts(cur)
     for sql, params in ((f"UPDATE {t} SET rv = 0x01 WHERE 1 = 0", ()),
                         (f"UPDATE {t} SET name = N'z', rv = ? WHERE id = ?", (b"\0" * 8, 1)),
-                        (f"UPDATE x SET x.name = N'z', x.rv = 0x01 FROM {t} AS x WHERE x.id = 2", ())):
+                        (f"UPDATE x SET x.name = N'z', x.rv = 0x01 FROM {t} AS x WHERE x.id = 2", ()),
+                        # The target is the FROM clause's own t, not a subquery's.
+                        (f"UPDATE {t} SET rv = 0x01 FROM {t} WHERE {t}.id IN (SELECT {t}.id FROM {t})",
+                         ())):
         with pytest.raises(pyodbc.Error) as ei:
             cur.execute(sql, *params)
         msg = ei.value.args[1]

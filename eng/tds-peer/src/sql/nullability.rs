@@ -98,12 +98,12 @@ enum Expr {
 
 /// A table source of the FROM clause.
 #[derive(Debug)]
-struct Source {
+pub(super) struct Source {
     /// The name it is referred to by: its alias, else the last part of its name.
-    name: String,
+    pub(super) name: String,
     /// The SQLite table of a plain table source; None for a derived table, CTE, view-like
     /// catalog object, table-valued function or parenthesized join.
-    table: Option<String>,
+    pub(super) table: Option<String>,
     /// On the null-extended side of an outer join (LEFT/RIGHT/FULL, OUTER APPLY).
     outer: bool,
 }
@@ -431,7 +431,7 @@ fn expr_kind(mut sg: &[&Tok]) -> Expr {
 
 /// The table sources of a FROM clause (`sg` after FROM), with their outer-join sides; None when
 /// the clause is not understood.
-fn from_clause(sg: &[&Tok], ctes: &[String]) -> Option<Vec<Source>> {
+pub(super) fn from_clause(sg: &[&Tok], ctes: &[String]) -> Option<Vec<Source>> {
     let mut sources: Vec<Source> = Vec::new();
     let mut i = 0;
     let mut join = Join::Inner;

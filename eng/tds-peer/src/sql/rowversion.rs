@@ -54,7 +54,7 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
             i += 1;
         }
     }
-    let (mut target, end) = dotted(sg, i)?;
+    let (target, end) = dotted(sg, i)?;
     i = end;
     if w(i, "WITH") && sg.get(i + 1).is_some_and(|t| t.is_punct('(')) {
         i = close(sg, i + 1)? + 1;
@@ -107,35 +107,31 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
         .into_iter()
         .filter_map(assigned_in)
         .collect();
-    // `UPDATE a SET … FROM t a`: the alias names the table.
-    if let (Some(f), [alias]) = (from, &target[..]) {
-        let alias = alias.clone();
-        let from_sg = &sg[f + 1..];
-        for k in 1..from_sg.len() {
-            if !matches!(from_sg[k], Tok::Word(a) | Tok::Quoted(a) if a.eq_ignore_ascii_case(&alias))
-            {
-                continue;
-            }
-            let before = if from_sg[k - 1].is_word("AS") {
-                k.checked_sub(2)
-            } else {
-                Some(k - 1)
-            };
-            // The name ending just before the alias (`dbo.t a`, `t AS a`).
-            let Some(last) = before else { continue };
-            let mut start = last;
-            while start >= 2 && from_sg[start - 1].is_punct('.') {
-                start -= 2;
-            }
-            if let Some((parts, e)) = dotted(from_sg, start)
-                && e == last + 1
-                && !["JOIN", "APPLY", "ON", "AND", "OR", "NOT", "WHERE", "BY"]
-                    .iter()
-                    .any(|k| from_sg[last].is_word(k))
-            {
-                target = parts;
-                break;
-            }
+    // `UPDATE a SET … FROM t a` (or `… FROM t`): the FROM clause's source of that name is the
+    // table. The FROM clause ends at the first WHERE / OPTION at depth 0; its sources are
+    // parsed as for result-set nullability, so a subquery's aliases never count.
+    if let (Some(f), [name]) = (from, &target[..]) {
+        let mut d = 0i32;
+        let from_end = (f + 1..sg.len())
+            .find(|&k| {
+                let t = sg[k];
+                if t.is_punct('(') {
+                    d += 1;
+                } else if t.is_punct(')') {
+                    d -= 1;
+                }
+                d == 0 && (t.is_word("WHERE") || t.is_word("OPTION"))
+            })
+            .unwrap_or(sg.len());
+        let table = super::nullability::from_clause(&sg[f + 1..from_end], &[])
+            .and_then(|sources| {
+                sources
+                    .into_iter()
+                    .find(|s| s.name.eq_ignore_ascii_case(name))
+            })
+            .and_then(|s| s.table);
+        if let Some(table) = table {
+            return Some((table, cols));
         }
     }
     Some((super::schema::sqlite_name(&target)?, cols))
@@ -326,6 +322,21 @@ mod tests {
         assert_eq!(
             parse("UPDATE t SET a = 1 FROM t JOIN u ON 1 = 1"),
             got("t", &["a"])
+        );
+        // Only the FROM clause's own sources name the target: not a subquery's, nor the WHERE.
+        assert_eq!(
+            parse("UPDATE t SET rv = 0x01 FROM t WHERE t.id IN (SELECT t.id FROM u)"),
+            got("t", &["rv"])
+        );
+        assert_eq!(
+            parse("UPDATE t SET a = 1 FROM t WHERE EXISTS (SELECT 1 FROM r t WHERE 1 = 0)"),
+            got("t", &["a"])
+        );
+        assert_eq!(
+            parse(
+                "UPDATE x SET rv = 0x01 FROM r y LEFT JOIN dbo.t x ON x.id = y.id WHERE y.id > 0"
+            ),
+            got("t", &["rv"])
         );
         assert_eq!(parse("DELETE FROM t"), None);
     }

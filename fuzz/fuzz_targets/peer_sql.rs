@@ -1,12 +1,14 @@
 //! The peer's SQL lexer and the token-level passes over it: batch splitting, statement forms
-//! rewritten for SQLite, select-list names, and the synthetic-table query parser. Arbitrary
+//! rewritten for SQLite, select-list names, the synthetic-table query parser, the result-set
+//! nullability analysis and the UPDATE target parser of the rowversion check. Arbitrary
 //! text (from UTF-8, lossy) must lex or fail with a message, and lexing the tokens' own text
 //! again must give the same tokens.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use tds_peer::sql::lexer::{self, Tok};
-use tds_peer::sql::{forms, rewrite};
+use tds_peer::sql::nullability::{self, Origin};
+use tds_peer::sql::{forms, rewrite, rowversion};
 use tds_peer::synthetic::Query;
 
 fuzz_target!(|data: &[u8]| {
@@ -31,5 +33,18 @@ fuzz_target!(|data: &[u8]| {
         let _ = rewrite::select_names(&stmt);
         let sg: Vec<&Tok> = stmt.iter().filter(|t| !t.is_space()).collect();
         let _ = Query::parse(&sg, &text);
+        let _ = rowversion::updated_columns(&sg);
+        // Every column from a NOT NULL table column, so the analysis walks every item.
+        let origins: Vec<Option<Origin>> = (0..4)
+            .map(|_| {
+                Some(Origin {
+                    table: "t".into(),
+                    notnull: true,
+                    rowversion: false,
+                })
+            })
+            .collect();
+        let described = nullability::nullable(&stmt, &origins, |_| true);
+        assert_eq!(described.len(), origins.len());
     }
 });

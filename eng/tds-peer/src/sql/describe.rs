@@ -10,7 +10,7 @@
 
 use super::engine::{Engine, Flow, Out, Param, StmtErr};
 use super::errors::SqlError;
-use super::lexer::{self, Tok};
+use super::lexer::{self, Tok, ident};
 use super::schema::{ColInfo, base_name};
 use super::typemeta::{collation, meta, type_name};
 use crate::resp::Resp;
@@ -68,13 +68,6 @@ struct TableRef {
     cols: Vec<ColInfo>,
 }
 
-fn ident(t: &Tok) -> Option<&str> {
-    match t {
-        Tok::Word(w) | Tok::Quoted(w) => Some(w),
-        _ => None,
-    }
-}
-
 /// A multi-part name starting at `i` (`a.b.c`, `a..c`): (parts, index after it).
 fn dotted(sg: &[Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
     let mut parts = vec![ident(sg.get(i)?)?.to_string()];
@@ -94,7 +87,7 @@ fn dotted(sg: &[Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
 }
 
 /// Schemas whose objects are not SQLite tables (catalog views, synthetic tables).
-fn virtual_schema(parts: &[String]) -> bool {
+pub(super) fn virtual_schema(parts: &[String]) -> bool {
     parts.len() > 1 && {
         let s = parts[parts.len() - 2].to_ascii_lowercase();
         matches!(s.as_str(), "sys" | "information_schema" | "peer")

@@ -1,5 +1,7 @@
 //! A small T-SQL tokenizer: enough to rewrite T-SQL into SQLite and to split batches.
 
+use std::borrow::Borrow;
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tok {
     /// Identifier or keyword (including `#temp` names).
@@ -416,12 +418,12 @@ fn push_stmt(stmts: &mut Vec<Vec<Tok>>, cur: &mut Vec<Tok>) {
 }
 
 /// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
-pub(crate) fn split_commas(toks: &[Tok]) -> Vec<&[Tok]> {
+pub(crate) fn split_commas<T: Borrow<Tok>>(toks: &[T]) -> Vec<&[T]> {
     let mut out = Vec::new();
     let mut d = 0;
     let mut s = 0;
     for (i, t) in toks.iter().enumerate() {
-        match t {
+        match t.borrow() {
             Tok::Punct('(') => d += 1,
             Tok::Punct(')') => d -= 1,
             Tok::Punct(',') if d == 0 => {
@@ -433,6 +435,32 @@ pub(crate) fn split_commas(toks: &[Tok]) -> Vec<&[Tok]> {
     }
     out.push(&toks[s..]);
     out
+}
+
+/// Index of the `)` closing the `(` at `open`, in tokens (`&[Tok]`) or significant tokens
+/// (`&[&Tok]`).
+pub(crate) fn matching<T: Borrow<Tok>>(toks: &[T], open: usize) -> Option<usize> {
+    let mut d = 0usize;
+    for (i, t) in toks.iter().enumerate().skip(open) {
+        let t = t.borrow();
+        if t.is_punct('(') {
+            d += 1;
+        } else if t.is_punct(')') {
+            d = d.checked_sub(1)?;
+            if d == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// The name a word or quoted identifier holds.
+pub(crate) fn ident(t: &Tok) -> Option<&str> {
+    match t {
+        Tok::Word(w) | Tok::Quoted(w) => Some(w),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@
 //! claim would be worse than a missing one: a NOT NULL int goes out as INT4, which has no NULL
 //! (`token::Column::described`).
 
-use super::lexer::Tok;
+use super::lexer::{Tok, ident, matching, split_commas};
 
 /// A result column read as is from a table column.
 #[derive(Clone, Debug, PartialEq)]
@@ -146,47 +146,6 @@ const NOT_ALIAS: &[&str] = &[
     "FROM",
 ];
 
-fn ident(t: &Tok) -> Option<&str> {
-    match t {
-        Tok::Word(w) | Tok::Quoted(w) => Some(w),
-        _ => None,
-    }
-}
-
-/// Index of the `)` closing the `(` at `open`.
-pub(super) fn close(sg: &[&Tok], open: usize) -> Option<usize> {
-    let mut d = 0usize;
-    for (i, t) in sg.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d = d.checked_sub(1)?;
-            if d == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
-}
-
-/// Splits at depth-0 commas.
-pub(super) fn commas<'a, 'b>(sg: &'b [&'a Tok]) -> Vec<&'b [&'a Tok]> {
-    let mut out = Vec::new();
-    let (mut d, mut s) = (0i32, 0);
-    for (i, t) in sg.iter().enumerate() {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d -= 1;
-        } else if d == 0 && t.is_punct(',') {
-            out.push(&sg[s..i]);
-            s = i + 1;
-        }
-    }
-    out.push(&sg[s..]);
-    out
-}
-
 /// A multi-part name from `i` (`a.b.c`, `a..c`): its parts and the index after it.
 pub(super) fn dotted(sg: &[&Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
     let mut parts = vec![ident(sg.get(i)?)?.to_string()];
@@ -242,12 +201,12 @@ impl Query {
                 ctes.push(ident(sg.get(i)?)?.to_string());
                 i += 1;
                 if sg.get(i)?.is_punct('(') {
-                    i = close(sg, i)? + 1;
+                    i = matching(sg, i)? + 1;
                 }
                 if !sg.get(i)?.is_word("AS") || !sg.get(i + 1)?.is_punct('(') {
                     return None;
                 }
-                i = close(sg, i + 1)? + 1;
+                i = matching(sg, i + 1)? + 1;
                 if sg.get(i)?.is_punct(',') {
                     i += 1;
                 } else {
@@ -297,7 +256,7 @@ impl Query {
             } else if t.is_word("TOP") {
                 i += 1;
                 i = if sg.get(i)?.is_punct('(') {
-                    close(sg, i)? + 1
+                    matching(sg, i)? + 1
                 } else {
                     i + 1
                 };
@@ -307,7 +266,10 @@ impl Query {
                 break;
             }
         }
-        let items = commas(sg.get(i..list_end)?).into_iter().map(item).collect();
+        let items = split_commas(sg.get(i..list_end)?)
+            .into_iter()
+            .map(item)
+            .collect();
         let sources = match from {
             Some(f) => from_clause(sg.get(f + 1..from_end)?, &ctes)?,
             None => Vec::new(),
@@ -374,7 +336,7 @@ fn item(sg: &[&Tok]) -> Expr {
 
 fn expr_kind(mut sg: &[&Tok]) -> Expr {
     // Outer parentheses.
-    while sg.len() >= 2 && sg[0].is_punct('(') && close(sg, 0) == Some(sg.len() - 1) {
+    while sg.len() >= 2 && sg[0].is_punct('(') && matching(sg, 0) == Some(sg.len() - 1) {
         sg = &sg[1..sg.len() - 1];
     }
     match sg {
@@ -404,7 +366,7 @@ fn expr_kind(mut sg: &[&Tok]) -> Expr {
     }
     let call = |name: &str| -> Option<(usize, usize)> {
         (sg.len() >= 3 && sg[0].is_word(name) && sg[1].is_punct('('))
-            .then(|| close(sg, 1).map(|c| (1, c)))
+            .then(|| matching(sg, 1).map(|c| (1, c)))
             .flatten()
     };
     for f in ["COUNT", "COUNT_BIG"] {
@@ -413,7 +375,7 @@ fn expr_kind(mut sg: &[&Tok]) -> Expr {
             let over = rest.len() >= 3
                 && rest[0].is_word("OVER")
                 && rest[1].is_punct('(')
-                && close(rest, 1) == Some(rest.len() - 1);
+                && matching(rest, 1) == Some(rest.len() - 1);
             if rest.is_empty() || over {
                 return Expr::NotNull;
             }
@@ -421,7 +383,7 @@ fn expr_kind(mut sg: &[&Tok]) -> Expr {
     }
     if let Some((open, c)) = call("ISNULL")
         && c == sg.len() - 1
-        && let [_, replacement] = commas(&sg[open + 1..c])[..]
+        && let [_, replacement] = split_commas(&sg[open + 1..c])[..]
         && expr_kind(replacement) == Expr::NotNull
     {
         return Expr::NotNull;
@@ -527,19 +489,19 @@ fn join_at(sg: &[&Tok], mut i: usize) -> Option<(Join, usize)> {
 fn source(sg: &[&Tok], i: usize, ctes: &[String]) -> Option<(Source, usize)> {
     let (name, table, mut i) = if sg.get(i)?.is_punct('(') {
         // A derived table or a parenthesized join: opaque.
-        (String::new(), None, close(sg, i)? + 1)
+        (String::new(), None, matching(sg, i)? + 1)
     } else {
         let (parts, end) = dotted(sg, i)?;
         let last = parts.last()?.clone();
         if sg.get(end).is_some_and(|t| t.is_punct('(')) {
             // A table-valued function.
-            (last, None, close(sg, end)? + 1)
+            (last, None, matching(sg, end)? + 1)
         } else {
-            let schema = (parts.len() >= 2).then(|| parts[parts.len() - 2].to_ascii_lowercase());
-            let table = match schema.as_deref() {
-                Some("sys" | "information_schema" | "peer") => None,
-                _ if parts.len() == 1 && ctes.iter().any(|c| c.eq_ignore_ascii_case(&last)) => None,
-                _ => super::schema::sqlite_name(&parts),
+            let cte = parts.len() == 1 && ctes.iter().any(|c| c.eq_ignore_ascii_case(&last));
+            let table = if cte || super::describe::virtual_schema(&parts) {
+                None
+            } else {
+                super::schema::sqlite_name(&parts)
             };
             (last, table, end)
         }
@@ -558,12 +520,12 @@ fn source(sg: &[&Tok], i: usize, ctes: &[String]) -> Option<(Source, usize)> {
     }
     // A derived table's column list, table hints.
     if sg.get(i).is_some_and(|t| t.is_punct('(')) && table.is_none() {
-        i = close(sg, i)? + 1;
+        i = matching(sg, i)? + 1;
     }
     if sg.get(i).is_some_and(|t| t.is_word("WITH"))
         && sg.get(i + 1).is_some_and(|t| t.is_punct('('))
     {
-        i = close(sg, i + 1)? + 1;
+        i = matching(sg, i + 1)? + 1;
     }
     // Anything else here (PIVOT, TABLESAMPLE, FOR SYSTEM_TIME, …) is not understood.
     match sg.get(i) {

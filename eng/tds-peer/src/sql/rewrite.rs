@@ -2,7 +2,7 @@
 //! the main SELECT list whose SQL Server type is evident from the text (CAST/CONVERT target,
 //! a parameter's declared type, GETDATE(), a literal), remember that type.
 
-use super::lexer::{Tok, split_commas};
+use super::lexer::{Tok, matching, split_commas};
 use crate::conv;
 use crate::types::Ty;
 
@@ -34,21 +34,6 @@ fn sig(toks: &[Tok]) -> Vec<&Tok> {
 /// Index of the token closing the paren opened at `open`.
 pub(super) fn matching_paren(toks: &[Tok], open: usize) -> Option<usize> {
     matching(toks, open)
-}
-
-fn matching(toks: &[Tok], open: usize) -> Option<usize> {
-    let mut d = 0;
-    for (i, t) in toks.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d -= 1;
-            if d == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
 }
 
 pub(super) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
@@ -1190,13 +1175,10 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
             let key = sg.iter().position(|t| t.is_word("KEY"))?;
             sg[..key].last().filter(|t| t.is_word("PRIMARY"))?;
             let open = sg.iter().skip(key).position(|t| t.is_punct('('))? + key;
-            let close = sg.iter().skip(open).position(|t| t.is_punct(')'))? + open;
-            let names: Vec<String> = sg[open + 1..close]
-                .split(|t| t.is_punct(','))
-                .filter_map(|part| match part.first()? {
-                    Tok::Word(w) | Tok::Quoted(w) => Some(w.clone()),
-                    _ => None,
-                })
+            let close = matching(&sg, open)?;
+            let names: Vec<String> = split_commas(&sg[open + 1..close])
+                .into_iter()
+                .filter_map(|part| Some(super::lexer::ident(part.first()?)?.to_string()))
                 .collect();
             Some(names)
         })

@@ -13,8 +13,8 @@
 //! An UPDATE that assigns the column is refused before it runs (`updated_columns`, 272), as SQL
 //! Server refuses it when compiling the statement, whether or not a row matches.
 
-use super::lexer::Tok;
-use super::nullability::{close, commas, dotted};
+use super::lexer::{Tok, matching, split_commas};
+use super::nullability::dotted;
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use std::sync::Once;
@@ -46,7 +46,7 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
     let mut i = 1;
     if w(i, "TOP") {
         i = if sg.get(i + 1)?.is_punct('(') {
-            close(sg, i + 1)? + 1
+            matching(sg, i + 1)? + 1
         } else {
             i + 2
         };
@@ -57,7 +57,7 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
     let (target, end) = dotted(sg, i)?;
     i = end;
     if w(i, "WITH") && sg.get(i + 1).is_some_and(|t| t.is_punct('(')) {
-        i = close(sg, i + 1)? + 1;
+        i = matching(sg, i + 1)? + 1;
     }
     if !w(i, "SET") {
         return None;
@@ -103,7 +103,7 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
         let (parts, end) = dotted(lhs, 0)?;
         (end == lhs.len()).then(|| parts.last().cloned()).flatten()
     };
-    let cols = commas(&sg[i + 1..end])
+    let cols = split_commas(&sg[i + 1..end])
         .into_iter()
         .filter_map(assigned_in)
         .collect();

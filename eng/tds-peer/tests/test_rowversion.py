@@ -106,7 +106,9 @@ def test_update_of_the_column_is_refused(table):
                         (f"UPDATE x SET x.name = N'z', x.rv = 0x01 FROM {t} AS x WHERE x.id = 2", ()),
                         # The target is the FROM clause's own t, not a subquery's.
                         (f"UPDATE {t} SET rv = 0x01 FROM {t} WHERE {t}.id IN (SELECT {t}.id FROM {t})",
-                         ())):
+                         ()),
+                        # A left-out schema (`db..t`) is the default one.
+                        (f"UPDATE master..{t} SET rv = 0x01", ())):
         with pytest.raises(pyodbc.Error) as ei:
             cur.execute(sql, *params)
         msg = ei.value.args[1]

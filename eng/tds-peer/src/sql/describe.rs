@@ -74,7 +74,9 @@ fn dotted(sg: &[Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
     i += 1;
     while sg.get(i).is_some_and(|t| t.is_punct('.')) {
         i += 1;
+        // `db..t`: the schema left out (the default one, `schema::sqlite_name`).
         while sg.get(i).is_some_and(|t| t.is_punct('.')) {
+            parts.push(String::new());
             i += 1;
         }
         match sg.get(i).and_then(ident) {

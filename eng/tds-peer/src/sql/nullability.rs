@@ -151,7 +151,10 @@ pub(super) fn dotted(sg: &[&Tok], mut i: usize) -> Option<(Vec<String>, usize)> 
     let mut parts = vec![ident(sg.get(i)?)?.to_string()];
     i += 1;
     while sg.get(i).is_some_and(|t| t.is_punct('.')) {
+        i += 1;
+        // `db..t`: the schema left out (the default one, `schema::sqlite_name`).
         while sg.get(i).is_some_and(|t| t.is_punct('.')) {
+            parts.push(String::new());
             i += 1;
         }
         parts.push(ident(sg.get(i)?)?.to_string());

@@ -338,6 +338,8 @@ mod tests {
             ),
             got("t", &["rv"])
         );
+        // A left-out schema is the default one.
+        assert_eq!(parse("UPDATE master..t SET rv = 0x01"), got("t", &["rv"]));
         assert_eq!(parse("DELETE FROM t"), None);
     }
 

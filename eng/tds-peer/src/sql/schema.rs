@@ -31,10 +31,10 @@ pub fn base_name(name: &str) -> String {
 /// `"s.t"` in a user schema (`Ctx::schemas`), the last part otherwise.
 pub fn sqlite_name(parts: &[String]) -> Option<String> {
     let name = parts.last()?;
-    Some(match parts.len() {
-        2.. if !parts[parts.len() - 2].eq_ignore_ascii_case("dbo") => {
-            format!("{}.{name}", parts[parts.len() - 2])
-        }
+    // `dbo` and a left-out schema (`db..t`) are the default schema, SQLite's main one.
+    let schema = parts.len().checked_sub(2).map(|i| parts[i].as_str());
+    Some(match schema {
+        Some(s) if !s.is_empty() && !s.eq_ignore_ascii_case("dbo") => format!("{s}.{name}"),
         _ => name.clone(),
     })
 }

@@ -10,46 +10,13 @@
 
 use super::engine::{Engine, Flow, Out, Param, StmtErr};
 use super::errors::SqlError;
-use super::lexer::{self, Tok, ident};
+use super::lexer::{self, Tok, dotted, ident};
 use super::schema::{ColInfo, base_name};
 use super::typemeta::{collation, meta, type_name};
 use crate::resp::Resp;
 use crate::token::Column;
 use crate::types::Ty;
 use rusqlite::types::Value;
-
-/// Words after which a table name cannot continue with an alias.
-const NOT_ALIAS: &[&str] = &[
-    "WHERE",
-    "SET",
-    "VALUES",
-    "ON",
-    "JOIN",
-    "INNER",
-    "LEFT",
-    "RIGHT",
-    "OUTER",
-    "CROSS",
-    "FULL",
-    "ORDER",
-    "GROUP",
-    "WITH",
-    "OUTPUT",
-    "SELECT",
-    "DEFAULT",
-    "UNION",
-    "HAVING",
-    "EXCEPT",
-    "INTERSECT",
-    "OPTION",
-    "FOR",
-    "INTO",
-    "FROM",
-    "DELETE",
-    "UPDATE",
-    "INSERT",
-    "AS",
-];
 
 /// The deduced type of a parameter: a system type, or a table type (a TVP of a procedure).
 pub enum PType {
@@ -66,26 +33,6 @@ struct TableRef {
     name: String,
     alias: Option<String>,
     cols: Vec<ColInfo>,
-}
-
-/// A multi-part name starting at `i` (`a.b.c`, `a..c`): (parts, index after it).
-fn dotted(sg: &[Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
-    let mut parts = vec![ident(sg.get(i)?)?.to_string()];
-    i += 1;
-    while sg.get(i).is_some_and(|t| t.is_punct('.')) {
-        i += 1;
-        // `db..t`: the schema left out (the default one, `schema::sqlite_name`).
-        while sg.get(i).is_some_and(|t| t.is_punct('.')) {
-            parts.push(String::new());
-            i += 1;
-        }
-        match sg.get(i).and_then(ident) {
-            Some(p) => parts.push(p.to_string()),
-            None => break,
-        }
-        i += 1;
-    }
-    Some((parts, i))
 }
 
 /// Schemas whose objects are not SQLite tables (catalog views, synthetic tables).
@@ -123,7 +70,7 @@ impl Engine {
                 continue;
             }
             while let Some((parts, next)) = dotted(sg, i) {
-                if NOT_ALIAS.iter().any(|k| sg[i].is_word(k)) {
+                if lexer::NOT_ALIAS.iter().any(|k| sg[i].is_word(k)) {
                     break;
                 }
                 i = next;
@@ -133,7 +80,7 @@ impl Engine {
                     alias = sg.get(i + 1).and_then(ident).map(str::to_string);
                     i += 2;
                 } else if let Some(a) = sg.get(i).and_then(ident)
-                    && !NOT_ALIAS.iter().any(|k| a.eq_ignore_ascii_case(k))
+                    && !lexer::NOT_ALIAS.iter().any(|k| a.eq_ignore_ascii_case(k))
                 {
                     alias = Some(a.to_string());
                     i += 1;

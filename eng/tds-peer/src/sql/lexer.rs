@@ -417,6 +417,46 @@ fn push_stmt(stmts: &mut Vec<Vec<Tok>>, cur: &mut Vec<Tok>) {
     }
 }
 
+/// Reserved words that can follow a table reference and so are never its alias (nor a table
+/// name): the FROM-clause parsers of `describe`, `nullability` and `sysviews` stop at them.
+/// `AS` is not here: it introduces an alias (each parser reads it first).
+pub(crate) const NOT_ALIAS: &[&str] = &[
+    "WHERE",
+    "SET",
+    "VALUES",
+    "ON",
+    "JOIN",
+    "INNER",
+    "LEFT",
+    "RIGHT",
+    "OUTER",
+    "CROSS",
+    "FULL",
+    "ORDER",
+    "GROUP",
+    "WITH",
+    "OUTPUT",
+    "SELECT",
+    "DEFAULT",
+    "UNION",
+    "HAVING",
+    "EXCEPT",
+    "INTERSECT",
+    "OPTION",
+    "FOR",
+    "INTO",
+    "FROM",
+    "DELETE",
+    "UPDATE",
+    "INSERT",
+    "WINDOW",
+    "PIVOT",
+    "UNPIVOT",
+    "TABLESAMPLE",
+    "AND",
+    "OR",
+];
+
 /// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
 pub(crate) fn split_commas<T: Borrow<Tok>>(toks: &[T]) -> Vec<&[T]> {
     let mut out = Vec::new();
@@ -453,6 +493,24 @@ pub(crate) fn matching<T: Borrow<Tok>>(toks: &[T], open: usize) -> Option<usize>
         }
     }
     None
+}
+
+/// A multi-part name from `i` (`a.b.c`, `a..c`), in tokens or significant tokens: its parts
+/// and the index after it; None when a dot is not followed by a name.
+pub(crate) fn dotted<T: Borrow<Tok>>(sg: &[T], mut i: usize) -> Option<(Vec<String>, usize)> {
+    let mut parts = vec![ident(sg.get(i)?.borrow())?.to_string()];
+    i += 1;
+    while sg.get(i).is_some_and(|t| t.borrow().is_punct('.')) {
+        i += 1;
+        // `db..t`: the schema left out (the default one, `schema::sqlite_name`).
+        while sg.get(i).is_some_and(|t| t.borrow().is_punct('.')) {
+            parts.push(String::new());
+            i += 1;
+        }
+        parts.push(ident(sg.get(i)?.borrow())?.to_string());
+        i += 1;
+    }
+    Some((parts, i))
 }
 
 /// The name a word or quoted identifier holds.

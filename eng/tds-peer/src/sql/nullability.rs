@@ -19,7 +19,7 @@
 //! claim would be worse than a missing one: a NOT NULL int goes out as INT4, which has no NULL
 //! (`token::Column::described`).
 
-use super::lexer::{Tok, ident, matching, split_commas};
+use super::lexer::{Tok, dotted, ident, matching, split_commas};
 
 /// A result column read as is from a table column.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,52 +116,6 @@ struct Query {
 
 /// Words ending a FROM clause at depth 0.
 const FROM_END: &[&str] = &["WHERE", "GROUP", "HAVING", "ORDER", "OPTION", "WINDOW"];
-
-/// Words that cannot be a table alias.
-const NOT_ALIAS: &[&str] = &[
-    "ON",
-    "JOIN",
-    "INNER",
-    "LEFT",
-    "RIGHT",
-    "FULL",
-    "CROSS",
-    "OUTER",
-    "WHERE",
-    "GROUP",
-    "HAVING",
-    "ORDER",
-    "OPTION",
-    "WINDOW",
-    "WITH",
-    "UNION",
-    "EXCEPT",
-    "INTERSECT",
-    "FOR",
-    "PIVOT",
-    "UNPIVOT",
-    "TABLESAMPLE",
-    "AS",
-    "SELECT",
-    "FROM",
-];
-
-/// A multi-part name from `i` (`a.b.c`, `a..c`): its parts and the index after it.
-pub(super) fn dotted(sg: &[&Tok], mut i: usize) -> Option<(Vec<String>, usize)> {
-    let mut parts = vec![ident(sg.get(i)?)?.to_string()];
-    i += 1;
-    while sg.get(i).is_some_and(|t| t.is_punct('.')) {
-        i += 1;
-        // `db..t`: the schema left out (the default one, `schema::sqlite_name`).
-        while sg.get(i).is_some_and(|t| t.is_punct('.')) {
-            parts.push(String::new());
-            i += 1;
-        }
-        parts.push(ident(sg.get(i)?)?.to_string());
-        i += 1;
-    }
-    Some((parts, i))
-}
 
 impl Query {
     /// The item behind each of `n` result columns: `Star` for a column a `*` expands to, None
@@ -516,7 +470,10 @@ fn source(sg: &[&Tok], i: usize, ctes: &[String]) -> Option<(Source, usize)> {
         i += 1;
     } else if let Some(t) = sg.get(i)
         && let Some(a) = ident(t)
-        && (matches!(t, Tok::Quoted(_)) || !NOT_ALIAS.iter().any(|k| a.eq_ignore_ascii_case(k)))
+        && (matches!(t, Tok::Quoted(_))
+            || !super::lexer::NOT_ALIAS
+                .iter()
+                .any(|k| a.eq_ignore_ascii_case(k)))
     {
         name = a.to_string();
         i += 1;

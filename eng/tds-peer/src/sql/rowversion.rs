@@ -13,8 +13,7 @@
 //! An UPDATE that assigns the column is refused before it runs (`updated_columns`, 272), as SQL
 //! Server refuses it when compiling the statement, whether or not a row matches.
 
-use super::lexer::{Tok, matching, split_commas};
-use super::nullability::dotted;
+use super::lexer::{Tok, dotted, matching, split_commas};
 use rusqlite::Connection;
 use rusqlite::functions::FunctionFlags;
 use std::sync::Once;

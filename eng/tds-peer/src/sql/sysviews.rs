@@ -286,30 +286,6 @@ fn action(col: &str, desc: bool) -> String {
     }
 }
 
-/// Words after a table reference that end it: anything else there is its alias.
-const AFTER_TABLE: &[&str] = &[
-    "JOIN",
-    "INNER",
-    "LEFT",
-    "RIGHT",
-    "FULL",
-    "CROSS",
-    "OUTER",
-    "ON",
-    "WHERE",
-    "GROUP",
-    "ORDER",
-    "UNION",
-    "EXCEPT",
-    "INTERSECT",
-    "HAVING",
-    "WITH",
-    "OPTION",
-    "SELECT",
-    "AND",
-    "OR",
-];
-
 impl Ctx<'_> {
     /// `sys.<view>` / `INFORMATION_SCHEMA.<view>` (bare or bracketed) at the token after
     /// `schema`, whose `.` is at `dot`: as a table reference, the view's subquery named by its
@@ -350,7 +326,9 @@ impl Ctx<'_> {
             after = next_sig(toks, end);
         }
         let has_alias = after.is_some_and(|k| match &toks[k] {
-            Tok::Word(w) => !AFTER_TABLE.iter().any(|kw| w.eq_ignore_ascii_case(kw)),
+            Tok::Word(w) => !super::lexer::NOT_ALIAS
+                .iter()
+                .any(|kw| w.eq_ignore_ascii_case(kw)),
             Tok::Quoted(_) => true,
             _ => false,
         });

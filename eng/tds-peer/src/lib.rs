@@ -1,6 +1,7 @@
 //! The peer as a library: the server binary (src/main.rs) is a thin CLI over it, and the fuzz
 //! targets (fuzz/) call its parsers directly on arbitrary bytes.
 
+pub mod bulk;
 pub mod conv;
 pub mod faults;
 pub mod io;

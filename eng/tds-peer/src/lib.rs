@@ -3,6 +3,7 @@
 
 pub mod conv;
 pub mod faults;
+pub mod fedauth;
 pub mod io;
 pub mod login;
 pub mod packet;
@@ -16,5 +17,6 @@ pub mod sql;
 pub mod synthetic;
 pub mod tls;
 pub mod token;
+pub mod transient;
 pub mod tvp;
 pub mod types;

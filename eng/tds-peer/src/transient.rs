@@ -1,8 +1,8 @@
 //! Azure SQL's transient faults, for clients' retry logic: a login refused with a transient
 //! error the first N times (`--fail-logins 40613:N`), and a statement answered with one the
-//! first N times it is run (`fault:transient=40501 fault:times=N` in its text). 40197 also ends
-//! the session (the connection is dropped, an open transaction is rolled back), as a failover
-//! does. Error texts and severities from Microsoft's "Troubleshooting connectivity issues and
+//! first N times it is run (`fault:transient=40501 fault:times=N` in its text). Errors of class
+//! 20 (40197, 40501, 10928, 10929) also end the session (the connection is dropped, an open
+//! transaction is rolled back), as SQL Server does after a fatal error and a failover does. Error texts and severities from Microsoft's "Troubleshooting connectivity issues and
 //! other errors with Azure SQL Database" (transient fault and resource governance errors).
 
 use std::collections::HashMap;
@@ -91,12 +91,18 @@ impl Switches {
                 *count += 1;
                 Outcome::Fail {
                     error,
-                    drop: code == 40197,
+                    drop: ends_session(code as i32),
                 }
             }
             None => Outcome::Run,
         }
     }
+}
+
+/// Errors of class 20 and above end the session in SQL Server (Driver 18 then reports the
+/// connection dead whatever the server does): 40197, 40501, 10928, 10929.
+fn ends_session(code: i32) -> bool {
+    matches!(code, 40197 | 40501 | 10928 | 10929)
 }
 
 /// The ERROR token Azure SQL sends for transient error `code`, or None for a code not listed.

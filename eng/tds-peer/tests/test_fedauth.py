@@ -6,12 +6,24 @@ SQL_COPT_SS_ACCESS_TOKEN, against the peer's `--fedauth-key`, and the transient-
 import time
 import uuid
 
+import pyodbc
 import pytest
 from entra_tokens import SQL_COPT_SS_ACCESS_TOKEN, fedauth_args, make_token, pack_token
 
-from conftest import _missing, pyodbc, require_driver, tdspeer
+import tdspeer  # eng/peers: on sys.path via conftest
 
 MODES = ["notsup", "on", "strict"]
+
+
+def _missing(msg: str) -> None:
+    if tdspeer.in_ci():
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def require_driver(driver: str) -> None:
+    if not tdspeer.drivers_available().get(driver):
+        _missing(f"ODBC driver {driver} is not registered with unixODBC (run eng/setup.sh)")
 
 
 @pytest.fixture(scope="module", params=MODES)
@@ -94,19 +106,34 @@ def test_fail_logins_refuses_the_first_n_logins():
         pyodbc.connect(cs, timeout=10).close()
 
 
-@pytest.mark.parametrize("code", [40501, 49918])
-def test_statement_fault_answers_the_first_n_runs(peer, code):
-    """`fault:transient=CODE fault:times=2`: the first two runs of that statement text fail with
-    CODE (counted across sessions), the third runs; the session survives."""
+def test_statement_fault_answers_the_first_n_runs(peer):
+    """`fault:transient=49918 fault:times=2`: the first two runs of that statement text fail
+    with 49918 (counted across sessions), the third runs; the session survives (class 16)."""
     require_driver("msodbcsql")
     cn = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), timeout=10, autocommit=True)
-    sql = f"SELECT 7 /* {uuid.uuid4().hex} fault:transient={code} fault:times=2 */"
+    sql = f"SELECT 7 /* {uuid.uuid4().hex} fault:transient=49918 fault:times=2 */"
     for _ in range(2):
         with pytest.raises(pyodbc.Error) as ei:
             cn.cursor().execute(sql)
-        assert f"({code})" in str(ei.value), str(ei.value)
+        assert "(49918)" in str(ei.value), str(ei.value)
     assert cn.cursor().execute(sql).fetchval() == 7
     cn.close()
+
+
+def test_class_20_fault_ends_the_session(peer):
+    """40501 (class 20): the error, then the session is gone; the next session runs the text."""
+    require_driver("msodbcsql")
+    cs = tdspeer.conn_str(peer, "msodbcsql")
+    cn = pyodbc.connect(cs, timeout=10, autocommit=True)
+    sql = f"SELECT 7 /* {uuid.uuid4().hex} fault:transient=40501 */"
+    with pytest.raises(pyodbc.Error) as ei:
+        cn.cursor().execute(sql)
+    assert "(40501)" in str(ei.value) and "The service is currently busy" in str(ei.value)
+    with pytest.raises(pyodbc.Error):
+        cn.cursor().execute("SELECT 1").fetchall()
+    again = pyodbc.connect(cs, timeout=10, autocommit=True)
+    assert again.cursor().execute(sql).fetchval() == 7
+    again.close()
 
 
 def test_40197_drops_the_connection_and_rolls_back(peer):

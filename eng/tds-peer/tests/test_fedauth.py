@@ -15,22 +15,9 @@ import tdspeer  # eng/peers: on sys.path via conftest
 MODES = ["notsup", "on", "strict"]
 
 
-def _missing(msg: str) -> None:
-    if tdspeer.in_ci():
-        pytest.fail(msg)
-    pytest.skip(msg)
-
-
-def require_driver(driver: str) -> None:
-    if not tdspeer.drivers_available().get(driver):
-        _missing(f"ODBC driver {driver} is not registered with unixODBC (run eng/setup.sh)")
-
 
 @pytest.fixture(scope="module", params=MODES)
-def fed_peer(request):
-    if tdspeer.peer_binary() is None:
-        _missing("tds-peer binary not built (cargo build --release -p tds-peer)")
-    require_driver("msodbcsql")
+def fed_peer(request, msodbcsql):
     with tdspeer.start_peer(encrypt=request.param, extra_args=fedauth_args()) as p:
         yield p
 
@@ -75,28 +62,21 @@ def test_bad_tokens_are_refused_with_18456(fed_peer, token, message):
     assert message in text, text
 
 
-def test_peer_without_a_key_refuses_tokens():
-    if tdspeer.peer_binary() is None:
-        _missing("tds-peer binary not built (cargo build --release -p tds-peer)")
-    require_driver("msodbcsql")
+def test_peer_without_a_key_refuses_tokens(msodbcsql):
     with tdspeer.start_peer() as p:
         with pytest.raises(pyodbc.Error) as ei:
             connect_with(p, make_token(upn="a@b"))
     assert "18456" in str(ei.value)
 
 
-def test_sql_login_still_answers_sa(peer):
-    require_driver("msodbcsql")
+def test_sql_login_still_answers_sa(peer, msodbcsql):
     cn = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), timeout=10, autocommit=True)
     assert tuple(cn.cursor().execute("SELECT SUSER_SNAME(), SYSTEM_USER").fetchone()) == ("sa", "sa")
     cn.close()
 
 
-def test_fail_logins_refuses_the_first_n_logins():
+def test_fail_logins_refuses_the_first_n_logins(msodbcsql):
     """--fail-logins 40613:2: the first two logins get Azure SQL's 40613, the third logs in."""
-    if tdspeer.peer_binary() is None:
-        _missing("tds-peer binary not built (cargo build --release -p tds-peer)")
-    require_driver("msodbcsql")
     with tdspeer.start_peer(extra_args=["--fail-logins", "40613:2"]) as p:
         cs = tdspeer.conn_str(p, "msodbcsql")
         for _ in range(2):
@@ -106,10 +86,9 @@ def test_fail_logins_refuses_the_first_n_logins():
         pyodbc.connect(cs, timeout=10).close()
 
 
-def test_statement_fault_answers_the_first_n_runs(peer):
+def test_statement_fault_answers_the_first_n_runs(peer, msodbcsql):
     """`fault:transient=49918 fault:times=2`: the first two runs of that statement text fail
     with 49918 (counted across sessions), the third runs; the session survives (class 16)."""
-    require_driver("msodbcsql")
     cn = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), timeout=10, autocommit=True)
     sql = f"SELECT 7 /* {uuid.uuid4().hex} fault:transient=49918 fault:times=2 */"
     for _ in range(2):
@@ -120,9 +99,8 @@ def test_statement_fault_answers_the_first_n_runs(peer):
     cn.close()
 
 
-def test_class_20_fault_ends_the_session(peer):
+def test_class_20_fault_ends_the_session(peer, msodbcsql):
     """40501 (class 20): the error, then the session is gone; the next session runs the text."""
-    require_driver("msodbcsql")
     cs = tdspeer.conn_str(peer, "msodbcsql")
     cn = pyodbc.connect(cs, timeout=10, autocommit=True)
     sql = f"SELECT 7 /* {uuid.uuid4().hex} fault:transient=40501 */"
@@ -136,8 +114,7 @@ def test_class_20_fault_ends_the_session(peer):
     again.close()
 
 
-def test_40197_drops_the_connection_and_rolls_back(peer):
-    require_driver("msodbcsql")
+def test_40197_drops_the_connection_and_rolls_back(peer, msodbcsql):
     table = f"t40197_{uuid.uuid4().hex[:8]}"
     cs = tdspeer.conn_str(peer, "msodbcsql")
     setup = pyodbc.connect(cs, timeout=10, autocommit=True)

@@ -4,6 +4,7 @@
 pub mod bulk;
 pub mod conv;
 pub mod faults;
+pub mod fedauth;
 pub mod io;
 pub mod login;
 pub mod packet;
@@ -17,5 +18,6 @@ pub mod sql;
 pub mod synthetic;
 pub mod tls;
 pub mod token;
+pub mod transient;
 pub mod tvp;
 pub mod types;

@@ -12,7 +12,7 @@ cargo clippy -q --workspace --all-targets --features ferrodbc/python,ferrodbc/be
 .venv/bin/ruff check python eng tests
 # The stub against the module setup.sh just built: every name, signature and class flag.
 .venv/bin/python -m mypy.stubtest ferrodbc._native
-# Commit subjects under 72 characters, from the 0.1.0 cut on (older history is as it was).
+# Commit subjects of at most 72 characters, from the 0.1.0 cut on (older history stays as it was).
 if git rev-parse -q --verify 6bbb1d4^{commit} >/dev/null; then
   long=$(git log --format=%s 6bbb1d4..HEAD | awk 'length($0) > 72')
   if [ -n "$long" ]; then

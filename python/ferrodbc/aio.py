@@ -30,10 +30,13 @@ allows one asynchronous statement per connection, connect and commit are always 
 to a second mid-parse), and FreeTDS and the driver manager's support for it is unverified.
 
 **Two operations on one connection at once are serialised** (an ``asyncio.Lock`` per connection,
-as SQLAlchemy's adapters and psycopg do): tasks may share a connection and its cursors, and each
-call runs whole, in the order the tasks got the lock. Only the call is serialised: two cursors of
-one connection still interleave as in the sync API (without MARS, SQL Server's drivers refuse a
-statement while another cursor has rows pending, which raises an ``Error``).
+as SQLAlchemy's adapters and psycopg do): tasks may share a connection, and each call runs whole,
+in the order the tasks got the lock. The unit is the call, not the result set: a statement on one
+cursor while another cursor of the connection still has rows pending is what it is in the sync
+API (without MARS, SQL Server's drivers refuse it: ``Error`` "Connection is busy with results for
+another command"). Tasks that share a connection should read with the connection's
+``fetchall``/``fetchone``/``fetchval(sql, *params)``, which execute and fetch in one call, or
+take connections from a pool (one per task).
 
 **Cancellation.** A task cancelled while it awaits a call (``task.cancel()``, ``asyncio.timeout``,
 ``asyncio.wait_for``) gets ``asyncio.CancelledError`` (or the context's ``TimeoutError``) at once,
@@ -42,7 +45,9 @@ thread: Driver 18 sends the server an ATTENTION at once). ``timeout=`` on a call
 raises ``OperationalError`` with SQLSTATE ``HYT00``. The cancel is repeated every 50 ms until the
 driver call has returned (a cancel that arrives before the statement started is otherwise lost),
 and the connection's next call waits for that return: the worker never runs two calls at once and
-the next statement runs normally. The cancelled cursor's result set is gone; execute again.
+the next statement runs normally. The cancelled call's sync cursor is then closed on the worker
+(whatever the cancel left pending must not keep the connection busy) and the ``AsyncCursor`` goes
+on with a fresh one: its result set is gone, it can execute again.
 Through FreeTDS a cancel during a fetch is cooperative (its SQLCancel against a running fetch
 hung or corrupted memory in tests): the fetch stops before the next row array, so a server that
 stalls inside one driver call is only cut short by the query timeout (``connection.timeout``);
@@ -188,6 +193,13 @@ def _start_cancel(worker: _Worker, job: _Job[Any], cursor: Cursor | None) -> Non
     ).start()
 
 
+def _close_quietly(cursor: Cursor) -> None:
+    try:
+        cursor.close()
+    except ferrodbc.Error:
+        pass  # a lost link or a closed connection: nothing is pending any more
+
+
 def _timeout_error(seconds: float) -> OperationalError:
     error = OperationalError(f"[HYT00] the call did not finish within its timeout ({seconds} s)")
     error.sqlstate = "HYT00"
@@ -217,6 +229,7 @@ class AsyncConnection:
         *args: Any,
         cursor: Cursor | None = None,
         timeout: float | None = None,
+        on_abandon: Callable[[Cursor], None] | None = None,
     ) -> _T:
         """Run ``fn(*args)`` on the worker, serialised with the connection's other calls."""
         await self._lock.acquire()
@@ -234,13 +247,29 @@ class AsyncConnection:
                 return await asyncio.shield(job.future)
             return await asyncio.wait_for(asyncio.shield(job.future), timeout)
         except asyncio.CancelledError:
-            _start_cancel(self._worker, job, cursor)
+            self._abandon(job, cursor, on_abandon)
             raise
         except asyncio.TimeoutError:
             if job.future.done():
                 raise
-            _start_cancel(self._worker, job, cursor)
+            self._abandon(job, cursor, on_abandon)
             raise _timeout_error(timeout or 0) from None
+
+    def _abandon(
+        self, job: _Job[Any], cursor: Cursor | None, on_abandon: Callable[[Cursor], None] | None
+    ) -> None:
+        """The awaiting task left: cancel the statement, and close its cursor on the worker
+        right after the call (queued now, so before any later call): whatever the cancel left
+        pending (rows, a result the server finished anyway) must not keep the connection busy."""
+        if cursor is None:
+            return
+        _start_cancel(self._worker, job, cursor)
+        try:
+            self._worker.submit(_close_quietly, cursor)
+        except ferrodbc.Error:
+            pass  # the worker is stopping: the connection is being closed anyway
+        if on_abandon is not None:
+            on_abandon(cursor)
 
     def _returned(self, future: asyncio.Future[Any]) -> None:
         self._running = None
@@ -259,6 +288,33 @@ class AsyncConnection:
     async def execute(self, sql: str, *params: Any, timeout: float | None = None) -> AsyncCursor:
         """A new cursor with ``sql`` executed on it."""
         return await self.cursor().execute(sql, *params, timeout=timeout)
+
+    async def fetchall(self, sql: str, *params: Any, timeout: float | None = None) -> list[Any]:
+        """Execute ``sql`` and read all its rows in one call on the worker (so tasks sharing the
+        connection can never find another cursor's rows pending)."""
+        return await self._one_shot(Cursor.fetchall, sql, params, timeout)
+
+    async def fetchone(self, sql: str, *params: Any, timeout: float | None = None) -> Any:
+        """The first row of ``sql``'s result (``None`` if none), in one call on the worker."""
+        return await self._one_shot(Cursor.fetchone, sql, params, timeout)
+
+    async def fetchval(self, sql: str, *params: Any, timeout: float | None = None) -> Any:
+        """The first column of the first row of ``sql``'s result, in one call on the worker."""
+        return await self._one_shot(Cursor.fetchval, sql, params, timeout)
+
+    async def _one_shot(
+        self, fetch: Callable[[Cursor], _T], sql: str, params: tuple[Any, ...], timeout: float | None
+    ) -> _T:
+        cursor = self.sync.cursor()
+
+        def run() -> _T:
+            try:
+                cursor.execute(sql, *params)
+                return fetch(cursor)
+            finally:
+                cursor.close()
+
+        return await self._call(run, cursor=cursor, timeout=timeout)
 
     async def commit(self) -> None:
         await self._call(self.sync.commit)
@@ -408,7 +464,20 @@ class AsyncCursor:
         self._ahead: deque[Any] = deque()
 
     async def _call(self, fn: Callable[..., _T], *args: Any, timeout: float | None = None) -> _T:
-        return await self.connection._call(fn, *args, cursor=self.sync, timeout=timeout)
+        return await self.connection._call(
+            fn, *args, cursor=self.sync, timeout=timeout, on_abandon=self._abandoned
+        )
+
+    def _abandoned(self, sync: Cursor) -> None:
+        """The connection closes this cursor's sync cursor behind a cancelled call; go on with
+        a fresh one (same settings, no result set)."""
+        if sync is not self.sync:
+            return
+        self._ahead.clear()
+        fresh = self.connection.sync.cursor()
+        fresh.arraysize = sync.arraysize
+        fresh.row_factory = sync.row_factory
+        self.sync = fresh
 
     async def execute(self, sql: str, *params: Any, timeout: float | None = None) -> Self:
         self._ahead.clear()

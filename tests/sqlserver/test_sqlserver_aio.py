@@ -505,3 +505,56 @@ def test_loop_closed_with_work_in_flight(cs):
             return await (await c.execute("SELECT 15")).fetchval()
 
     assert asyncio.run(again()) == 15
+
+
+# --- SQLAlchemy's async engine ------------------------------------------------------------------
+
+
+def sqlalchemy_url(target, driver: str, name: str = "ferrodbc") -> str:
+    odbc = "ODBC+Driver+18+for+SQL+Server" if driver == "msodbcsql" else "FreeTDS"
+    extra = "&Encrypt=no" if driver == "msodbcsql" else "&TDS_Version=7.4&Encryption=off&Port=" + str(target.port)
+    return f"mssql+{name}://sa:x@127.0.0.1:{target.port}/master?driver={odbc}{extra}"
+
+
+def test_sqlalchemy_async_engine(relay, driver):
+    """create_async_engine with the sync URL: the async dialect, its async pool, typed rows,
+    streaming, AUTOCOMMIT, and a statement cancelled by asyncio.wait_for reaching the server."""
+    sqlalchemy = pytest.importorskip("sqlalchemy")
+    pytest.importorskip("greenlet")
+    from sqlalchemy.ext.asyncio import create_async_engine
+
+    from ferrodbc.sqlalchemy import MSDialectAsync_ferrodbc
+
+    t = tname("sa")
+    md = sqlalchemy.MetaData()
+    table = sqlalchemy.Table(t, md, sqlalchemy.Column("id", sqlalchemy.Integer, primary_key=True), sqlalchemy.Column("name", sqlalchemy.String(20)))
+
+    async def main() -> None:
+        engine = create_async_engine(sqlalchemy_url(relay, driver))
+        assert isinstance(engine.dialect, MSDialectAsync_ferrodbc)
+        assert isinstance(engine.pool, sqlalchemy.pool.AsyncAdaptedQueuePool)
+        try:
+            async with engine.begin() as c:
+                await c.run_sync(md.create_all)
+                await c.execute(sqlalchemy.insert(table), [{"id": i, "name": f"n{i}"} for i in range(50)])
+            async with engine.connect() as c:
+                rows = (await c.execute(sqlalchemy.select(table).order_by(table.c.id))).all()
+                assert [tuple(r) for r in rows] == [(i, f"n{i}") for i in range(50)]
+                streamed = await c.stream(sqlalchemy.text("SELECT * FROM peer.mixed_3000"))
+                assert [tuple(r) async for r in streamed] == expected("mixed", 3000)
+                await c.rollback()
+                auto = await c.execution_options(isolation_level="AUTOCOMMIT")
+                assert await auto.scalar(sqlalchemy.text("SELECT 31")) == 31
+            async with engine.connect() as c:
+                before = len(relay.attentions())
+                with pytest.raises(TimeoutError):
+                    await asyncio.wait_for(c.execute(sqlalchemy.text(STALLED_EXECUTE)), 0.3)
+                assert len(relay.wait_attentions(before + 1)) == before + 1
+            async with engine.connect() as c:
+                assert await c.scalar(sqlalchemy.text("SELECT 32")) == 32
+        finally:
+            async with engine.begin() as c:
+                await c.run_sync(md.drop_all)
+            await engine.dispose()
+
+    asyncio.run(main())

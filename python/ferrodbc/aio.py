@@ -84,32 +84,36 @@ _CANCEL_EVERY_S = 0.05
 
 
 class _Job(Generic[_T]):
-    """One blocking call queued on a worker: the asyncio future it settles and the flag the
-    canceller reads (under the worker's lock, so no cancel can land on the next call)."""
+    """One blocking call queued on a worker: the asyncio future it settles, what to run on the
+    loop once the call has returned (whether or not anyone still awaits the future), and the flag
+    the canceller reads (under the worker's lock, so no cancel can land on the next call)."""
 
-    __slots__ = ("args", "finished", "fn", "future", "loop")
+    __slots__ = ("args", "finished", "fn", "future", "loop", "on_return")
 
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
-        future: asyncio.Future[_T],
         fn: Callable[..., _T],
         args: tuple[Any, ...],
+        on_return: Callable[[], None] | None,
     ) -> None:
         self.loop = loop
-        self.future = future
+        self.future: asyncio.Future[_T] = loop.create_future()
         self.fn = fn
         self.args = args
+        self.on_return = on_return
         self.finished = False
 
 
-def _settle(future: asyncio.Future[Any], ok: bool, value: Any) -> None:
-    if future.done():
-        return
-    if ok:
-        future.set_result(value)
-    else:
-        future.set_exception(value)
+def _settle(job: _Job[Any], ok: bool, value: Any) -> None:
+    # A cancelled future (its task left) takes no result: nobody reads it.
+    if not job.future.done():
+        if ok:
+            job.future.set_result(value)
+        else:
+            job.future.set_exception(value)
+    if job.on_return is not None:
+        job.on_return()
 
 
 class _Worker:
@@ -125,9 +129,10 @@ class _Worker:
         self._thread = threading.Thread(target=self._run, name="ferrodbc.aio worker", daemon=True)
         self._thread.start()
 
-    def submit(self, fn: Callable[..., _T], *args: Any) -> _Job[_T]:
-        loop = asyncio.get_running_loop()
-        job: _Job[_T] = _Job(loop, loop.create_future(), fn, args)
+    def submit(
+        self, fn: Callable[..., _T], *args: Any, on_return: Callable[[], None] | None = None
+    ) -> _Job[_T]:
+        job: _Job[_T] = _Job(asyncio.get_running_loop(), fn, args, on_return)
         with self._ready:
             if self._stopped:
                 raise ProgrammingError("Attempt to use a closed connection.")
@@ -158,7 +163,7 @@ class _Worker:
             with self.cancel_lock:
                 job.finished = True
             try:
-                job.loop.call_soon_threadsafe(_settle, job.future, ok, value)
+                job.loop.call_soon_threadsafe(_settle, job, ok, value)
             except RuntimeError:
                 # The loop was closed with this call in flight: nobody awaits the result.
                 pass
@@ -234,24 +239,24 @@ class AsyncConnection:
         """Run ``fn(*args)`` on the worker, serialised with the connection's other calls."""
         await self._lock.acquire()
         try:
-            job = self._worker.submit(fn, *args)
+            # The lock is held until the driver call has returned (on_return), also when the
+            # awaiting task was cancelled and left: the next call waits for it instead of
+            # running beside it.
+            job = self._worker.submit(fn, *args, on_return=self._returned)
         except BaseException:
             self._lock.release()
             raise
-        # The lock is held until the driver call has returned, also when the awaiting task was
-        # cancelled and left: the next call waits for it instead of running beside it.
-        job.future.add_done_callback(self._returned)
         self._running = (job, cursor)
         try:
             if timeout is None:
-                return await asyncio.shield(job.future)
-            return await asyncio.wait_for(asyncio.shield(job.future), timeout)
+                return await job.future
+            return await asyncio.wait_for(job.future, timeout)
         except asyncio.CancelledError:
             self._abandon(job, cursor, on_abandon)
             raise
         except asyncio.TimeoutError:
-            if job.future.done():
-                raise
+            if not job.future.cancelled():
+                raise  # not ours: the call itself raised TimeoutError
             self._abandon(job, cursor, on_abandon)
             raise _timeout_error(timeout or 0) from None
 
@@ -271,13 +276,9 @@ class AsyncConnection:
         if on_abandon is not None:
             on_abandon(cursor)
 
-    def _returned(self, future: asyncio.Future[Any]) -> None:
+    def _returned(self) -> None:
         self._running = None
         self._lock.release()
-        if not future.cancelled():
-            # Read, so that an error nobody awaits any more (the task was cancelled) is not
-            # reported as "never retrieved".
-            future.exception()
 
     # --- the DB-API surface ------------------------------------------------------------------
 

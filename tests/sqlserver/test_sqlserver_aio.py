@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sys
 import threading
 import time
@@ -558,3 +559,33 @@ def test_sqlalchemy_async_engine(relay, driver):
             await engine.dispose()
 
     asyncio.run(main())
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_connect_query_close_cycles_keep_rss_flat(peer, driver):
+    """3,000 connect / query / close cycles (a worker thread each; Driver 18 through ferrodbc's
+    pool): RSS after them is within a few MiB of RSS after the first 300, and no worker thread
+    is left behind."""
+    cs = tdspeer.conn_str(peer, driver)
+
+    async def cycles(n: int) -> int:
+        ok = 0
+        for i in range(n):
+            async with await aio.connect(cs, autocommit=True) as conn:
+                ok += await conn.fetchval("SELECT ?", i) == i
+        return ok
+
+    assert asyncio.run(cycles(300)) == 300
+    gc.collect()
+    before = rss_bytes()
+    assert asyncio.run(cycles(3000)) == 3000
+    gc.collect()
+    grown = rss_bytes() - before
+    workers = [t for t in threading.enumerate() if t.name == "ferrodbc.aio worker"]
+    print(f"RSS grew {grown / 2**20:.1f} MiB over 3,000 cycles")
+    assert grown < 8 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB"
+    assert len(workers) <= 1, workers

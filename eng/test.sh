@@ -81,9 +81,12 @@ echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
 # time), once with mssql+pyodbc, once with mssql+ferrodbc and (--async) once with the async
 # dialect over ferrodbc.aio. Floors at what the peer reaches; --max-behind 0: ferrodbc passes
-# every test mssql+pyodbc passes, and the async dialect every test the sync one passes.
+# every test mssql+pyodbc passes, and the async dialect every test the sync one passes. The async
+# floor is lower: it also runs ServerSideCursorsTest (the sync dialect has no server-side
+# cursors), whose _is_server_side() knows only SQLAlchemy's own drivers (7 tests fail for any
+# other), and whose test_roundtrip_fetchall meets the peer's `nvarchar + parameter` (0, not text).
 if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor-ferrodbc 0.95 \
-    --async --floor-ferrodbc-async 0.95 --max-behind 0; then
+    --async --floor-ferrodbc-async 0.94 --max-behind 0; then
   echo "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails" >&2
   failed=1
 fi

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import queue
 import threading
 import weakref
 from collections import deque
@@ -120,8 +121,8 @@ class _Worker:
     """The OS thread that runs one connection's blocking calls, one at a time, in order."""
 
     def __init__(self) -> None:
-        self._jobs: deque[_Job[Any] | None] = deque()
-        self._ready = threading.Condition(threading.Lock())
+        # SimpleQueue: its get() waits with the GIL released and costs one C call per job.
+        self._jobs: queue.SimpleQueue[_Job[Any] | None] = queue.SimpleQueue()
         #: Held to mark a job finished and by the canceller while it cancels, so a cancel meant
         #: for one call never reaches the statement of the next.
         self.cancel_lock = threading.Lock()
@@ -132,28 +133,21 @@ class _Worker:
     def submit(
         self, fn: Callable[..., _T], *args: Any, on_return: Callable[[], None] | None = None
     ) -> _Job[_T]:
+        if self._stopped:
+            raise ProgrammingError("Attempt to use a closed connection.")
         job: _Job[_T] = _Job(asyncio.get_running_loop(), fn, args, on_return)
-        with self._ready:
-            if self._stopped:
-                raise ProgrammingError("Attempt to use a closed connection.")
-            self._jobs.append(job)
-            self._ready.notify()
+        self._jobs.put(job)
         return job
 
     def stop(self) -> None:
         """Let the thread end after the calls already queued (never waits for it)."""
-        with self._ready:
-            if not self._stopped:
-                self._stopped = True
-                self._jobs.append(None)
-                self._ready.notify()
+        if not self._stopped:
+            self._stopped = True
+            self._jobs.put(None)
 
     def _run(self) -> None:
         while True:
-            with self._ready:
-                while not self._jobs:
-                    self._ready.wait()
-                job = self._jobs.popleft()
+            job = self._jobs.get()
             if job is None:
                 return
             try:

@@ -17,7 +17,8 @@ Contenders, each through Microsoft ODBC Driver 18 (all in their own process, run
 - mssql-python through `asyncio.to_thread`, the loop's default executor set to `--pool` threads.
 `--mechanism` adds "ferrodbc+executor": sync ferrodbc connections driven with run_in_executor on
 a shared 16-thread pool (what aioodbc does), the alternative to ferrodbc.aio's worker per
-connection.
+connection. `--baseline` adds "baseline": the same tasks, pool and watchdog with no database
+(each query is 1 ms of asyncio.sleep), the loop stall the machine itself causes.
 
 Reports, per contender, the median of the runs and their range: queries/s, p50 and p99 latency,
 the loop's largest stall, and the peer's CPU (utime + stime from /proc/<pid>/stat over the run,
@@ -185,6 +186,19 @@ async def open_contender(name: str, connstr: str, size: int) -> tuple[Pool, Any,
             await asyncio.to_thread(conn.close)
 
         return Pool(conns), query, close
+    if name == "baseline":
+        # No database: each "query" is 1 ms of asyncio.sleep returning the expected rows. What
+        # the watchdog sees here is the machine (scheduling, other processes), not a driver.
+        async def query(conn: Any, sql: str, param: int) -> list[Any]:
+            await asyncio.sleep(0.001)
+            if sql == PAGE_SQL:
+                return [(param + i,) for i in range(PAGE)]
+            return [expected_point(param)]
+
+        async def close(conn: Any) -> None:
+            pass
+
+        return Pool([object() for _ in range(size)]), query, close
     raise SystemExit(f"unknown contender {name!r}")
 
 
@@ -296,6 +310,7 @@ def main() -> int:
     ap.add_argument("--drivers", default=",".join(CONTENDERS))
     ap.add_argument("--stream", action="store_true", help="one more task streams 1M rows meanwhile")
     ap.add_argument("--mechanism", action="store_true", help="add ferrodbc+executor (sync ferrodbc on a shared pool)")
+    ap.add_argument("--baseline", action="store_true", help="add the no-database baseline")
     ap.add_argument("--quick", action="store_true", help="1 run of 2 s with 50 tasks (CI)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--connstr", help=argparse.SUPPRESS)
@@ -310,6 +325,8 @@ def main() -> int:
     names = [n for n in args.drivers.split(",") if n]
     if args.mechanism:
         names.append("ferrodbc+executor")
+    if args.baseline:
+        names.append("baseline")
     if tdspeer.peer_binary() is None:
         print("tds-peer binary not built (cargo build --release -p tds-peer)", file=sys.stderr)
         return 2

@@ -90,6 +90,13 @@ if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor
   echo "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails" >&2
   failed=1
 fi
+echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
+# 50 tasks over 16 connections for 2 s each against the peer; fails only on errors or wrong rows,
+# never on timings (the figures are printed for the record).
+if ! .venv/bin/python -m eng.aio_load --quick; then
+  echo "aio load: an error or a wrong row under load" >&2
+  failed=1
+fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
 # Nine targets (engine decoders, parameter encoding, connection strings; the peer's packet,
 # login, RPC and SQL parsers), ~3 min in all once built; the build is cached outside the clone.

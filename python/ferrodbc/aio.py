@@ -17,17 +17,20 @@
 execute, every fetch shape, commit, rollback, autocommit, close) runs on the connection's own
 thread; the event loop only queues the call and is woken when it returns. The blocking calls
 release the GIL (the Rust engine does so on every driver call and wait), so the loop keeps
-running while the driver waits. The choice was measured (``python -m eng.aio_load --mechanism``,
-200 tasks over 16 connections, ``SELECT 1`` round trips against the TDS peer through Driver 18;
-README, section "asyncio", has the figures): a dedicated worker per connection and a shared
-``ThreadPoolExecutor`` of 16 threads (what aioodbc does with ``run_in_executor``) gave about the
-same queries/s, while the worker's hand-off is a plain queue and one ``call_soon_threadsafe``
-(no ``concurrent.futures`` future chained to an asyncio one), it keeps each connection's ODBC
-handles on one thread, and a connection never waits for a free executor thread behind other
-connections' work. ODBC's asynchronous (polling) mode was not chosen: Microsoft's Driver 18
-allows one asynchronous statement per connection, connect and commit are always synchronous there
-(so a thread is needed anyway), work only advances while the caller polls (one poll may block up
-to a second mid-parse), and FreeTDS and the driver manager's support for it is unverified.
+running while the driver waits. Measured before choosing (``python -m eng.aio_load --mechanism``:
+200 tasks over 16 connections, point lookups and 100-row pages against the TDS peer through
+Driver 18, 3 runs of 10 s on a shared 2-core machine, median and range): a worker per connection
+gave 6,290 (5,792-6,722) queries/s, p99 116 ms; sync ferrodbc on a shared 16-thread
+``ThreadPoolExecutor`` (``run_in_executor``, aioodbc's mechanism) 4,744 (4,642-5,595), p99 149 ms.
+One call costs a queue put and one ``call_soon_threadsafe`` (no ``concurrent.futures`` future
+chained to an asyncio one); each connection's ODBC handles stay on one thread; a connection never
+waits for a free executor thread behind other connections' work; and a cancelled call's clean-up
+is queued behind it on the same thread, so nothing runs beside it. ODBC's asynchronous (polling)
+mode was not chosen: Microsoft's Driver 18 allows one asynchronous statement per connection,
+connect and commit are always synchronous there (so a thread is needed anyway), work only
+advances while the caller polls (one poll may block up to a second mid-parse), and the Linux
+driver manager and FreeTDS support for it is unverified; it would also need the Rust engine's
+fetch loop rebuilt around ``SQL_STILL_EXECUTING``.
 
 **Two operations on one connection at once are serialised** (an ``asyncio.Lock`` per connection,
 as SQLAlchemy's adapters and psycopg do): tasks may share a connection, and each call runs whole,
@@ -63,7 +66,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 import ferrodbc
 
@@ -203,6 +206,27 @@ def _timeout_error(seconds: float) -> OperationalError:
     error = OperationalError(f"[HYT00] the call did not finish within its timeout ({seconds} s)")
     error.sqlstate = "HYT00"
     return error
+
+
+class _Forward(Generic[_T]):
+    """An attribute of the wrapped sync object (``.sync``), read and written as it is there:
+    settings the sync connection or cursor keeps, whose access never calls the driver."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _Forward[_T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+    def __get__(self, obj: object | None, owner: type | None = None) -> _T | _Forward[_T]:
+        if obj is None:
+            return self
+        value: _T = getattr(obj.sync, self.name)  # type: ignore[attr-defined]
+        return value
+
+    def __set__(self, obj: object, value: _T) -> None:
+        setattr(obj.sync, self.name, value)  # type: ignore[attr-defined]
 
 
 class AsyncConnection:
@@ -369,46 +393,12 @@ class AsyncConnection:
         return self.sync.broken
 
     # Settings the sync connection keeps (no driver call to read or write them).
-    @property
-    def timeout(self) -> int:
-        """The query timeout in seconds (0: none), enforced by the driver, as ``Connection``."""
-        return self.sync.timeout
-
-    @timeout.setter
-    def timeout(self, value: int) -> None:
-        self.sync.timeout = value
-
-    @property
-    def decode_errors(self) -> str:
-        return self.sync.decode_errors
-
-    @decode_errors.setter
-    def decode_errors(self, value: str) -> None:
-        self.sync.decode_errors = value
-
-    @property
-    def row_factory(self) -> Any:
-        return self.sync.row_factory
-
-    @row_factory.setter
-    def row_factory(self, value: Any) -> None:
-        self.sync.row_factory = value
-
-    @property
-    def native_uuid(self) -> bool:
-        return self.sync.native_uuid
-
-    @native_uuid.setter
-    def native_uuid(self, value: bool) -> None:
-        self.sync.native_uuid = value
-
-    @property
-    def max_lob_bytes(self) -> int | None:
-        return self.sync.max_lob_bytes
-
-    @max_lob_bytes.setter
-    def max_lob_bytes(self, value: int | None) -> None:
-        self.sync.max_lob_bytes = value
+    #: The query timeout in seconds (0: none), enforced by the driver, as ``Connection.timeout``.
+    timeout: _Forward[int] = _Forward()
+    decode_errors: _Forward[str] = _Forward()
+    row_factory: _Forward[Any] = _Forward()
+    native_uuid: _Forward[bool] = _Forward()
+    max_lob_bytes: _Forward[int | None] = _Forward()
 
     def add_output_converter(self, sqltype: int, func: Callable[[bytes | None], Any] | None) -> None:
         self.sync.add_output_converter(sqltype, func)
@@ -657,21 +647,8 @@ class AsyncCursor:
     def closed(self) -> bool:
         return self.sync.closed
 
-    @property
-    def arraysize(self) -> int:
-        return self.sync.arraysize
-
-    @arraysize.setter
-    def arraysize(self, value: int) -> None:
-        self.sync.arraysize = value
-
-    @property
-    def row_factory(self) -> Any:
-        return self.sync.row_factory
-
-    @row_factory.setter
-    def row_factory(self, value: Any) -> None:
-        self.sync.row_factory = value
+    arraysize: _Forward[int] = _Forward()
+    row_factory: _Forward[Any] = _Forward()
 
     @property
     def lastrowid(self) -> None:

@@ -22,7 +22,7 @@ import ferrodbc
 import ferrodbc.aio as aio
 
 import tdsrelay
-from sqlserver_support import synthetic, tdspeer, tname
+from sqlserver_support import Counter, synthetic, tdspeer, tname
 
 # Statements the peer holds for far longer than any test waits: a test that finishes proves the
 # cancel ended them (a cancel that did not work would hit the suite's deadline).
@@ -360,17 +360,6 @@ def test_event_loop_never_stalls_while_rows_stream(cs):
     assert rows == 1_000_000 and done == 200
     print(f"largest event-loop stall {stall * 1000:.1f} ms")
     assert stall < 0.1
-
-
-class Counter(threading.Thread):
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.count = 0
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            self.count += 1
 
 
 async def counted(coro) -> tuple[int, int]:

@@ -556,7 +556,7 @@ def rss_bytes() -> int:
 
 
 def test_connect_query_close_cycles_keep_rss_flat(peer, driver):
-    """3,000 connect / query / close cycles (a worker thread each; Driver 18 through ferrodbc's
+    """10,000 connect / query / close cycles (a worker thread each; Driver 18 through ferrodbc's
     pool): RSS after them is within a few MiB of RSS after the first 300, and no worker thread
     is left behind."""
     cs = tdspeer.conn_str(peer, driver)
@@ -571,10 +571,14 @@ def test_connect_query_close_cycles_keep_rss_flat(peer, driver):
     assert asyncio.run(cycles(300)) == 300
     gc.collect()
     before = rss_bytes()
-    assert asyncio.run(cycles(3000)) == 3000
+    assert asyncio.run(cycles(10_000)) == 10_000
     gc.collect()
     grown = rss_bytes() - before
-    workers = [t for t in threading.enumerate() if t.name == "ferrodbc.aio worker"]
-    print(f"RSS grew {grown / 2**20:.1f} MiB over 3,000 cycles")
+    print(f"RSS grew {grown / 2**20:.1f} MiB over 10,000 cycles")
     assert grown < 8 * 2**20, f"RSS grew {grown / 2**20:.1f} MiB"
-    assert len(workers) <= 1, workers
+    # A closed connection's worker ends on its own once its queue is empty (close never waits
+    # for it): give the last one a moment, then none may be left.
+    for t in threading.enumerate():
+        if t.name == "ferrodbc.aio worker":
+            t.join(5)
+    assert not [t for t in threading.enumerate() if t.name == "ferrodbc.aio worker"]

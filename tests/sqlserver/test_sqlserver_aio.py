@@ -22,7 +22,7 @@ import ferrodbc
 import ferrodbc.aio as aio
 
 import tdsrelay
-from sqlserver_support import Counter, synthetic, tdspeer, tname
+from sqlserver_support import Counter, require_driver, synthetic, tdspeer, tname
 
 # Statements the peer holds for far longer than any test waits: a test that finishes proves the
 # cancel ended them (a cancel that did not work would hit the suite's deadline).
@@ -263,15 +263,15 @@ def test_call_timeout_is_hyt00(cs, relay, phase):
     asyncio.run(main())
 
 
-def test_freetds_fetch_is_cancelled_between_row_arrays(peer, relay, driver):
+def test_freetds_fetch_is_cancelled_between_row_arrays(relay):
     """FreeTDS's cancel of a running fetch is cooperative (ferrodbc never calls its SQLCancel
     against a running fetch): a cancelled fetch of a 1M-row stream stops before the next row
-    array, the rest of the result is discarded with an ATTENTION, and the connection goes on."""
-    if driver != "freetds":
-        pytest.skip("FreeTDS only (Driver 18 is cancelled inside the fetch: the tests above)")
+    array, the rest of the result is discarded with an ATTENTION, and the connection goes on.
+    (Driver 18 is cancelled inside the fetch: the tests above.)"""
+    require_driver("freetds")
 
     async def main() -> list[float]:
-        async with await aio.connect(tdspeer.conn_str(relay, driver), autocommit=True) as conn:
+        async with await aio.connect(tdspeer.conn_str(relay, "freetds"), autocommit=True) as conn:
             cur = await conn.execute("SELECT * FROM peer.mixed_1000000")
             before = len(relay.attentions())
             assert await cancelled_by("wait_for", cur.fetchall()) is TimeoutError

@@ -130,3 +130,23 @@ def test_postgres_statement_cancelled_on_the_server(pg, how):
             assert await (await cur.execute("SELECT 22")).fetchval() == 22
 
     asyncio.run(main())
+
+
+def test_connect_cancelled_closes_what_it_made(peer):
+    """A connect cancelled while its worker is still connecting: the caller gets CancelledError,
+    the connection made anyway is closed, and its worker thread ends."""
+    import threading
+
+    async def main() -> None:
+        task = asyncio.ensure_future(aio.connect(peer.connstr))
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.sleep(0.5)  # the connect finishes on its thread, then the close
+
+    asyncio.run(main())
+    for t in threading.enumerate():
+        if t.name == "ferrodbc.aio worker":
+            t.join(5)
+    assert not [t for t in threading.enumerate() if t.name == "ferrodbc.aio worker"]

@@ -282,6 +282,46 @@ def test_freetds_fetch_is_cancelled_between_row_arrays(relay):
     assert len(asyncio.run(main())) == 1
 
 
+def test_cursor_cancel_from_another_task(cs, relay):
+    """AsyncCursor.cancel() (plain call, as the sync cursor's) while another task awaits a
+    paused fetch on it: that task gets OperationalError HY008, the server an ATTENTION, and the
+    connection goes on."""
+
+    async def main() -> None:
+        async with await aio.connect(cs, autocommit=True) as conn:
+            cur = await conn.execute(PAUSED_FETCH)
+            fetch = asyncio.ensure_future(cur.fetchall())
+            await asyncio.sleep(0.3)
+            before = len(relay.attentions())
+            cur.cancel()
+            with pytest.raises(ferrodbc.OperationalError) as ei:
+                await fetch
+            assert ei.value.sqlstate == "HY008"
+            assert len(relay.wait_attentions(before + 1)) == before + 1
+            assert await (await cur.execute("SELECT 17")).fetchval() == 17
+
+    asyncio.run(main())
+
+
+def test_rows_taken_ahead_are_never_skipped(cs):
+    """`async for` reads a chunk ahead: fetchval or an Arrow fetch after a `break` would skip
+    those rows, so they raise ProgrammingError until the rows are fetched."""
+
+    async def main() -> None:
+        async with await aio.connect(cs, autocommit=True) as conn:
+            cur = await conn.execute("SELECT * FROM peer.int_nvarchar_3000")
+            async for _ in cur:
+                break
+            with pytest.raises(ferrodbc.ProgrammingError):
+                await cur.fetchval()
+            with pytest.raises(ferrodbc.ProgrammingError):
+                await cur.fetch_arrow_table()
+            assert cur.rownumber == 1
+            assert len(await cur.fetchall()) == 2999
+
+    asyncio.run(main())
+
+
 def test_cancel_racing_the_last_row(cs):
     """Cancels landing around the end of a small result: each round ends with the whole result
     or a cancellation, and the connection's next statement always runs normally."""

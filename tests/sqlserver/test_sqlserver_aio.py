@@ -357,9 +357,11 @@ def test_cancel_racing_the_last_row(cs):
 
 
 def test_event_loop_never_stalls_while_rows_stream(cs):
-    """A watchdog ticks every millisecond while one task streams 1M rows with `async for` and
-    another runs statements on a second connection: the largest gap between ticks stays far
-    under 100 ms (a call that blocked the loop would show the whole call)."""
+    """A watchdog ticks every millisecond while one task streams 1M rows with `async for` (the
+    peer pausing 0.5 s halfway) and another runs statements on a second connection: the largest
+    gap between ticks stays under 200 ms. A driver call made on the loop would show whole: the
+    pause alone is 500 ms. (Measured: 6-26 ms; the bound leaves room for a loaded machine, where
+    even an idle loop was seen to miss its tick by 100 ms once.)"""
 
     async def main() -> tuple[float, int, int]:
         stop = asyncio.Event()
@@ -375,7 +377,7 @@ def test_event_loop_never_stalls_while_rows_stream(cs):
 
         async def stream() -> int:
             async with await aio.connect(cs, autocommit=True) as conn:
-                cur = await conn.execute("SELECT * FROM peer.mixed_1000000")
+                cur = await conn.execute("SELECT * FROM peer.mixed_1000000 /* fault:pause_after=500000 pause=0.5 */")
                 n = 0
                 async for _ in cur:
                     n += 1
@@ -399,7 +401,7 @@ def test_event_loop_never_stalls_while_rows_stream(cs):
     stall, rows, done = asyncio.run(main())
     assert rows == 1_000_000 and done == 200
     print(f"largest event-loop stall {stall * 1000:.1f} ms")
-    assert stall < 0.1
+    assert stall < 0.2
 
 
 async def counted(coro) -> tuple[int, int]:

@@ -459,7 +459,10 @@ class AsyncCursor:
         if sync is not self.sync:
             return
         self._ahead.clear()
-        fresh = self.connection.sync.cursor()
+        try:
+            fresh = self.connection.sync.cursor()
+        except ferrodbc.Error:
+            return  # the connection is closed: so is every cursor of it, this one included
         fresh.arraysize = sync.arraysize
         fresh.row_factory = sync.row_factory
         self.sync = fresh

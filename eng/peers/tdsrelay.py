@@ -13,8 +13,13 @@ process so that nothing the client process does with its GIL can delay the count
         relay.attentions()                     # [monotonic arrival time, ...]
         relay.cut()                            # close every relayed connection (a lost link)
 
-Run directly: `python tdsrelay.py TARGET_PORT` prints `listening PORT`, then one line
-`attention TIME` per ATTENTION; a line `cut` on its stdin closes every relayed connection.
+Run directly: `python tdsrelay.py TARGET_PORT [--log FILE]` prints `listening PORT`, then one
+line `attention TIME` per ATTENTION; a line `cut` on its stdin closes every relayed connection,
+and it ends when its stdin closes (by hand: `sleep infinity | python tdsrelay.py PORT ...`).
+With `--log FILE` it also records what the clients send, before the peer answers it: every whole
+client message is appended to FILE, SQL batches as their text, RPCs as the procedure name and
+the first bytes of the parameters in hex, bulk-load (0x07) messages in hex, other messages as
+their type and size (how `eng/tds-peer/captures/` were recorded). Replies are not logged.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-PACKET_ATTENTION = 0x06
+PACKET_SQL_BATCH, PACKET_RPC, PACKET_ATTENTION, PACKET_BULK_LOAD = 0x01, 0x03, 0x06, 0x07
 HEADER_LEN = 8
 
 
@@ -110,6 +115,8 @@ def start_relay(peer: Any) -> Relay:
 _out_lock = threading.Lock()
 _open: set[socket.socket] = set()
 _open_lock = threading.Lock()
+_log: Any = None  # the --log file, when given
+_connections = iter(range(1, 1 << 62))
 
 
 def _say(line: str) -> None:
@@ -118,8 +125,29 @@ def _say(line: str) -> None:
         sys.stdout.flush()
 
 
+def describe(packet_type: int, message: bytes) -> str:
+    """One client message in a line: SQL text, RPC name and parameter bytes, or its size."""
+    if packet_type in (PACKET_SQL_BATCH, PACKET_RPC) and len(message) >= 4:
+        # Both start with ALL_HEADERS, its total length first.
+        body = message[int.from_bytes(message[:4], "little") :]
+        if packet_type == PACKET_SQL_BATCH:
+            return "SQL: " + body.decode("utf-16le", "replace")
+        name_len = int.from_bytes(body[:2], "little")
+        if name_len == 0xFFFF:
+            return f"RPC proc id {int.from_bytes(body[2:4], 'little')}: {body[4:604].hex()}"
+        name = body[2 : 2 + 2 * name_len].decode("utf-16le", "replace")
+        return f"RPC {name}: {body[2 + 2 * name_len : 2 + 2 * name_len + 600].hex()}"
+    if packet_type == PACKET_BULK_LOAD:
+        return f"BULK LOAD {len(message)} bytes: {message[:4000].hex()}"
+    if packet_type == PACKET_ATTENTION:
+        return "ATTENTION"
+    return f"message type {packet_type:#04x}, {len(message)} bytes"
+
+
 def _pump(src: socket.socket, dst: socket.socket, watch: bool) -> None:
     pending = b""
+    message = b""
+    connection = next(_connections)
     try:
         while True:
             chunk = src.recv(65536)
@@ -136,6 +164,12 @@ def _pump(src: socket.socket, dst: socket.socket, watch: bool) -> None:
                     break
                 if pending[0] == PACKET_ATTENTION:
                     _say(f"attention {now!r}")
+                if _log is not None:
+                    message += pending[HEADER_LEN:length]
+                    if pending[1] & 1:  # status bit 0: the message's last packet
+                        with _out_lock:
+                            print(f"[{connection}] {describe(pending[0], message)}", file=_log)
+                        message = b""
                 pending = pending[length:]
     except OSError:
         pass
@@ -181,7 +215,10 @@ def _commands() -> None:
 
 
 def main() -> None:
+    global _log
     target_port = int(sys.argv[1])
+    if sys.argv[2:3] == ["--log"]:
+        _log = open(sys.argv[3], "a", buffering=1)  # kept open for the life of the process
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 import ferrodbc
 
 from ._native import Connection, Cursor, OperationalError, ProgrammingError, RecordBatchStream
+from .retry import RetryPolicy, policy_of
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -667,22 +668,33 @@ async def connect(
     autocommit: bool = False,
     timeout: int | None = None,
     pooling: bool | None = None,
+    retry: bool | RetryPolicy | None = None,
     **kwargs: Any,
 ) -> AsyncConnection:
     """``ferrodbc.connect`` with the same arguments, run on the new connection's worker thread
     (ODBC's connect is always synchronous). Cancelling the task leaves the connect to finish on
-    that thread, and the connection it makes is closed."""
-    worker = _Worker()
-    job = worker.submit(
-        functools.partial(
-            ferrodbc.connect,
-            connection_string,
-            autocommit=autocommit,
-            timeout=timeout,
-            pooling=pooling,
-            **kwargs,
-        )
+    that thread, and the connection it makes is closed. ``retry`` retries transient faults as
+    ``ferrodbc.connect`` does, waiting with ``asyncio.sleep`` between tries (a cancel during the
+    wait ends it)."""
+    once = functools.partial(
+        _connect_once,
+        connection_string,
+        autocommit=autocommit,
+        timeout=timeout,
+        pooling=pooling,
+        **kwargs,
     )
+    policy = policy_of(retry)
+    if policy is None:
+        return await once()
+    connection: AsyncConnection = await policy.run_async("connect", once, connecting=True)
+    return connection
+
+
+async def _connect_once(connection_string: str, **kwargs: Any) -> AsyncConnection:
+    """One connect on a new worker thread."""
+    worker = _Worker()
+    job = worker.submit(functools.partial(ferrodbc.connect, connection_string, **kwargs))
     try:
         sync = await asyncio.shield(job.future)
     except asyncio.CancelledError:

@@ -36,10 +36,11 @@ Framework's SqlAzureExecutionStrategy retries 5 times by default. Tests use smal
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from ._native import Error, ProgrammingError
@@ -175,22 +176,59 @@ class RetryPolicy:
             try:
                 return call()
             except Error as err:
-                errors.append(err)
-                wait = self.should_retry(err, len(errors), time.monotonic() - start, connecting)
-                if wait is None or not usable(err):
-                    _attach(err, errors)
+                wait = self._next_wait(what, err, errors, start, connecting, usable)
+                if wait is None:
                     raise
-                _log.info(
-                    "%s failed with transient error %s (SQLSTATE %s), attempt %d of %d: "
-                    "retrying in %.2f s",
-                    what,
-                    _number(err),
-                    getattr(err, "sqlstate", None),
-                    len(errors),
-                    self.attempts,
-                    wait,
-                )
                 sleep(wait)
+
+    async def run_async(
+        self,
+        what: str,
+        call: Callable[[], Awaitable[Any]],
+        connecting: bool = False,
+        usable: Callable[[BaseException], bool] = lambda err: True,
+    ) -> Any:
+        """``run`` for a coroutine: ``await call()`` until it succeeds or the policy gives up,
+        waiting with ``asyncio.sleep`` (the event loop runs meanwhile, and cancelling the task
+        ends the waiting)."""
+        errors: list[BaseException] = []
+        start = time.monotonic()
+        while True:
+            try:
+                return await call()
+            except Error as err:
+                wait = self._next_wait(what, err, errors, start, connecting, usable)
+                if wait is None:
+                    raise
+                await asyncio.sleep(wait)
+
+    def _next_wait(
+        self,
+        what: str,
+        err: BaseException,
+        errors: list[BaseException],
+        start: float,
+        connecting: bool,
+        usable: Callable[[BaseException], bool],
+    ) -> float | None:
+        """After ``err``: the wait before the next try (logged at INFO), or None to give up,
+        with every try's error attached to ``err``."""
+        errors.append(err)
+        wait = self.should_retry(err, len(errors), time.monotonic() - start, connecting)
+        if wait is None or not usable(err):
+            _attach(err, errors)
+            return None
+        _log.info(
+            "%s failed with transient error %s (SQLSTATE %s), attempt %d of %d: "
+            "retrying in %.2f s",
+            what,
+            _number(err),
+            getattr(err, "sqlstate", None),
+            len(errors),
+            self.attempts,
+            wait,
+        )
+        return wait
 
     def execute(self, cursor: Any, sql: str, *params: Any) -> Any:
         """``cursor.execute(sql, *params)``, retried on the same connection after a transient

@@ -179,3 +179,52 @@ def test_transaction_gives_up_on_a_lasting_fault(peer, driver, connect):
         )
     assert len(ei.value.attempts) == 2
     assert rows(lambda: connect(), table) == 0
+
+
+@pytest.mark.parametrize("flaky_login_peer", [2], indirect=True)
+def test_async_connect_retries_with_the_loop_running(flaky_login_peer, caplog):
+    """ferrodbc.aio.connect takes the same policy and waits between tries with asyncio.sleep:
+    another task keeps ticking through the waits (a time.sleep on the loop would stop it)."""
+    import asyncio
+
+    import ferrodbc.aio
+
+    cs = tdspeer.conn_str(flaky_login_peer, "msodbcsql")
+    policy = RetryPolicy(attempts=3, base_delay=0.2, max_delay=0.2, jitter=0, total_timeout=30)
+
+    async def main() -> tuple[int, int]:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.01)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+        try:
+            async with await ferrodbc.aio.connect(cs, timeout=10, pooling=False, retry=policy) as cn:
+                value = await cn.fetchval("SELECT 1")
+        finally:
+            ticker.cancel()
+        return value, ticks
+
+    with caplog.at_level(logging.INFO, logger="ferrodbc"):
+        value, ticks = asyncio.run(main())
+    assert value == 1
+    retries = [r for r in caplog.records if r.name == "ferrodbc" and r.levelno == logging.INFO]
+    assert len(retries) == 2 and all("40613" in r.getMessage() for r in retries), caplog.text
+    # Two waits of 0.2 s with the loop free: the 10 ms ticker ran through them.
+    assert ticks >= 10, ticks
+
+
+@pytest.mark.parametrize("flaky_login_peer", [3], indirect=True)
+def test_async_connect_gives_up_with_every_error(flaky_login_peer):
+    import asyncio
+
+    import ferrodbc.aio
+
+    cs = tdspeer.conn_str(flaky_login_peer, "msodbcsql")
+    with pytest.raises(ferrodbc.Error) as ei:
+        asyncio.run(ferrodbc.aio.connect(cs, timeout=10, pooling=False, retry=RetryPolicy(attempts=3, **FAST)))
+    assert len(ei.value.attempts) == 3 and ei.value.attempts[-1] is ei.value

@@ -258,7 +258,7 @@ impl Engine {
                     .unwrap_or(Ty::NVarChar(Some(4000)));
                 let (code, mut tname, size, digits, octets) = odbc_type(ty);
                 let mut dflt = dflt;
-                if super::rowversion::is_decl(&decl) {
+                if super::typemeta::is_rowversion_decl(&decl) {
                     tname = "timestamp".into();
                     dflt = None;
                 }

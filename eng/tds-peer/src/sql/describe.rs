@@ -35,14 +35,6 @@ struct TableRef {
     cols: Vec<ColInfo>,
 }
 
-/// Schemas whose objects are not SQLite tables (catalog views, synthetic tables).
-pub(super) fn virtual_schema(parts: &[String]) -> bool {
-    parts.len() > 1 && {
-        let s = parts[parts.len() - 2].to_ascii_lowercase();
-        matches!(s.as_str(), "sys" | "information_schema" | "peer")
-    }
-}
-
 fn invalid_object(name: &str) -> StmtErr {
     StmtErr::Sql(SqlError::new(
         208,
@@ -85,7 +77,7 @@ impl Engine {
                     alias = Some(a.to_string());
                     i += 1;
                 }
-                if !virtual_schema(&parts) {
+                if !super::schema::virtual_schema(&parts) {
                     let cols = self
                         .table_columns(&name)
                         .ok_or_else(|| invalid_object(&name))?;
@@ -430,7 +422,7 @@ impl Engine {
                 // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
                 // on the wire (tds_type_id 173).
                 let type_name = if timestamp {
-                    m.system_type_id = super::rowversion::SYSTEM_TYPE_ID;
+                    m.system_type_id = super::typemeta::ROWVERSION_TYPE_ID;
                     "timestamp".to_string()
                 } else {
                     type_name(ty)
@@ -502,16 +494,7 @@ impl Engine {
             .db
             .prepare(&sql)
             .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
-        let cols: Vec<(String, Option<Ty>)> = st
-            .columns()
-            .iter()
-            .map(|c| {
-                let ty = c
-                    .decl_type()
-                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
-                (c.name().to_string(), ty)
-            })
-            .collect();
+        let cols = super::schema::declared_columns(&st);
         // As COLMETADATA describes the result (engine `query`).
         let origins = super::nullability::origins(&st);
         let nullable = super::nullability::nullable(&stmt, &origins, |t| self.is_table(t));
@@ -577,7 +560,7 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
     };
     let mut targets: Vec<&ColInfo> = table.cols.iter().filter(|c| !c.identity).collect();
     if sg.get(i).is_some_and(|t| t.is_punct('(')) {
-        let close = close_paren(sg, i);
+        let close = lexer::matching(sg, i).unwrap_or(sg.len());
         targets = lexer::split_commas(&sg[i + 1..close])
             .into_iter()
             .filter_map(|part| part.last().and_then(ident))
@@ -599,7 +582,7 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
     if sg.get(i).is_some_and(|t| t.is_word("VALUES")) {
         i += 1;
         while sg.get(i).is_some_and(|t| t.is_punct('(')) {
-            let close = close_paren(sg, i);
+            let close = lexer::matching(sg, i).unwrap_or(sg.len());
             bind_list(&lexer::split_commas(&sg[i + 1..close]));
             i = close + 1;
             if sg.get(i).is_some_and(|t| t.is_punct(',')) {
@@ -612,21 +595,6 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
             .unwrap_or(sg.len());
         bind_list(&lexer::split_commas(&sg[i + 1..end]));
     }
-}
-
-fn close_paren(sg: &[Tok], open: usize) -> usize {
-    let mut d = 0;
-    for (k, t) in sg.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d -= 1;
-            if d == 0 {
-                return k;
-            }
-        }
-    }
-    sg.len()
 }
 
 /// A column reference ending at `end` (inclusive): `col`, `alias.col`, `[t].[col]`.

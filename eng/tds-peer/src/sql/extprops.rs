@@ -11,13 +11,6 @@ use super::engine::{Engine, Flow, Param, StmtErr};
 use super::errors::{SqlError, from_sqlite};
 use crate::token::value::as_text;
 
-/// sys.extended_properties over the stored properties of tables and their columns.
-pub const VIEW: &str = "SELECT 1 AS class, 'OBJECT_OR_COLUMN' AS class_desc, m.rowid + 100 AS major_id, COALESCE((SELECT p.cid + 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE), 0) AS minor_id, e.name AS name, e.value AS value FROM __tdspeer_extprops e JOIN sqlite_master m ON m.type IN ('table', 'view') AND m.name = CASE WHEN lower(e.sch) = 'dbo' THEN e.tbl ELSE e.sch || '.' || e.tbl END COLLATE NOCASE WHERE e.col = '' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE)";
-
-/// fn_listextendedproperty(...) as a derived table (its arguments are not applied).
-pub const LIST: &str =
-    "(SELECT 'TABLE' AS objtype, tbl AS objname, name, value FROM __tdspeer_extprops)";
-
 fn err(number: i32, msg: String) -> StmtErr {
     StmtErr::Sql(SqlError::new(number, 16, &msg))
 }

@@ -375,7 +375,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     // SQL Server type name / character length of a SQLite declared type (catalog views).
     db.create_scalar_function("__typename", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
-        if super::rowversion::is_decl(&d) {
+        if super::typemeta::is_rowversion_decl(&d) {
             return Ok(Some("timestamp".to_string()));
         }
         let ty = Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d));
@@ -384,7 +384,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_scalar_function("__typelen", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
         // SQL Server lists no character length for timestamp (INFORMATION_SCHEMA.COLUMNS).
-        if super::rowversion::is_decl(&d) {
+        if super::typemeta::is_rowversion_decl(&d) {
             return Ok(None);
         }
         Ok(match Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d)) {

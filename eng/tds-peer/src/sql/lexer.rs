@@ -457,6 +457,25 @@ pub(crate) const NOT_ALIAS: &[&str] = &[
     "OR",
 ];
 
+/// The significant tokens (spaces and comments left out).
+pub fn sig(toks: &[Tok]) -> Vec<&Tok> {
+    toks.iter().filter(|t| !t.is_space()).collect()
+}
+
+/// Index of the first significant token at or after `from`.
+pub(crate) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
+    (from..toks.len()).find(|&i| !toks[i].is_space())
+}
+
+/// The items of a comma list (`@a INT, @b INT`, `EXEC p 1, 2`): `split_commas` without blank
+/// parts, so an empty list has no items.
+pub(crate) fn list_items(toks: &[Tok]) -> Vec<&[Tok]> {
+    split_commas(toks)
+        .into_iter()
+        .filter(|p| p.iter().any(|t| !t.is_space()))
+        .collect()
+}
+
 /// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
 pub(crate) fn split_commas<T: Borrow<Tok>>(toks: &[T]) -> Vec<&[T]> {
     let mut out = Vec::new();

@@ -2,7 +2,7 @@
 //! the main SELECT list whose SQL Server type is evident from the text (CAST/CONVERT target,
 //! a parameter's declared type, GETDATE(), a literal), remember that type.
 
-use super::lexer::{Tok, matching, split_commas};
+use super::lexer::{Tok, matching, next_sig, sig, split_commas};
 use crate::conv;
 use crate::types::Ty;
 
@@ -24,21 +24,11 @@ pub struct Ctx<'a> {
     pub schemas: std::sync::Arc<Vec<String>>,
 }
 
+/// The version the login ack and @@VERSION announce.
+pub const PRODUCT_VERSION: &str = "16.0.4096.0";
+
 pub const VERSION: &str =
     "Microsoft SQL Server 2022 (RTM) - 16.0.4096.0 (X64) (tds-peer emulation: SQLite engine)";
-
-fn sig(toks: &[Tok]) -> Vec<&Tok> {
-    toks.iter().filter(|t| !t.is_space()).collect()
-}
-
-/// Index of the token closing the paren opened at `open`.
-pub(super) fn matching_paren(toks: &[Tok], open: usize) -> Option<usize> {
-    matching(toks, open)
-}
-
-pub(super) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
-    (from..toks.len()).find(|&i| !toks[i].is_space())
-}
 
 /// End (exclusive) of the operand that starts at `from` (spaces skipped): signs, then a
 /// parenthesized expression, `CASE … END`, a (dotted) name or call, a literal or a variable.
@@ -211,7 +201,7 @@ fn server_property(name: &str) -> Option<(&'static str, String)> {
     let s = |v: &str| ("nvarchar(128)", format!("'{v}'"));
     let n = |v: i64| ("int", v.to_string());
     Some(match name.to_ascii_lowercase().as_str() {
-        "productversion" => s(crate::sql::sysprocs::PRODUCT_VERSION),
+        "productversion" => s(PRODUCT_VERSION),
         "productmajorversion" => s("16"),
         "productminorversion" => s("0"),
         "productbuild" => s("4096"),
@@ -329,7 +319,7 @@ impl Ctx<'_> {
                     Some(ty) => crate::sql::typemeta::meta(ty).system_type_id.to_string(),
                     None => format!(
                         "(SELECT {} + rowid FROM __tdspeer_types WHERE name = {} COLLATE NOCASE)",
-                        crate::sql::tabletypes::USER_TYPE_BASE,
+                        crate::sql::typemeta::USER_TYPE_BASE,
                         lit(&name)
                     ),
                 }
@@ -735,7 +725,7 @@ impl Ctx<'_> {
                         "FN_LISTEXTENDEDPROPERTY" if call => {
                             let close = matching(toks, next.unwrap())
                                 .ok_or("Incorrect syntax near '('.")?;
-                            out.push_str(super::extprops::LIST);
+                            out.push_str(super::sysviews::EXTPROPS_LIST);
                             i = close + 1;
                             continue;
                         }

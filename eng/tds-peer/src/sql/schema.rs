@@ -17,6 +17,28 @@ pub struct ColInfo {
     pub rowversion: bool,
 }
 
+/// Schemas whose objects are not SQLite tables (catalog views, synthetic tables).
+pub fn virtual_schema(parts: &[String]) -> bool {
+    parts.len() > 1 && {
+        let s = parts[parts.len() - 2].to_ascii_lowercase();
+        matches!(s.as_str(), "sys" | "information_schema" | "peer")
+    }
+}
+
+/// The result columns of a prepared statement: names and the SQL Server types their SQLite
+/// declared types encode (none for an expression).
+pub fn declared_columns(stmt: &rusqlite::Statement) -> Vec<(String, Option<Ty>)> {
+    stmt.columns()
+        .iter()
+        .map(|c| {
+            let ty = c
+                .decl_type()
+                .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
+            (c.name().to_string(), ty)
+        })
+        .collect()
+}
+
 /// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`).
 pub fn base_name(name: &str) -> String {
     name.rsplit('.')
@@ -64,7 +86,7 @@ impl Engine {
                     notnull: r.get::<_, i64>(3)? != 0 || identity,
                     pk,
                     identity,
-                    rowversion: super::rowversion::is_decl(&decl),
+                    rowversion: super::typemeta::is_rowversion_decl(&decl),
                 })
             })
             .ok()?

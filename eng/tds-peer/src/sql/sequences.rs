@@ -9,7 +9,7 @@
 //! per row). Unlike SQL Server's, a value taken in a transaction that rolls back is taken again.
 
 use super::engine::{Engine, Flow, StmtErr};
-use super::errors::{SqlError, from_sqlite};
+use super::errors::{SqlError, from_sqlite, from_sqlite_named};
 use super::lexer::Tok;
 use rusqlite::OptionalExtension;
 
@@ -149,16 +149,7 @@ impl Engine {
                 "INSERT INTO __tdspeer_sequences VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, NULL)",
                 rusqlite::params![schema, name, ty, start, incr, minv, maxv, cycle],
             )
-            .map_err(|e| {
-                if e.to_string().contains("UNIQUE") {
-                    err(
-                        2714,
-                        format!("There is already an object named '{name}' in the database."),
-                    )
-                } else {
-                    StmtErr::Sql(from_sqlite(&e))
-                }
-            })?;
+            .map_err(|e| StmtErr::Sql(from_sqlite_named(&e, &name)))?;
         Ok(Flow::Continue)
     }
 

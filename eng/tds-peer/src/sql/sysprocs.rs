@@ -197,7 +197,11 @@ impl Engine {
         ];
         let facts: [(&str, Option<i64>, &str); 12] = [
             ("ProductName", None, "Microsoft SQL Server"),
-            ("ProductVersion", Some(16 << 16), PRODUCT_VERSION),
+            (
+                "ProductVersion",
+                Some(16 << 16),
+                super::rewrite::PRODUCT_VERSION,
+            ),
             ("Language", Some(1033), "English (United States)"),
             ("Platform", None, "Linux"),
             ("Comments", None, "SQL"),
@@ -229,6 +233,3 @@ impl Engine {
         self.send_rows(&cols, &rows, out, r)
     }
 }
-
-/// The version the login ack and @@VERSION announce.
-pub const PRODUCT_VERSION: &str = "16.0.4096.0";

@@ -3,8 +3,8 @@
 //! type's columns for the duration of the call, and `@name` in the body reads it.
 
 use super::engine::{Engine, Flow, StmtErr};
-use super::errors::{SqlError, from_sqlite};
-use super::lexer::{self, Tok};
+use super::errors::{SqlError, from_sqlite, from_sqlite_named};
+use super::lexer::{self, Tok, sig};
 use super::rewrite;
 use super::schema::base_name;
 use crate::tvp::Table;
@@ -16,12 +16,7 @@ pub const TYPES_TABLE: &str = "CREATE TABLE IF NOT EXISTS __tdspeer_types (name 
      CREATE TABLE IF NOT EXISTS __tdspeer_constraints (tbl TEXT COLLATE NOCASE, kind TEXT, name TEXT, cols TEXT); \
      CREATE TABLE IF NOT EXISTS __tdspeer_sequences (sch TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, type TEXT, start INTEGER, incr INTEGER, minv INTEGER, maxv INTEGER, cycle INTEGER, current INTEGER, PRIMARY KEY (sch, name))";
 
-/// User type ids start here (SQL Server numbers user types from 257).
-pub const USER_TYPE_BASE: i64 = 256;
-
-fn sig(toks: &[Tok]) -> Vec<&Tok> {
-    toks.iter().filter(|t| !t.is_space()).collect()
-}
+use super::typemeta::USER_TYPE_BASE;
 
 /// `[s].[t]` / `s.t` / `t` at the start of `sg`: (schema, name).
 fn qualified(sg: &[&Tok]) -> (String, String) {
@@ -147,16 +142,10 @@ impl Engine {
         } else {
             "DELETE FROM __tdspeer_schemas WHERE name = ?1"
         };
-        let n = self.db.execute(sql, [&name]).map_err(|e| {
-            if e.to_string().contains("UNIQUE") {
-                err(
-                    2714,
-                    format!("There is already an object named '{name}' in the database."),
-                )
-            } else {
-                StmtErr::Sql(from_sqlite(&e))
-            }
-        })?;
+        let n = self
+            .db
+            .execute(sql, [&name])
+            .map_err(|e| StmtErr::Sql(from_sqlite_named(&e, &name)))?;
         super::sysviews::schemas_changed();
         if n == 0 && !create && !if_exists {
             return Err(err(

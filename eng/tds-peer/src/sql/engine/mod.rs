@@ -7,7 +7,7 @@ use crate::resp::Resp;
 use crate::result_cache::{self, ResultCache};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::functions;
-use crate::sql::lexer::{self, Tok};
+use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::nullability::{self, Origin};
 use crate::sql::rewrite::{self, Ctx};
 use crate::synthetic;
@@ -198,10 +198,6 @@ fn is_statement_keyword(first: &str) -> bool {
             | "WAITFOR"
             | "KILL"
     )
-}
-
-fn sig(toks: &[Tok]) -> Vec<&Tok> {
-    toks.iter().filter(|t| !t.is_space()).collect()
 }
 
 pub(super) enum Flow {
@@ -701,7 +697,7 @@ impl Engine {
             "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => {
                 let ctx = self.ctx(&decl);
                 let named = (first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")))
-                    .then(|| super::constraints::of_create_table(&ctx, toks))
+                    .then(|| super::constraints::of_create_table(toks, |t| ctx.rw(t).ok()))
                     .flatten();
                 let sql = if first == "CREATE" && sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
                     rewrite::create_table(&ctx, toks)
@@ -1066,16 +1062,7 @@ impl Engine {
             .prepare(sql)
             .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         let origins = nullability::origins(&stmt);
-        let cols: Vec<(String, Option<Ty>)> = stmt
-            .columns()
-            .iter()
-            .map(|c| {
-                let ty = c
-                    .decl_type()
-                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
-                (c.name().to_string(), ty)
-            })
-            .collect();
+        let cols = super::schema::declared_columns(&stmt);
         Self::bind(&mut stmt, params).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         let n = cols.len();
         let mut rows = Vec::new();
@@ -1249,16 +1236,7 @@ impl Engine {
         let sqlite = |e: rusqlite::Error| StmtErr::Sql(from_sqlite(&e));
         // Not cached, as in `fetch`: declared types of a cached statement can be stale.
         let mut stmt = self.db.prepare(sql).map_err(sqlite)?;
-        let decl: Decl = stmt
-            .columns()
-            .iter()
-            .map(|c| {
-                let ty = c
-                    .decl_type()
-                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
-                (c.name().to_string(), ty)
-            })
-            .collect();
+        let decl: Decl = super::schema::declared_columns(&stmt);
         let Some(tys) = decl
             .iter()
             .enumerate()

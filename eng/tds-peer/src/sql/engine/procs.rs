@@ -4,9 +4,9 @@
 
 use super::{Decl, Engine, Flow, Out, Param, StmtErr};
 use crate::resp::Resp;
-use crate::sql::errors::{SqlError, from_sqlite};
+use crate::sql::errors::{SqlError, from_sqlite, from_sqlite_named};
 use crate::sql::functions::cast_value;
-use crate::sql::lexer::{self, Tok};
+use crate::sql::lexer::{self, Tok, list_items, sig};
 use crate::token;
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -31,18 +31,6 @@ pub(in crate::sql) struct ProcParam {
     pub(in crate::sql) table_type: Option<String>,
 }
 
-fn sig(toks: &[Tok]) -> Vec<&Tok> {
-    toks.iter().filter(|t| !t.is_space()).collect()
-}
-
-fn split_commas(toks: &[Tok]) -> Vec<Vec<Tok>> {
-    lexer::split_commas(toks)
-        .into_iter()
-        .filter(|p| p.iter().any(|t| !t.is_space()))
-        .map(<[Tok]>::to_vec)
-        .collect()
-}
-
 fn text(toks: &[&Tok]) -> String {
     toks.iter().map(|t| t.text()).collect::<Vec<_>>().join(" ")
 }
@@ -60,7 +48,7 @@ pub(in crate::sql) fn parse_params(src: &str) -> Result<Vec<ProcParam>, StmtErr>
         toks = toks[1..toks.len() - 1].to_vec();
     }
     let mut out = Vec::new();
-    for p in split_commas(&toks) {
+    for p in list_items(&toks) {
         let Some(Tok::Var(name)) = p.first() else {
             return Err(err("Incorrect syntax in the procedure parameter list."));
         };
@@ -158,8 +146,8 @@ impl Engine {
         params: &[Param],
     ) -> Result<Flow, StmtErr> {
         let start = toks.iter().position(|t| t.is_word("DECLARE")).unwrap() + 1;
-        for part in split_commas(&toks[start..]) {
-            let sg = sig(&part);
+        for part in list_items(&toks[start..]) {
+            let sg = sig(part);
             let Some(Tok::Var(name)) = sg.first() else {
                 return Err(err("Incorrect syntax near 'DECLARE'."));
             };
@@ -248,7 +236,7 @@ impl Engine {
             .unwrap_or(toks.len());
         let mut names = Vec::new();
         let mut exprs = Vec::new();
-        for item in split_commas(&toks[sel..from]) {
+        for item in list_items(&toks[sel..from]) {
             let eq = item.iter().position(|t| t.is_punct('=')).ok_or_else(|| err("A SELECT statement that assigns a value to a variable must not be combined with data-retrieval operations."))?;
             let Some(Tok::Var(n)) = item[..eq].iter().find(|t| !t.is_space()) else {
                 return Err(err("Incorrect syntax near '='."));
@@ -279,7 +267,7 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> Result<Flow, StmtErr> {
-        let parts = split_commas(args);
+        let parts = list_items(args);
         let Some(stmt_toks) = parts.first() else {
             return Err(err(
                 "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied.",
@@ -577,17 +565,7 @@ impl Engine {
         };
         self.db
             .execute(sql, rusqlite::params![name, params.trim(), body.trim()])
-            .map_err(|e| {
-                if e.to_string().contains("UNIQUE") {
-                    StmtErr::Sql(SqlError::new(
-                        2714,
-                        16,
-                        format!("There is already an object named '{name}' in the database."),
-                    ))
-                } else {
-                    StmtErr::Sql(from_sqlite(&e))
-                }
-            })?;
+            .map_err(|e| StmtErr::Sql(from_sqlite_named(&e, &name)))?;
         Ok(Flow::Continue)
     }
 
@@ -638,7 +616,7 @@ impl Engine {
         let mut values: Vec<Option<Value>> = vec![None; defs.len()];
         let mut copy_back: Vec<(String, usize)> = Vec::new();
         let mut tables = Vec::new();
-        for (pos, a) in split_commas(args).into_iter().enumerate() {
+        for (pos, a) in list_items(args).into_iter().enumerate() {
             let mut sg: Vec<Tok> = a.iter().filter(|t| !t.is_space()).cloned().collect();
             let output = sg
                 .last()

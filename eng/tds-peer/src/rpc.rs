@@ -658,7 +658,7 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
         14 => {
             let h = engine.next_handle;
             engine.next_handle += 1;
-            let name = crate::sql::engine::procs::proc_name_of(&text_param(p.get(1)));
+            let name = crate::sql::statement::proc_name_of(&text_param(p.get(1)));
             engine
                 .handles
                 .insert(h, (format!("{RPC_HANDLE}{name}"), Vec::new()));

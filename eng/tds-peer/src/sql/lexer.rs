@@ -476,6 +476,20 @@ pub(crate) fn list_items(toks: &[Tok]) -> Vec<&[Tok]> {
         .collect()
 }
 
+/// Index of a depth-0 word in a statement.
+pub(crate) fn depth0_word(toks: &[Tok], from: usize, words: &[&str]) -> Option<usize> {
+    let mut d = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            _ if d == 0 && i >= from && words.iter().any(|w| t.is_word(w)) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
 pub(crate) fn split_commas<T: Borrow<Tok>>(toks: &[T]) -> Vec<&[T]> {
     let mut out = Vec::new();

@@ -324,6 +324,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::sysviews::register(db)?;
     super::rowversion::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    register_conversions(db, det)?;
+    register_catalog_types(db, det)?;
+    register_strings(db, det)?;
+    register_math_and_dates(db, det)
+}
+
+/// CAST/CONVERT, the range checks of typed columns, the zero-divisor guard, the clock.
+fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     // __cast(value, 'target type'[, 'source type'])
     for n_args in [2, 3] {
         db.create_scalar_function("__cast", n_args, det, |ctx| {
@@ -372,7 +380,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             base
         })
     })?;
-    // SQL Server type name / character length of a SQLite declared type (catalog views).
+    Ok(())
+}
+
+/// The SQL Server type name and character length of a SQLite declared type (catalog views).
+fn register_catalog_types(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("__typename", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
         if super::typemeta::is_rowversion_decl(&d) {
@@ -396,6 +408,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             _ => None,
         })
     })?;
+    Ok(())
+}
+
+/// NEWID and the string functions SQLite lacks or spells otherwise (LEN, DATALENGTH, …).
+fn register_strings(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("__newid", 0, FunctionFlags::SQLITE_UTF8, |_| Ok(newid()))?;
     db.create_scalar_function("__len", 1, det, |ctx| {
         Ok(match arg(ctx, 0) {
@@ -442,6 +459,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             }
         })
     })?;
+    Ok(())
+}
+
+/// CEILING/FLOOR/POWER/SQRT, YEAR/MONTH/DAY, DATEPART/DATEADD/DATEDIFF, CHARINDEX.
+fn register_math_and_dates(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("CEILING", 1, det, |ctx| {
         Ok(ctx.get::<Option<f64>>(0)?.map(|f| f.ceil() as i64))
     })?;

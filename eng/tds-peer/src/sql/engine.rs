@@ -28,7 +28,9 @@ pub struct Engine {
     parsed: Option<(String, Rc<Vec<Vec<Tok>>>)>,
 }
 
-/// The session (rpc.rs, session.rs) reads and sets the context's state through the engine.
+/// The engine is its context to the layers above (session.rs, rpc.rs read and set the state,
+/// begin/commit/reset through it) and to the handlers that run statements (`Run` hands them
+/// the engine, and they reach the context through it).
 impl std::ops::Deref for Engine {
     type Target = Context;
     fn deref(&self) -> &Context {

@@ -923,6 +923,35 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     })
 }
 
+/// fn_listextendedproperty(...) as a derived table (its arguments are not applied).
+pub const EXTPROPS_LIST: &str =
+    "(SELECT 'TABLE' AS objtype, tbl AS objname, name, value FROM __tdspeer_extprops)";
+
+/// SQL Server's JSON functions on SQLite's: `JSON_VALUE(e, path)` is the scalar at `path` as
+/// text (`true`/`false` for booleans; NULL for objects, arrays and JSON null), `JSON_QUERY(e,
+/// path)` the object or array there (NULL for scalars), `ISJSON(e)` 1/0. The path's `lax` /
+/// `strict` mode prefix is dropped (`__jpath`); lax is SQLite's behaviour.
+pub fn json_call(func: &str, args: &[String]) -> Result<String, String> {
+    let (e, p) = match (func, args) {
+        ("ISJSON", [e]) => {
+            return Ok(format!(
+                "(CASE WHEN ({e}) IS NULL THEN NULL WHEN json_valid({e}) THEN 1 ELSE 0 END)"
+            ));
+        }
+        (_, [e, p]) => (e, p),
+        _ => return Err(format!("The {func} function requires 2 arguments.")),
+    };
+    let at = format!("json_type({e}, __jpath({p}))");
+    let val = format!("json_extract({e}, __jpath({p}))");
+    Ok(if func == "JSON_VALUE" {
+        format!(
+            "(CASE {at} WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE CAST({val} AS TEXT) END)"
+        )
+    } else {
+        format!("(CASE WHEN {at} IN ('object', 'array') THEN {val} END)")
+    })
+}
+
 /// One rewrite in progress: the SQLite text so far and the TOP clauses waiting for the end of
 /// their scope. Each step reads the token at `i` and returns where the next step starts (None:
 /// the next token).
@@ -1125,12 +1154,12 @@ impl Rw<'_, '_> {
                     .into_iter()
                     .map(|a| cx.rw(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                self.out.push_str(&super::sysviews::json_call(&up, &args)?);
+                self.out.push_str(&json_call(&up, &args)?);
                 Ok(Some(close + 1))
             }
             "FN_LISTEXTENDEDPROPERTY" if call => {
                 let close = self.close(open, "Incorrect syntax near '('.")?;
-                self.out.push_str(super::sysviews::EXTPROPS_LIST);
+                self.out.push_str(EXTPROPS_LIST);
                 Ok(Some(close + 1))
             }
             "ISNULL" if call => self.push("IFNULL"),

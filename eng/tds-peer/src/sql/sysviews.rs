@@ -21,10 +21,6 @@ use rusqlite::{Connection, types::Value};
 /// sys.extended_properties over the stored properties of tables and their columns.
 pub const EXTPROPS_VIEW: &str = "SELECT 1 AS class, 'OBJECT_OR_COLUMN' AS class_desc, m.rowid + 100 AS major_id, COALESCE((SELECT p.cid + 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE), 0) AS minor_id, e.name AS name, e.value AS value FROM __tdspeer_extprops e JOIN sqlite_master m ON m.type IN ('table', 'view') AND m.name = CASE WHEN lower(e.sch) = 'dbo' THEN e.tbl ELSE e.sch || '.' || e.tbl END COLLATE NOCASE WHERE e.col = '' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE)";
 
-/// fn_listextendedproperty(...) as a derived table (its arguments are not applied).
-pub const EXTPROPS_LIST: &str =
-    "(SELECT 'TABLE' AS objtype, tbl AS objname, name, value FROM __tdspeer_extprops)";
-
 /// User tables and views: object id, name (without its schema), the SQLite table name
 /// (`"s.t"` for an object of a user schema), schema id and name, SQLite type.
 const OBJ: &str = "SELECT m.rowid + 100 AS rid, CASE WHEN s.name IS NULL THEN m.name ELSE substr(m.name, length(s.name) + 2) END AS name, m.name AS sname, COALESCE(4 + s.rowid, 1) AS schema_id, COALESCE(s.name, 'dbo') AS schema_name, m.type AS type FROM sqlite_master m LEFT JOIN __tdspeer_schemas s ON lower(substr(m.name, 1, length(s.name) + 1)) = lower(s.name || '.') WHERE m.type IN ('table','view') AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '__tdspeer%'";
@@ -508,31 +504,6 @@ pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
         out.push(index);
     }
     Some(out)
-}
-
-/// SQL Server's JSON functions on SQLite's: `JSON_VALUE(e, path)` is the scalar at `path` as
-/// text (`true`/`false` for booleans; NULL for objects, arrays and JSON null), `JSON_QUERY(e,
-/// path)` the object or array there (NULL for scalars), `ISJSON(e)` 1/0. The path's `lax` /
-/// `strict` mode prefix is dropped (`__jpath`); lax is SQLite's behaviour.
-pub fn json_call(func: &str, args: &[String]) -> Result<String, String> {
-    let (e, p) = match (func, args) {
-        ("ISJSON", [e]) => {
-            return Ok(format!(
-                "(CASE WHEN ({e}) IS NULL THEN NULL WHEN json_valid({e}) THEN 1 ELSE 0 END)"
-            ));
-        }
-        (_, [e, p]) => (e, p),
-        _ => return Err(format!("The {func} function requires 2 arguments.")),
-    };
-    let at = format!("json_type({e}, __jpath({p}))");
-    let val = format!("json_extract({e}, __jpath({p}))");
-    Ok(if func == "JSON_VALUE" {
-        format!(
-            "(CASE {at} WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE CAST({val} AS TEXT) END)"
-        )
-    } else {
-        format!("(CASE WHEN {at} IN ('object', 'array') THEN {val} END)")
-    })
 }
 
 /// A SQL Server JSON path without its mode (`lax $.a` / `strict $.a` -> `$.a`).

@@ -9,6 +9,7 @@ use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::Tok;
 use crate::sql::nullability::{self, Origin};
 use crate::sql::rewrite::Ctx;
+use crate::sql::{schema, sysviews};
 use crate::synthetic;
 use crate::token::{self, Column, value};
 use crate::types::Ty;
@@ -167,7 +168,7 @@ impl Context {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
-        crate::sql::sysviews::reset_isolation();
+        sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;
         self.vars.clear();
@@ -183,7 +184,7 @@ impl Context {
             database: self.database.clone(),
             text_columns: self.text_columns.clone(),
             error: self.last_error.clone(),
-            schemas: crate::sql::sysviews::user_schemas(&self.db),
+            schemas: sysviews::user_schemas(&self.db),
         }
     }
 
@@ -241,7 +242,7 @@ impl Context {
             .prepare(sql)
             .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         let origins = nullability::origins(&stmt);
-        let cols = crate::sql::schema::declared_columns(&stmt);
+        let cols = schema::declared_columns(&stmt);
         Self::bind(&mut stmt, params).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
         let n = cols.len();
         let mut rows = Vec::new();

@@ -8,6 +8,7 @@ use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::functions::cast_value;
 use crate::sql::lexer::{self, Tok, list_items, sig};
 use crate::sql::procs::{ProcParam, parse_params};
+use crate::sql::{procs, tabletypes, variables};
 use crate::token;
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -31,10 +32,9 @@ pub(crate) fn exec_executesql(
             "Procedure or function 'sp_executesql' expects parameter '@statement', which was not supplied.",
         ));
     };
-    let stmt =
-        crate::token::value::as_text(&crate::sql::variables::eval_value(ex, stmt_toks, params)?);
+    let stmt = crate::token::value::as_text(&variables::eval_value(ex, stmt_toks, params)?);
     let decl_text = match parts.get(1) {
-        Some(d) => crate::token::value::as_text(&crate::sql::variables::eval_value(ex, d, params)?),
+        Some(d) => crate::token::value::as_text(&variables::eval_value(ex, d, params)?),
         None => String::new(),
     };
     let defs = if decl_text.trim().is_empty() {
@@ -72,7 +72,7 @@ pub(crate) fn exec_executesql(
                 "Procedure or function sp_executesql has too many arguments specified.",
             )));
         };
-        let v = crate::sql::variables::eval_value(ex, &expr, params)?;
+        let v = variables::eval_value(ex, &expr, params)?;
         bound[idx].value =
             cast_value(v, defs[idx].ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
     }
@@ -98,7 +98,7 @@ pub(crate) fn if_statement(
     r: &mut Resp,
 ) -> Result<Flow, StmtErr> {
     let (cond, body, other) = split_condition(toks, true)?;
-    if crate::sql::variables::condition(ex, &cond, params)? {
+    if variables::condition(ex, &cond, params)? {
         run_body(ex, &body, params, out, r)
     } else if let Some(other) = other {
         run_body(ex, &other, params, out, r)
@@ -122,9 +122,9 @@ pub(crate) fn while_statement(
             .iter()
             .filter(|p| !ex.vars.iter().any(|v| v.name.eq_ignore_ascii_case(&p.name)))
             .cloned()
-            .chain(crate::sql::variables::vars_as_params(ex))
+            .chain(variables::vars_as_params(ex))
             .collect();
-        if !crate::sql::variables::condition(ex, &cond, &all)? {
+        if !variables::condition(ex, &cond, &all)? {
             return Ok(Flow::Continue);
         }
         if let Flow::Stop = run_body(ex, &body, &all, out, r)? {
@@ -316,7 +316,7 @@ pub(crate) fn exec_stored(
             tables.push((idx, t));
             continue;
         }
-        values[idx] = Some(crate::sql::variables::eval_value(ex, &expr, params)?);
+        values[idx] = Some(variables::eval_value(ex, &expr, params)?);
     }
     let flow = run_proc(
         ex,
@@ -332,7 +332,7 @@ pub(crate) fn exec_stored(
                     .iter()
                     .find(|v| v.name.eq_ignore_ascii_case(&defs[*idx].name))
                 {
-                    crate::sql::variables::set_var(this, var, v.value.clone())?;
+                    variables::set_var(this, var, v.value.clone())?;
                 }
             }
             Ok(())
@@ -359,7 +359,7 @@ fn run_proc(
     for (i, d) in defs.iter().enumerate() {
         if let Some(tt) = &d.table_type {
             let rows = tables.iter().find(|(k, _)| *k == i).map(|(_, t)| t.clone());
-            let temp = crate::sql::tabletypes::table_param(ex, &d.name, tt, rows.as_deref())?;
+            let temp = tabletypes::table_param(ex, &d.name, tt, rows.as_deref())?;
             table_vars.push((d.name.clone(), temp));
         }
     }
@@ -371,7 +371,7 @@ fn run_proc(
             (Some(v), _) => v,
             (None, Some(def)) => {
                 let def = def.clone();
-                crate::sql::variables::eval_value(ex, &def, &[])?
+                variables::eval_value(ex, &def, &[])?
             }
             (None, None) if d.output => Value::Null,
             (None, None) => {
@@ -391,11 +391,11 @@ fn run_proc(
             value: cast_value(v, d.ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?,
         });
     }
-    let mut body = crate::sql::procs::lookup_proc(ex, name)
+    let mut body = procs::lookup_proc(ex, name)
         .map(|p| p.1)
         .unwrap_or_default();
     if !table_vars.is_empty() {
-        body = crate::sql::tabletypes::substitute_table_vars(&body, &table_vars);
+        body = tabletypes::substitute_table_vars(&body, &table_vars);
     }
     let saved = std::mem::replace(&mut ex.vars, scope);
     let saved_status = ex.return_status.take();
@@ -413,7 +413,7 @@ fn run_proc(
         ex.run_text(&body, &[], out, r).map_err(StmtErr::Io)
     };
     let depth = ex.proc_depth;
-    crate::sql::tabletypes::drop_table_vars(ex, depth);
+    tabletypes::drop_table_vars(ex, depth);
     ex.proc_depth -= 1;
     ex.nocount = saved_nocount;
     for (_, temp) in &table_vars {
@@ -606,7 +606,7 @@ pub(crate) fn return_statement(
         .map_or(toks.len(), |i| i + 1);
     let expr = &toks[start..];
     if cx.proc_depth > 0 && expr.iter().any(|t| !t.is_space()) {
-        let v = crate::sql::variables::eval_value(cx, expr, params)?;
+        let v = variables::eval_value(cx, expr, params)?;
         cx.return_status = Some(token::value::as_i64(&v) as i32);
     }
     Ok(Flow::Stop)

@@ -4,6 +4,7 @@
 use crate::sql::context::{Context, Flow, Param, StmtErr};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::{Tok, sig};
+use crate::sql::{constraints, extprops, rewrite, sysviews};
 
 fn syntax(e: String) -> StmtErr {
     StmtErr::Sql(SqlError::syntax(e))
@@ -18,12 +19,10 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     let ctx = cx.ctx(&decl);
     let create_table = first == "CREATE" && second("TABLE");
     let named = create_table
-        .then(|| crate::sql::constraints::of_create_table(toks, |t| ctx.rw(t).ok()))
+        .then(|| constraints::of_create_table(toks, |t| ctx.rw(t).ok()))
         .flatten();
     let sql = if create_table {
-        crate::sql::rewrite::create_table(&ctx, toks)
-            .map_err(syntax)?
-            .sql
+        rewrite::create_table(&ctx, toks).map_err(syntax)?.sql
     } else if first == "CREATE"
         && (second("PROCEDURE") || second("PROC") || second("FUNCTION") || second("TRIGGER"))
     {
@@ -36,7 +35,7 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
             .unwrap_or(1);
         format!("DELETE FROM {}", ctx.rw(&toks[at..]).map_err(syntax)?)
     } else {
-        let index = crate::sql::sysviews::index_ddl(&ctx, toks);
+        let index = sysviews::index_ddl(&ctx, toks);
         ctx.rw(index.as_deref().unwrap_or(toks)).map_err(syntax)?
     };
     cx.before_write()?;
@@ -44,10 +43,10 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
         .execute_batch(&sql)
         .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
     if first == "DROP" {
-        crate::sql::extprops::forget_dropped(&cx.db);
+        extprops::forget_dropped(&cx.db);
     }
     if let Some((table, named)) = named {
-        crate::sql::constraints::record(&cx.db, &table, &named);
+        constraints::record(&cx.db, &table, &named);
     }
     cx.rowcount = 0;
     Ok(Flow::Continue)

@@ -7,6 +7,7 @@ use crate::sql::context::{Context, Decl, Flow, Out, Param, StmtErr};
 use crate::sql::errors::SqlError;
 use crate::sql::lexer::{Tok, depth0_word, sig};
 use crate::sql::statement::DmlKind;
+use crate::sql::{forms, schema, select};
 use crate::token::{self, Column};
 use crate::types::Ty;
 
@@ -40,9 +41,9 @@ pub(crate) fn dml(
         return dml_with_output(cx, toks, kind, &decl, params, out, r);
     }
     let wrapped = (kind == DmlKind::Insert)
-        .then(|| crate::sql::schema::variant_targets(&cx.db, toks))
+        .then(|| schema::variant_targets(&cx.db, toks))
         .flatten()
-        .and_then(|targets| crate::sql::forms::wrap_variant_values(toks, &targets));
+        .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
     cx.before_write()?;
     let n = cx.exec(&sql, params)?;
@@ -183,7 +184,7 @@ fn dml_with_output(
             Column::new(
                 name,
                 t.or_else(|| types.get(&name.to_ascii_lowercase()).copied())
-                    .unwrap_or_else(|| crate::sql::select::infer(&rows, i)),
+                    .unwrap_or_else(|| select::infer(&rows, i)),
             )
         })
         .collect();

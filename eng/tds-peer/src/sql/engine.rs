@@ -8,7 +8,10 @@ use crate::sql::errors::SqlError;
 use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
-use crate::sql::{control, messages, settings, variables};
+use crate::sql::{
+    control, ddl, dml, messages, procs, select, sequences, settings, sysprocs, tabletypes,
+    variables,
+};
 use crate::synthetic;
 use rusqlite::{Connection, OpenFlags};
 use std::io;
@@ -58,8 +61,8 @@ impl Engine {
         // (a 100,000-row SELECT * read ~2,500 pages that way on every run).
         db.pragma_update(None, "mmap_size", 1i64 << 30)?;
         functions::register(&db)?;
-        db.execute_batch(crate::sql::procs::PROC_TABLE)?;
-        db.execute_batch(crate::sql::tabletypes::TYPES_TABLE)?;
+        db.execute_batch(procs::PROC_TABLE)?;
+        db.execute_batch(tabletypes::TYPES_TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);
@@ -110,7 +113,7 @@ impl Engine {
         // execute) lasts until that RPC returns, as SQL Server scopes SET in dynamic SQL.
         let nocount = self.nocount;
         let res = self.run_batch_text(sql, params, &mut out, r);
-        crate::sql::tabletypes::drop_table_vars(&mut self.cx, 0);
+        tabletypes::drop_table_vars(&mut self.cx, 0);
         res?;
         if in_proc {
             self.nocount = nocount;
@@ -179,14 +182,14 @@ impl Engine {
         let mut toks = toks;
         if !self.table_vars.is_empty()
             && !sig(toks).first().is_some_and(|t| t.is_word("DECLARE"))
-            && toks.iter().any(
-                |t| matches!(t, Tok::Var(v) if crate::sql::tabletypes::table_var(&self.cx, v).is_some()),
-            )
+            && toks
+                .iter()
+                .any(|t| matches!(t, Tok::Var(v) if tabletypes::table_var(&self.cx, v).is_some()))
         {
             substituted = toks
                 .iter()
                 .map(|t| match t {
-                    Tok::Var(v) => crate::sql::tabletypes::table_var(&self.cx, v)
+                    Tok::Var(v) => tabletypes::table_var(&self.cx, v)
                         .map_or_else(|| t.clone(), |temp| Tok::Word(temp.to_string())),
                     _ => t.clone(),
                 })
@@ -195,12 +198,11 @@ impl Engine {
         }
         // NEXT VALUE FOR a sequence: its value, taken now (sequences.rs).
         let with_values: Vec<Tok>;
-        if let Some(t) = crate::sql::sequences::next_values(&mut self.cx, toks)? {
+        if let Some(t) = sequences::next_values(&mut self.cx, toks)? {
             with_values = t;
             toks = &with_values;
         }
-        let (stmt, toks) =
-            statement::classify(toks, |name| crate::sql::procs::lookup_proc(&self.cx, name));
+        let (stmt, toks) = statement::classify(toks, |name| procs::lookup_proc(&self.cx, name));
         match stmt {
             Statement::TryCatch => return control::try_catch(self, toks, params, out, r),
             Statement::Block => return control::run_body(self, toks, params, out, r),
@@ -238,31 +240,27 @@ impl Engine {
             Statement::SetVariable => variables::set_statement(cx, toks, params),
             Statement::SelectAssign => variables::select_assign(cx, toks, params),
             Statement::Return => control::return_statement(cx, toks, params),
-            Statement::CreateProc => crate::sql::procs::create_proc(cx, toks),
-            Statement::DropProc => crate::sql::procs::drop_proc(cx, &sig(toks)),
+            Statement::CreateProc => procs::create_proc(cx, toks),
+            Statement::DropProc => procs::drop_proc(cx, &sig(toks)),
             Statement::ExecuteSql { args } => {
                 control::exec_executesql(self, &toks[args..], params, out, r)
             }
             Statement::ExecProc { name, def, args } => {
                 control::exec_stored(self, &name, def, &toks[args..], params, out, r)
             }
-            Statement::Select => crate::sql::select::select(cx, toks, params, out, r),
+            Statement::Select => select::select(cx, toks, params, out, r),
             Statement::Query => {
                 let decl = Context::decl(params);
-                crate::sql::select::query(cx, toks, &decl, params, out, r)
+                select::query(cx, toks, &decl, params, out, r)
             }
-            Statement::Dml { kind, output } => {
-                crate::sql::dml::dml(cx, toks, kind, output, params, out, r)
-            }
-            Statement::TypeDdl { create: true } => crate::sql::tabletypes::create_type(cx, toks),
-            Statement::TypeDdl { create: false } => {
-                crate::sql::tabletypes::drop_type(cx, &sig(toks))
-            }
-            Statement::SchemaDdl => crate::sql::tabletypes::schema_ddl(cx, &sig(toks)),
-            Statement::SequenceDdl => crate::sql::sequences::sequence_ddl(cx, &sig(toks)),
-            Statement::Ddl => crate::sql::ddl::ddl(cx, toks, params),
+            Statement::Dml { kind, output } => dml::dml(cx, toks, kind, output, params, out, r),
+            Statement::TypeDdl { create: true } => tabletypes::create_type(cx, toks),
+            Statement::TypeDdl { create: false } => tabletypes::drop_type(cx, &sig(toks)),
+            Statement::SchemaDdl => tabletypes::schema_ddl(cx, &sig(toks)),
+            Statement::SequenceDdl => sequences::sequence_ddl(cx, &sig(toks)),
+            Statement::Ddl => ddl::ddl(cx, toks, params),
             Statement::DropTableIfExists { drop } => {
-                crate::sql::ddl::drop_table_if_exists(cx, toks, drop, params)
+                ddl::drop_table_if_exists(cx, toks, drop, params)
             }
             Statement::Set => settings::set(cx, toks),
             Statement::Print => messages::print(cx, toks, params, out, r),
@@ -279,7 +277,7 @@ impl Engine {
             Statement::If => control::if_statement(self, toks, params, out, r),
             Statement::While => control::while_statement(self, toks, params, out, r),
             Statement::ExecSystem { name } => {
-                crate::sql::sysprocs::exec_system(cx, &toks[name..], params, out, r)
+                sysprocs::exec_system(cx, &toks[name..], params, out, r)
             }
             Statement::Unsupported(word) => Err(StmtErr::Sql(SqlError::unsupported(&word))),
         }
@@ -287,7 +285,7 @@ impl Engine {
 
     /// A stored procedure by name: its parameter list and body (procs.rs).
     pub fn lookup_proc(&self, name: &str) -> Option<(String, String)> {
-        crate::sql::procs::lookup_proc(&self.cx, name)
+        procs::lookup_proc(&self.cx, name)
     }
 
     /// An RPC of a stored procedure by name (control.rs).
@@ -311,7 +309,7 @@ impl Engine {
         more: bool,
         r: &mut Resp,
     ) -> io::Result<()> {
-        crate::sql::sysprocs::call_system_rpc(&mut self.cx, name, params, more, r)
+        sysprocs::call_system_rpc(&mut self.cx, name, params, more, r)
     }
 
     fn run_statement(

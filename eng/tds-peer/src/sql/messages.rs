@@ -4,6 +4,7 @@
 use crate::resp::Resp;
 use crate::sql::context::{Context, Flow, Out, Param, StmtErr};
 use crate::sql::errors::SqlError;
+use crate::sql::lexer;
 use crate::sql::lexer::{Tok, sig};
 use crate::token::{self, value};
 use crate::types::Ty;
@@ -110,7 +111,7 @@ pub(crate) fn raiserror(
         .iter()
         .rposition(|t| t.is_punct(')'))
         .unwrap_or(toks.len());
-    let args: Vec<Vec<Tok>> = crate::sql::lexer::split_commas(&toks[open + 1..close])
+    let args: Vec<Vec<Tok>> = lexer::split_commas(&toks[open + 1..close])
         .into_iter()
         .map(<[Tok]>::to_vec)
         .collect();

@@ -8,6 +8,7 @@ use crate::sql::context::{Context, Decl, Flow, Out, Param, StmtErr};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::{Tok, depth0_word, sig};
 use crate::sql::nullability::{self, Origin};
+use crate::sql::{describe, forms, rewrite};
 use crate::synthetic;
 use crate::token::{self, Column, value};
 use crate::types::Ty;
@@ -43,8 +44,8 @@ pub(crate) fn select(
             }
         };
     }
-    let forms = crate::sql::forms::rewrite(toks);
-    cx.text_columns = crate::sql::describe::plus_text_columns(cx, toks);
+    let forms = forms::rewrite(toks);
+    cx.text_columns = describe::plus_text_columns(cx, toks);
     let decl = Context::decl(params);
     let res = query(cx, forms.as_deref().unwrap_or(toks), &decl, params, out, r);
     cx.text_columns.clear();
@@ -107,7 +108,7 @@ pub(crate) fn query(
         return Ok(flow);
     }
     let (cols, origins, rows) = cx.fetch_with_origins(&sql, params)?;
-    let names = column_names(&cols, &crate::sql::rewrite::select_names(toks));
+    let names = column_names(&cols, &rewrite::select_names(toks));
     let nullable = nullability::nullable(toks, &origins, |t| cx.is_table(t));
     if let Some((name, temp)) = target {
         let defs: Vec<String> = cols
@@ -216,7 +217,7 @@ fn stream_select(
     else {
         return Ok(None);
     };
-    let names = column_names(&decl, &crate::sql::rewrite::select_names(toks));
+    let names = column_names(&decl, &rewrite::select_names(toks));
     let origins = nullability::origins(&stmt);
     let nullable = nullability::nullable(toks, &origins, |t| cx.is_table(t));
     let columns: Vec<Column> = names

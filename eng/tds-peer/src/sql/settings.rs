@@ -5,12 +5,13 @@ use crate::resp::Resp;
 use crate::sql::context::{Context, Flow, Out, StmtErr};
 use crate::sql::errors::SqlError;
 use crate::sql::lexer::{Tok, sig};
+use crate::sql::sysviews;
 use crate::token;
 
 /// `SET option …`: NOCOUNT and the isolation level are kept; other options are accepted.
 pub(crate) fn set(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
     let sg = sig(toks);
-    crate::sql::sysviews::set_statement(&sg);
+    sysviews::set_statement(&sg);
     if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
         cx.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
     }

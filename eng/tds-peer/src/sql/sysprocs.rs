@@ -7,6 +7,7 @@ use super::lexer::{self, Tok};
 use super::typeinfo;
 use crate::resp::Resp;
 use crate::sql::context::{Context, Flow, Out, Param, StmtErr};
+use crate::sql::{catalog, catalog_keys, describe, extprops, variables};
 use crate::token::{Column, value::as_text};
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -67,36 +68,30 @@ fn system_proc(
             cx.send_rows(&typeinfo::columns(), &typeinfo::rows(dt), out, r)
         }
         "xp_msver" => xp_msver(cx, params, out, r),
-        "sp_tables" => io_only(crate::sql::catalog::sp_tables(cx, params, out, r)),
+        "sp_tables" => io_only(catalog::sp_tables(cx, params, out, r)),
         "sp_columns" | "sp_columns_90" | "sp_columns_100" => {
-            io_only(crate::sql::catalog::sp_columns(cx, params, out, r))
+            io_only(catalog::sp_columns(cx, params, out, r))
         }
         "sp_describe_undeclared_parameters" => {
-            crate::sql::describe::sp_describe_undeclared_parameters(cx, params, out, r)
+            describe::sp_describe_undeclared_parameters(cx, params, out, r)
         }
         "sp_describe_first_result_set" => {
-            crate::sql::describe::sp_describe_first_result_set(cx, params, out, r)
+            describe::sp_describe_first_result_set(cx, params, out, r)
         }
-        "sp_statistics" | "sp_statistics_100" => {
-            crate::sql::catalog_keys::sp_statistics(cx, params, out, r)
-        }
-        "sp_pkeys" => crate::sql::catalog_keys::sp_pkeys(cx, params, out, r),
-        "sp_fkeys" => crate::sql::catalog_keys::sp_fkeys(cx, params, out, r),
-        "sp_table_privileges" => crate::sql::catalog_keys::sp_table_privileges(cx, params, out, r),
+        "sp_statistics" | "sp_statistics_100" => catalog_keys::sp_statistics(cx, params, out, r),
+        "sp_pkeys" => catalog_keys::sp_pkeys(cx, params, out, r),
+        "sp_fkeys" => catalog_keys::sp_fkeys(cx, params, out, r),
+        "sp_table_privileges" => catalog_keys::sp_table_privileges(cx, params, out, r),
         "sp_special_columns" | "sp_special_columns_100" => {
-            crate::sql::catalog_keys::sp_special_columns(cx, params, out, r)
+            catalog_keys::sp_special_columns(cx, params, out, r)
         }
-        "sp_stored_procedures" => {
-            crate::sql::catalog_keys::sp_stored_procedures(cx, params, out, r)
-        }
+        "sp_stored_procedures" => catalog_keys::sp_stored_procedures(cx, params, out, r),
         "sp_sproc_columns" | "sp_sproc_columns_100" => {
-            crate::sql::catalog_keys::sp_sproc_columns(cx, params, out, r)
+            catalog_keys::sp_sproc_columns(cx, params, out, r)
         }
-        "sp_addextendedproperty" => crate::sql::extprops::sp_extendedproperty(cx, "add", params),
-        "sp_updateextendedproperty" => {
-            crate::sql::extprops::sp_extendedproperty(cx, "update", params)
-        }
-        "sp_dropextendedproperty" => crate::sql::extprops::sp_extendedproperty(cx, "drop", params),
+        "sp_addextendedproperty" => extprops::sp_extendedproperty(cx, "add", params),
+        "sp_updateextendedproperty" => extprops::sp_extendedproperty(cx, "update", params),
+        "sp_dropextendedproperty" => extprops::sp_extendedproperty(cx, "drop", params),
         _ => return None,
     })
 }
@@ -171,7 +166,7 @@ pub(crate) fn exec_system(
             {
                 Value::Text(w.clone())
             }
-            _ => crate::sql::variables::eval_value(cx, expr, params)?,
+            _ => variables::eval_value(cx, expr, params)?,
         };
         args.push(Param {
             name: pname,

@@ -6,6 +6,7 @@ use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::functions::cast_value;
 use crate::sql::lexer::{self, Tok, list_items, sig};
 use crate::sql::procs::text;
+use crate::sql::tabletypes;
 use crate::types::Ty;
 use rusqlite::types::Value;
 
@@ -69,7 +70,7 @@ pub(crate) fn declare(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Resul
         };
         if sg.get(1).is_some_and(|t| t.is_word("TABLE")) {
             let at = part.iter().position(|t| t.is_word("TABLE")).unwrap();
-            crate::sql::tabletypes::declare_table_var(cx, name, &part[at + 1..])?;
+            tabletypes::declare_table_var(cx, name, &part[at + 1..])?;
             continue;
         }
         if sg.iter().any(|t| t.is_word("CURSOR")) {

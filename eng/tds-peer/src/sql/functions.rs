@@ -216,30 +216,18 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
 /// value longer than the column (2628) and a number out of its range (220/8115), and fails to
 /// convert text that is no number (245/8114).
 pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
-    let (limit, unit): (Option<u16>, fn(char) -> usize) = match ty {
-        Ty::NChar(n) | Ty::NVarChar(Some(n)) => (Some(n), char::len_utf16),
-        Ty::Char(n, true) | Ty::VarChar(Some(n), true) => (Some(n), char::len_utf8),
-        // CP1252: one byte a character.
-        Ty::Char(n, false) | Ty::VarChar(Some(n), false) => (Some(n), |_| 1),
-        Ty::Binary(n) | Ty::VarBinary(Some(n)) => (Some(n), |_| 1),
-        Ty::TinyInt
-        | Ty::SmallInt
-        | Ty::Int
-        | Ty::BigInt
-        | Ty::Money
-        | Ty::SmallMoney
-        | Ty::Decimal(..)
-        | Ty::Numeric(..)
-        | Ty::DateTime
-        | Ty::SmallDateTime
-        | Ty::DateTimeOffset(_) => {
-            ranges::stored_real_checked(&v, ty)?;
-            return cast_value(v, ty).map(|_| true);
-        }
-        _ => (None, |_| 1),
-    };
-    let Some(n) = limit.map(usize::from) else {
+    if ty.range_checked() {
+        ranges::stored_real_checked(&v, ty)?;
+        return cast_value(v, ty).map(|_| true);
+    }
+    let Some(n) = ty.length_limit().map(usize::from) else {
         return Ok(true);
+    };
+    let unit: fn(char) -> usize = match ty {
+        Ty::NChar(_) | Ty::NVarChar(_) => char::len_utf16,
+        Ty::Char(_, true) | Ty::VarChar(_, true) => char::len_utf8,
+        // CP1252: one byte a character; binary: bytes.
+        _ => |_| 1,
     };
     let truncated = match &v {
         // Trailing blanks are cut without an error, as in SQL Server.

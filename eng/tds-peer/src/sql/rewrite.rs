@@ -667,27 +667,7 @@ pub struct CreateTable {
 /// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
 /// bounds (length, range, precision), else "". SQLite stores whatever it is given.
 fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
-    let bounded = matches!(
-        ty,
-        Ty::Char(..)
-            | Ty::VarChar(Some(_), _)
-            | Ty::NChar(_)
-            | Ty::NVarChar(Some(_))
-            | Ty::Binary(_)
-            | Ty::VarBinary(Some(_))
-            | Ty::TinyInt
-            | Ty::SmallInt
-            | Ty::Int
-            | Ty::BigInt
-            | Ty::Money
-            | Ty::SmallMoney
-            | Ty::Decimal(..)
-            | Ty::Numeric(..)
-            | Ty::DateTime
-            | Ty::SmallDateTime
-            | Ty::DateTimeOffset(_)
-    );
-    if !bounded {
+    if ty.length_limit().is_none() && !ty.range_checked() {
         return String::new();
     }
     let name = match name {

@@ -247,20 +247,11 @@ impl Ty {
     /// The types whose stored values the `__fits` CHECK range-checks (a value past the type's
     /// range is an arithmetic overflow): integers, money, decimal and the bounded date/times.
     pub fn range_checked(&self) -> bool {
-        matches!(
-            self,
-            Ty::TinyInt
-                | Ty::SmallInt
-                | Ty::Int
-                | Ty::BigInt
-                | Ty::Money
-                | Ty::SmallMoney
-                | Ty::Decimal(..)
-                | Ty::Numeric(..)
-                | Ty::DateTime
-                | Ty::SmallDateTime
-                | Ty::DateTimeOffset(_)
-        )
+        self.is_exact_numeric()
+            || matches!(
+                self,
+                Ty::DateTime | Ty::SmallDateTime | Ty::DateTimeOffset(_)
+            )
     }
 
     /// The exact numeric types: integers (bit aside), money and decimal/numeric.

@@ -493,7 +493,7 @@ fn describe_result(cx: &mut Context, tsql: &str) -> Result<Vec<Described>, StmtE
         .prepare(&sql)
         .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
     let cols = super::schema::declared_columns(&st);
-    // As COLMETADATA describes the result (engine `query`).
+    // As COLMETADATA describes the result (`select::query`).
     let origins = super::nullability::origins(&st);
     let nullable = super::nullability::nullable(&stmt, &origins, |t| cx.is_table(t));
     Ok(cols

@@ -157,7 +157,7 @@ pub(crate) fn schema_ddl(cx: &mut Context, sg: &[&Tok]) -> Result<Flow, StmtErr>
 }
 
 /// DECLARE @t TABLE (…): a TEMP table `#__tv_<name>_<depth>` for the rest of the batch or
-/// procedure; `@t` in later statements means it (`Engine::table_var`).
+/// procedure; `@t` in later statements means it (`table_var`).
 pub(crate) fn declare_table_var(cx: &mut Context, var: &str, body: &[Tok]) -> Result<(), StmtErr> {
     let temp = format!("#__tv_{}_{}", var.trim_start_matches('@'), cx.proc_depth);
     let body: String = body.iter().map(|t| t.text()).collect();

@@ -1,6 +1,7 @@
-//! The peer's SQL lexer and the token-level passes over it: batch splitting, statement forms
-//! rewritten for SQLite, select-list names, the synthetic-table query parser, the result-set
-//! nullability analysis and the UPDATE target parser of the rowversion check. Arbitrary
+//! The peer's SQL lexer and the token-level passes over it: batch splitting, statement
+//! classification, statement forms rewritten for SQLite, select-list names, the
+//! synthetic-table query parser, the result-set nullability analysis and the UPDATE target
+//! parser of the rowversion check. Arbitrary
 //! text (from UTF-8, lossy) must lex or fail with a message, and lexing the tokens' own text
 //! again must give the same tokens.
 #![no_main]
@@ -8,7 +9,7 @@
 use libfuzzer_sys::fuzz_target;
 use tds_peer::sql::lexer::{self, Tok};
 use tds_peer::sql::nullability::{self, Origin};
-use tds_peer::sql::{forms, rewrite, rowversion};
+use tds_peer::sql::{forms, rewrite, rowversion, statement};
 use tds_peer::synthetic::Query;
 
 fuzz_target!(|data: &[u8]| {
@@ -27,6 +28,8 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(relexed, toks, "{text:?} -> {again:?}");
     }
     for stmt in lexer::split(&toks) {
+        // Every name is a procedure, so the procedure-call paths are walked too.
+        let _ = statement::classify(&stmt, |_| Some(()));
         let _ = forms::rewrite(&stmt);
         let _ = forms::sysobjects(&stmt);
         let _ = forms::inner_items(&stmt);

@@ -43,16 +43,7 @@ impl<'a> Resp<'a> {
         self.since_poll += b.len();
         while !b.is_empty() {
             if self.body.len() == max {
-                push_packet(
-                    &mut self.out,
-                    P_REPLY,
-                    false,
-                    self.io.spid,
-                    self.pid,
-                    &self.body,
-                );
-                self.pid = self.pid.wrapping_add(1);
-                self.body.clear();
+                self.seal_packet();
                 if self.out.len() >= FLUSH_AT {
                     self.io.write_raw(&self.out)?;
                     self.out.clear();
@@ -63,6 +54,21 @@ impl<'a> Resp<'a> {
             b = &b[n..];
         }
         Ok(())
+    }
+
+    /// Moves the full packet body into the output as a packet without EOM.
+    #[inline]
+    fn seal_packet(&mut self) {
+        push_packet(
+            &mut self.out,
+            P_REPLY,
+            false,
+            self.io.spid,
+            self.pid,
+            &self.body,
+        );
+        self.pid = self.pid.wrapping_add(1);
+        self.body.clear();
     }
 
     /// Call at token boundaries while streaming rows: true if the client sent ATTENTION.
@@ -76,18 +82,8 @@ impl<'a> Resp<'a> {
 
     /// Writes pending packets to the socket without ending the message (used by fault modes).
     pub fn flush_partial(&mut self) -> io::Result<()> {
-        let max = self.psize - HEADER_LEN;
-        if self.body.len() == max {
-            push_packet(
-                &mut self.out,
-                P_REPLY,
-                false,
-                self.io.spid,
-                self.pid,
-                &self.body,
-            );
-            self.pid = self.pid.wrapping_add(1);
-            self.body.clear();
+        if self.body.len() == self.psize - HEADER_LEN {
+            self.seal_packet();
         }
         self.io.write_raw(&self.out)?;
         self.out.clear();

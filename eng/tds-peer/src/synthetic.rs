@@ -710,7 +710,9 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
         if let Some((c, at)) = f.corrupt
             && at == i
         {
-            crate::faults::corrupt_mixed_row(i, c, &mut buf);
+            let mut good = Vec::new();
+            encode_mixed_fast(i, &mut good);
+            crate::faults::corrupt_mixed_row(good, i, c, &mut buf);
             if c == Corrupt::Truncated {
                 r.put(&buf)?;
                 r.end_message_now()?;
@@ -780,7 +782,28 @@ fn stream_faulty(q: &Query, cols: &[Column], tys: &[Ty], r: &mut Resp) -> io::Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::faults::{corrupt_mixed_row, name_offset};
     use crate::sql::lexer::tokenize;
+
+    #[test]
+    fn corrupt_rows_change_only_their_value() {
+        for i in [0u64, 1, 7] {
+            let mut good = Vec::new();
+            encode_mixed_fast(i, &mut good);
+            let mut bad = Vec::new();
+            corrupt_mixed_row(good.clone(), i, Corrupt::Surrogate, &mut bad);
+            assert_eq!(good.len(), bad.len());
+            let at = name_offset(i);
+            assert_eq!(&bad[at + 10..at + 12], &[0x00, 0xD8]);
+            let mut odd = Vec::new();
+            corrupt_mixed_row(good.clone(), i, Corrupt::OddLength, &mut odd);
+            assert_eq!(odd.len(), good.len() + 1);
+            assert_eq!(u16::from_le_bytes([odd[at], odd[at + 1]]) % 2, 1);
+            let mut cut = Vec::new();
+            corrupt_mixed_row(good.clone(), i, Corrupt::Truncated, &mut cut);
+            assert_eq!(cut.len(), at + 6);
+        }
+    }
 
     fn q(sql: &str) -> Option<Result<Query, String>> {
         let t = tokenize(sql).unwrap();

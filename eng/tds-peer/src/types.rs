@@ -230,6 +230,30 @@ impl Ty {
         Ty::parse(&text)
     }
 
+    /// The declared length of a character or binary type with one (not `(max)`): a longer
+    /// value is an error (truncation), checked by the `__fits` CHECK of typed columns.
+    pub fn length_limit(&self) -> Option<u16> {
+        match *self {
+            Ty::Char(n, _)
+            | Ty::VarChar(Some(n), _)
+            | Ty::NChar(n)
+            | Ty::NVarChar(Some(n))
+            | Ty::Binary(n)
+            | Ty::VarBinary(Some(n)) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// The types whose stored values the `__fits` CHECK range-checks (a value past the type's
+    /// range is an arithmetic overflow): integers, money, decimal and the bounded date/times.
+    pub fn range_checked(&self) -> bool {
+        self.is_exact_numeric()
+            || matches!(
+                self,
+                Ty::DateTime | Ty::SmallDateTime | Ty::DateTimeOffset(_)
+            )
+    }
+
     /// The exact numeric types: integers (bit aside), money and decimal/numeric.
     pub fn is_exact_numeric(&self) -> bool {
         matches!(

@@ -1,8 +1,8 @@
 //! Catalog procedures the drivers call for SQLTables / SQLColumns: `sp_tables` and
 //! `sp_columns_100` (result layouts of SQL Server 2022), answered from SQLite's schema.
 
-use super::engine::{Engine, Out, Param, StmtErr};
 use crate::resp::Resp;
+use crate::sql::context::{Context, Out, Param, StmtErr};
 use crate::token::{Column, value::as_text};
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -134,187 +134,191 @@ pub(super) fn buffer_length(ty: Ty) -> i64 {
     }
 }
 
-impl Engine {
-    pub(super) fn user_tables(&mut self) -> Vec<(String, String)> {
-        let mut st = match self.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
-            Ok(s) => s,
-            Err(_) => return Vec::new(),
+pub(crate) fn user_tables(cx: &mut Context) -> Vec<(String, String)> {
+    let mut st = match cx.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
+        Ok(s) => s,
+        Err(_) => return Vec::new(),
+    };
+    st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map(|it| it.flatten().collect())
+        .unwrap_or_default()
+}
+
+/// sp_tables @table_name, @table_owner, @table_qualifier, @table_type
+pub(crate) fn sp_tables(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> io::Result<()> {
+    let name = param(params, "@table_name", 0)
+        .map(as_text)
+        .unwrap_or_else(|| "%".into());
+    let types = param(params, "@table_type", 3)
+        .map(as_text)
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    let cols = vec![
+        Column::new("TABLE_QUALIFIER", Ty::NVarChar(Some(128))),
+        Column::new("TABLE_OWNER", Ty::NVarChar(Some(128))),
+        Column::new("TABLE_NAME", Ty::NVarChar(Some(128))),
+        Column::new("TABLE_TYPE", Ty::VarChar(Some(32), false)),
+        Column::new("REMARKS", Ty::VarChar(Some(254), false)),
+    ];
+    let rows: Vec<Vec<Value>> = user_tables(cx)
+        .into_iter()
+        .filter(|(n, _)| like(&name, n))
+        .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
+        .filter(|(_, ty)| types.is_empty() || types.contains(ty))
+        .map(|(n, ty)| {
+            vec![
+                Value::Text(cx.database.clone()),
+                t("dbo"),
+                t(&n),
+                t(ty),
+                Value::Null,
+            ]
+        })
+        .collect();
+    match cx.send_rows(&cols, &rows, out, r) {
+        Err(StmtErr::Io(e)) => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// sp_columns_100 @table_name, @table_owner, @table_qualifier, @column_name, …
+pub(crate) fn sp_columns(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> io::Result<()> {
+    let tname = param(params, "@table_name", 0)
+        .map(as_text)
+        .unwrap_or_else(|| "%".into());
+    let cname = param(params, "@column_name", 3)
+        .map(as_text)
+        .unwrap_or_else(|| "%".into());
+    let n = |s: &str| Column::new(s, Ty::NVarChar(Some(128)));
+    let si = |s: &str| Column::new(s, Ty::SmallInt);
+    let int = |s: &str| Column::new(s, Ty::Int);
+    let cols = vec![
+        n("TABLE_QUALIFIER"),
+        n("TABLE_OWNER"),
+        n("TABLE_NAME"),
+        n("COLUMN_NAME"),
+        si("DATA_TYPE"),
+        n("TYPE_NAME"),
+        int("PRECISION"),
+        int("LENGTH"),
+        si("SCALE"),
+        si("RADIX"),
+        si("NULLABLE"),
+        Column::new("REMARKS", Ty::VarChar(Some(254), false)),
+        Column::new("COLUMN_DEF", Ty::NVarChar(Some(4000))),
+        si("SQL_DATA_TYPE"),
+        si("SQL_DATETIME_SUB"),
+        int("CHAR_OCTET_LENGTH"),
+        int("ORDINAL_POSITION"),
+        Column::new("IS_NULLABLE", Ty::VarChar(Some(254), false)),
+        Column::new("SS_IS_SPARSE", Ty::SmallInt),
+        Column::new("SS_IS_COLUMN_SET", Ty::SmallInt),
+        Column::new("SS_IS_COMPUTED", Ty::SmallInt),
+        Column::new("SS_IS_IDENTITY", Ty::SmallInt),
+        n("SS_UDT_CATALOG_NAME"),
+        n("SS_UDT_SCHEMA_NAME"),
+        n("SS_UDT_ASSEMBLY_TYPE_NAME"),
+        n("SS_XML_SCHEMACOLLECTION_CATALOG_NAME"),
+        n("SS_XML_SCHEMACOLLECTION_SCHEMA_NAME"),
+        n("SS_XML_SCHEMACOLLECTION_NAME"),
+        Column::new("SS_DATA_TYPE", Ty::TinyInt),
+    ];
+    let mut rows = Vec::new();
+    for (table, _) in user_tables(cx).into_iter().filter(|(n, _)| like(&tname, n)) {
+        let info: Vec<(String, String, bool, Option<String>, bool)> = match cx.db.prepare(&format!(
+            "PRAGMA table_info(\"{}\")",
+            table.replace('"', "\"\"")
+        )) {
+            Ok(mut st) => st
+                .query_map([], |r| {
+                    Ok((
+                        r.get(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, i64>(3)? != 0,
+                        r.get::<_, Option<String>>(4)?,
+                        r.get::<_, i64>(5)? != 0,
+                    ))
+                })
+                .map(|it| it.flatten().collect())
+                .unwrap_or_default(),
+            Err(_) => continue,
         };
-        st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
-            .map(|it| it.flatten().collect())
-            .unwrap_or_default()
-    }
-
-    /// sp_tables @table_name, @table_owner, @table_qualifier, @table_type
-    pub fn sp_tables(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<()> {
-        let name = param(params, "@table_name", 0)
-            .map(as_text)
-            .unwrap_or_else(|| "%".into());
-        let types = param(params, "@table_type", 3)
-            .map(as_text)
-            .unwrap_or_default()
-            .to_ascii_uppercase();
-        let cols = vec![
-            Column::new("TABLE_QUALIFIER", Ty::NVarChar(Some(128))),
-            Column::new("TABLE_OWNER", Ty::NVarChar(Some(128))),
-            Column::new("TABLE_NAME", Ty::NVarChar(Some(128))),
-            Column::new("TABLE_TYPE", Ty::VarChar(Some(32), false)),
-            Column::new("REMARKS", Ty::VarChar(Some(254), false)),
-        ];
-        let rows: Vec<Vec<Value>> = self
-            .user_tables()
-            .into_iter()
-            .filter(|(n, _)| like(&name, n))
-            .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
-            .filter(|(_, ty)| types.is_empty() || types.contains(ty))
-            .map(|(n, ty)| {
-                vec![
-                    Value::Text(self.database.clone()),
-                    t("dbo"),
-                    t(&n),
-                    t(ty),
-                    Value::Null,
-                ]
-            })
-            .collect();
-        match self.send_rows(&cols, &rows, out, r) {
-            Err(StmtErr::Io(e)) => Err(e),
-            _ => Ok(()),
-        }
-    }
-
-    /// sp_columns_100 @table_name, @table_owner, @table_qualifier, @column_name, …
-    pub fn sp_columns(&mut self, params: &[Param], out: &mut Out, r: &mut Resp) -> io::Result<()> {
-        let tname = param(params, "@table_name", 0)
-            .map(as_text)
-            .unwrap_or_else(|| "%".into());
-        let cname = param(params, "@column_name", 3)
-            .map(as_text)
-            .unwrap_or_else(|| "%".into());
-        let n = |s: &str| Column::new(s, Ty::NVarChar(Some(128)));
-        let si = |s: &str| Column::new(s, Ty::SmallInt);
-        let int = |s: &str| Column::new(s, Ty::Int);
-        let cols = vec![
-            n("TABLE_QUALIFIER"),
-            n("TABLE_OWNER"),
-            n("TABLE_NAME"),
-            n("COLUMN_NAME"),
-            si("DATA_TYPE"),
-            n("TYPE_NAME"),
-            int("PRECISION"),
-            int("LENGTH"),
-            si("SCALE"),
-            si("RADIX"),
-            si("NULLABLE"),
-            Column::new("REMARKS", Ty::VarChar(Some(254), false)),
-            Column::new("COLUMN_DEF", Ty::NVarChar(Some(4000))),
-            si("SQL_DATA_TYPE"),
-            si("SQL_DATETIME_SUB"),
-            int("CHAR_OCTET_LENGTH"),
-            int("ORDINAL_POSITION"),
-            Column::new("IS_NULLABLE", Ty::VarChar(Some(254), false)),
-            Column::new("SS_IS_SPARSE", Ty::SmallInt),
-            Column::new("SS_IS_COLUMN_SET", Ty::SmallInt),
-            Column::new("SS_IS_COMPUTED", Ty::SmallInt),
-            Column::new("SS_IS_IDENTITY", Ty::SmallInt),
-            n("SS_UDT_CATALOG_NAME"),
-            n("SS_UDT_SCHEMA_NAME"),
-            n("SS_UDT_ASSEMBLY_TYPE_NAME"),
-            n("SS_XML_SCHEMACOLLECTION_CATALOG_NAME"),
-            n("SS_XML_SCHEMACOLLECTION_SCHEMA_NAME"),
-            n("SS_XML_SCHEMACOLLECTION_NAME"),
-            Column::new("SS_DATA_TYPE", Ty::TinyInt),
-        ];
-        let mut rows = Vec::new();
-        for (table, _) in self
-            .user_tables()
-            .into_iter()
-            .filter(|(n, _)| like(&tname, n))
-        {
-            let info: Vec<(String, String, bool, Option<String>, bool)> = match self.db.prepare(
-                &format!("PRAGMA table_info(\"{}\")", table.replace('"', "\"\"")),
-            ) {
-                Ok(mut st) => st
-                    .query_map([], |r| {
-                        Ok((
-                            r.get(1)?,
-                            r.get::<_, String>(2)?,
-                            r.get::<_, i64>(3)? != 0,
-                            r.get::<_, Option<String>>(4)?,
-                            r.get::<_, i64>(5)? != 0,
-                        ))
-                    })
-                    .map(|it| it.flatten().collect())
-                    .unwrap_or_default(),
-                Err(_) => continue,
-            };
-            for (pos, (col, decl, notnull, dflt, pk)) in info.into_iter().enumerate() {
-                if !like(&cname, &col) {
-                    continue;
-                }
-                let identity = pk && decl.eq_ignore_ascii_case("INTEGER");
-                let ty = Ty::from_sqlite_decl(&decl)
-                    .or_else(|| Ty::parse(&decl))
-                    .unwrap_or(Ty::NVarChar(Some(4000)));
-                let (code, mut tname, size, digits, octets) = odbc_type(ty);
-                let mut dflt = dflt;
-                if super::rowversion::is_decl(&decl) {
-                    tname = "timestamp".into();
-                    dflt = None;
-                }
-                let nullable = !notnull && !identity;
-                let (sql_type, sub) = match code {
-                    91 => (9, Some(1)),
-                    93 => (9, Some(3)),
-                    c => (c, None),
-                };
-                let radix = match ty {
-                    Ty::Real | Ty::Float => Some(2),
-                    t if matches!(t, Ty::Bit) || t.is_exact_numeric() => Some(10),
-                    _ => None,
-                };
-                let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
-                rows.push(vec![
-                    Value::Text(self.database.clone()),
-                    t("dbo"),
-                    t(&table),
-                    t(&col),
-                    i(code),
-                    t(&if identity {
-                        format!("{tname} identity")
-                    } else {
-                        tname
-                    }),
-                    o(size),
-                    i(buffer_length(ty)),
-                    o(digits),
-                    o(radix),
-                    i(nullable as i64),
-                    Value::Null,
-                    dflt.map(Value::Text).unwrap_or(Value::Null),
-                    i(sql_type),
-                    o(sub),
-                    o(octets),
-                    i(pos as i64 + 1),
-                    t(if nullable { "YES" } else { "NO" }),
-                    i(0),
-                    i(0),
-                    i(0),
-                    i(identity as i64),
-                    Value::Null,
-                    Value::Null,
-                    Value::Null,
-                    Value::Null,
-                    Value::Null,
-                    Value::Null,
-                    i(0),
-                ]);
+        for (pos, (col, decl, notnull, dflt, pk)) in info.into_iter().enumerate() {
+            if !like(&cname, &col) {
+                continue;
             }
+            let identity = pk && decl.eq_ignore_ascii_case("INTEGER");
+            let ty = Ty::from_sqlite_decl(&decl)
+                .or_else(|| Ty::parse(&decl))
+                .unwrap_or(Ty::NVarChar(Some(4000)));
+            let (code, mut tname, size, digits, octets) = odbc_type(ty);
+            let mut dflt = dflt;
+            if super::typemeta::is_rowversion_decl(&decl) {
+                tname = "timestamp".into();
+                dflt = None;
+            }
+            let nullable = !notnull && !identity;
+            let (sql_type, sub) = match code {
+                91 => (9, Some(1)),
+                93 => (9, Some(3)),
+                c => (c, None),
+            };
+            let radix = match ty {
+                Ty::Real | Ty::Float => Some(2),
+                t if matches!(t, Ty::Bit) || t.is_exact_numeric() => Some(10),
+                _ => None,
+            };
+            let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
+            rows.push(vec![
+                Value::Text(cx.database.clone()),
+                t("dbo"),
+                t(&table),
+                t(&col),
+                i(code),
+                t(&if identity {
+                    format!("{tname} identity")
+                } else {
+                    tname
+                }),
+                o(size),
+                i(buffer_length(ty)),
+                o(digits),
+                o(radix),
+                i(nullable as i64),
+                Value::Null,
+                dflt.map(Value::Text).unwrap_or(Value::Null),
+                i(sql_type),
+                o(sub),
+                o(octets),
+                i(pos as i64 + 1),
+                t(if nullable { "YES" } else { "NO" }),
+                i(0),
+                i(0),
+                i(0),
+                i(identity as i64),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                i(0),
+            ]);
         }
-        match self.send_rows(&cols, &rows, out, r) {
-            Err(StmtErr::Io(e)) => Err(e),
-            _ => Ok(()),
-        }
+    }
+    match cx.send_rows(&cols, &rows, out, r) {
+        Err(StmtErr::Io(e)) => Err(e),
+        _ => Ok(()),
     }
 }
 

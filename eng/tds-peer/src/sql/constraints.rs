@@ -6,7 +6,6 @@
 //! (`PK__<table>`, `FK__<table>__<n>`, the SQLite index name).
 
 use super::lexer::{Tok, split_commas};
-use super::rewrite::Ctx;
 
 pub struct Named {
     pub kind: &'static str,
@@ -21,12 +20,16 @@ fn ident(t: &Tok) -> Option<String> {
     }
 }
 
-/// The SQLite name of the table a CREATE TABLE creates, and its named constraints.
-pub fn of_create_table(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<(String, Vec<Named>)> {
+/// The SQLite name of the table a CREATE TABLE creates (`rw` rewrites its T-SQL name), and its
+/// named constraints.
+pub fn of_create_table(
+    toks: &[Tok],
+    rw: impl Fn(&[Tok]) -> Option<String>,
+) -> Option<(String, Vec<Named>)> {
     let open = toks.iter().position(|t| t.is_punct('('))?;
     let at = toks.iter().position(|t| t.is_word("TABLE"))?;
-    let close = super::rewrite::matching_paren(toks, open)?;
-    let table = ctx.rw(&toks[at + 1..open]).ok()?;
+    let close = super::lexer::matching(toks, open)?;
+    let table = rw(&toks[at + 1..open])?;
     let table = table.trim().trim_matches('"').replace("\"\"", "\"");
     let mut named = Vec::new();
     for def in split_commas(&toks[open + 1..close]) {

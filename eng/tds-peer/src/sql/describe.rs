@@ -8,12 +8,12 @@
 //! side of `=`, `<>`, `<`, `>`, `<=`, `>=`, `LIKE`, `IN (…)`, `BETWEEN … AND …` (which covers
 //! `UPDATE … SET col = @p` and WHERE clauses). A parameter used nowhere typed is nvarchar(4000).
 
-use super::engine::{Engine, Flow, Out, Param, StmtErr};
 use super::errors::SqlError;
 use super::lexer::{self, Tok, dotted, ident};
 use super::schema::{ColInfo, base_name};
 use super::typemeta::{collation, meta, type_name};
 use crate::resp::Resp;
+use crate::sql::context::{Context, Decl, Flow, Out, Param, StmtErr};
 use crate::token::Column;
 use crate::types::Ty;
 use rusqlite::types::Value;
@@ -35,14 +35,6 @@ struct TableRef {
     cols: Vec<ColInfo>,
 }
 
-/// Schemas whose objects are not SQLite tables (catalog views, synthetic tables).
-pub(super) fn virtual_schema(parts: &[String]) -> bool {
-    parts.len() > 1 && {
-        let s = parts[parts.len() - 2].to_ascii_lowercase();
-        matches!(s.as_str(), "sys" | "information_schema" | "peer")
-    }
-}
-
 fn invalid_object(name: &str) -> StmtErr {
     StmtErr::Sql(SqlError::new(
         208,
@@ -55,487 +47,474 @@ fn is_cmp(t: &Tok) -> bool {
     matches!(t, Tok::Punct('=' | '<' | '>' | '!')) || t.is_word("LIKE")
 }
 
-impl Engine {
-    /// Tables named after FROM / JOIN / INTO / UPDATE / DELETE, each with its alias.
-    fn referenced_tables(&self, sg: &[Tok]) -> Result<Vec<TableRef>, StmtErr> {
-        let mut out = Vec::new();
-        let mut i = 0;
-        while i < sg.len() {
-            let kw = ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"]
-                .iter()
-                .any(|k| sg[i].is_word(k))
-                || (sg[i].is_word("DELETE") && !sg.get(i + 1).is_some_and(|t| t.is_word("FROM")));
-            i += 1;
-            if !kw {
-                continue;
-            }
-            while let Some((parts, next)) = dotted(sg, i) {
-                if lexer::NOT_ALIAS.iter().any(|k| sg[i].is_word(k)) {
-                    break;
-                }
-                i = next;
-                let name = parts.last().cloned().unwrap_or_default();
-                let mut alias = None;
-                if sg.get(i).is_some_and(|t| t.is_word("AS")) {
-                    alias = sg.get(i + 1).and_then(ident).map(str::to_string);
-                    i += 2;
-                } else if let Some(a) = sg.get(i).and_then(ident)
-                    && !lexer::NOT_ALIAS.iter().any(|k| a.eq_ignore_ascii_case(k))
-                {
-                    alias = Some(a.to_string());
-                    i += 1;
-                }
-                if !virtual_schema(&parts) {
-                    let cols = self
-                        .table_columns(&name)
-                        .ok_or_else(|| invalid_object(&name))?;
-                    out.push(TableRef { name, alias, cols });
-                }
-                if sg.get(i).is_some_and(|t| t.is_punct(',')) {
-                    i += 1;
-                    continue;
-                }
+/// Tables named after FROM / JOIN / INTO / UPDATE / DELETE, each with its alias.
+fn referenced_tables(cx: &Context, sg: &[Tok]) -> Result<Vec<TableRef>, StmtErr> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < sg.len() {
+        let kw = ["FROM", "JOIN", "INTO", "UPDATE", "TABLE"]
+            .iter()
+            .any(|k| sg[i].is_word(k))
+            || (sg[i].is_word("DELETE") && !sg.get(i + 1).is_some_and(|t| t.is_word("FROM")));
+        i += 1;
+        if !kw {
+            continue;
+        }
+        while let Some((parts, next)) = dotted(sg, i) {
+            if lexer::NOT_ALIAS.iter().any(|k| sg[i].is_word(k)) {
                 break;
             }
-        }
-        Ok(out)
-    }
-
-    /// `EXEC proc @P1, @name = @P2`: each parameter takes the type of the procedure's formal
-    /// parameter it is passed to (a table type for a TVP).
-    fn exec_arguments(&self, sg: &[Tok]) -> Result<Option<Vec<(String, PType)>>, StmtErr> {
-        if !sg
-            .first()
-            .is_some_and(|t| t.is_word("EXEC") || t.is_word("EXECUTE"))
-        {
-            return Ok(None);
-        }
-        let Some((parts, next)) = dotted(sg, 1) else {
-            return Ok(None);
-        };
-        let name = parts.last().cloned().unwrap_or_default();
-        let Some((formal, _)) = self.lookup_proc(&name) else {
-            return Err(StmtErr::Sql(SqlError::new(
-                2812,
-                16,
-                format!("Could not find stored procedure '{name}'."),
-            )));
-        };
-        let defs = super::engine::procs::parse_params(&formal)?;
-        let mut out = Vec::new();
-        for (pos, arg) in lexer::split_commas(&sg[next..]).into_iter().enumerate() {
-            let (def, actual) = match arg {
-                [Tok::Var(n), Tok::Punct('='), Tok::Var(a), ..] => {
-                    (defs.iter().find(|d| d.name.eq_ignore_ascii_case(n)), a)
-                }
-                [Tok::Var(a), ..] => (defs.get(pos), a),
-                _ => continue,
-            };
-            let Some(def) = def else { continue };
-            if out
-                .iter()
-                .any(|(n, _): &(String, PType)| n.eq_ignore_ascii_case(actual))
+            i = next;
+            let name = parts.last().cloned().unwrap_or_default();
+            let mut alias = None;
+            if sg.get(i).is_some_and(|t| t.is_word("AS")) {
+                alias = sg.get(i + 1).and_then(ident).map(str::to_string);
+                i += 2;
+            } else if let Some(a) = sg.get(i).and_then(ident)
+                && !lexer::NOT_ALIAS.iter().any(|k| a.eq_ignore_ascii_case(k))
             {
+                alias = Some(a.to_string());
+                i += 1;
+            }
+            if !super::schema::virtual_schema(&parts) {
+                let cols = super::schema::table_columns(&cx.db, &name)
+                    .ok_or_else(|| invalid_object(&name))?;
+                out.push(TableRef { name, alias, cols });
+            }
+            if sg.get(i).is_some_and(|t| t.is_punct(',')) {
+                i += 1;
                 continue;
             }
-            let ty = match &def.table_type {
-                Some(tt) => match self.lookup_type(tt) {
-                    Some((schema, _, id)) => PType::Table {
-                        schema,
-                        name: tt.clone(),
-                        id,
-                    },
-                    None => continue,
+            break;
+        }
+    }
+    Ok(out)
+}
+
+/// `EXEC proc @P1, @name = @P2`: each parameter takes the type of the procedure's formal
+/// parameter it is passed to (a table type for a TVP).
+fn exec_arguments(cx: &Context, sg: &[Tok]) -> Result<Option<Vec<(String, PType)>>, StmtErr> {
+    if !sg
+        .first()
+        .is_some_and(|t| t.is_word("EXEC") || t.is_word("EXECUTE"))
+    {
+        return Ok(None);
+    }
+    let Some((parts, next)) = dotted(sg, 1) else {
+        return Ok(None);
+    };
+    let name = parts.last().cloned().unwrap_or_default();
+    let Some((formal, _)) = crate::sql::procs::lookup_proc(cx, &name) else {
+        return Err(StmtErr::Sql(SqlError::new(
+            2812,
+            16,
+            format!("Could not find stored procedure '{name}'."),
+        )));
+    };
+    let defs = super::procs::parse_params(&formal)?;
+    let mut out = Vec::new();
+    for (pos, arg) in lexer::split_commas(&sg[next..]).into_iter().enumerate() {
+        let (def, actual) = match arg {
+            [Tok::Var(n), Tok::Punct('='), Tok::Var(a), ..] => {
+                (defs.iter().find(|d| d.name.eq_ignore_ascii_case(n)), a)
+            }
+            [Tok::Var(a), ..] => (defs.get(pos), a),
+            _ => continue,
+        };
+        let Some(def) = def else { continue };
+        if out
+            .iter()
+            .any(|(n, _): &(String, PType)| n.eq_ignore_ascii_case(actual))
+        {
+            continue;
+        }
+        let ty = match &def.table_type {
+            Some(tt) => match crate::sql::tabletypes::lookup_type(cx, tt) {
+                Some((schema, _, id)) => PType::Table {
+                    schema,
+                    name: tt.clone(),
+                    id,
                 },
-                None => PType::Scalar(def.ty),
-            };
-            out.push((actual.clone(), ty));
-        }
-        Ok(Some(out))
-    }
-
-    /// Character-typed columns of the tables a statement reads, when it has a `+` with no
-    /// string literal beside it (else nothing: no schema look-up on the common path).
-    pub(super) fn plus_text_columns(&self, toks: &[Tok]) -> Vec<String> {
-        let sg: Vec<Tok> = toks.iter().filter(|t| !t.is_space()).cloned().collect();
-        let bare_plus = (0..sg.len()).any(|k| {
-            sg[k].is_punct('+')
-                && !matches!(sg.get(k.wrapping_sub(1)), Some(Tok::Str { .. }))
-                && !matches!(sg.get(k + 1), Some(Tok::Str { .. }))
-        });
-        if !bare_plus {
-            return Vec::new();
-        }
-        let tables = self.referenced_tables(&sg).unwrap_or_default();
-        tables
-            .iter()
-            .flat_map(|t| t.cols.iter())
-            .filter(|c| {
-                matches!(
-                    c.ty,
-                    Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
-                )
-            })
-            .map(|c| c.name.clone())
-            .collect()
-    }
-
-    /// SQL Server's deduced type of each undeclared parameter, in order of first use.
-    pub fn undeclared_parameters(
-        &self,
-        tsql: &str,
-        declared: &[String],
-    ) -> Result<Vec<(String, PType)>, StmtErr> {
-        let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        let sg: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
-        if let Some(found) = self.exec_arguments(&sg)? {
-            return Ok(found
-                .into_iter()
-                .filter(|(n, _)| !declared.iter().any(|d| d.eq_ignore_ascii_case(n)))
-                .collect());
-        }
-        let tables = self.referenced_tables(&sg)?;
-        let mut locals: Vec<String> = Vec::new();
-        let mut names: Vec<String> = Vec::new();
-        for (k, t) in sg.iter().enumerate() {
-            if let Tok::Var(v) = t {
-                if v.starts_with("@@") {
-                    continue;
-                }
-                // DECLARE @x … makes @x a local variable, not a parameter.
-                if k > 0
-                    && (sg[k - 1].is_word("DECLARE") || sg[k - 1].is_punct(','))
-                    && sg[..k]
-                        .iter()
-                        .rev()
-                        .take_while(|t| !t.is_punct(';'))
-                        .any(|t| t.is_word("DECLARE"))
-                    && sg.get(k + 1).is_some_and(|t| ident(t).is_some())
-                {
-                    locals.push(v.to_ascii_lowercase());
-                }
-                let lower = v.to_ascii_lowercase();
-                if !names.iter().any(|n| n.eq_ignore_ascii_case(v))
-                    && !locals.contains(&lower)
-                    && !declared.iter().any(|d| d.eq_ignore_ascii_case(v))
-                {
-                    names.push(v.clone());
-                }
-            }
-        }
-        let mut types: Vec<Option<Ty>> = vec![None; names.len()];
-        let mut assign = |name: &str, ty: Ty| {
-            if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(name))
-                && types[i].is_none()
-            {
-                types[i] = Some(ty);
-            }
+                None => continue,
+            },
+            None => PType::Scalar(def.ty),
         };
-        insert_targets(&sg, &tables, &mut assign);
-        for k in 0..sg.len() {
-            let Tok::Var(v) = &sg[k] else { continue };
-            if let Some(ty) = compared_column(&sg, k, &tables) {
-                assign(v, ty);
+        out.push((actual.clone(), ty));
+    }
+    Ok(Some(out))
+}
+
+/// Character-typed columns of the tables a statement reads, when it has a `+` with no
+/// string literal beside it (else nothing: no schema look-up on the common path).
+pub(crate) fn plus_text_columns(cx: &Context, toks: &[Tok]) -> Vec<String> {
+    let sg: Vec<Tok> = toks.iter().filter(|t| !t.is_space()).cloned().collect();
+    let bare_plus = (0..sg.len()).any(|k| {
+        sg[k].is_punct('+')
+            && !matches!(sg.get(k.wrapping_sub(1)), Some(Tok::Str { .. }))
+            && !matches!(sg.get(k + 1), Some(Tok::Str { .. }))
+    });
+    if !bare_plus {
+        return Vec::new();
+    }
+    let tables = referenced_tables(cx, &sg).unwrap_or_default();
+    tables
+        .iter()
+        .flat_map(|t| t.cols.iter())
+        .filter(|c| {
+            matches!(
+                c.ty,
+                Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
+            )
+        })
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// SQL Server's deduced type of each undeclared parameter, in order of first use.
+fn undeclared_parameters(
+    cx: &Context,
+    tsql: &str,
+    declared: &[String],
+) -> Result<Vec<(String, PType)>, StmtErr> {
+    let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+    let sg: Vec<Tok> = toks.into_iter().filter(|t| !t.is_space()).collect();
+    if let Some(found) = exec_arguments(cx, &sg)? {
+        return Ok(found
+            .into_iter()
+            .filter(|(n, _)| !declared.iter().any(|d| d.eq_ignore_ascii_case(n)))
+            .collect());
+    }
+    let tables = referenced_tables(cx, &sg)?;
+    let mut locals: Vec<String> = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for (k, t) in sg.iter().enumerate() {
+        if let Tok::Var(v) = t {
+            if v.starts_with("@@") {
+                continue;
             }
-        }
-        Ok(names
-            .into_iter()
-            .zip(types)
-            .map(|(n, t)| (n, PType::Scalar(t.unwrap_or(Ty::NVarChar(Some(4000))))))
-            .collect())
-    }
-
-    /// sp_describe_undeclared_parameters @tsql [, @params]
-    pub(super) fn sp_describe_undeclared_parameters(
-        &mut self,
-        params: &[Param],
-        out: &mut Out,
-        r: &mut Resp,
-    ) -> Result<Flow, StmtErr> {
-        let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
-        let declared: Vec<String> = arg_text(params, "@params", 1)
-            .map(|d| {
-                lexer::tokenize(&d)
-                    .unwrap_or_default()
-                    .into_iter()
-                    .filter_map(|t| match t {
-                        Tok::Var(v) => Some(v),
-                        _ => None,
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let found = self.undeclared_parameters(&tsql, &declared)?;
-        let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
-        let cols = vec![
-            c("parameter_ordinal", Ty::Int, false),
-            c("name", sysname(), false),
-            c("suggested_system_type_id", Ty::Int, false),
-            c("suggested_system_type_name", Ty::NVarChar(Some(256)), true),
-            c("suggested_max_length", Ty::SmallInt, false),
-            c("suggested_precision", Ty::TinyInt, false),
-            c("suggested_scale", Ty::TinyInt, false),
-            c("suggested_user_type_id", Ty::Int, true),
-            c("suggested_user_type_database", sysname(), true),
-            c("suggested_user_type_schema", sysname(), true),
-            c("suggested_user_type_name", sysname(), true),
-            c(
-                "suggested_assembly_qualified_type_name",
-                Ty::NVarChar(Some(4000)),
-                true,
-            ),
-            c("suggested_xml_collection_id", Ty::Int, true),
-            c("suggested_xml_collection_database", sysname(), true),
-            c("suggested_xml_collection_schema", sysname(), true),
-            c("suggested_xml_collection_name", sysname(), true),
-            c("suggested_is_xml_document", Ty::Bit, false),
-            c("suggested_is_case_sensitive", Ty::Bit, false),
-            c("suggested_is_fixed_length_clr_type", Ty::Bit, false),
-            c("suggested_is_input", Ty::Bit, false),
-            c("suggested_is_output", Ty::Bit, false),
-            c("formal_parameter_name", sysname(), true),
-            c("suggested_tds_type_id", Ty::Int, false),
-            c("suggested_tds_length", Ty::Int, false),
-        ];
-        let rows: Vec<Vec<Value>> = found
-            .into_iter()
-            .enumerate()
-            .map(|(i, (name, pty))| {
-                let text = |s: &str| Value::Text(s.to_string());
-                let mut row = vec![Value::Integer(i as i64 + 1), Value::Text(name)];
-                match pty {
-                    PType::Scalar(ty) => {
-                        let m = meta(ty);
-                        row.extend([
-                            Value::Integer(m.system_type_id),
-                            Value::Text(type_name(ty)),
-                            Value::Integer(m.max_length),
-                            Value::Integer(m.precision),
-                            Value::Integer(m.scale),
-                            Value::Integer(m.system_type_id),
-                        ]);
-                        row.extend(std::iter::repeat_n(Value::Null, 8));
-                        row.extend([0, 0, 0, 1, 0].map(Value::Integer));
-                        row.push(Value::Null);
-                        row.push(Value::Integer(m.tds_type_id));
-                        row.push(Value::Integer(m.tds_length));
-                    }
-                    // A table type (system type 243): its user type names where it lives.
-                    PType::Table { schema, name, id } => {
-                        row.extend([
-                            Value::Integer(243),
-                            Value::Text(format!("{}.{}.{name}", self.database, schema)),
-                            Value::Integer(-1),
-                            Value::Integer(0),
-                            Value::Integer(0),
-                            Value::Integer(id),
-                            text(&self.database),
-                            text(&schema),
-                            text(&name),
-                        ]);
-                        row.extend(std::iter::repeat_n(Value::Null, 5));
-                        row.extend([0, 0, 0, 1, 0].map(Value::Integer));
-                        row.push(Value::Null);
-                        row.push(Value::Integer(0xF3));
-                        row.push(Value::Integer(-1));
-                    }
-                }
-                row
-            })
-            .collect();
-        self.send_rows(&cols, &rows, out, r)
-    }
-
-    /// sp_describe_first_result_set @tsql [, @params, @browse_information_mode]
-    pub(super) fn sp_describe_first_result_set(
-        &mut self,
-        params: &[Param],
-        out: &mut Out,
-        r: &mut Resp,
-    ) -> Result<Flow, StmtErr> {
-        let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
-        let described = self.describe_result(&tsql)?;
-        let sysname = || Ty::NVarChar(Some(128));
-        let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
-        let mut cols = vec![
-            c("is_hidden", Ty::Bit, false),
-            c("column_ordinal", Ty::Int, false),
-            c("name", sysname(), true),
-            c("is_nullable", Ty::Bit, false),
-            c("system_type_id", Ty::Int, false),
-            c("system_type_name", Ty::NVarChar(Some(256)), true),
-            c("max_length", Ty::SmallInt, false),
-            c("precision", Ty::TinyInt, false),
-            c("scale", Ty::TinyInt, false),
-            c("collation_name", sysname(), true),
-            c("user_type_id", Ty::Int, true),
-            c("user_type_database", sysname(), true),
-            c("user_type_schema", sysname(), true),
-            c("user_type_name", sysname(), true),
-            c(
-                "assembly_qualified_type_name",
-                Ty::NVarChar(Some(4000)),
-                true,
-            ),
-            c("xml_collection_id", Ty::Int, true),
-            c("xml_collection_database", sysname(), true),
-            c("xml_collection_schema", sysname(), true),
-            c("xml_collection_name", sysname(), true),
-            c("is_xml_document", Ty::Bit, false),
-            c("is_case_sensitive", Ty::Bit, false),
-            c("is_fixed_length_clr_type", Ty::Bit, false),
-        ];
-        for n in [
-            "source_server",
-            "source_database",
-            "source_schema",
-            "source_table",
-            "source_column",
-        ] {
-            cols.push(c(n, sysname(), true));
-        }
-        for n in [
-            "is_identity_column",
-            "is_part_of_unique_key",
-            "is_updateable",
-            "is_computed_column",
-            "is_sparse_column_set",
-        ] {
-            cols.push(c(n, Ty::Bit, true));
-        }
-        for n in [
-            "ordinal_in_order_by_list",
-            "order_by_list_length",
-            "order_by_is_descending",
-        ] {
-            cols.push(c(n, Ty::SmallInt, true));
-        }
-        cols.push(c("tds_type_id", Ty::Int, false));
-        cols.push(c("tds_length", Ty::Int, false));
-        cols.push(c("tds_collation_id", Ty::Int, true));
-        cols.push(c("tds_collation_sort_id", Ty::TinyInt, true));
-        let rows: Vec<Vec<Value>> = described
-            .into_iter()
-            .enumerate()
-            .map(|(i, d)| {
-                let Described {
-                    name,
-                    ty,
-                    nullable,
-                    identity,
-                    timestamp,
-                } = d;
-                let mut m = meta(ty);
-                // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
-                // on the wire (tds_type_id 173).
-                let type_name = if timestamp {
-                    m.system_type_id = super::rowversion::SYSTEM_TYPE_ID;
-                    "timestamp".to_string()
-                } else {
-                    type_name(ty)
-                };
-                let text =
-                    |s: Option<&str>| s.map(|s| Value::Text(s.to_string())).unwrap_or(Value::Null);
-                let mut row = vec![
-                    Value::Integer(0),
-                    Value::Integer(i as i64 + 1),
-                    if name.is_empty() {
-                        Value::Null
-                    } else {
-                        Value::Text(name)
-                    },
-                    Value::Integer(nullable as i64),
-                    Value::Integer(m.system_type_id),
-                    Value::Text(type_name),
-                    Value::Integer(m.max_length),
-                    Value::Integer(m.precision),
-                    Value::Integer(m.scale),
-                    text(collation(ty)),
-                    Value::Integer(m.system_type_id),
-                ];
-                row.extend(std::iter::repeat_n(Value::Null, 8));
-                row.extend([0, 0, 0].map(Value::Integer));
-                row.extend(std::iter::repeat_n(Value::Null, 5));
-                row.push(Value::Integer(identity as i64));
-                row.extend(std::iter::repeat_n(Value::Null, 7));
-                // As COLMETADATA sends it: INT4 for an int that cannot be NULL, INTN else.
-                let tds_type = ty.fixed_len_type().filter(|_| !nullable);
-                row.push(Value::Integer(tds_type.map_or(m.tds_type_id, i64::from)));
-                row.push(Value::Integer(m.tds_length));
-                row.extend([Value::Null, Value::Null]);
-                row
-            })
-            .collect();
-        self.send_rows(&cols, &rows, out, r)
-    }
-
-    /// Each column of the first SELECT of `tsql` (none for a statement that returns no rows).
-    fn describe_result(&mut self, tsql: &str) -> Result<Vec<Described>, StmtErr> {
-        let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        let Some(stmt) = lexer::split(&toks).into_iter().find(|s| {
-            s.iter()
-                .find(|t| !t.is_space())
-                .is_some_and(|t| t.is_word("SELECT") || t.is_word("WITH"))
-        }) else {
-            return Ok(Vec::new());
-        };
-        let sg: Vec<Tok> = stmt.iter().filter(|t| !t.is_space()).cloned().collect();
-        let tables = self.referenced_tables(&sg)?;
-        // Parameters of the statement are untyped placeholders here (nothing is bound).
-        let mut decl: super::engine::Decl = Vec::new();
-        for t in &sg {
-            if let Tok::Var(v) = t
-                && !v.starts_with("@@")
-                && !decl.iter().any(|(n, _)| n.eq_ignore_ascii_case(v))
-            {
-                decl.push((v.clone(), None));
-            }
-        }
-        let ctx = self.ctx(&decl);
-        let sql = ctx
-            .rw(&stmt)
-            .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
-        let forced = ctx.select_types(&stmt);
-        let names = super::rewrite::select_names(&stmt);
-        let st = self
-            .db
-            .prepare(&sql)
-            .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
-        let cols: Vec<(String, Option<Ty>)> = st
-            .columns()
-            .iter()
-            .map(|c| {
-                let ty = c
-                    .decl_type()
-                    .and_then(|d| Ty::from_sqlite_decl(d).or_else(|| Ty::parse(d)));
-                (c.name().to_string(), ty)
-            })
-            .collect();
-        // As COLMETADATA describes the result (engine `query`).
-        let origins = super::nullability::origins(&st);
-        let nullable = super::nullability::nullable(&stmt, &origins, |t| self.is_table(t));
-        Ok(cols
-            .into_iter()
-            .enumerate()
-            .map(|(i, (sqlite_name, decl))| {
-                let name = names.get(i).cloned().flatten().unwrap_or(sqlite_name);
-                let col = tables
+            // DECLARE @x … makes @x a local variable, not a parameter.
+            if k > 0
+                && (sg[k - 1].is_word("DECLARE") || sg[k - 1].is_punct(','))
+                && sg[..k]
                     .iter()
-                    .flat_map(|t| t.cols.iter())
-                    .find(|c| c.name.eq_ignore_ascii_case(&name));
-                let ty = forced.get(i).copied().flatten().or(decl).unwrap_or(Ty::Int);
-                Described {
-                    name,
-                    ty,
-                    nullable: nullable[i],
-                    identity: col.is_some_and(|c| c.identity),
-                    timestamp: ty == Ty::Binary(8)
-                        && origins[i].as_ref().is_some_and(|o| o.rowversion),
-                }
-            })
-            .collect())
+                    .rev()
+                    .take_while(|t| !t.is_punct(';'))
+                    .any(|t| t.is_word("DECLARE"))
+                && sg.get(k + 1).is_some_and(|t| ident(t).is_some())
+            {
+                locals.push(v.to_ascii_lowercase());
+            }
+            let lower = v.to_ascii_lowercase();
+            if !names.iter().any(|n| n.eq_ignore_ascii_case(v))
+                && !locals.contains(&lower)
+                && !declared.iter().any(|d| d.eq_ignore_ascii_case(v))
+            {
+                names.push(v.clone());
+            }
+        }
     }
+    let mut types: Vec<Option<Ty>> = vec![None; names.len()];
+    let mut assign = |name: &str, ty: Ty| {
+        if let Some(i) = names.iter().position(|n| n.eq_ignore_ascii_case(name))
+            && types[i].is_none()
+        {
+            types[i] = Some(ty);
+        }
+    };
+    insert_targets(&sg, &tables, &mut assign);
+    for k in 0..sg.len() {
+        let Tok::Var(v) = &sg[k] else { continue };
+        if let Some(ty) = compared_column(&sg, k, &tables) {
+            assign(v, ty);
+        }
+    }
+    Ok(names
+        .into_iter()
+        .zip(types)
+        .map(|(n, t)| (n, PType::Scalar(t.unwrap_or(Ty::NVarChar(Some(4000))))))
+        .collect())
+}
+
+/// sp_describe_undeclared_parameters @tsql [, @params]
+pub(crate) fn sp_describe_undeclared_parameters(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> Result<Flow, StmtErr> {
+    let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
+    let declared: Vec<String> = arg_text(params, "@params", 1)
+        .map(|d| {
+            lexer::tokenize(&d)
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|t| match t {
+                    Tok::Var(v) => Some(v),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let found = undeclared_parameters(cx, &tsql, &declared)?;
+    let sysname = || Ty::NVarChar(Some(128));
+    let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
+    let cols = vec![
+        c("parameter_ordinal", Ty::Int, false),
+        c("name", sysname(), false),
+        c("suggested_system_type_id", Ty::Int, false),
+        c("suggested_system_type_name", Ty::NVarChar(Some(256)), true),
+        c("suggested_max_length", Ty::SmallInt, false),
+        c("suggested_precision", Ty::TinyInt, false),
+        c("suggested_scale", Ty::TinyInt, false),
+        c("suggested_user_type_id", Ty::Int, true),
+        c("suggested_user_type_database", sysname(), true),
+        c("suggested_user_type_schema", sysname(), true),
+        c("suggested_user_type_name", sysname(), true),
+        c(
+            "suggested_assembly_qualified_type_name",
+            Ty::NVarChar(Some(4000)),
+            true,
+        ),
+        c("suggested_xml_collection_id", Ty::Int, true),
+        c("suggested_xml_collection_database", sysname(), true),
+        c("suggested_xml_collection_schema", sysname(), true),
+        c("suggested_xml_collection_name", sysname(), true),
+        c("suggested_is_xml_document", Ty::Bit, false),
+        c("suggested_is_case_sensitive", Ty::Bit, false),
+        c("suggested_is_fixed_length_clr_type", Ty::Bit, false),
+        c("suggested_is_input", Ty::Bit, false),
+        c("suggested_is_output", Ty::Bit, false),
+        c("formal_parameter_name", sysname(), true),
+        c("suggested_tds_type_id", Ty::Int, false),
+        c("suggested_tds_length", Ty::Int, false),
+    ];
+    let rows: Vec<Vec<Value>> = found
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, pty))| {
+            let text = |s: &str| Value::Text(s.to_string());
+            let mut row = vec![Value::Integer(i as i64 + 1), Value::Text(name)];
+            match pty {
+                PType::Scalar(ty) => {
+                    let m = meta(ty);
+                    row.extend([
+                        Value::Integer(m.system_type_id),
+                        Value::Text(type_name(ty)),
+                        Value::Integer(m.max_length),
+                        Value::Integer(m.precision),
+                        Value::Integer(m.scale),
+                        Value::Integer(m.system_type_id),
+                    ]);
+                    row.extend(std::iter::repeat_n(Value::Null, 8));
+                    row.extend([0, 0, 0, 1, 0].map(Value::Integer));
+                    row.push(Value::Null);
+                    row.push(Value::Integer(m.tds_type_id));
+                    row.push(Value::Integer(m.tds_length));
+                }
+                // A table type (system type 243): its user type names where it lives.
+                PType::Table { schema, name, id } => {
+                    row.extend([
+                        Value::Integer(243),
+                        Value::Text(format!("{}.{}.{name}", cx.database, schema)),
+                        Value::Integer(-1),
+                        Value::Integer(0),
+                        Value::Integer(0),
+                        Value::Integer(id),
+                        text(&cx.database),
+                        text(&schema),
+                        text(&name),
+                    ]);
+                    row.extend(std::iter::repeat_n(Value::Null, 5));
+                    row.extend([0, 0, 0, 1, 0].map(Value::Integer));
+                    row.push(Value::Null);
+                    row.push(Value::Integer(0xF3));
+                    row.push(Value::Integer(-1));
+                }
+            }
+            row
+        })
+        .collect();
+    cx.send_rows(&cols, &rows, out, r)
+}
+
+/// sp_describe_first_result_set @tsql [, @params, @browse_information_mode]
+pub(crate) fn sp_describe_first_result_set(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> Result<Flow, StmtErr> {
+    let tsql = arg_text(params, "@tsql", 0).unwrap_or_default();
+    let described = describe_result(cx, &tsql)?;
+    let sysname = || Ty::NVarChar(Some(128));
+    let c = |n: &str, ty: Ty, nullable: bool| Column::described(n, ty, nullable);
+    let mut cols = vec![
+        c("is_hidden", Ty::Bit, false),
+        c("column_ordinal", Ty::Int, false),
+        c("name", sysname(), true),
+        c("is_nullable", Ty::Bit, false),
+        c("system_type_id", Ty::Int, false),
+        c("system_type_name", Ty::NVarChar(Some(256)), true),
+        c("max_length", Ty::SmallInt, false),
+        c("precision", Ty::TinyInt, false),
+        c("scale", Ty::TinyInt, false),
+        c("collation_name", sysname(), true),
+        c("user_type_id", Ty::Int, true),
+        c("user_type_database", sysname(), true),
+        c("user_type_schema", sysname(), true),
+        c("user_type_name", sysname(), true),
+        c(
+            "assembly_qualified_type_name",
+            Ty::NVarChar(Some(4000)),
+            true,
+        ),
+        c("xml_collection_id", Ty::Int, true),
+        c("xml_collection_database", sysname(), true),
+        c("xml_collection_schema", sysname(), true),
+        c("xml_collection_name", sysname(), true),
+        c("is_xml_document", Ty::Bit, false),
+        c("is_case_sensitive", Ty::Bit, false),
+        c("is_fixed_length_clr_type", Ty::Bit, false),
+    ];
+    for n in [
+        "source_server",
+        "source_database",
+        "source_schema",
+        "source_table",
+        "source_column",
+    ] {
+        cols.push(c(n, sysname(), true));
+    }
+    for n in [
+        "is_identity_column",
+        "is_part_of_unique_key",
+        "is_updateable",
+        "is_computed_column",
+        "is_sparse_column_set",
+    ] {
+        cols.push(c(n, Ty::Bit, true));
+    }
+    for n in [
+        "ordinal_in_order_by_list",
+        "order_by_list_length",
+        "order_by_is_descending",
+    ] {
+        cols.push(c(n, Ty::SmallInt, true));
+    }
+    cols.push(c("tds_type_id", Ty::Int, false));
+    cols.push(c("tds_length", Ty::Int, false));
+    cols.push(c("tds_collation_id", Ty::Int, true));
+    cols.push(c("tds_collation_sort_id", Ty::TinyInt, true));
+    let rows: Vec<Vec<Value>> = described
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| {
+            let Described {
+                name,
+                ty,
+                nullable,
+                identity,
+                timestamp,
+            } = d;
+            let mut m = meta(ty);
+            // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
+            // on the wire (tds_type_id 173).
+            let type_name = if timestamp {
+                m.system_type_id = super::typemeta::ROWVERSION_TYPE_ID;
+                "timestamp".to_string()
+            } else {
+                type_name(ty)
+            };
+            let text =
+                |s: Option<&str>| s.map(|s| Value::Text(s.to_string())).unwrap_or(Value::Null);
+            let mut row = vec![
+                Value::Integer(0),
+                Value::Integer(i as i64 + 1),
+                if name.is_empty() {
+                    Value::Null
+                } else {
+                    Value::Text(name)
+                },
+                Value::Integer(nullable as i64),
+                Value::Integer(m.system_type_id),
+                Value::Text(type_name),
+                Value::Integer(m.max_length),
+                Value::Integer(m.precision),
+                Value::Integer(m.scale),
+                text(collation(ty)),
+                Value::Integer(m.system_type_id),
+            ];
+            row.extend(std::iter::repeat_n(Value::Null, 8));
+            row.extend([0, 0, 0].map(Value::Integer));
+            row.extend(std::iter::repeat_n(Value::Null, 5));
+            row.push(Value::Integer(identity as i64));
+            row.extend(std::iter::repeat_n(Value::Null, 7));
+            // As COLMETADATA sends it: INT4 for an int that cannot be NULL, INTN else.
+            let tds_type = ty.fixed_len_type().filter(|_| !nullable);
+            row.push(Value::Integer(tds_type.map_or(m.tds_type_id, i64::from)));
+            row.push(Value::Integer(m.tds_length));
+            row.extend([Value::Null, Value::Null]);
+            row
+        })
+        .collect();
+    cx.send_rows(&cols, &rows, out, r)
+}
+
+/// Each column of the first SELECT of `tsql` (none for a statement that returns no rows).
+fn describe_result(cx: &mut Context, tsql: &str) -> Result<Vec<Described>, StmtErr> {
+    let toks = lexer::tokenize(tsql).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+    let Some(stmt) = lexer::split(&toks).into_iter().find(|s| {
+        s.iter()
+            .find(|t| !t.is_space())
+            .is_some_and(|t| t.is_word("SELECT") || t.is_word("WITH"))
+    }) else {
+        return Ok(Vec::new());
+    };
+    let sg: Vec<Tok> = stmt.iter().filter(|t| !t.is_space()).cloned().collect();
+    let tables = referenced_tables(cx, &sg)?;
+    // Parameters of the statement are untyped placeholders here (nothing is bound).
+    let mut decl: Decl = Vec::new();
+    for t in &sg {
+        if let Tok::Var(v) = t
+            && !v.starts_with("@@")
+            && !decl.iter().any(|(n, _)| n.eq_ignore_ascii_case(v))
+        {
+            decl.push((v.clone(), None));
+        }
+    }
+    let ctx = cx.ctx(&decl);
+    let sql = ctx
+        .rw(&stmt)
+        .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+    let forced = ctx.select_types(&stmt);
+    let names = super::rewrite::select_names(&stmt);
+    let st = cx
+        .db
+        .prepare(&sql)
+        .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
+    let cols = super::schema::declared_columns(&st);
+    // As COLMETADATA describes the result (`select::query`).
+    let origins = super::nullability::origins(&st);
+    let nullable = super::nullability::nullable(&stmt, &origins, |t| cx.is_table(t));
+    Ok(cols
+        .into_iter()
+        .enumerate()
+        .map(|(i, (sqlite_name, decl))| {
+            let name = names.get(i).cloned().flatten().unwrap_or(sqlite_name);
+            let col = tables
+                .iter()
+                .flat_map(|t| t.cols.iter())
+                .find(|c| c.name.eq_ignore_ascii_case(&name));
+            let ty = forced.get(i).copied().flatten().or(decl).unwrap_or(Ty::Int);
+            Described {
+                name,
+                ty,
+                nullable: nullable[i],
+                identity: col.is_some_and(|c| c.identity),
+                timestamp: ty == Ty::Binary(8) && origins[i].as_ref().is_some_and(|o| o.rowversion),
+            }
+        })
+        .collect())
 }
 
 /// A result column as `sp_describe_first_result_set` describes it.
@@ -577,7 +556,7 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
     };
     let mut targets: Vec<&ColInfo> = table.cols.iter().filter(|c| !c.identity).collect();
     if sg.get(i).is_some_and(|t| t.is_punct('(')) {
-        let close = close_paren(sg, i);
+        let close = lexer::matching(sg, i).unwrap_or(sg.len());
         targets = lexer::split_commas(&sg[i + 1..close])
             .into_iter()
             .filter_map(|part| part.last().and_then(ident))
@@ -599,7 +578,7 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
     if sg.get(i).is_some_and(|t| t.is_word("VALUES")) {
         i += 1;
         while sg.get(i).is_some_and(|t| t.is_punct('(')) {
-            let close = close_paren(sg, i);
+            let close = lexer::matching(sg, i).unwrap_or(sg.len());
             bind_list(&lexer::split_commas(&sg[i + 1..close]));
             i = close + 1;
             if sg.get(i).is_some_and(|t| t.is_punct(',')) {
@@ -612,21 +591,6 @@ fn insert_targets(sg: &[Tok], tables: &[TableRef], assign: &mut impl FnMut(&str,
             .unwrap_or(sg.len());
         bind_list(&lexer::split_commas(&sg[i + 1..end]));
     }
-}
-
-fn close_paren(sg: &[Tok], open: usize) -> usize {
-    let mut d = 0;
-    for (k, t) in sg.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d -= 1;
-            if d == 0 {
-                return k;
-            }
-        }
-    }
-    sg.len()
 }
 
 /// A column reference ending at `end` (inclusive): `col`, `alias.col`, `[t].[col]`.

@@ -31,6 +31,20 @@ impl SqlError {
     }
 }
 
+/// 2714 for a duplicate in one of the peer's own catalog tables (procedures, sequences,
+/// schemas: their names are UNIQUE there), otherwise as `from_sqlite`.
+pub fn from_sqlite_named(e: &rusqlite::Error, name: &str) -> SqlError {
+    if e.to_string().contains("UNIQUE") {
+        SqlError::new(
+            2714,
+            16,
+            format!("There is already an object named '{name}' in the database."),
+        )
+    } else {
+        from_sqlite(e)
+    }
+}
+
 fn function_error(msg: &str) -> Option<i32> {
     FUNCTION_ERRORS
         .iter()

@@ -4,26 +4,7 @@
 //!   `(SELECT e11 AS c1, e12 AS c2 UNION ALL SELECT e21, e22) AS t`, which keeps each column's
 //!   evident type (a CAST in the first row) visible to `Ctx::select_types`.
 
-use super::lexer::{Tok, split_commas};
-
-fn sig_idx(toks: &[Tok], from: usize) -> Option<usize> {
-    (from..toks.len()).find(|&i| !toks[i].is_space())
-}
-
-fn close_of(toks: &[Tok], open: usize) -> Option<usize> {
-    let mut d = 0;
-    for (i, t) in toks.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            d += 1;
-        } else if t.is_punct(')') {
-            d -= 1;
-            if d == 0 {
-                return Some(i);
-            }
-        }
-    }
-    None
-}
+use super::lexer::{Tok, matching, next_sig, split_commas};
 
 fn sp() -> Tok {
     Tok::Space(" ".into())
@@ -96,7 +77,7 @@ pub fn sysobjects(toks: &[Tok]) -> Option<Vec<Tok>> {
             out.pop();
         }
         out.extend(sysobjects_query());
-        let next = sig_idx(toks, i + 1).map(|j| &toks[j]);
+        let next = next_sig(toks, i + 1).map(|j| &toks[j]);
         let aliased = match next {
             Some(Tok::Quoted(_)) => true,
             Some(Tok::Word(w)) => ![
@@ -123,13 +104,15 @@ pub fn sysobjects(toks: &[Tok]) -> Option<Vec<Tok>> {
 /// clause that ends it at the same depth: (start, end) index pairs.
 fn list_items(toks: &[Tok], select: usize) -> Vec<(usize, usize)> {
     let mut s = select + 1;
-    while let Some(j) = sig_idx(toks, s) {
+    while let Some(j) = next_sig(toks, s) {
         if toks[j].is_word("DISTINCT") || toks[j].is_word("ALL") {
             s = j + 1;
         } else if toks[j].is_word("TOP") {
-            let Some(k) = sig_idx(toks, j + 1) else { break };
+            let Some(k) = next_sig(toks, j + 1) else {
+                break;
+            };
             s = if toks[k].is_punct('(') {
-                close_of(toks, k).map_or(k + 1, |c| c + 1)
+                matching(toks, k).map_or(k + 1, |c| c + 1)
             } else {
                 k + 1
             };
@@ -179,15 +162,15 @@ fn list_items(toks: &[Tok], select: usize) -> Vec<(usize, usize)> {
 }
 
 fn assignment_aliases(toks: &[Tok]) -> Option<Vec<Tok>> {
-    let select = sig_idx(toks, 0).filter(|&i| toks[i].is_word("SELECT"))?;
+    let select = next_sig(toks, 0).filter(|&i| toks[i].is_word("SELECT"))?;
     let mut out: Vec<Tok> = toks[..=select].to_vec();
     let mut changed = false;
     let mut last = select + 1;
     for (s, e) in list_items(toks, select) {
-        let Some(n) = sig_idx(toks, s).filter(|&n| n < e) else {
+        let Some(n) = next_sig(toks, s).filter(|&n| n < e) else {
             continue;
         };
-        let Some(eq) = sig_idx(toks, n + 1).filter(|&q| q < e && toks[q].is_punct('=')) else {
+        let Some(eq) = next_sig(toks, n + 1).filter(|&q| q < e && toks[q].is_punct('=')) else {
             continue;
         };
         let name = match &toks[n] {
@@ -195,7 +178,7 @@ fn assignment_aliases(toks: &[Tok]) -> Option<Vec<Tok>> {
             Tok::Quoted(q) => q.clone(),
             _ => continue,
         };
-        if sig_idx(toks, eq + 1).is_none_or(|x| x >= e) {
+        if next_sig(toks, eq + 1).is_none_or(|x| x >= e) {
             continue;
         }
         out.extend_from_slice(&toks[last..n]);
@@ -214,9 +197,9 @@ fn values_tables(toks: &[Tok]) -> Option<Vec<Tok>> {
     let mut i = 0;
     while i < toks.len() {
         if toks[i].is_punct('(')
-            && let Some(v) = sig_idx(toks, i + 1)
+            && let Some(v) = next_sig(toks, i + 1)
             && toks[v].is_word("VALUES")
-            && let Some(close) = close_of(toks, i)
+            && let Some(close) = matching(toks, i)
             && let Some(done) = derived_values(toks, v, close, &mut out)
         {
             changed = true;
@@ -232,28 +215,28 @@ fn values_tables(toks: &[Tok]) -> Option<Vec<Tok>> {
 /// `(VALUES rows) [AS] alias (cols)` with `v` at VALUES and `close` at the `)`: appends the
 /// rewrite and returns the index after the column list, or None when it is not this form.
 fn derived_values(toks: &[Tok], v: usize, close: usize, out: &mut Vec<Tok>) -> Option<usize> {
-    let mut a = sig_idx(toks, close + 1)?;
+    let mut a = next_sig(toks, close + 1)?;
     if toks[a].is_word("AS") {
-        a = sig_idx(toks, a + 1)?;
+        a = next_sig(toks, a + 1)?;
     }
     let alias = match &toks[a] {
         Tok::Word(w) => Tok::Word(w.clone()),
         Tok::Quoted(q) => Tok::Quoted(q.clone()),
         _ => return None,
     };
-    let open = sig_idx(toks, a + 1).filter(|&o| toks[o].is_punct('('))?;
-    let cols_close = close_of(toks, open)?;
+    let open = next_sig(toks, a + 1).filter(|&o| toks[o].is_punct('('))?;
+    let cols_close = matching(toks, open)?;
     let cols: Vec<&[Tok]> = split_commas(&toks[open + 1..cols_close]);
     let mut rows = Vec::new();
-    let mut r = sig_idx(toks, v + 1)?;
+    let mut r = next_sig(toks, v + 1)?;
     while r < close {
         if !toks[r].is_punct('(') {
             return None;
         }
-        let rc = close_of(toks, r)?;
+        let rc = matching(toks, r)?;
         rows.push(split_commas(&toks[r + 1..rc]));
-        r = match sig_idx(toks, rc + 1) {
-            Some(n) if toks[n].is_punct(',') => sig_idx(toks, n + 1)?,
+        r = match next_sig(toks, rc + 1) {
+            Some(n) if toks[n].is_punct(',') => next_sig(toks, n + 1)?,
             Some(n) => n,
             None => return None,
         };
@@ -317,7 +300,7 @@ pub fn wrap_variant_values(toks: &[Tok], targets: &[bool]) -> Option<Vec<Tok>> {
             i += 1;
             continue;
         }
-        let close = close_of(toks, i)?;
+        let close = matching(toks, i)?;
         out.push(Tok::Punct('('));
         for (k, item) in split_commas(&toks[i + 1..close]).into_iter().enumerate() {
             if k > 0 {

@@ -216,30 +216,18 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
 /// value longer than the column (2628) and a number out of its range (220/8115), and fails to
 /// convert text that is no number (245/8114).
 pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
-    let (limit, unit): (Option<u16>, fn(char) -> usize) = match ty {
-        Ty::NChar(n) | Ty::NVarChar(Some(n)) => (Some(n), char::len_utf16),
-        Ty::Char(n, true) | Ty::VarChar(Some(n), true) => (Some(n), char::len_utf8),
-        // CP1252: one byte a character.
-        Ty::Char(n, false) | Ty::VarChar(Some(n), false) => (Some(n), |_| 1),
-        Ty::Binary(n) | Ty::VarBinary(Some(n)) => (Some(n), |_| 1),
-        Ty::TinyInt
-        | Ty::SmallInt
-        | Ty::Int
-        | Ty::BigInt
-        | Ty::Money
-        | Ty::SmallMoney
-        | Ty::Decimal(..)
-        | Ty::Numeric(..)
-        | Ty::DateTime
-        | Ty::SmallDateTime
-        | Ty::DateTimeOffset(_) => {
-            ranges::stored_real_checked(&v, ty)?;
-            return cast_value(v, ty).map(|_| true);
-        }
-        _ => (None, |_| 1),
-    };
-    let Some(n) = limit.map(usize::from) else {
+    if ty.range_checked() {
+        ranges::stored_real_checked(&v, ty)?;
+        return cast_value(v, ty).map(|_| true);
+    }
+    let Some(n) = ty.length_limit().map(usize::from) else {
         return Ok(true);
+    };
+    let unit: fn(char) -> usize = match ty {
+        Ty::NChar(_) | Ty::NVarChar(_) => char::len_utf16,
+        Ty::Char(_, true) | Ty::VarChar(_, true) => char::len_utf8,
+        // CP1252: one byte a character; binary: bytes.
+        _ => |_| 1,
     };
     let truncated = match &v {
         // Trailing blanks are cut without an error, as in SQL Server.
@@ -324,6 +312,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::sysviews::register(db)?;
     super::rowversion::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    register_conversions(db, det)?;
+    register_catalog_types(db, det)?;
+    register_strings(db, det)?;
+    register_math_and_dates(db, det)
+}
+
+/// CAST/CONVERT, the range checks of typed columns, the zero-divisor guard, the clock.
+fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     // __cast(value, 'target type'[, 'source type'])
     for n_args in [2, 3] {
         db.create_scalar_function("__cast", n_args, det, |ctx| {
@@ -372,10 +368,14 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             base
         })
     })?;
-    // SQL Server type name / character length of a SQLite declared type (catalog views).
+    Ok(())
+}
+
+/// The SQL Server type name and character length of a SQLite declared type (catalog views).
+fn register_catalog_types(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("__typename", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
-        if super::rowversion::is_decl(&d) {
+        if super::typemeta::is_rowversion_decl(&d) {
             return Ok(Some("timestamp".to_string()));
         }
         let ty = Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d));
@@ -384,7 +384,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     db.create_scalar_function("__typelen", 1, det, |ctx| {
         let d: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
         // SQL Server lists no character length for timestamp (INFORMATION_SCHEMA.COLUMNS).
-        if super::rowversion::is_decl(&d) {
+        if super::typemeta::is_rowversion_decl(&d) {
             return Ok(None);
         }
         Ok(match Ty::from_sqlite_decl(&d).or_else(|| Ty::parse(&d)) {
@@ -396,6 +396,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             _ => None,
         })
     })?;
+    Ok(())
+}
+
+/// NEWID and the string functions SQLite lacks or spells otherwise (LEN, DATALENGTH, …).
+fn register_strings(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("__newid", 0, FunctionFlags::SQLITE_UTF8, |_| Ok(newid()))?;
     db.create_scalar_function("__len", 1, det, |ctx| {
         Ok(match arg(ctx, 0) {
@@ -442,6 +447,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
             }
         })
     })?;
+    Ok(())
+}
+
+/// CEILING/FLOOR/POWER/SQRT, YEAR/MONTH/DAY, DATEPART/DATEADD/DATEDIFF, CHARINDEX.
+fn register_math_and_dates(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     db.create_scalar_function("CEILING", 1, det, |ctx| {
         Ok(ctx.get::<Option<f64>>(0)?.map(|f| f.ceil() as i64))
     })?;

@@ -457,6 +457,39 @@ pub(crate) const NOT_ALIAS: &[&str] = &[
     "OR",
 ];
 
+/// The significant tokens (spaces and comments left out).
+pub fn sig(toks: &[Tok]) -> Vec<&Tok> {
+    toks.iter().filter(|t| !t.is_space()).collect()
+}
+
+/// Index of the first significant token at or after `from`.
+pub(crate) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
+    (from..toks.len()).find(|&i| !toks[i].is_space())
+}
+
+/// The items of a comma list (`@a INT, @b INT`, `EXEC p 1, 2`): `split_commas` without blank
+/// parts, so an empty list has no items.
+pub(crate) fn list_items(toks: &[Tok]) -> Vec<&[Tok]> {
+    split_commas(toks)
+        .into_iter()
+        .filter(|p| p.iter().any(|t| !t.is_space()))
+        .collect()
+}
+
+/// Index of a depth-0 word in a statement.
+pub(crate) fn depth0_word(toks: &[Tok], from: usize, words: &[&str]) -> Option<usize> {
+    let mut d = 0;
+    for (i, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Punct('(') => d += 1,
+            Tok::Punct(')') => d -= 1,
+            _ if d == 0 && i >= from && words.iter().any(|w| t.is_word(w)) => return Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Splits at depth-0 commas (parentheses nest); an empty input gives one empty part.
 pub(crate) fn split_commas<T: Borrow<Tok>>(toks: &[T]) -> Vec<&[T]> {
     let mut out = Vec::new();

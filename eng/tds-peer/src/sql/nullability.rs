@@ -43,7 +43,8 @@ pub fn origins(stmt: &rusqlite::Statement) -> Vec<Option<Origin>> {
             Some(Origin {
                 table: table.to_string_lossy().into_owned(),
                 notnull: notnull || rowid,
-                rowversion: decl.is_some_and(|d| super::rowversion::is_decl(&d.to_string_lossy())),
+                rowversion: decl
+                    .is_some_and(|d| super::typemeta::is_rowversion_decl(&d.to_string_lossy())),
             })
         })
         .collect()
@@ -455,7 +456,7 @@ fn source(sg: &[&Tok], i: usize, ctes: &[String]) -> Option<(Source, usize)> {
             (last, None, matching(sg, end)? + 1)
         } else {
             let cte = parts.len() == 1 && ctes.iter().any(|c| c.eq_ignore_ascii_case(&last));
-            let table = if cte || super::describe::virtual_schema(&parts) {
+            let table = if cte || super::schema::virtual_schema(&parts) {
                 None
             } else {
                 super::schema::sqlite_name(&parts)

@@ -2,7 +2,7 @@
 //! the main SELECT list whose SQL Server type is evident from the text (CAST/CONVERT target,
 //! a parameter's declared type, GETDATE(), a literal), remember that type.
 
-use super::lexer::{Tok, matching, split_commas};
+use super::lexer::{Tok, matching, next_sig, sig, split_commas};
 use crate::conv;
 use crate::types::Ty;
 
@@ -24,21 +24,11 @@ pub struct Ctx<'a> {
     pub schemas: std::sync::Arc<Vec<String>>,
 }
 
+/// The version the login ack and @@VERSION announce.
+pub const PRODUCT_VERSION: &str = "16.0.4096.0";
+
 pub const VERSION: &str =
     "Microsoft SQL Server 2022 (RTM) - 16.0.4096.0 (X64) (tds-peer emulation: SQLite engine)";
-
-fn sig(toks: &[Tok]) -> Vec<&Tok> {
-    toks.iter().filter(|t| !t.is_space()).collect()
-}
-
-/// Index of the token closing the paren opened at `open`.
-pub(super) fn matching_paren(toks: &[Tok], open: usize) -> Option<usize> {
-    matching(toks, open)
-}
-
-pub(super) fn next_sig(toks: &[Tok], from: usize) -> Option<usize> {
-    (from..toks.len()).find(|&i| !toks[i].is_space())
-}
 
 /// End (exclusive) of the operand that starts at `from` (spaces skipped): signs, then a
 /// parenthesized expression, `CASE … END`, a (dotted) name or call, a literal or a variable.
@@ -211,7 +201,7 @@ fn server_property(name: &str) -> Option<(&'static str, String)> {
     let s = |v: &str| ("nvarchar(128)", format!("'{v}'"));
     let n = |v: i64| ("int", v.to_string());
     Some(match name.to_ascii_lowercase().as_str() {
-        "productversion" => s(crate::sql::sysprocs::PRODUCT_VERSION),
+        "productversion" => s(PRODUCT_VERSION),
         "productmajorversion" => s("16"),
         "productminorversion" => s("0"),
         "productbuild" => s("4096"),
@@ -329,7 +319,7 @@ impl Ctx<'_> {
                     Some(ty) => crate::sql::typemeta::meta(ty).system_type_id.to_string(),
                     None => format!(
                         "(SELECT {} + rowid FROM __tdspeer_types WHERE name = {} COLLATE NOCASE)",
-                        crate::sql::tabletypes::USER_TYPE_BASE,
+                        crate::sql::typemeta::USER_TYPE_BASE,
                         lit(&name)
                     ),
                 }
@@ -399,442 +389,21 @@ impl Ctx<'_> {
         if let Some(expanded) = super::forms::sysobjects(toks) {
             return self.rw(&expanded);
         }
-        let mut out = String::new();
-        // (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
-        let mut limits: Vec<(i32, String)> = Vec::new();
-        let mut depth = 0i32;
+        let mut w = Rw {
+            cx: self,
+            toks,
+            out: String::new(),
+            limits: Vec::new(),
+            depth: 0,
+        };
         let mut i = 0;
         while i < toks.len() {
-            let t = &toks[i];
-            match t {
-                Tok::Punct('(') => {
-                    depth += 1;
-                    out.push('(');
-                }
-                Tok::Punct(')') => {
-                    while limits.last().is_some_and(|(d, _)| *d >= depth) {
-                        out.push_str(&format!(" LIMIT {}", limits.pop().unwrap().1));
-                    }
-                    depth -= 1;
-                    out.push(')');
-                }
-                Tok::Quoted(q) => {
-                    // `[master].[dbo].[t]`: bracketed database and schema prefixes as bare ones.
-                    let next = next_sig(toks, i + 1);
-                    let up = q.to_ascii_uppercase();
-                    if let Some(after) = self.database_prefix(toks, &up, next) {
-                        i = after;
-                        continue;
-                    }
-                    if up == "DBO" && next.is_some_and(|j| toks[j].is_punct('.')) {
-                        i = next.unwrap() + 1;
-                        continue;
-                    }
-                    if let Some((text, after)) = self.catalog_ref(toks, &up, next) {
-                        out.push_str(&text);
-                        i = after;
-                        continue;
-                    }
-                    if let Some((text, after)) = self.schema_object(toks, q, next) {
-                        out.push_str(&text);
-                        i = after;
-                        continue;
-                    }
-                    out.push_str(&quote_ident(q))
-                }
-                Tok::Num(n) => {
-                    let lit = num_literal(n);
-                    if lit.starts_with('\'')
-                        && unary_minus_before(toks, i)
-                        && out.trim_end().ends_with('-')
-                    {
-                        // `-9223372036854775809`: SQLite would negate the text as a REAL and
-                        // round it (to -2^63, which then fits a bigint); the sign goes inside.
-                        out.truncate(out.trim_end().len() - 1);
-                        out.push_str(&format!("'-{n}'"));
-                    } else {
-                        out.push_str(&lit);
-                    }
-                }
-                Tok::Str { s, .. } => out.push_str(&format!("'{}'", s.replace('\'', "''"))),
-                Tok::Hex(h) => out.push_str(&format!(
-                    "X'{}'",
-                    if h.len() % 2 == 1 {
-                        format!("0{}", &h[2..])
-                    } else {
-                        h[2..].to_string()
-                    }
-                )),
-                Tok::Var(v) => {
-                    if let Some(g) = self.global(v) {
-                        out.push_str(&g);
-                    } else if let Some(ix) = self.param_index(v) {
-                        out.push_str(&format!("?{}", ix + 1));
-                    } else {
-                        return Err(format!("Must declare the scalar variable \"{v}\"."));
-                    }
-                }
-                Tok::Punct('+') => {
-                    // T-SQL string concatenation.
-                    let prev = toks[..i].iter().rev().find(|t| !t.is_space());
-                    let next = next_sig(toks, i + 1).map(|j| &toks[j]);
-                    let text_col = |t: Option<&Tok>| match t {
-                        Some(Tok::Word(w) | Tok::Quoted(w)) => {
-                            self.text_columns.iter().any(|c| c.eq_ignore_ascii_case(w))
-                        }
-                        _ => false,
-                    };
-                    // The next operand's column is after its qualifier (`t.c`).
-                    let next_col = next_sig(toks, i + 1).map(|j| {
-                        let mut k = j;
-                        while toks.get(k + 1).is_some_and(|t| t.is_punct('.')) {
-                            k += 2;
-                        }
-                        toks.get(k)
-                    });
-                    if matches!(prev, Some(Tok::Str { .. }))
-                        || matches!(next, Some(Tok::Str { .. }))
-                        || text_col(prev)
-                        || text_col(next_col.flatten())
-                    {
-                        out.push_str("||");
-                    } else {
-                        out.push('+');
-                    }
-                }
-                Tok::Punct(op @ ('/' | '%')) => {
-                    // SQLite divides by zero into NULL; T-SQL raises 8134: guard the divisor.
-                    out.push(*op);
-                    if let Some(end) = operand_end(toks, i + 1) {
-                        out.push_str(&format!(" __nz({})", self.rw(&toks[i + 1..end])?.trim()));
-                        i = end;
-                        continue;
-                    }
-                }
-                Tok::Word(w) if w.starts_with('#') => out.push_str(&quote_ident(w)),
-                Tok::Word(w) => {
-                    let up = w.to_ascii_uppercase();
-                    let next = next_sig(toks, i + 1);
-                    let call = next.is_some_and(|j| toks[j].is_punct('('));
-                    match up.as_str() {
-                        "CAST" | "TRY_CAST" | "CONVERT" | "TRY_CONVERT" if call => {
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let inner = &toks[open + 1..close];
-                            let (expr, ty) = if up.ends_with("CAST") {
-                                let asp = inner
-                                    .iter()
-                                    .rposition(|t| t.is_word("AS"))
-                                    .ok_or("Incorrect syntax near 'CAST', expected 'AS'.")?;
-                                (&inner[..asp], parse_type(&inner[asp + 1..])?)
-                            } else {
-                                let parts = split_commas(inner);
-                                if parts.len() < 2 {
-                                    return Err("Incorrect syntax near 'CONVERT'.".into());
-                                }
-                                (parts[1], parse_type(parts[0])?)
-                            };
-                            // sql_variant keeps the inner expression's type when it is evident
-                            // (CAST(CAST(x AS DECIMAL(5,2)) AS SQL_VARIANT)).
-                            let base = if ty == Ty::Variant {
-                                self.item_type(expr, &sig(expr))
-                            } else {
-                                None
-                            };
-                            let target = match base {
-                                Some(b) => format!("sql_variant:{}", b.name()),
-                                None => ty.name(),
-                            };
-                            // Character data converts to binary in its own encoding; an
-                            // overflow message names a float source differently (ranges.rs).
-                            let names_source = ty.is_exact_numeric()
-                                || matches!(ty, Ty::Binary(_) | Ty::VarBinary(_));
-                            let from = if names_source {
-                                self.item_type(expr, &sig(expr))
-                                    .map(|t| format!(", '{}'", t.name()))
-                                    .unwrap_or_default()
-                            } else {
-                                String::new()
-                            };
-                            out.push_str(&format!(
-                                "__cast({}, '{}'{from})",
-                                self.rw(expr)?.trim(),
-                                target
-                            ));
-                            i = close + 1;
-                            continue;
-                        }
-                        "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" | "GETUTCDATE"
-                        | "SYSUTCDATETIME" | "SYSDATETIMEOFFSET" | "NEWID" | "SCOPE_IDENTITY"
-                            if call || up == "CURRENT_TIMESTAMP" =>
-                        {
-                            let end = if call {
-                                matching(toks, next.unwrap()).ok_or("Incorrect syntax near '('.")?
-                            } else {
-                                i
-                            };
-                            let fun = match up.as_str() {
-                                "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" => {
-                                    "__now(0)".to_string()
-                                }
-                                "GETUTCDATE" | "SYSUTCDATETIME" => "__now(1)".to_string(),
-                                "SYSDATETIMEOFFSET" => "__now(2)".to_string(),
-                                "NEWID" => "__newid()".to_string(),
-                                _ => self
-                                    .identity
-                                    .map(|v| v.to_string())
-                                    .unwrap_or_else(|| "NULL".into()),
-                            };
-                            out.push_str(&fun);
-                            i = end + 1;
-                            continue;
-                        }
-                        _ if call && session_function(&up) => {
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let args: Vec<String> = split_commas(&toks[open + 1..close])
-                                .into_iter()
-                                .filter(|p| p.iter().any(|t| !t.is_space()))
-                                .map(|p| self.rw(p).map(|s| s.trim().to_string()))
-                                .collect::<Result<_, _>>()?;
-                            out.push_str(&self.session_call(&up, &args));
-                            i = close + 1;
-                            continue;
-                        }
-                        "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
-                            if !call && !prev_is_dot(toks, i) =>
-                        {
-                            out.push_str(if up == "SYSTEM_USER" {
-                                "__login_name()"
-                            } else {
-                                "'dbo'"
-                            });
-                        }
-                        "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
-                            // The date part is a bare keyword: pass it as a string.
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let parts = split_commas(&toks[open + 1..close]);
-                            let part = text_of(parts[0]).to_ascii_lowercase();
-                            let rest: Vec<String> = parts[1..]
-                                .iter()
-                                .map(|p| self.rw(p).map(|s| s.trim().to_string()))
-                                .collect::<Result<_, _>>()?;
-                            let f = match up.as_str() {
-                                "DATEADD" => "__dateadd",
-                                "DATEPART" => "__datepart",
-                                _ => "__datediff",
-                            };
-                            out.push_str(&format!("{f}('{part}', {})", rest.join(", ")));
-                            i = close + 1;
-                            continue;
-                        }
-                        "OBJECT_ID" if call => {
-                            // Existence check against SQLite's schema (tables, views, temp
-                            // tables, peer procedures); any non-NULL value means "exists".
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let parts = split_commas(&toks[open + 1..close]);
-                            let name = match sig(parts[0]).as_slice() {
-                                [Tok::Str { s, .. }] => s.clone(),
-                                _ => {
-                                    // A parameter or expression (SQLAlchemy: `object_id(?, 'U')`):
-                                    // its last name part is looked up when the statement runs.
-                                    let expr = self.rw(parts[0])?;
-                                    let kind = parts.get(1).map(|p| self.rw(p)).transpose()?;
-                                    out.push_str(&format!(
-                                        "(SELECT id FROM ({OBJECT_IDS}) WHERE name = __base_name({expr}) COLLATE NOCASE{} LIMIT 1)",
-                                        kind.map(|k| format!(" AND xtype = upper({k})")).unwrap_or_default()
-                                    ));
-                                    i = close + 1;
-                                    continue;
-                                }
-                            };
-                            let name = name
-                                .rsplit('.')
-                                .next()
-                                .unwrap_or("")
-                                .trim_matches(|c| c == '[' || c == ']')
-                                .replace('\'', "''");
-                            // The object's id as sys.objects / sysobjects number it; the optional
-                            // type ('U', 'V', 'P') narrows the search as in SQL Server.
-                            let kind = parts.get(1).and_then(|p| match sig(p).first() {
-                                Some(Tok::Str { s, .. }) => Some(s.trim().to_ascii_uppercase()),
-                                _ => None,
-                            });
-                            out.push_str(&format!(
-                                "(SELECT id FROM ({OBJECT_IDS}) WHERE name = '{name}' COLLATE NOCASE{} LIMIT 1)",
-                                kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
-                                    .unwrap_or_default()
-                            ));
-                            i = close + 1;
-                            continue;
-                        }
-                        "OBJECTPROPERTY" if call => {
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let parts = split_commas(&toks[open + 1..close]);
-                            let id = self.rw(parts[0])?.trim().to_string();
-                            let prop = match parts.get(1).and_then(|p| sig(p).first().cloned()) {
-                                Some(Tok::Str { s, .. }) => s.to_ascii_lowercase(),
-                                _ => String::new(),
-                            };
-                            let of = |x: &str| {
-                                format!(
-                                    "(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')"
-                                )
-                            };
-                            out.push_str(&match prop.as_str() {
-                                "isprocedure" => of("P"),
-                                "isusertable" | "istable" => of("U"),
-                                "isview" => of("V"),
-                                _ => "NULL".into(),
-                            });
-                            i = close + 1;
-                            continue;
-                        }
-                        "INFORMATION_SCHEMA" | "SYS"
-                            if let Some((text, after)) = self.catalog_ref(toks, &up, next) =>
-                        {
-                            out.push_str(&text);
-                            i = after;
-                            continue;
-                        }
-                        _ if let Some((text, after)) = self.schema_object(toks, w, next) => {
-                            out.push_str(&text);
-                            i = after;
-                            continue;
-                        }
-                        "ERROR_MESSAGE" | "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE"
-                        | "ERROR_LINE" | "ERROR_PROCEDURE"
-                            if call =>
-                        {
-                            let close = matching(toks, next.unwrap())
-                                .ok_or("Incorrect syntax near '('.")?;
-                            let v = match (&self.error, up.as_str()) {
-                                (None, _) | (Some(_), "ERROR_PROCEDURE") => "NULL".to_string(),
-                                (Some(e), "ERROR_MESSAGE") => {
-                                    format!("'{}'", e.msg.replace('\'', "''"))
-                                }
-                                (Some(e), "ERROR_NUMBER") => e.number.to_string(),
-                                (Some(e), "ERROR_SEVERITY") => e.class.to_string(),
-                                (Some(e), "ERROR_STATE") => e.state.to_string(),
-                                (Some(_), _) => "1".to_string(),
-                            };
-                            out.push_str(&v);
-                            i = close + 1;
-                            continue;
-                        }
-                        "JSON_VALUE" | "JSON_QUERY" | "ISJSON" if call => {
-                            let open = next.unwrap();
-                            let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
-                            let args = split_commas(&toks[open + 1..close])
-                                .into_iter()
-                                .map(|a| self.rw(a))
-                                .collect::<Result<Vec<_>, _>>()?;
-                            out.push_str(&super::sysviews::json_call(&up, &args)?);
-                            i = close + 1;
-                            continue;
-                        }
-                        "FN_LISTEXTENDEDPROPERTY" if call => {
-                            let close = matching(toks, next.unwrap())
-                                .ok_or("Incorrect syntax near '('.")?;
-                            out.push_str(super::extprops::LIST);
-                            i = close + 1;
-                            continue;
-                        }
-                        "ISNULL" if call => out.push_str("IFNULL"),
-                        // SQLite's COUNT is already 64-bit; the column is typed bigint above.
-                        "COUNT_BIG" if call => out.push_str("COUNT"),
-                        "LEN" if call => out.push_str("__len"),
-                        "DATALENGTH" if call => out.push_str("__datalength"),
-                        "CHARINDEX" if call => out.push_str("__charindex"),
-                        "SUBSTRING" if call => out.push_str("SUBSTR"),
-                        "TOP" => {
-                            let Some(j) = next else {
-                                return Err("Incorrect syntax near 'TOP'.".into());
-                            };
-                            let (n, end) = if toks[j].is_punct('(') {
-                                let c = matching(toks, j).ok_or("Incorrect syntax near 'TOP'.")?;
-                                (self.rw(&toks[j + 1..c])?, c)
-                            } else {
-                                (toks[j].text(), j)
-                            };
-                            limits.push((depth, n));
-                            i = end + 1;
-                            if let Some(k) = next_sig(toks, i)
-                                && toks[k].is_word("PERCENT")
-                            {
-                                i = k + 1;
-                            }
-                            continue;
-                        }
-                        "OFFSET" => {
-                            // OFFSET x ROWS [FETCH NEXT|FIRST y ROWS ONLY] -> LIMIT y OFFSET x
-                            let rows = (i + 1..toks.len())
-                                .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
-                                .ok_or("Incorrect syntax near 'OFFSET'.")?;
-                            let off = self.rw(&toks[i + 1..rows])?;
-                            let mut lim = "-1".to_string();
-                            let mut end = rows;
-                            if let Some(f) = next_sig(toks, rows + 1)
-                                && toks[f].is_word("FETCH")
-                            {
-                                let r2 = (f + 1..toks.len())
-                                    .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
-                                    .ok_or("Incorrect syntax near 'FETCH'.")?;
-                                let n = toks[f + 1..r2]
-                                    .iter()
-                                    .filter(|t| {
-                                        !t.is_space() && !t.is_word("NEXT") && !t.is_word("FIRST")
-                                    })
-                                    .cloned()
-                                    .collect::<Vec<_>>();
-                                lim = self.rw(&n)?;
-                                end = next_sig(toks, r2 + 1)
-                                    .filter(|&k| toks[k].is_word("ONLY"))
-                                    .unwrap_or(r2);
-                            }
-                            out.push_str(&format!("LIMIT {lim} OFFSET {off}"));
-                            i = end + 1;
-                            continue;
-                        }
-                        "NOLOCK" | "CLUSTERED" | "NONCLUSTERED" => {}
-                        _ if let Some(after) = self.database_prefix(toks, &up, next) => {
-                            // `db.schema.name` / `db..name`: the peer has one database.
-                            i = after;
-                            continue;
-                        }
-                        "DBO" if next.is_some_and(|j| toks[j].is_punct('.')) => {
-                            // SQLite would read dbo as an attached database name.
-                            i = next.unwrap() + 1;
-                            continue;
-                        }
-                        "WITH"
-                            if call
-                                && next.is_some_and(|j| {
-                                    toks.get(j + 1..).is_some_and(|r| {
-                                        r.iter()
-                                            .find(|t| !t.is_space())
-                                            .is_some_and(|t| t.is_word("NOLOCK"))
-                                    })
-                                }) =>
-                        {
-                            // table hint WITH (NOLOCK)
-                            i = matching(toks, next.unwrap()).unwrap_or(i) + 1;
-                            continue;
-                        }
-                        _ => out.push_str(w),
-                    }
-                }
-                _ => out.push_str(&t.text()),
-            }
-            i += 1;
+            i = w.token(i)?.unwrap_or(i + 1);
         }
-        while let Some((_, n)) = limits.pop() {
-            out.push_str(&format!(" LIMIT {n}"));
+        while let Some((_, n)) = w.limits.pop() {
+            w.out.push_str(&format!(" LIMIT {n}"));
         }
-        Ok(out)
+        Ok(w.out)
     }
 
     /// Types of the items of the statement's main SELECT list (see module doc).
@@ -1098,27 +667,7 @@ pub struct CreateTable {
 /// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
 /// bounds (length, range, precision), else "". SQLite stores whatever it is given.
 fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
-    let bounded = matches!(
-        ty,
-        Ty::Char(..)
-            | Ty::VarChar(Some(_), _)
-            | Ty::NChar(_)
-            | Ty::NVarChar(Some(_))
-            | Ty::Binary(_)
-            | Ty::VarBinary(Some(_))
-            | Ty::TinyInt
-            | Ty::SmallInt
-            | Ty::Int
-            | Ty::BigInt
-            | Ty::Money
-            | Ty::SmallMoney
-            | Ty::Decimal(..)
-            | Ty::Numeric(..)
-            | Ty::DateTime
-            | Ty::SmallDateTime
-            | Ty::DateTimeOffset(_)
-    );
-    if !bounded {
+    if ty.length_limit().is_none() && !ty.range_checked() {
         return String::new();
     }
     let name = match name {
@@ -1132,6 +681,146 @@ fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
         lit(table),
         lit(&name)
     )
+}
+
+/// Columns of a table-level PRIMARY KEY (…): NOT NULL in SQL Server, which SQLite does not
+/// make them (only an INTEGER PRIMARY KEY is never NULL there).
+fn primary_key_columns(defs: &[&[Tok]]) -> Vec<String> {
+    defs.iter()
+        .filter_map(|d| {
+            let sg = sig(d);
+            let first = sg.first()?;
+            if !(first.is_word("PRIMARY") || first.is_word("CONSTRAINT")) {
+                return None;
+            }
+            let key = sg.iter().position(|t| t.is_word("KEY"))?;
+            sg[..key].last().filter(|t| t.is_word("PRIMARY"))?;
+            let open = sg.iter().skip(key).position(|t| t.is_punct('('))? + key;
+            let close = matching(&sg, open)?;
+            let names: Vec<String> = split_commas(&sg[open + 1..close])
+                .into_iter()
+                .filter_map(|part| Some(super::lexer::ident(part.first()?)?.to_string()))
+                .collect();
+            Some(names)
+        })
+        .flatten()
+        .collect()
+}
+
+/// One column definition of CREATE TABLE (`name type [IDENTITY] [COLLATE] constraints`) as
+/// SQLite's, with the range check of its type; a rowversion column adds its triggers.
+fn column_def(
+    ctx: &Ctx,
+    def: &[Tok],
+    table: &str,
+    after_table: &str,
+    temp: bool,
+    key_cols: &[String],
+    triggers: &mut String,
+) -> Result<String, String> {
+    // column: name type [args] constraints...
+    let name_pos = def.iter().position(|t| !t.is_space()).unwrap();
+    let col = match &def[name_pos] {
+        Tok::Word(w) => quote_ident(w),
+        Tok::Quoted(q) => quote_ident(q),
+        other => return Err(format!("Incorrect syntax near '{}'.", other.text())),
+    };
+    let tstart = next_sig(def, name_pos + 1).ok_or("Column definition without a type")?;
+    let mut tend = tstart + 1;
+    if let Some(j) = next_sig(def, tend)
+        && (def[j].is_word("PRECISION") || def[j].is_word("VARYING"))
+    {
+        tend = j + 1;
+    }
+    if let Some(j) = next_sig(def, tend)
+        && def[j].is_punct('(')
+    {
+        tend = matching(def, j).ok_or("Incorrect syntax near ')'.")? + 1;
+    }
+    let mut ty_text = text_of(&def[tstart..tend]).replace(['[', ']'], "");
+    let mut rest: Vec<Tok> = Vec::new();
+    let mut case_sensitive = false;
+    let mut identity = false;
+    let mut k = tend;
+    while k < def.len() {
+        let t = &def[k];
+        if t.is_word("IDENTITY") {
+            identity = true;
+            if let Some(j) = next_sig(def, k + 1)
+                && def[j].is_punct('(')
+            {
+                k = matching(def, j).unwrap_or(j) + 1;
+                continue;
+            }
+        } else if t.is_word("COLLATE") {
+            if let Some(j) = next_sig(def, k + 1) {
+                let coll = def[j].text().to_ascii_uppercase();
+                if coll.contains("UTF8") {
+                    ty_text.push_str(" UTF8");
+                }
+                case_sensitive = coll.contains("_CS") || coll.contains("_BIN");
+                k = j + 1;
+                continue;
+            }
+        } else if t.is_word("ROWGUIDCOL")
+            || t.is_word("SPARSE")
+            || (identity && (t.is_word("PRIMARY") || t.is_word("KEY")))
+        {
+            // dropped: no SQLite meaning (identity columns are INTEGER PRIMARY KEY already)
+        } else {
+            rest.push(t.clone());
+        }
+        k += 1;
+    }
+    let ty = Ty::parse(&ty_text).ok_or_else(|| {
+        format!("Column, parameter, or variable #1: Cannot find data type {ty_text}.")
+    })?;
+    let rowversion = super::rowversion::is_type_text(&ty_text);
+    if rowversion {
+        triggers.push_str(&super::rowversion::triggers(after_table, &col, temp));
+    }
+    let decl = if identity {
+        "INTEGER PRIMARY KEY AUTOINCREMENT".to_string()
+    } else if rowversion {
+        super::rowversion::column_decl()
+    } else if matches!(
+        ty,
+        Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
+    ) && !case_sensitive
+    {
+        // SQL Server's default collations are case-insensitive (ASCII letters here).
+        format!("{} COLLATE NOCASE", ty.sqlite_decl())
+    } else {
+        ty.sqlite_decl()
+    };
+    let check = if identity || rowversion {
+        String::new()
+    } else {
+        fits_check(&col, ty, table, &def[name_pos])
+    };
+    let key = rest.iter().any(|t| t.is_word("PRIMARY"))
+        || key_cols
+            .iter()
+            .any(|k| matches!(&def[name_pos], Tok::Word(n) | Tok::Quoted(n) if n.eq_ignore_ascii_case(k)));
+    let not_null = rest
+        .iter()
+        .filter(|t| !t.is_space())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .any(|w| w[0].is_word("NOT") && w[1].is_word("NULL"));
+    let decl = if key && !identity && !not_null {
+        format!("{decl} NOT NULL")
+    } else {
+        decl
+    };
+    let rest = ctx.rw(&rest)?;
+    let parts = [col.as_str(), decl.as_str(), rest.trim(), check.as_str()];
+    Ok(parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
@@ -1166,28 +855,7 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let mut defs_out = Vec::new();
     let defs = split_commas(&toks[open + 1..close]);
     let has_identity = defs.iter().any(|d| d.iter().any(|t| t.is_word("IDENTITY")));
-    // Columns of a table-level PRIMARY KEY (…): NOT NULL in SQL Server, which SQLite does not
-    // make them (only an INTEGER PRIMARY KEY is never NULL there).
-    let key_cols: Vec<String> = defs
-        .iter()
-        .filter_map(|d| {
-            let sg = sig(d);
-            let first = sg.first()?;
-            if !(first.is_word("PRIMARY") || first.is_word("CONSTRAINT")) {
-                return None;
-            }
-            let key = sg.iter().position(|t| t.is_word("KEY"))?;
-            sg[..key].last().filter(|t| t.is_word("PRIMARY"))?;
-            let open = sg.iter().skip(key).position(|t| t.is_punct('('))? + key;
-            let close = matching(&sg, open)?;
-            let names: Vec<String> = split_commas(&sg[open + 1..close])
-                .into_iter()
-                .filter_map(|part| Some(super::lexer::ident(part.first()?)?.to_string()))
-                .collect();
-            Some(names)
-        })
-        .flatten()
-        .collect();
+    let key_cols = primary_key_columns(&defs);
     // Statements to run after the CREATE TABLE (the triggers of rowversion columns).
     let mut triggers = String::new();
     for def in defs {
@@ -1213,111 +881,15 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
             defs_out.push(ctx.rw(def)?.trim().to_string());
             continue;
         }
-        // column: name type [args] constraints...
-        let name_pos = def.iter().position(|t| !t.is_space()).unwrap();
-        let col = match &def[name_pos] {
-            Tok::Word(w) => quote_ident(w),
-            Tok::Quoted(q) => quote_ident(q),
-            other => return Err(format!("Incorrect syntax near '{}'.", other.text())),
-        };
-        let tstart = next_sig(def, name_pos + 1).ok_or("Column definition without a type")?;
-        let mut tend = tstart + 1;
-        if let Some(j) = next_sig(def, tend)
-            && (def[j].is_word("PRECISION") || def[j].is_word("VARYING"))
-        {
-            tend = j + 1;
-        }
-        if let Some(j) = next_sig(def, tend)
-            && def[j].is_punct('(')
-        {
-            tend = matching(def, j).ok_or("Incorrect syntax near ')'.")? + 1;
-        }
-        let mut ty_text = text_of(&def[tstart..tend]).replace(['[', ']'], "");
-        let mut rest: Vec<Tok> = Vec::new();
-        let mut case_sensitive = false;
-        let mut identity = false;
-        let mut k = tend;
-        while k < def.len() {
-            let t = &def[k];
-            if t.is_word("IDENTITY") {
-                identity = true;
-                if let Some(j) = next_sig(def, k + 1)
-                    && def[j].is_punct('(')
-                {
-                    k = matching(def, j).unwrap_or(j) + 1;
-                    continue;
-                }
-            } else if t.is_word("COLLATE") {
-                if let Some(j) = next_sig(def, k + 1) {
-                    let coll = def[j].text().to_ascii_uppercase();
-                    if coll.contains("UTF8") {
-                        ty_text.push_str(" UTF8");
-                    }
-                    case_sensitive = coll.contains("_CS") || coll.contains("_BIN");
-                    k = j + 1;
-                    continue;
-                }
-            } else if t.is_word("ROWGUIDCOL")
-                || t.is_word("SPARSE")
-                || (identity && (t.is_word("PRIMARY") || t.is_word("KEY")))
-            {
-                // dropped: no SQLite meaning (identity columns are INTEGER PRIMARY KEY already)
-            } else {
-                rest.push(t.clone());
-            }
-            k += 1;
-        }
-        let ty = Ty::parse(&ty_text).ok_or_else(|| {
-            format!("Column, parameter, or variable #1: Cannot find data type {ty_text}.")
-        })?;
-        let rowversion = super::rowversion::is_type_text(&ty_text);
-        if rowversion {
-            triggers.push_str(&super::rowversion::triggers(&after_table, &col, temp));
-        }
-        let decl = if identity {
-            "INTEGER PRIMARY KEY AUTOINCREMENT".to_string()
-        } else if rowversion {
-            super::rowversion::column_decl()
-        } else if matches!(
-            ty,
-            Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
-        ) && !case_sensitive
-        {
-            // SQL Server's default collations are case-insensitive (ASCII letters here).
-            format!("{} COLLATE NOCASE", ty.sqlite_decl())
-        } else {
-            ty.sqlite_decl()
-        };
-        let check = if identity || rowversion {
-            String::new()
-        } else {
-            fits_check(&col, ty, &table, &def[name_pos])
-        };
-        let key = rest.iter().any(|t| t.is_word("PRIMARY"))
-            || key_cols
-                .iter()
-                .any(|k| matches!(&def[name_pos], Tok::Word(n) | Tok::Quoted(n) if n.eq_ignore_ascii_case(k)));
-        let not_null = rest
-            .iter()
-            .filter(|t| !t.is_space())
-            .collect::<Vec<_>>()
-            .windows(2)
-            .any(|w| w[0].is_word("NOT") && w[1].is_word("NULL"));
-        let decl = if key && !identity && !not_null {
-            format!("{decl} NOT NULL")
-        } else {
-            decl
-        };
-        let rest = ctx.rw(&rest)?;
-        let parts = [col.as_str(), decl.as_str(), rest.trim(), check.as_str()];
-        defs_out.push(
-            parts
-                .iter()
-                .filter(|p| !p.is_empty())
-                .copied()
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
+        defs_out.push(column_def(
+            ctx,
+            def,
+            &table,
+            &after_table,
+            temp,
+            &key_cols,
+            &mut triggers,
+        )?);
     }
     let tail = ctx.rw(&toks[close + 1..])?;
     Ok(CreateTable {
@@ -1329,6 +901,494 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
             tail.trim_end()
         ),
     })
+}
+
+/// fn_listextendedproperty(...) as a derived table (its arguments are not applied).
+pub const EXTPROPS_LIST: &str =
+    "(SELECT 'TABLE' AS objtype, tbl AS objname, name, value FROM __tdspeer_extprops)";
+
+/// SQL Server's JSON functions on SQLite's: `JSON_VALUE(e, path)` is the scalar at `path` as
+/// text (`true`/`false` for booleans; NULL for objects, arrays and JSON null), `JSON_QUERY(e,
+/// path)` the object or array there (NULL for scalars), `ISJSON(e)` 1/0. The path's `lax` /
+/// `strict` mode prefix is dropped (`__jpath`); lax is SQLite's behaviour.
+pub fn json_call(func: &str, args: &[String]) -> Result<String, String> {
+    let (e, p) = match (func, args) {
+        ("ISJSON", [e]) => {
+            return Ok(format!(
+                "(CASE WHEN ({e}) IS NULL THEN NULL WHEN json_valid({e}) THEN 1 ELSE 0 END)"
+            ));
+        }
+        (_, [e, p]) => (e, p),
+        _ => return Err(format!("The {func} function requires 2 arguments.")),
+    };
+    let at = format!("json_type({e}, __jpath({p}))");
+    let val = format!("json_extract({e}, __jpath({p}))");
+    Ok(if func == "JSON_VALUE" {
+        format!(
+            "(CASE {at} WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE CAST({val} AS TEXT) END)"
+        )
+    } else {
+        format!("(CASE WHEN {at} IN ('object', 'array') THEN {val} END)")
+    })
+}
+
+/// One rewrite in progress: the SQLite text so far and the TOP clauses waiting for the end of
+/// their scope. Each step reads the token at `i` and returns where the next step starts (None:
+/// the next token).
+struct Rw<'a, 'c> {
+    cx: &'a Ctx<'c>,
+    toks: &'a [Tok],
+    out: String,
+    /// (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
+    limits: Vec<(i32, String)>,
+    depth: i32,
+}
+
+type Step = Result<Option<usize>, String>;
+
+impl Rw<'_, '_> {
+    fn token(&mut self, i: usize) -> Step {
+        let toks = self.toks;
+        match &toks[i] {
+            Tok::Punct('(') => {
+                self.depth += 1;
+                self.out.push('(');
+            }
+            Tok::Punct(')') => {
+                while self.limits.last().is_some_and(|(d, _)| *d >= self.depth) {
+                    let n = self.limits.pop().unwrap().1;
+                    self.out.push_str(&format!(" LIMIT {n}"));
+                }
+                self.depth -= 1;
+                self.out.push(')');
+            }
+            Tok::Quoted(q) => return Ok(self.quoted(i, q)),
+            Tok::Num(n) => self.number(i, n),
+            Tok::Str { s, .. } => self.out.push_str(&format!("'{}'", s.replace('\'', "''"))),
+            Tok::Hex(h) => self.out.push_str(&format!(
+                "X'{}'",
+                if h.len() % 2 == 1 {
+                    format!("0{}", &h[2..])
+                } else {
+                    h[2..].to_string()
+                }
+            )),
+            Tok::Var(v) => {
+                if let Some(g) = self.cx.global(v) {
+                    self.out.push_str(&g);
+                } else if let Some(ix) = self.cx.param_index(v) {
+                    self.out.push_str(&format!("?{}", ix + 1));
+                } else {
+                    return Err(format!("Must declare the scalar variable \"{v}\"."));
+                }
+            }
+            Tok::Punct('+') => self.plus(i),
+            Tok::Punct(op @ ('/' | '%')) => {
+                // SQLite divides by zero into NULL; T-SQL raises 8134: guard the divisor.
+                self.out.push(*op);
+                if let Some(end) = operand_end(toks, i + 1) {
+                    let divisor = self.cx.rw(&toks[i + 1..end])?;
+                    self.out.push_str(&format!(" __nz({})", divisor.trim()));
+                    return Ok(Some(end));
+                }
+            }
+            Tok::Word(w) if w.starts_with('#') => self.out.push_str(&quote_ident(w)),
+            Tok::Word(w) => return self.word(i, w),
+            t => self.out.push_str(&t.text()),
+        }
+        Ok(None)
+    }
+
+    /// `[master].[dbo].[t]`: bracketed database and schema prefixes as bare ones.
+    fn quoted(&mut self, i: usize, q: &str) -> Option<usize> {
+        let toks = self.toks;
+        let next = next_sig(toks, i + 1);
+        let up = q.to_ascii_uppercase();
+        if let Some(after) = self.cx.database_prefix(toks, &up, next) {
+            return Some(after);
+        }
+        if up == "DBO" && next.is_some_and(|j| toks[j].is_punct('.')) {
+            return Some(next.unwrap() + 1);
+        }
+        if let Some((text, after)) = self.cx.catalog_ref(toks, &up, next) {
+            self.out.push_str(&text);
+            return Some(after);
+        }
+        if let Some((text, after)) = self.cx.schema_object(toks, q, next) {
+            self.out.push_str(&text);
+            return Some(after);
+        }
+        self.out.push_str(&quote_ident(q));
+        None
+    }
+
+    fn number(&mut self, i: usize, n: &str) {
+        let lit = num_literal(n);
+        if lit.starts_with('\'')
+            && unary_minus_before(self.toks, i)
+            && self.out.trim_end().ends_with('-')
+        {
+            // `-9223372036854775809`: SQLite would negate the text as a REAL and round it (to
+            // -2^63, which then fits a bigint); the sign goes inside.
+            self.out.truncate(self.out.trim_end().len() - 1);
+            self.out.push_str(&format!("'-{n}'"));
+        } else {
+            self.out.push_str(&lit);
+        }
+    }
+
+    /// `+`: T-SQL string concatenation when an operand is a string or a text column.
+    fn plus(&mut self, i: usize) {
+        let toks = self.toks;
+        let prev = toks[..i].iter().rev().find(|t| !t.is_space());
+        let next = next_sig(toks, i + 1).map(|j| &toks[j]);
+        let text_col = |t: Option<&Tok>| match t {
+            Some(Tok::Word(w) | Tok::Quoted(w)) => self
+                .cx
+                .text_columns
+                .iter()
+                .any(|c| c.eq_ignore_ascii_case(w)),
+            _ => false,
+        };
+        // The next operand's column is after its qualifier (`t.c`).
+        let next_col = next_sig(toks, i + 1).map(|j| {
+            let mut k = j;
+            while toks.get(k + 1).is_some_and(|t| t.is_punct('.')) {
+                k += 2;
+            }
+            toks.get(k)
+        });
+        if matches!(prev, Some(Tok::Str { .. }))
+            || matches!(next, Some(Tok::Str { .. }))
+            || text_col(prev)
+            || text_col(next_col.flatten())
+        {
+            self.out.push_str("||");
+        } else {
+            self.out.push('+');
+        }
+    }
+
+    /// The parenthesised arguments of a call whose `(` is at `open`: the index of its `)`.
+    fn close(&self, open: usize, msg: &str) -> Result<usize, String> {
+        matching(self.toks, open).ok_or_else(|| msg.to_string())
+    }
+
+    /// A word: T-SQL functions and clauses SQLite spells differently or lacks.
+    fn word(&mut self, i: usize, w: &str) -> Step {
+        let toks = self.toks;
+        let up = w.to_ascii_uppercase();
+        let next = next_sig(toks, i + 1);
+        let call = next.is_some_and(|j| toks[j].is_punct('('));
+        let cx = self.cx;
+        let open = next.unwrap_or(i);
+        match up.as_str() {
+            "CAST" | "TRY_CAST" | "CONVERT" | "TRY_CONVERT" if call => self.cast(&up, open),
+            "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" | "GETUTCDATE" | "SYSUTCDATETIME"
+            | "SYSDATETIMEOFFSET" | "NEWID" | "SCOPE_IDENTITY"
+                if call || up == "CURRENT_TIMESTAMP" =>
+            {
+                self.clock(i, &up, call.then_some(open))
+            }
+            _ if call && session_function(&up) => {
+                let close = self.close(open, "Incorrect syntax near ')'.")?;
+                let args: Vec<String> = split_commas(&toks[open + 1..close])
+                    .into_iter()
+                    .filter(|p| p.iter().any(|t| !t.is_space()))
+                    .map(|p| cx.rw(p).map(|s| s.trim().to_string()))
+                    .collect::<Result<_, _>>()?;
+                self.out.push_str(&cx.session_call(&up, &args));
+                Ok(Some(close + 1))
+            }
+            "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
+                if !call && !prev_is_dot(toks, i) =>
+            {
+                self.out
+                    .push_str(if up == "SYSTEM_USER" { "__login_name()" } else { "'dbo'" });
+                Ok(None)
+            }
+            "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
+                self.date_call(&up, open)
+            }
+            "OBJECT_ID" if call => self.object_id(open),
+            "OBJECTPROPERTY" if call => self.object_property(open),
+            "INFORMATION_SCHEMA" | "SYS"
+                if let Some((text, after)) = cx.catalog_ref(toks, &up, next) =>
+            {
+                self.out.push_str(&text);
+                Ok(Some(after))
+            }
+            _ if let Some((text, after)) = cx.schema_object(toks, w, next) => {
+                self.out.push_str(&text);
+                Ok(Some(after))
+            }
+            "ERROR_MESSAGE" | "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE"
+            | "ERROR_PROCEDURE"
+                if call =>
+            {
+                self.error_function(&up, open)
+            }
+            "JSON_VALUE" | "JSON_QUERY" | "ISJSON" if call => {
+                let close = self.close(open, "Incorrect syntax near ')'.")?;
+                let args = split_commas(&toks[open + 1..close])
+                    .into_iter()
+                    .map(|a| cx.rw(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.out.push_str(&json_call(&up, &args)?);
+                Ok(Some(close + 1))
+            }
+            "FN_LISTEXTENDEDPROPERTY" if call => {
+                let close = self.close(open, "Incorrect syntax near '('.")?;
+                self.out.push_str(EXTPROPS_LIST);
+                Ok(Some(close + 1))
+            }
+            "ISNULL" if call => self.push("IFNULL"),
+            // SQLite's COUNT is already 64-bit; the column is typed bigint above.
+            "COUNT_BIG" if call => self.push("COUNT"),
+            "LEN" if call => self.push("__len"),
+            "DATALENGTH" if call => self.push("__datalength"),
+            "CHARINDEX" if call => self.push("__charindex"),
+            "SUBSTRING" if call => self.push("SUBSTR"),
+            "TOP" => self.top(next),
+            "OFFSET" => self.offset(i),
+            "NOLOCK" | "CLUSTERED" | "NONCLUSTERED" => Ok(None),
+            // `db.schema.name` / `db..name`: the peer has one database.
+            _ if let Some(after) = cx.database_prefix(toks, &up, next) => Ok(Some(after)),
+            // SQLite would read dbo as an attached database name.
+            "DBO" if next.is_some_and(|j| toks[j].is_punct('.')) => Ok(Some(open + 1)),
+            "WITH"
+                if call
+                    && toks.get(open + 1..).is_some_and(|r| {
+                        r.iter()
+                            .find(|t| !t.is_space())
+                            .is_some_and(|t| t.is_word("NOLOCK"))
+                    }) =>
+            {
+                // table hint WITH (NOLOCK)
+                Ok(Some(matching(toks, open).unwrap_or(i) + 1))
+            }
+            _ => self.push(w),
+        }
+    }
+
+    fn push(&mut self, s: &str) -> Step {
+        self.out.push_str(s);
+        Ok(None)
+    }
+
+    /// `CAST(x AS t)` / `CONVERT(t, x)` (and TRY_) as `__cast(x, 't'[, 'source type'])`.
+    fn cast(&mut self, up: &str, open: usize) -> Step {
+        let cx = self.cx;
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let inner = &self.toks[open + 1..close];
+        let (expr, ty) = if up.ends_with("CAST") {
+            let asp = inner
+                .iter()
+                .rposition(|t| t.is_word("AS"))
+                .ok_or("Incorrect syntax near 'CAST', expected 'AS'.")?;
+            (&inner[..asp], parse_type(&inner[asp + 1..])?)
+        } else {
+            let parts = split_commas(inner);
+            if parts.len() < 2 {
+                return Err("Incorrect syntax near 'CONVERT'.".into());
+            }
+            (parts[1], parse_type(parts[0])?)
+        };
+        // sql_variant keeps the inner expression's type when it is evident
+        // (CAST(CAST(x AS DECIMAL(5,2)) AS SQL_VARIANT)).
+        let base = if ty == Ty::Variant {
+            cx.item_type(expr, &sig(expr))
+        } else {
+            None
+        };
+        let target = match base {
+            Some(b) => format!("sql_variant:{}", b.name()),
+            None => ty.name(),
+        };
+        // Character data converts to binary in its own encoding; an overflow message names a
+        // float source differently (ranges.rs).
+        let names_source = ty.is_exact_numeric() || matches!(ty, Ty::Binary(_) | Ty::VarBinary(_));
+        let from = if names_source {
+            cx.item_type(expr, &sig(expr))
+                .map(|t| format!(", '{}'", t.name()))
+                .unwrap_or_default()
+        } else {
+            String::new()
+        };
+        self.out.push_str(&format!(
+            "__cast({}, '{}'{from})",
+            cx.rw(expr)?.trim(),
+            target
+        ));
+        Ok(Some(close + 1))
+    }
+
+    /// GETDATE() & co, NEWID(), SCOPE_IDENTITY() (`open`: the call's parenthesis, if any).
+    fn clock(&mut self, i: usize, up: &str, open: Option<usize>) -> Step {
+        let end = match open {
+            Some(open) => self.close(open, "Incorrect syntax near '('.")?,
+            None => i,
+        };
+        let fun = match up {
+            "GETDATE" | "CURRENT_TIMESTAMP" | "SYSDATETIME" => "__now(0)".to_string(),
+            "GETUTCDATE" | "SYSUTCDATETIME" => "__now(1)".to_string(),
+            "SYSDATETIMEOFFSET" => "__now(2)".to_string(),
+            "NEWID" => "__newid()".to_string(),
+            _ => self
+                .cx
+                .identity
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "NULL".into()),
+        };
+        self.out.push_str(&fun);
+        Ok(Some(end + 1))
+    }
+
+    /// DATEADD / DATEDIFF / DATEPART: the date part is a bare keyword, passed as a string.
+    fn date_call(&mut self, up: &str, open: usize) -> Step {
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let parts = split_commas(&self.toks[open + 1..close]);
+        let part = text_of(parts[0]).to_ascii_lowercase();
+        let rest: Vec<String> = parts[1..]
+            .iter()
+            .map(|p| self.cx.rw(p).map(|s| s.trim().to_string()))
+            .collect::<Result<_, _>>()?;
+        let f = match up {
+            "DATEADD" => "__dateadd",
+            "DATEPART" => "__datepart",
+            _ => "__datediff",
+        };
+        self.out
+            .push_str(&format!("{f}('{part}', {})", rest.join(", ")));
+        Ok(Some(close + 1))
+    }
+
+    /// OBJECT_ID(name [, type]): an existence check against SQLite's schema (tables, views,
+    /// temp tables, peer procedures); any non-NULL value means "exists".
+    fn object_id(&mut self, open: usize) -> Step {
+        let cx = self.cx;
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let parts = split_commas(&self.toks[open + 1..close]);
+        let name = match sig(parts[0]).as_slice() {
+            [Tok::Str { s, .. }] => s.clone(),
+            _ => {
+                // A parameter or expression (SQLAlchemy: `object_id(?, 'U')`): its last name
+                // part is looked up when the statement runs.
+                let expr = cx.rw(parts[0])?;
+                let kind = parts.get(1).map(|p| cx.rw(p)).transpose()?;
+                self.out.push_str(&format!(
+                    "(SELECT id FROM ({OBJECT_IDS}) WHERE name = __base_name({expr}) COLLATE NOCASE{} LIMIT 1)",
+                    kind.map(|k| format!(" AND xtype = upper({k})")).unwrap_or_default()
+                ));
+                return Ok(Some(close + 1));
+            }
+        };
+        let name = name
+            .rsplit('.')
+            .next()
+            .unwrap_or("")
+            .trim_matches(|c| c == '[' || c == ']')
+            .replace('\'', "''");
+        // The object's id as sys.objects / sysobjects number it; the optional type ('U', 'V',
+        // 'P') narrows the search as in SQL Server.
+        let kind = parts.get(1).and_then(|p| match sig(p).first() {
+            Some(Tok::Str { s, .. }) => Some(s.trim().to_ascii_uppercase()),
+            _ => None,
+        });
+        self.out.push_str(&format!(
+            "(SELECT id FROM ({OBJECT_IDS}) WHERE name = '{name}' COLLATE NOCASE{} LIMIT 1)",
+            kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
+                .unwrap_or_default()
+        ));
+        Ok(Some(close + 1))
+    }
+
+    /// OBJECTPROPERTY(id, 'IsProcedure' | 'IsUserTable' | 'IsTable' | 'IsView').
+    fn object_property(&mut self, open: usize) -> Step {
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let parts = split_commas(&self.toks[open + 1..close]);
+        let id = self.cx.rw(parts[0])?.trim().to_string();
+        let prop = match parts.get(1).and_then(|p| sig(p).first().cloned()) {
+            Some(Tok::Str { s, .. }) => s.to_ascii_lowercase(),
+            _ => String::new(),
+        };
+        let of = |x: &str| {
+            format!("(SELECT COUNT(*) FROM ({OBJECT_IDS}) WHERE id = ({id}) AND xtype = '{x}')")
+        };
+        self.out.push_str(&match prop.as_str() {
+            "isprocedure" => of("P"),
+            "isusertable" | "istable" => of("U"),
+            "isview" => of("V"),
+            _ => "NULL".into(),
+        });
+        Ok(Some(close + 1))
+    }
+
+    /// ERROR_MESSAGE() & co: the error the CATCH block handles, as literals.
+    fn error_function(&mut self, up: &str, open: usize) -> Step {
+        let close = self.close(open, "Incorrect syntax near '('.")?;
+        let v = match (&self.cx.error, up) {
+            (None, _) | (Some(_), "ERROR_PROCEDURE") => "NULL".to_string(),
+            (Some(e), "ERROR_MESSAGE") => format!("'{}'", e.msg.replace('\'', "''")),
+            (Some(e), "ERROR_NUMBER") => e.number.to_string(),
+            (Some(e), "ERROR_SEVERITY") => e.class.to_string(),
+            (Some(e), "ERROR_STATE") => e.state.to_string(),
+            (Some(_), _) => "1".to_string(),
+        };
+        self.out.push_str(&v);
+        Ok(Some(close + 1))
+    }
+
+    /// `TOP n` / `TOP (expr) [PERCENT]`: a LIMIT at the end of the SELECT's scope.
+    fn top(&mut self, next: Option<usize>) -> Step {
+        let toks = self.toks;
+        let Some(j) = next else {
+            return Err("Incorrect syntax near 'TOP'.".into());
+        };
+        let (n, end) = if toks[j].is_punct('(') {
+            let c = self.close(j, "Incorrect syntax near 'TOP'.")?;
+            (self.cx.rw(&toks[j + 1..c])?, c)
+        } else {
+            (toks[j].text(), j)
+        };
+        self.limits.push((self.depth, n));
+        let mut after = end + 1;
+        if let Some(k) = next_sig(toks, after)
+            && toks[k].is_word("PERCENT")
+        {
+            after = k + 1;
+        }
+        Ok(Some(after))
+    }
+
+    /// `OFFSET x ROWS [FETCH NEXT|FIRST y ROWS ONLY]` -> `LIMIT y OFFSET x`.
+    fn offset(&mut self, i: usize) -> Step {
+        let toks = self.toks;
+        let rows = (i + 1..toks.len())
+            .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
+            .ok_or("Incorrect syntax near 'OFFSET'.")?;
+        let off = self.cx.rw(&toks[i + 1..rows])?;
+        let mut lim = "-1".to_string();
+        let mut end = rows;
+        if let Some(f) = next_sig(toks, rows + 1)
+            && toks[f].is_word("FETCH")
+        {
+            let r2 = (f + 1..toks.len())
+                .find(|&k| toks[k].is_word("ROWS") || toks[k].is_word("ROW"))
+                .ok_or("Incorrect syntax near 'FETCH'.")?;
+            let n = toks[f + 1..r2]
+                .iter()
+                .filter(|t| !t.is_space() && !t.is_word("NEXT") && !t.is_word("FIRST"))
+                .cloned()
+                .collect::<Vec<_>>();
+            lim = self.cx.rw(&n)?;
+            end = next_sig(toks, r2 + 1)
+                .filter(|&k| toks[k].is_word("ONLY"))
+                .unwrap_or(r2);
+        }
+        self.out.push_str(&format!("LIMIT {lim} OFFSET {off}"));
+        Ok(Some(end + 1))
+    }
 }
 
 #[cfg(test)]

@@ -19,12 +19,7 @@ use rusqlite::functions::FunctionFlags;
 use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The SQLite declared type of a rowversion column (`Ty::from_sqlite_decl` reads it as
-/// binary(8)).
-pub const DECL: &str = "MSBLOB_ROWVERSION";
-
-/// SQL Server's system type id of timestamp/rowversion (sys.types, sys.columns).
-pub const SYSTEM_TYPE_ID: i64 = 189;
+use super::typemeta::{ROWVERSION_DECL as DECL, is_rowversion_decl};
 
 /// SQL Server's message for an explicit value (Msg 273, level 16).
 pub const EXPLICIT_INSERT: &str = "Cannot insert an explicit value into a timestamp column. Use \
@@ -139,7 +134,7 @@ pub fn updated_columns(sg: &[&Tok]) -> Option<(String, Vec<String>)> {
 /// Is `col` of the SQLite table `table` a rowversion column?
 pub fn is_column(db: &Connection, table: &str, col: &str) -> bool {
     db.column_metadata(None, table, col)
-        .is_ok_and(|(decl, ..)| decl.is_some_and(|d| is_decl(&d.to_string_lossy())))
+        .is_ok_and(|(decl, ..)| decl.is_some_and(|d| is_rowversion_decl(&d.to_string_lossy())))
 }
 
 /// The last value handed out. All connections of a peer share one database, so one counter per
@@ -151,11 +146,6 @@ static SEEDED: Once = Once::new();
 pub fn is_type_text(text: &str) -> bool {
     let t = text.trim().trim_matches(|c| c == '[' || c == ']');
     t.eq_ignore_ascii_case("rowversion") || t.eq_ignore_ascii_case("timestamp")
-}
-
-/// Is a SQLite declared type a rowversion column's?
-pub fn is_decl(decl: &str) -> bool {
-    decl.eq_ignore_ascii_case(DECL)
 }
 
 /// The column definition after the name: the type, NOT NULL and the "no value" default.

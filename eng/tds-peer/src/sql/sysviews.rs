@@ -11,11 +11,15 @@
 //! it is reported as the clustered index 1 named `PK__<table>` (as sp_statistics does).
 
 use super::lexer::Tok;
-use super::rewrite::{Ctx, next_sig};
+use super::lexer::next_sig;
+use super::rewrite::Ctx;
 use crate::sql::typemeta::{collation, meta};
 use crate::types::Ty;
 use rusqlite::functions::FunctionFlags;
 use rusqlite::{Connection, types::Value};
+
+/// sys.extended_properties over the stored properties of tables and their columns.
+pub const EXTPROPS_VIEW: &str = "SELECT 1 AS class, 'OBJECT_OR_COLUMN' AS class_desc, m.rowid + 100 AS major_id, COALESCE((SELECT p.cid + 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE), 0) AS minor_id, e.name AS name, e.value AS value FROM __tdspeer_extprops e JOIN sqlite_master m ON m.type IN ('table', 'view') AND m.name = CASE WHEN lower(e.sch) = 'dbo' THEN e.tbl ELSE e.sch || '.' || e.tbl END COLLATE NOCASE WHERE e.col = '' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE)";
 
 /// User tables and views: object id, name (without its schema), the SQLite table name
 /// (`"s.t"` for an object of a user schema), schema id and name, SQLite type.
@@ -59,10 +63,10 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         let Some(ty) = ty else { return Ok(Value::Null) };
         let m = meta(ty);
         // rowversion is binary(8) in size, but its own type (timestamp, 189) by name and id.
-        if crate::sql::rowversion::is_decl(&decl) {
+        if crate::sql::typemeta::is_rowversion_decl(&decl) {
             match field.as_str() {
                 "system_type_id" => {
-                    return Ok(Value::Integer(crate::sql::rowversion::SYSTEM_TYPE_ID));
+                    return Ok(Value::Integer(crate::sql::typemeta::ROWVERSION_TYPE_ID));
                 }
                 "type_name" => return Ok(Value::Text("timestamp".into())),
                 _ => {}
@@ -152,7 +156,7 @@ fn types_view() -> String {
 fn cols() -> String {
     format!(
         "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, CASE WHEN p.type = '{rv}' THEN NULL ELSE p.dflt_value END AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p",
-        rv = crate::sql::rowversion::DECL
+        rv = crate::sql::typemeta::ROWVERSION_DECL
     )
 }
 
@@ -195,7 +199,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             incr = super::constraints::identity_part("c.sname", "c.cname", 2),
         ),
         ("SYS", "COMPUTED_COLUMNS") => "SELECT NULL AS object_id, NULL AS name, NULL AS column_id, NULL AS definition, 0 AS is_persisted, 1 AS is_computed WHERE 0".into(),
-        ("SYS", "EXTENDED_PROPERTIES") => super::extprops::VIEW.into(),
+        ("SYS", "EXTENDED_PROPERTIES") => EXTPROPS_VIEW.into(),
         ("SYS", "SEQUENCES") => "SELECT q.name AS name, 40000000 + q.rowid AS object_id, NULL AS principal_id, COALESCE((SELECT 4 + s.rowid FROM __tdspeer_schemas s WHERE s.name = q.sch), 1) AS schema_id, 0 AS parent_object_id, 'SO' AS type, 'SEQUENCE_OBJECT' AS type_desc, q.start AS start_value, q.incr AS increment, q.minv AS minimum_value, q.maxv AS maximum_value, q.cycle AS is_cycling, 0 AS is_cached, q.current AS current_value, CASE q.type WHEN 'tinyint' THEN 48 WHEN 'smallint' THEN 52 WHEN 'int' THEN 56 ELSE 127 END AS system_type_id, CASE q.type WHEN 'tinyint' THEN 48 WHEN 'smallint' THEN 52 WHEN 'int' THEN 56 ELSE 127 END AS user_type_id, CASE q.type WHEN 'tinyint' THEN 3 WHEN 'smallint' THEN 5 WHEN 'int' THEN 10 ELSE 19 END AS \"precision\", 0 AS scale, CASE WHEN q.current IS NULL THEN 1 ELSE 0 END AS is_exhausted FROM __tdspeer_sequences q".into(),
         ("SYS", "FULLTEXT_INDEXES") => "SELECT NULL AS object_id, NULL AS fulltext_catalog_id WHERE 0".into(),
         ("SYS", "FULLTEXT_CATALOGS") => "SELECT NULL AS name, NULL AS fulltext_catalog_id WHERE 0".into(),
@@ -500,31 +504,6 @@ pub fn index_ddl(ctx: &Ctx<'_>, toks: &[Tok]) -> Option<Vec<Tok>> {
         out.push(index);
     }
     Some(out)
-}
-
-/// SQL Server's JSON functions on SQLite's: `JSON_VALUE(e, path)` is the scalar at `path` as
-/// text (`true`/`false` for booleans; NULL for objects, arrays and JSON null), `JSON_QUERY(e,
-/// path)` the object or array there (NULL for scalars), `ISJSON(e)` 1/0. The path's `lax` /
-/// `strict` mode prefix is dropped (`__jpath`); lax is SQLite's behaviour.
-pub fn json_call(func: &str, args: &[String]) -> Result<String, String> {
-    let (e, p) = match (func, args) {
-        ("ISJSON", [e]) => {
-            return Ok(format!(
-                "(CASE WHEN ({e}) IS NULL THEN NULL WHEN json_valid({e}) THEN 1 ELSE 0 END)"
-            ));
-        }
-        (_, [e, p]) => (e, p),
-        _ => return Err(format!("The {func} function requires 2 arguments.")),
-    };
-    let at = format!("json_type({e}, __jpath({p}))");
-    let val = format!("json_extract({e}, __jpath({p}))");
-    Ok(if func == "JSON_VALUE" {
-        format!(
-            "(CASE {at} WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' WHEN 'null' THEN NULL WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE CAST({val} AS TEXT) END)"
-        )
-    } else {
-        format!("(CASE WHEN {at} IN ('object', 'array') THEN {val} END)")
-    })
 }
 
 /// A SQL Server JSON path without its mode (`lax $.a` / `strict $.a` -> `$.a`).

@@ -4,6 +4,21 @@
 
 use crate::types::{Ty, decimal_len};
 
+/// The SQLite declared type of a rowversion column (`Ty::from_sqlite_decl` reads it as
+/// binary(8); rowversion.rs keeps the column).
+pub const ROWVERSION_DECL: &str = "MSBLOB_ROWVERSION";
+
+/// SQL Server's system type id of timestamp/rowversion (sys.types, sys.columns).
+pub const ROWVERSION_TYPE_ID: i64 = 189;
+
+/// User type ids start here (SQL Server numbers user types from 257).
+pub const USER_TYPE_BASE: i64 = 256;
+
+/// Is a SQLite declared type a rowversion column's?
+pub fn is_rowversion_decl(decl: &str) -> bool {
+    decl.eq_ignore_ascii_case(ROWVERSION_DECL)
+}
+
 pub struct TypeMeta {
     pub system_type_id: i64,
     /// Bytes; -1 for `(max)` and xml.

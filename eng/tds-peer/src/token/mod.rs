@@ -2,9 +2,7 @@
 //! COLMETADATA and rows.
 
 #[cfg(test)]
-mod encode_matches_legacy;
-#[cfg(test)]
-mod legacy_value;
+mod golden;
 pub mod value;
 
 use crate::types::Ty;

@@ -1,35 +1,49 @@
-//! The streaming encoder (value.rs, conv.rs) against the encoder it replaced (legacy_value.rs):
-//! every type × a spread of stored values, single cells and whole rows, byte for byte.
+//! Golden bytes: the value and row encoders (value.rs) and the text parsers (conv.rs) against
+//! fixtures recorded from the encoder as it was when the streaming encoder had been proven byte
+//! for byte against the one it replaced (every type × ~110 stored values, 400 mixed rows, the
+//! date/time and decimal parsers on every mutation of a canonical timestamp).
+//!
+//! The fixtures in `golden/` are text files: per type, one line per value (its index in
+//! `values()`) with the encoded bytes in hex (values over 256 bytes as their length, a 64-bit
+//! FNV-1a hash and their first 32 bytes); one line per row with its length and hash; one line
+//! per parser input with both parses.
+//! A deliberate change of the wire format is re-recorded with
+//! `TDS_PEER_RECORD_GOLDEN=1 cargo test -p tds-peer golden` and reviewed in the diff.
 
-use super::legacy_value as legacy;
 use super::value;
 use crate::conv;
 use crate::types::Ty;
 use rusqlite::types::Value;
-use std::cell::Cell;
-use std::panic;
+use std::fmt::Write;
 
-thread_local! {
-    static IN_LEGACY: Cell<bool> = const { Cell::new(false) };
+const VALUES: &str = include_str!("golden/values.txt");
+const ROWS: &str = include_str!("golden/rows.txt");
+const PARSERS: &str = include_str!("golden/parsers.txt");
+
+/// Encodings longer than this are recorded by length, hash and head, not in full.
+const FULL: usize = 256;
+
+fn fnv64(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
-/// Runs the old code; None if it panicked (it did on some inputs: slicing non-ASCII text inside
-/// a char, integer overflow in debug builds). The new code must then merely not panic. Those
-/// panics are expected and not printed; every other panic still is.
-fn legacy<T>(f: impl FnOnce() -> T) -> Option<T> {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let default = panic::take_hook();
-        panic::set_hook(Box::new(move |info| {
-            if !IN_LEGACY.with(Cell::get) {
-                default(info)
-            }
-        }));
-    });
-    IN_LEGACY.with(|c| c.set(true));
-    let r = panic::catch_unwind(panic::AssertUnwindSafe(f));
-    IN_LEGACY.with(|c| c.set(false));
-    r.ok()
+fn hex(b: &[u8]) -> String {
+    let mut s = String::with_capacity(b.len() * 2);
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
+}
+
+/// The fixture form of encoded bytes: the hex, or `len:hash:head` past `FULL` bytes.
+fn recorded(b: &[u8]) -> String {
+    if b.len() <= FULL {
+        hex(b)
+    } else {
+        format!("{}:{:016x}:{}", b.len(), fnv64(b), hex(&b[..32]))
+    }
 }
 
 fn types() -> Vec<Ty> {
@@ -216,27 +230,24 @@ fn values() -> Vec<Value> {
     v
 }
 
-#[test]
-fn every_type_and_value_encodes_as_before() {
+fn value_lines() -> Vec<String> {
+    let vals = values();
+    let mut lines = Vec::new();
     for ty in types() {
-        for v in values() {
-            let mut new = Vec::new();
-            value::put_value(&mut new, ty, &v);
-            if let Some(old) = legacy(|| {
-                let mut old = Vec::new();
-                legacy::put_value(&mut old, ty, &v);
-                old
-            }) {
-                assert_eq!(new, old, "{ty:?} {v:?}");
-            }
+        lines.push(format!("# {ty:?}"));
+        for (i, v) in vals.iter().enumerate() {
+            let mut b = Vec::new();
+            value::put_value(&mut b, ty, v);
+            lines.push(format!("{i}\t{}", recorded(&b)));
         }
     }
+    lines
 }
 
-#[test]
-fn rows_encode_as_before() {
+fn row_lines() -> Vec<String> {
     let tys = types();
     let vals = values();
+    let mut lines = Vec::new();
     // Rows of every type with a deterministic spread of values and NULLs (NBCROW and ROW).
     for r in 0..400usize {
         let row: Vec<Value> = (0..tys.len())
@@ -250,21 +261,15 @@ fn rows_encode_as_before() {
             })
             .collect();
         for nbc in [true, false] {
-            let mut new = vec![0xEE];
-            value::put_row(&mut new, &tys, &row, nbc);
-            if let Some(old) = legacy(|| {
-                let mut old = vec![0xEE];
-                legacy::put_row(&mut old, &tys, &row, nbc);
-                old
-            }) {
-                assert_eq!(new, old, "row {r} nbc {nbc}");
-            }
+            let mut b = vec![0xEE];
+            value::put_row(&mut b, &tys, &row, nbc);
+            lines.push(format!("{r}\t{nbc}\t{}:{:016x}", b.len(), fnv64(&b)));
         }
     }
+    lines
 }
 
-#[test]
-fn parsers_agree_with_before() {
+fn parser_inputs() -> Vec<String> {
     let mut inputs = texts();
     // Every digit position of the canonical date/time form replaced by each character class.
     let base = "2024-02-29 23:59:59.1234567";
@@ -276,26 +281,75 @@ fn parsers_agree_with_before() {
             inputs.push(s[..p + 1].iter().collect());
         }
     }
-    let mut compared = 0;
-    for s in &inputs {
-        let new = conv::parse_datetime(s).map(|d| (d.days, d.ticks, d.offset, d.has_date));
-        if let Some(old) = legacy(|| {
-            legacy::conv::parse_datetime(s).map(|d| (d.days, d.ticks, d.offset, d.has_date))
-        }) {
-            assert_eq!(new, old, "parse_datetime({s:?})");
-            compared += 1;
-        }
-        let new = conv::parse_decimal(s).map(|d| (d.neg, d.mag, d.scale));
-        let old = legacy::conv::parse_decimal(s).map(|d| (d.neg, d.mag, d.scale));
-        assert_eq!(new, old, "parse_decimal({s:?})");
-        let new = conv::parse_decimal_bytes(s.as_bytes()).map(|d| (d.neg, d.mag, d.scale));
-        assert_eq!(new, old, "parse_decimal_bytes({s:?})");
-        let new = conv::parse_datetime_bytes(s.as_bytes());
-        assert_eq!(new, conv::parse_datetime(s), "parse_datetime_bytes({s:?})");
+    inputs
+}
+
+fn parser_lines() -> Vec<String> {
+    parser_inputs()
+        .iter()
+        .map(|s| {
+            let dt = conv::parse_datetime(s).map(|d| (d.days, d.ticks, d.offset, d.has_date));
+            let dec = conv::parse_decimal(s).map(|d| (d.neg, d.mag, d.scale));
+            format!("{s:?}\t{dt:?}\t{dec:?}")
+        })
+        .collect()
+}
+
+/// Compares `lines` with the fixture `file` line by line (or rewrites it when recording).
+fn check(file: &str, golden: &str, lines: Vec<String>) {
+    if std::env::var_os("TDS_PEER_RECORD_GOLDEN").is_some() {
+        let path = format!("{}/src/token/golden/{file}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::write(&path, lines.join("\n") + "\n").expect("write golden file");
+        return;
     }
-    assert!(
-        compared > inputs.len() * 9 / 10,
-        "{compared} of {}",
-        inputs.len()
-    );
+    let want: Vec<&str> = golden.lines().collect();
+    assert_eq!(lines.len(), want.len(), "{file}: number of lines");
+    let wrong: Vec<String> = lines
+        .iter()
+        .zip(&want)
+        .filter(|(got, want)| got != want)
+        .take(5)
+        .map(|(got, want)| format!("\n  want {want}\n  got  {got}"))
+        .collect();
+    assert!(wrong.is_empty(), "{file} differs:{}", wrong.concat());
+}
+
+#[test]
+fn every_type_and_value_encodes_as_recorded() {
+    check("values.txt", VALUES, value_lines());
+}
+
+#[test]
+fn rows_encode_as_recorded() {
+    check("rows.txt", ROWS, row_lines());
+}
+
+#[test]
+fn parsers_parse_as_recorded() {
+    check("parsers.txt", PARSERS, parser_lines());
+}
+
+#[test]
+fn byte_and_text_parsers_agree() {
+    for s in parser_inputs() {
+        let text = conv::parse_decimal(&s).map(|d| (d.neg, d.mag, d.scale));
+        let bytes = conv::parse_decimal_bytes(s.as_bytes()).map(|d| (d.neg, d.mag, d.scale));
+        assert_eq!(bytes, text, "parse_decimal_bytes({s:?})");
+        let bytes = conv::parse_datetime_bytes(s.as_bytes());
+        assert_eq!(
+            bytes,
+            conv::parse_datetime(&s),
+            "parse_datetime_bytes({s:?})"
+        );
+    }
+}
+
+#[test]
+fn fixtures_cover_every_type_and_value() {
+    // A fixture file cut short or emptied would otherwise compare nothing.
+    assert_eq!(VALUES.lines().count(), types().len() * (values().len() + 1));
+    assert_eq!(ROWS.lines().count(), 800);
+    assert_eq!(PARSERS.lines().count(), parser_inputs().len());
+    // Most values are recorded in full, not as a hash.
+    assert!(VALUES.lines().filter(|l| !l.contains(':')).count() > types().len() * 90);
 }

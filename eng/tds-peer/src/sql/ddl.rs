@@ -1,0 +1,73 @@
+//! CREATE / DROP / ALTER / TRUNCATE of tables, views and indexes, rewritten to SQLite; the
+//! constraint names and extended properties the catalog keeps follow them.
+
+use crate::sql::context::{Context, Flow, Param, StmtErr};
+use crate::sql::errors::{SqlError, from_sqlite};
+use crate::sql::lexer::{Tok, sig};
+use crate::sql::{constraints, extprops, rewrite, sysviews};
+
+fn syntax(e: String) -> StmtErr {
+    StmtErr::Sql(SqlError::syntax(e))
+}
+
+/// `CREATE TABLE`, `CREATE VIEW`/`INDEX`, `ALTER …`, `DROP …`, `TRUNCATE TABLE`.
+pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Flow, StmtErr> {
+    let sg = sig(toks);
+    let first = sg[0].word().unwrap_or_default();
+    let second = |w: &str| sg.get(1).is_some_and(|t| t.is_word(w));
+    let decl = Context::decl(params);
+    let ctx = cx.ctx(&decl);
+    let create_table = first == "CREATE" && second("TABLE");
+    let named = create_table
+        .then(|| constraints::of_create_table(toks, |t| ctx.rw(t).ok()))
+        .flatten();
+    let sql = if create_table {
+        rewrite::create_table(&ctx, toks).map_err(syntax)?.sql
+    } else if first == "CREATE"
+        && (second("PROCEDURE") || second("PROC") || second("FUNCTION") || second("TRIGGER"))
+    {
+        return Err(StmtErr::Sql(SqlError::unsupported("CREATE PROCEDURE")));
+    } else if first == "TRUNCATE" {
+        let at = toks
+            .iter()
+            .position(|t| t.is_word("TABLE"))
+            .map(|p| p + 1)
+            .unwrap_or(1);
+        format!("DELETE FROM {}", ctx.rw(&toks[at..]).map_err(syntax)?)
+    } else {
+        let index = sysviews::index_ddl(&ctx, toks);
+        ctx.rw(index.as_deref().unwrap_or(toks)).map_err(syntax)?
+    };
+    cx.before_write()?;
+    cx.db
+        .execute_batch(&sql)
+        .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+    if first == "DROP" {
+        extprops::forget_dropped(&cx.db);
+    }
+    if let Some((table, named)) = named {
+        constraints::record(&cx.db, &table, &named);
+    }
+    cx.rowcount = 0;
+    Ok(Flow::Continue)
+}
+
+/// `IF OBJECT_ID('t') IS NOT NULL DROP TABLE t` as SQLite's `DROP TABLE IF EXISTS`.
+pub(crate) fn drop_table_if_exists(
+    cx: &mut Context,
+    toks: &[Tok],
+    drop: usize,
+    params: &[Param],
+) -> Result<Flow, StmtErr> {
+    let decl = Context::decl(params);
+    let ctx = cx.ctx(&decl);
+    let rest = ctx.rw(&toks[drop..]).map_err(syntax)?;
+    let sql = rest
+        .replacen("TABLE", "TABLE IF EXISTS", 1)
+        .replacen("table", "TABLE IF EXISTS", 1);
+    cx.before_write()?;
+    cx.db
+        .execute_batch(&sql)
+        .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+    Ok(Flow::Continue)
+}

@@ -12,13 +12,13 @@
 use _native::arrow::text::utf16_to_utf8;
 use _native::backend::Dbms;
 use _native::batch::{Batch, ColumnBuffer};
-use _native::decode::{
-    DecimalParts, TextClass, TextErrors, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
-};
 use _native::odbc::ColumnDescription;
 use _native::plan::ResultPlan;
 use _native::py::decode::RowObject::Row;
 use _native::py::plan::PyPlan;
+use _native::types::decimal::{DecimalParts, decimal_parts, decimal_text};
+use _native::types::guid::guid_to_u128;
+use _native::types::text::{TextClass, TextErrors, classify_utf16};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pyo3::ffi;
 use pyo3::prelude::*;

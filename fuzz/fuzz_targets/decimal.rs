@@ -3,7 +3,7 @@
 //! `SQL_NUMERIC_STRUCT` → parts, each against `decimal.Decimal(text)`.
 #![no_main]
 
-use _native::decode::{DecimalParts, decimal_parts, decimal_text};
+use _native::types::decimal::{DecimalParts, decimal_parts, decimal_text};
 use _native::py::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;

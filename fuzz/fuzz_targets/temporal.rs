@@ -4,7 +4,7 @@
 //! else must be a Python exception, never a panic.
 #![no_main]
 
-use _native::decode::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
+use _native::types::temporal::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 use _native::py::objects;
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;

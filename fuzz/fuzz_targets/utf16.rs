@@ -5,7 +5,7 @@
 #![no_main]
 
 use _native::arrow::text::utf16_to_utf8;
-use _native::decode::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
+use _native::types::text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
 use _native::py::text::{TextFailure, utf16_to_str};
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;

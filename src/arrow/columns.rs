@@ -18,9 +18,10 @@ use super::schema::{ArrowKind, instant_and_offset_fields};
 use super::text::{TextColumn, TextFail};
 use super::values::{self, Unit};
 use crate::batch::{CellError, ColumnBuffer, cell_error, cell_failed};
-use crate::decode::{self, TextErrors};
 use crate::error::{Error, Result};
 use crate::plan::{CellKind, ResultPlan};
+use crate::types::temporal as decode;
+use crate::types::text::TextErrors;
 use arrow_array::builder::*;
 use arrow_array::types::{
     ArrowPrimitiveType, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,

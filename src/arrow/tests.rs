@@ -1,7 +1,7 @@
 //! The exact conversions at SQL Server's edges (no driver needed).
 
 use super::values::*;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
 fn ts(year: i16, month: u16, day: u16, h: u16, m: u16, s: u16, ns: u32) -> Timestamp {
     Timestamp {

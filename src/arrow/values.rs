@@ -1,7 +1,7 @@
 //! Exact conversions from the ODBC C structs and the drivers' text to Arrow's physical values.
 //! No floating point anywhere: a value either converts exactly or is refused.
 
-use crate::decode::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (negative before it), for any year
 /// SQL Server has (1..9999) and far beyond. Howard Hinnant's `days_from_civil` algorithm.
@@ -188,7 +188,7 @@ pub fn numeric_to_i128(raw: &[u8; 19], scale: i8) -> Option<i128> {
 
 /// A `SQL_GUID` struct (Data1..Data3 native-endian) as the 16 bytes of RFC 4122 order.
 pub fn uuid_bytes(raw: [u8; 16]) -> [u8; 16] {
-    crate::decode::guid_to_u128(raw).to_be_bytes()
+    crate::types::guid::guid_to_u128(raw).to_be_bytes()
 }
 
 /// A `SQL_GUID` struct as its canonical text: 36 lowercase hex digits and hyphens (8-4-4-4-12).

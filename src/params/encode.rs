@@ -5,9 +5,10 @@ use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
 use crate::backend::{Backend, Dbms};
 use crate::codes::sql;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType};
+use crate::types::guid::u128_to_guid;
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
 /// Declared sizes are bucketed so SQL Server sees one parameter type per bucket
 /// (`nvarchar(4000)` or `nvarchar(max)`), not one plan per distinct string length.

@@ -11,7 +11,7 @@
 //! cell takes the general path.
 
 use super::cache;
-use crate::decode::{DecimalParts, decimal_parts};
+use crate::types::decimal::{DecimalParts, decimal_parts, decimal_text};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -177,7 +177,7 @@ pub fn new_decimal<'py>(
             .map_err(DecimalFailure::Python);
     }
     // NaN, infinities, beyond 38 digits, or no verified layout: the constructor.
-    let text = crate::decode::decimal_text(bytes).ok_or(DecimalFailure::NotDecimal)?;
+    let text = decimal_text(bytes).ok_or(DecimalFailure::NotDecimal)?;
     let decimal = cache::decimal_type(py).map_err(DecimalFailure::Python)?;
     decimal.call1((text,)).map_err(DecimalFailure::Python)
 }

@@ -12,10 +12,12 @@ use super::plan::{ColumnDecoder, PyPlan};
 use super::row::{new_row, values_of};
 use super::text::{TextFailure, utf16_to_str};
 use crate::batch::{Batch, CellError, ColumnBuffer, cell_error};
-use crate::decode;
-use crate::decode::TextErrors;
 use crate::plan::{CellKind, ResultPlan};
 use crate::raw_text::RawTextEncoding;
+use crate::types::decimal::DecimalParts;
+use crate::types::guid::guid_to_u128;
+use crate::types::temporal::{parse_offset_text, parse_time_text};
+use crate::types::text::TextErrors;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyString, PyTzInfo};
@@ -213,10 +215,9 @@ unsafe fn fill_with(
                 })
             }),
             CellKind::Numeric { .. } => fill!(|r| {
-                let parts =
-                    decode::DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
-                        fail(r, "the driver returned a numeric beyond 38 digits".into())
-                    })?;
+                let parts = DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
+                    fail(r, "the driver returned a numeric beyond 38 digits".into())
+                })?;
                 decimal_from_parts(py, &parts)
             }),
             CellKind::Date => {
@@ -227,7 +228,7 @@ unsafe fn fill_with(
             }
             CellKind::TimeText => fill!(|r| {
                 let units = buf.text(r).map_err(|e| cut(e, r))?;
-                let t = decode::parse_time_text(units).ok_or_else(|| {
+                let t = parse_time_text(units).ok_or_else(|| {
                     fail(
                         r,
                         format!("not a time: {:?}", String::from_utf16_lossy(units)),
@@ -245,7 +246,7 @@ unsafe fn fill_with(
                 fill!(|r| {
                     let v = if text {
                         let units = buf.text(r).map_err(|e| cut(e, r))?;
-                        decode::parse_offset_text(units).ok_or_else(|| {
+                        parse_offset_text(units).ok_or_else(|| {
                             let text = String::from_utf16_lossy(units);
                             fail(r, format!("not a datetimeoffset: {text:?}"))
                         })?
@@ -265,7 +266,7 @@ unsafe fn fill_with(
                 })
             }
             CellKind::Guid if plan.uuid_as_str => fill!(|r| {
-                let text = format!("{:032X}", decode::guid_to_u128(buf.guid(r)));
+                let text = format!("{:032X}", guid_to_u128(buf.guid(r)));
                 let dashed = format!(
                     "{}-{}-{}-{}-{}",
                     &text[0..8],
@@ -276,7 +277,7 @@ unsafe fn fill_with(
                 );
                 Ok(PyString::new(py, &dashed).into_any())
             }),
-            CellKind::Guid => fill!(|r| objects::uuid(py, decode::guid_to_u128(buf.guid(r)))),
+            CellKind::Guid => fill!(|r| objects::uuid(py, guid_to_u128(buf.guid(r)))),
             CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
                 let units = buf.text(r).map_err(|e| cut(e, r))?;
                 utf16_to_str(py, units, errors).map_err(|f| text_failure(f, units, r))
@@ -363,8 +364,7 @@ fn raw_bytes<'py>(
         | CellKind::Decimal { .. }
         | CellKind::LongDecimal => PyBytes::new(py, buf.bytes(r)?),
         // Converters get a decimal's ASCII digits whatever it was bound as (pyodbc passes text).
-        CellKind::Numeric { .. } => match crate::decode::DecimalParts::from_numeric(buf.numeric(r))
-        {
+        CellKind::Numeric { .. } => match DecimalParts::from_numeric(buf.numeric(r)) {
             Some(parts) => PyBytes::new(py, parts.to_text().as_bytes()),
             None => PyBytes::new(py, buf.numeric(r)),
         },

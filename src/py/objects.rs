@@ -4,7 +4,7 @@
 //! pointer, when it moves it into a row's slot (decode.rs).
 
 use super::cache;
-use crate::decode;
+use crate::types::temporal as decode;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;

@@ -5,9 +5,9 @@ use super::errors::{data, programming};
 use super::objects;
 use super::output::Output;
 use super::text::{TextFailure, utf16_to_str};
-use crate::decode::TextErrors;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset};
 use crate::params::{InputSize, ParamValue};
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,

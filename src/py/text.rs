@@ -5,7 +5,7 @@
 //! surrogates goes through `PyUnicode_DecodeUTF16`, with an explicit native byte order (a
 //! leading U+FEFF is data, not a BOM) and the connection's malformed-input policy.
 
-use crate::decode::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
+use crate::types::text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
 use pyo3::ffi;
 use pyo3::prelude::*;
 

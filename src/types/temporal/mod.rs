@@ -1,4 +1,8 @@
-//! The ODBC date/time C structs, read from bound bytes.
+//! The temporal family: DATE, TIME(n), DATETIME/DATETIME2/SMALLDATETIME and DATETIMEOFFSET,
+//! as the ODBC date/time C structs (or text where a driver has no struct: generic TIME, and
+//! DATETIMEOFFSET through FreeTDS). Here: the binding, the structs read from bound bytes and the
+//! drivers' text parsed. Arrow arm: `arrow.rs` (date32, time64, timestamp, the offset struct);
+//! Python arm: `py/types/temporal.rs` (`date`, `time`, `datetime`).
 //!
 //! Layouts (native endian, as unixODBC on x86_64 lays them out):
 //! - `SQL_DATE_STRUCT`: year i16, month u16, day u16 (6 bytes)
@@ -6,6 +10,26 @@
 //! - `SQL_SS_TIME2_STRUCT`: hour, minute, second u16, 2 bytes padding, fraction u32 ns (12 bytes)
 //! - `SQL_SS_TIMESTAMPOFFSET_STRUCT`: timestamp + timezone_hour i16, timezone_minute i16 (20 bytes);
 //!   the minute carries the sign of the offset (-05:30 is hour -5, minute -30).
+
+use super::kind::{Binding, CellKind};
+use crate::odbc::sys::CDataType;
+
+/// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
+pub const TIME_TEXT_UNITS: usize = 32;
+/// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).
+pub const OFFSET_TEXT_UNITS: usize = 48;
+
+/// The binding of a temporal kind: its struct, or room for its text rendering.
+pub fn binding(kind: CellKind) -> Binding {
+    match kind {
+        CellKind::Date => Binding::new(CDataType::TypeDate, 6),
+        CellKind::TimeText => Binding::new(CDataType::WChar, TIME_TEXT_UNITS * 2),
+        CellKind::OffsetText => Binding::new(CDataType::WChar, OFFSET_TEXT_UNITS * 2),
+        CellKind::SsTime2 => Binding::new(CDataType::SsTime2, 12),
+        CellKind::Timestamp => Binding::new(CDataType::TypeTimestamp, 16),
+        _ => Binding::new(CDataType::SsTimestampOffset, 20),
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Date {

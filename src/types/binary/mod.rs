@@ -6,6 +6,8 @@ use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// Largest binary column bound in the row array.
 pub const MAX_BOUND_BINARY_BYTES: usize = 16000;
 

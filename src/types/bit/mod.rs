@@ -4,6 +4,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of [`CellKind::Bit`].
 pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Bit, 1)

@@ -9,6 +9,8 @@ use crate::backend::Backend;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of a decimal kind (`LongDecimal`: streamed digits, no bound element).
 pub fn binding(kind: CellKind) -> Binding {
     match kind {

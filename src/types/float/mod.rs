@@ -5,6 +5,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of a floating-point kind.
 pub fn binding(kind: CellKind) -> Binding {
     match kind {

@@ -5,6 +5,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of [`CellKind::Guid`].
 pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Guid, 16)

@@ -6,6 +6,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of an integer kind.
 pub fn binding(kind: CellKind) -> Binding {
     match kind {

@@ -14,6 +14,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
 pub const TIME_TEXT_UNITS: usize = 32;
 /// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).

@@ -11,6 +11,8 @@ use super::kind::{Binding, CellKind};
 use crate::backend::{Backend, Dbms};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
 /// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
 pub const MAX_BOUND_TEXT_UNITS: usize = 8000;

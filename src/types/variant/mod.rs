@@ -6,6 +6,8 @@
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
+pub(crate) mod arrow;
+
 /// The binding of [`CellKind::Variant`]: streamed, so no bound element.
 pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Binary, 0)

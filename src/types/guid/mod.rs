@@ -35,8 +35,21 @@ pub fn u128_to_guid(v: u128) -> [u8; 16] {
     out
 }
 
-// Parameter and bulk encoder: [`u128_to_guid`] (the struct), or text where the DBMS has no GUID
-// (`params/encode.rs`).
+// Encoder: a parameter's (and, next, a bulk load's) value as the `SQL_GUID` struct
+// ([`u128_to_guid`]), or as text where the DBMS has no GUID type (`params/encode.rs` picks).
+
+/// Lowercase hyphenated text (8-4-4-4-12), as Python's `str(uuid)`.
+pub fn guid_text(v: u128) -> String {
+    let h = format!("{v:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
 
 #[cfg(test)]
 mod tests {

@@ -237,6 +237,87 @@ pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
     })
 }
 
+// Encoder: the values a parameter (and, next, a bulk load) sends, as the driver's C struct or
+// as the ISO text a server converts where the struct is not an option (`params/encode.rs` picks
+// which per backend and driver).
+
+impl Date {
+    /// `SQL_DATE_STRUCT`.
+    pub fn to_ne_bytes(&self) -> [u8; 6] {
+        let mut out = [0u8; 6];
+        out[0..2].copy_from_slice(&self.year.to_ne_bytes());
+        out[2..4].copy_from_slice(&self.month.to_ne_bytes());
+        out[4..6].copy_from_slice(&self.day.to_ne_bytes());
+        out
+    }
+
+    /// `YYYY-MM-DD`.
+    pub fn to_text(&self) -> String {
+        format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+impl Time {
+    /// `SQL_SS_TIME2_STRUCT` (two bytes of padding before the fraction).
+    pub fn to_ss_time2(&self) -> [u8; 12] {
+        let mut out = [0u8; 12];
+        out[0..2].copy_from_slice(&self.hour.to_ne_bytes());
+        out[2..4].copy_from_slice(&self.minute.to_ne_bytes());
+        out[4..6].copy_from_slice(&self.second.to_ne_bytes());
+        out[8..12].copy_from_slice(&self.nanosecond.to_ne_bytes());
+        out
+    }
+
+    /// `hh:mm:ss.ffffff` (microseconds: generic TIME's text).
+    pub fn to_text(&self) -> String {
+        format!(
+            "{:02}:{:02}:{:02}.{:06}",
+            self.hour,
+            self.minute,
+            self.second,
+            self.nanosecond / 1000
+        )
+    }
+}
+
+impl Timestamp {
+    /// `YYYY-MM-DD hh:mm:ss.fffffff`: all seven fraction digits, which the server's conversion
+    /// to datetime2(7) keeps.
+    pub fn to_text(&self) -> String {
+        let t = self.time;
+        format!(
+            "{} {:02}:{:02}:{:02}.{:07}",
+            self.date.to_text(),
+            t.hour,
+            t.minute,
+            t.second,
+            t.nanosecond / 100
+        )
+    }
+}
+
+impl TimestampOffset {
+    /// `YYYY-MM-DD hh:mm:ss.ffffff +hh:mm`.
+    pub fn to_text(&self) -> String {
+        let d = self.timestamp.date;
+        let t = self.timestamp.time;
+        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
+        let off = self.offset_minutes.unsigned_abs();
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} {sign}{:02}:{:02}",
+            d.year,
+            d.month,
+            d.day,
+            t.hour,
+            t.minute,
+            t.second,
+            t.nanosecond / 1000,
+            off / 60,
+            off % 60
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,7 +44,11 @@ pub(super) fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mu
         (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
             out.extend(u128_to_guid(*g))
         }
-        (ParamValue::Guid(g), _) => wide(&guid_text(*g), out),
+        (ParamValue::Guid(g), _) => out.extend(
+            guid_text(*g)
+                .iter()
+                .flat_map(|&b| u16::from(b).to_ne_bytes()),
+        ),
         // `unify` only produces the combinations above.
         (_, _) => return false,
     }

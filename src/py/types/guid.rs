@@ -4,7 +4,7 @@
 use super::super::cache;
 use super::cell::{CellFail, Fill};
 use crate::types::CellKind;
-use crate::types::guid::guid_to_u128;
+use crate::types::guid::{guid_text, guid_to_u128};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -15,16 +15,9 @@ pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
     let (py, buf) = (f.py, f.buf);
     if f.plan.uuid_as_str {
         return f.each(|r| {
-            let text = format!("{:032X}", guid_to_u128(buf.guid(r)));
-            let dashed = format!(
-                "{}-{}-{}-{}-{}",
-                &text[0..8],
-                &text[8..12],
-                &text[12..16],
-                &text[16..20],
-                &text[20..]
-            );
-            Ok(PyString::new(py, &dashed).into_any())
+            let mut text = guid_text(guid_to_u128(buf.guid(r)));
+            text.make_ascii_uppercase();
+            Ok(PyString::new(py, &String::from_utf8_lossy(&text)).into_any())
         });
     }
     f.each(|r| uuid(py, guid_to_u128(buf.guid(r))))

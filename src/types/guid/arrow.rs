@@ -2,6 +2,7 @@
 //! carries the `arrow.uuid` extension: `arrow/schema.rs`), or utf8 lowercase hyphenated text
 //! ([`ArrowOptions::uuid_text`](crate::arrow::ArrowOptions::uuid_text)).
 
+use super::{guid_text, guid_to_u128};
 use crate::arrow::cells::{Cells, FamilyBuilder, too_large};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};
 use crate::arrow::text::TextColumn;
@@ -51,7 +52,7 @@ impl FamilyBuilder for Builder {
                     if buf.is_null(r) {
                         t.append_null();
                     } else {
-                        t.append_ascii(&uuid_text(buf.guid(r)))
+                        t.append_ascii(&guid_text(guid_to_u128(buf.guid(r))))
                             .map_err(|_| too_large(cells, r))?;
                     }
                 }
@@ -74,24 +75,7 @@ impl FamilyBuilder for Builder {
 
 /// A `SQL_GUID` struct (Data1..Data3 native-endian) as the 16 bytes of RFC 4122 order.
 pub fn uuid_bytes(raw: [u8; 16]) -> [u8; 16] {
-    super::guid_to_u128(raw).to_be_bytes()
-}
-
-/// A `SQL_GUID` struct as its canonical text: 36 lowercase hex digits and hyphens (8-4-4-4-12).
-pub fn uuid_text(raw: [u8; 16]) -> [u8; 36] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = uuid_bytes(raw);
-    let mut out = [b'-'; 36];
-    let mut at = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            at += 1;
-        }
-        out[at] = HEX[(b >> 4) as usize];
-        out[at + 1] = HEX[(b & 15) as usize];
-        at += 2;
-    }
-    out
+    guid_to_u128(raw).to_be_bytes()
 }
 
 #[cfg(test)]

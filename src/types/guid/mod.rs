@@ -38,17 +38,22 @@ pub fn u128_to_guid(v: u128) -> [u8; 16] {
 // Encoder: a parameter's (and, next, a bulk load's) value as the `SQL_GUID` struct
 // ([`u128_to_guid`]), or as text where the DBMS has no GUID type (`params/encode.rs` picks).
 
-/// Lowercase hyphenated text (8-4-4-4-12), as Python's `str(uuid)`.
-pub fn guid_text(v: u128) -> String {
-    let h = format!("{v:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+/// The canonical text of a GUID: 36 lowercase hex digits and hyphens (8-4-4-4-12), as
+/// Python's `str(uuid)`. The one rendering: parameters where the DBMS has no GUID type, Arrow's
+/// `uuid_text`, and (upper-cased) the row path's `native_uuid = False`.
+pub fn guid_text(v: u128) -> [u8; 36] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b'-'; 36];
+    let mut at = 0;
+    for (i, b) in v.to_be_bytes().iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1;
+        }
+        out[at] = HEX[(b >> 4) as usize];
+        out[at + 1] = HEX[(b & 15) as usize];
+        at += 2;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -65,5 +70,6 @@ mod tests {
         let v = guid_to_u128(raw);
         assert_eq!(format!("{v:032X}"), "6F9619FF8B86D011B42D00C04FC964FF");
         assert_eq!(u128_to_guid(v), raw);
+        assert_eq!(&guid_text(v), b"6f9619ff-8b86-d011-b42d-00c04fc964ff");
     }
 }

@@ -15,34 +15,44 @@
 //! | binary | `Binary` `LongBinary` | `binary/` | `py/types/binary.rs` |
 //! | sql_variant | `Variant` | `variant/` | each cell through its own family (`py/decode.rs`) |
 //!
-//! Each family is a folder of two layers, so that the import graph has no circle:
-//! - `mod.rs`, below the bound batch: the kinds' `binding` (ODBC C type and bound element
-//!   size, asked by `plan.rs`), how a SQL type picks a kind where that takes more than a line
-//!   (`kind_for`), the Python-free value conversions (C structs, drivers' text), and the
-//!   parameter/bulk encoder's section.
-//! - `arrow.rs`, above it (it reads `batch::ColumnBuffer`): the Arrow type of a column
-//!   (`kind`) and its builder (`Builder`: `new`, `append` a served range, `finish`).
+//! Each family is a folder of two layers, so that the import graph has no circle (the bound
+//! batch reads the lower layer; the upper one reads the bound batch):
+//! - `mod.rs`: the kinds' `binding` (ODBC C type and bound element size, asked by `plan.rs`),
+//!   how a SQL type picks a kind where that takes more than a line (`kind_for`), the
+//!   Python-free value conversions (C structs, drivers' text), and an `Encoder` section: what a
+//!   parameter (and, next, a bulk load) sends for the family's values. temporal and guid keep
+//!   their encoders there (structs, ISO or hyphenated text); the scalar families' values are
+//!   their own bytes (one line each in `params/encode.rs::encode_cell`, where the parameter
+//!   kinds also widen bool → int → float), and their section says so.
+//! - `arrow.rs`: the Arrow type of a column (`kind`) and its builder (a
+//!   `FamilyBuilder` of `arrow/cells.rs`: `new`, `append` a served range, `finish`).
 //!
-//! The Python arm (`py/types/<family>.rs`) turns a column's served range into objects.
+//! The Python arm (`py/types/<family>.rs`) turns a column's served range into objects (`fill`).
 //!
 //! # Decide once, loop dumb
-//! Every dispatch is one `match` per column: on the family, then inside the family on the
-//! kind, once per column per served range; then a monomorphic loop over the rows. No per-cell
-//! match on the kind, no per-cell dynamic call, no per-cell allocation beyond the value itself.
+//! Every dispatch is one `match` per column and served range: on the family, then inside the
+//! family on the kind; then a monomorphic loop over the rows (`Fill::each` on the Python side,
+//! the family builder's loop on the Arrow side). No per-cell match on the kind, no per-cell
+//! dynamic call, no per-cell allocation beyond the value itself.
 //!
 //! # Adding a SQL type
-//! A kind in an existing family: its variant in [`CellKind`] (and its arm in
-//! [`CellKind::family`]), its arms in the family's files, and the line in
-//! `plan::choose_kind` that picks it. A new family:
-//! 1. `types/<family>/mod.rs` (`binding`, conversions, encoder section) and
-//!    `types/<family>/arrow.rs` (`kind`, `Builder`), declared below;
-//! 2. `py/types/<family>.rs` (`fill`), declared in `py/types/mod.rs`;
-//! 3. its kinds in [`CellKind`] and its variant in [`Family`] (`kind.rs`);
-//! 4. one line in each dispatch: `plan::choose_kind` (SQL type → kind), `CellKind::binding`
-//!    (`plan.rs`), `ArrowKind::of` (`arrow/schema.rs`), `ColumnBuilder` (`arrow/columns.rs`:
-//!    its variant and one line in `new`, `append` and `finish`), `fill_with` (`py/decode.rs`),
-//!    and, if its converters' bytes are not the bound element, `raw_bytes` (`py/decode.rs`);
-//! 5. its Python type code for `description` (`py/plan.rs::type_code`).
+//! A kind in an existing family: its variant in [`CellKind`] and its arm in
+//! [`CellKind::family`] (`kind.rs`), its arms in the family's three files, and the line in
+//! `plan::choose_kind` that picks it.
+//!
+//! A new family: three new files and one line in each dispatch.
+//! 1. New: `types/<family>/mod.rs` (`binding`, conversions, encoder section),
+//!    `types/<family>/arrow.rs` (`kind`, `Builder`), `py/types/<family>.rs` (`fill`).
+//! 2. Declared: `pub mod` below, and in `py/types/mod.rs`.
+//! 3. Named: its kinds in [`CellKind`] and its variant in [`Family`] (`kind.rs`).
+//! 4. Dispatched, one line each: `plan::choose_kind` (SQL type → kind), `CellKind::binding`
+//!    (`plan.rs`), `ArrowKind::of` (`arrow/schema.rs`), `ColumnBuilder` (`arrow/columns.rs`: its
+//!    variant, and a line in `new`, `append`, `finish`), `fill_with` (`py/decode.rs`), its
+//!    `description` type code (`py/plan.rs::type_code`); a new Arrow array type also needs its
+//!    [`ArrowKind`](crate::arrow::ArrowKind) variant (`arrow/kind.rs`), and output converters
+//!    get the bound element unless `raw_bytes` (`py/decode.rs`) says otherwise.
+//! 5. Sent as a parameter: its `ParamValue`, parameter kind and binding (`params/`), encoded by
+//!    its family's encoder section.
 
 pub mod binary;
 pub mod bit;

@@ -37,43 +37,51 @@ pub unsafe fn fill_column(
     targets: &[Slots],
 ) -> Result<(), CellFail> {
     // SAFETY: forwarded contract; slot == col.
-    let fill = unsafe { Fill::new(py, plan, buf, col, col, rows, row_base, targets) };
-    fill_with(&fill, &plan.decoders[col])
+    let fill = unsafe { Fill::new(py, plan, col, col, rows, row_base, targets) };
+    fill_with(&fill, buf, &plan.decoders[col])
 }
 
 /// The one dispatch of a column's cells: output converters here, a plain kind to its family's
 /// Python arm (one line per family).
-fn fill_with(f: &Fill<'_, '_>, decoder: &ColumnDecoder) -> Result<(), CellFail> {
+fn fill_with(
+    f: &Fill<'_, '_>,
+    buf: &ColumnBuffer,
+    decoder: &ColumnDecoder,
+) -> Result<(), CellFail> {
     let kind = match decoder {
         ColumnDecoder::Plain(kind) => *kind,
-        ColumnDecoder::TextFromRaw(_, encoding) => return text::fill_from_raw(f, *encoding),
-        converted => return fill_converted(f, converted),
+        ColumnDecoder::TextFromRaw(_, encoding) => return text::fill_from_raw(f, buf, *encoding),
+        converted => return fill_converted(f, buf, converted),
     };
     match kind.family() {
-        Family::Bit => bit::fill(f, kind),
-        Family::Int => int::fill(f, kind),
-        Family::Float => float::fill(f, kind),
-        Family::Decimal => decimal::fill(f, kind),
-        Family::Temporal => temporal::fill(f, kind),
-        Family::Guid => guid::fill(f, kind),
-        Family::Text => text::fill(f, kind),
-        Family::Binary => binary::fill(f, kind),
-        Family::Variant => fill_variant(f),
+        Family::Bit => bit::fill(f, buf, kind),
+        Family::Int => int::fill(f, buf, kind),
+        Family::Float => float::fill(f, buf, kind),
+        Family::Decimal => decimal::fill(f, buf, kind),
+        Family::Temporal => temporal::fill(f, buf, kind),
+        Family::Guid => guid::fill(f, buf, kind),
+        Family::Text => text::fill(f, buf, kind),
+        Family::Binary => binary::fill(f, buf, kind),
+        Family::Variant => fill_variant(f, buf),
     }
 }
 
 /// Cells handed to a pyodbc-style output converter (or refused: see [`ColumnDecoder`]).
-fn fill_converted(f: &Fill<'_, '_>, decoder: &ColumnDecoder) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
+fn fill_converted(
+    f: &Fill<'_, '_>,
+    buf: &ColumnBuffer,
+    decoder: &ColumnDecoder,
+) -> Result<(), CellFail> {
+    let py = f.py;
     match decoder {
         ColumnDecoder::Converted(kind, func) => {
             let kind = *kind;
-            f.each(|r| {
+            f.each(buf, |r| {
                 let raw = raw_bytes(py, buf, kind, r).map_err(|e| f.cut(e, r))?;
                 func.bind(py).call1((raw,))
             })
         }
-        ColumnDecoder::ConvertedUtf8(_, func) => f.each(|r| {
+        ColumnDecoder::ConvertedUtf8(_, func) => f.each(buf, |r| {
             let units = buf.text(r).map_err(|e| f.cut(e, r))?;
             let text = String::from_utf16(units).map_err(|_| {
                 f.fail(
@@ -88,24 +96,24 @@ fn fill_converted(f: &Fill<'_, '_>, decoder: &ColumnDecoder) -> Result<(), CellF
         }),
         _ => {
             let message = f.plan.refusal.clone().unwrap_or_default();
-            f.each(|_| Err(super::errors::programming(message.clone())))
+            f.each(buf, |_| Err(super::errors::programming(message.clone())))
         }
     }
 }
 
 /// sql_variant cells, each decoded as its underlying type (read into the column's `variant`
 /// buffer by the batch) through that type's family: the dispatch again, for one cell.
-fn fill_variant(f: &Fill<'_, '_>) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
-    f.each(|r| {
+fn fill_variant(f: &Fill<'_, '_>, buf: &ColumnBuffer) -> Result<(), CellFail> {
+    let py = f.py;
+    f.each(buf, |r| {
         let inner = buf.streamed.variant.as_deref().ok_or_else(|| {
             PyErr::new::<super::errors::InternalError, _>("sql_variant cell was not read")
         })?;
         let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
         let targets: [Slots; 1] = [&mut cell];
         // SAFETY: one empty local slot; on success it holds an owned reference.
-        let one = unsafe { Fill::new(py, f.plan, inner, f.col, 0, 0..1, f.row_of(r), &targets) };
-        fill_with(&one, &ColumnDecoder::Plain(inner.kind)).map_err(|fail| fail.err)?;
+        let one = unsafe { Fill::new(py, f.plan, f.col, 0, 0..1, f.row_of(r), &targets) };
+        fill_with(&one, inner, &ColumnDecoder::Plain(inner.kind)).map_err(|fail| fail.err)?;
         // SAFETY: the slot's owned reference, taken over by the returned `Bound`.
         Ok(unsafe { Bound::from_owned_ptr(py, cell) })
     })
@@ -309,19 +317,8 @@ pub fn decode_cell(
     let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
     let targets: [Slots; 1] = [&mut cell];
     // SAFETY: one empty local slot, standing for slot `col` of a row.
-    let fill = unsafe {
-        Fill::new(
-            py,
-            plan,
-            &batch.columns[col],
-            col,
-            0,
-            row..row + 1,
-            row_base,
-            &targets,
-        )
-    };
-    fill_with(&fill, &plan.decoders[col])?;
+    let fill = unsafe { Fill::new(py, plan, col, 0, row..row + 1, row_base, &targets) };
+    fill_with(&fill, &batch.columns[col], &plan.decoders[col])?;
     // SAFETY: filled with an owned reference on success.
     Ok(unsafe { Bound::from_owned_ptr(py, cell) }.unbind())
 }

@@ -1,14 +1,15 @@
 //! The binary Python arm: `bytes`.
 
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
 /// Fill a binary column's served range (bound or streamed alike).
-pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
-    f.each(|r| {
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
+    f.each(buf, |r| {
         let bytes = buf.bytes(r).map_err(|e| f.cut(e, r))?;
         bytes_object(py, bytes)
     })

@@ -1,13 +1,14 @@
 //! bit's Python arm: `bool`.
 
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
 use pyo3::prelude::*;
 
 /// Fill a bit column's served range.
-pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
-    f.each(|r| Ok(boolean(py, buf.bit(r))))
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
+    f.each(buf, |r| Ok(boolean(py, buf.bit(r))))
 }
 
 #[inline(always)]

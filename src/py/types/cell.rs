@@ -25,12 +25,16 @@ pub struct CellFail {
 pub type Slots = *mut *mut ffi::PyObject;
 
 /// One column's served range and where its values go: value slot `slot` of `targets[i]` gets
-/// batch row `rows.start + i` of `buf` (result-set row `row_base + rows.start + i`, and plan
-/// column `col`, for messages).
+/// batch row `rows.start + i` of the column's buffer (result-set row `row_base + rows.start +
+/// i`, and plan column `col`, for messages).
+///
+/// The buffer itself is not a field: every arm takes it as an argument (`&ColumnBuffer`), so
+/// that the compiler knows the row slots written in the loop are not the buffer and keeps its
+/// fields in registers. Read through a struct field, each was loaded again after every value
+/// (+1.1 % instructions on fetchall_mixed, measured).
 pub struct Fill<'a, 'py> {
     pub py: Python<'py>,
     pub plan: &'a PyPlan,
-    pub buf: &'a ColumnBuffer,
     pub col: usize,
     slot: usize,
     rows: Range<usize>,
@@ -47,7 +51,6 @@ impl<'a, 'py> Fill<'a, 'py> {
     pub unsafe fn new(
         py: Python<'py>,
         plan: &'a PyPlan,
-        buf: &'a ColumnBuffer,
         col: usize,
         slot: usize,
         rows: Range<usize>,
@@ -57,7 +60,6 @@ impl<'a, 'py> Fill<'a, 'py> {
         Fill {
             py,
             plan,
-            buf,
             col,
             slot,
             rows,
@@ -77,9 +79,10 @@ impl<'a, 'py> Fill<'a, 'py> {
     #[inline(always)]
     pub fn each(
         &self,
+        buf: &ColumnBuffer,
         mut make: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
     ) -> Result<(), CellFail> {
-        let (py, buf, slot, targets) = (self.py, self.buf, self.slot, self.targets);
+        let (py, slot, targets) = (self.py, self.slot, self.targets);
         for (i, r) in self.rows.clone().enumerate().take(targets.len()) {
             let obj = if buf.is_null(r) {
                 none(py)

@@ -12,6 +12,7 @@
 
 use super::super::cache;
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
 use crate::types::decimal::{DecimalParts, decimal_parts, decimal_text};
 use pyo3::ffi;
@@ -20,17 +21,17 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 
 /// Fill a decimal column's served range: the numeric struct, or the driver's digits.
-pub fn fill(f: &Fill<'_, '_>, kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
     if let CellKind::Numeric { .. } = kind {
-        return f.each(|r| {
+        return f.each(buf, |r| {
             let parts = DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
                 f.fail(r, "the driver returned a numeric beyond 38 digits".into())
             })?;
             decimal_from_parts(py, &parts)
         });
     }
-    f.each(|r| {
+    f.each(buf, |r| {
         let bytes = buf.bytes(r).map_err(|e| f.cut(e, r))?;
         new_decimal(py, bytes).map_err(|failure| match failure {
             DecimalFailure::Python(e) => e,

@@ -3,6 +3,7 @@
 
 use super::super::cache;
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
 use crate::types::guid::{guid_text, guid_to_u128};
 use pyo3::ffi;
@@ -11,16 +12,16 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString};
 
 /// Fill a uniqueidentifier column's served range.
-pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
     if f.plan.uuid_as_str {
-        return f.each(|r| {
+        return f.each(buf, |r| {
             let mut text = guid_text(guid_to_u128(buf.guid(r)));
             text.make_ascii_uppercase();
             Ok(PyString::new(py, &String::from_utf8_lossy(&text)).into_any())
         });
     }
-    f.each(|r| uuid(py, guid_to_u128(buf.guid(r))))
+    f.each(buf, |r| uuid(py, guid_to_u128(buf.guid(r))))
 }
 
 /// A `uuid.UUID` for a GUID cell. `UUID.__init__` spends about a microsecond on argument checks

@@ -3,20 +3,23 @@
 
 use super::super::cache;
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
 use crate::types::temporal::{self, parse_offset_text, parse_time_text};
 use pyo3::prelude::*;
 use pyo3::types::{PyDate, PyDateTime, PyTime, PyTzInfo};
 
 /// Fill a temporal column's served range: one loop per kind.
-pub fn fill(f: &Fill<'_, '_>, kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
     match kind {
-        CellKind::Date => f.each(|r| date(py, buf.date(r)).map_err(|e| f.unrepresentable(e, r))),
-        CellKind::SsTime2 => {
-            f.each(|r| time(py, buf.ss_time2(r)).map_err(|e| f.unrepresentable(e, r)))
-        }
-        CellKind::TimeText => f.each(|r| {
+        CellKind::Date => f.each(buf, |r| {
+            date(py, buf.date(r)).map_err(|e| f.unrepresentable(e, r))
+        }),
+        CellKind::SsTime2 => f.each(buf, |r| {
+            time(py, buf.ss_time2(r)).map_err(|e| f.unrepresentable(e, r))
+        }),
+        CellKind::TimeText => f.each(buf, |r| {
             let units = buf.text(r).map_err(|e| f.cut(e, r))?;
             let t = parse_time_text(units).ok_or_else(|| {
                 f.fail(
@@ -26,19 +29,19 @@ pub fn fill(f: &Fill<'_, '_>, kind: CellKind) -> Result<(), CellFail> {
             })?;
             time(py, t).map_err(|e| f.unrepresentable(e, r))
         }),
-        CellKind::Timestamp => {
-            f.each(|r| datetime(py, buf.timestamp(r), None).map_err(|e| f.unrepresentable(e, r)))
-        }
-        _ => offsets(f, kind == CellKind::OffsetText),
+        CellKind::Timestamp => f.each(buf, |r| {
+            datetime(py, buf.timestamp(r), None).map_err(|e| f.unrepresentable(e, r))
+        }),
+        _ => offsets(f, buf, kind == CellKind::OffsetText),
     }
 }
 
 /// Aware datetimes from the driver's struct, or its text rendering (FreeTDS). Neighbouring
 /// rows mostly share their offset: its zone object is looked up once per run.
-fn offsets(f: &Fill<'_, '_>, text: bool) -> Result<(), CellFail> {
-    let (py, buf) = (f.py, f.buf);
+fn offsets(f: &Fill<'_, '_>, buf: &ColumnBuffer, text: bool) -> Result<(), CellFail> {
+    let py = f.py;
     let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
-    f.each(|r| {
+    f.each(buf, |r| {
         let v = if text {
             let units = buf.text(r).map_err(|e| f.cut(e, r))?;
             parse_offset_text(units).ok_or_else(|| {

@@ -7,6 +7,7 @@
 //! leading U+FEFF is data, not a BOM) and the connection's malformed-input policy.
 
 use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
 use crate::raw_text::RawTextEncoding;
 use crate::types::CellKind;
 use crate::types::text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
@@ -15,9 +16,9 @@ use pyo3::prelude::*;
 use pyo3::types::PyString;
 
 /// Fill a text column's served range (bound or streamed alike).
-pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
-    let (py, buf, errors) = (f.py, f.buf, f.plan.errors);
-    f.each(|r| {
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let (py, errors) = (f.py, f.plan.errors);
+    f.each(buf, |r| {
         let units = buf.text(r).map_err(|e| f.cut(e, r))?;
         utf16_to_str(py, units, errors).map_err(|e| text_failure(f, e, units, r))
     })
@@ -25,10 +26,14 @@ pub fn fill(f: &Fill<'_, '_>, _kind: CellKind) -> Result<(), CellFail> {
 
 /// Fill a text column bound as the driver's bytes for a converter removed since (mid-result),
 /// from those bytes, whose encoding is known (`py/plan.rs::choose_decoder`).
-pub fn fill_from_raw(f: &Fill<'_, '_>, encoding: RawTextEncoding) -> Result<(), CellFail> {
-    let (py, buf, errors) = (f.py, f.buf, f.plan.errors);
+pub fn fill_from_raw(
+    f: &Fill<'_, '_>,
+    buf: &ColumnBuffer,
+    encoding: RawTextEncoding,
+) -> Result<(), CellFail> {
+    let (py, errors) = (f.py, f.plan.errors);
     match encoding {
-        RawTextEncoding::Utf16Le => f.each(|r| {
+        RawTextEncoding::Utf16Le => f.each(buf, |r| {
             let bytes = buf.bytes(r).map_err(|e| f.cut(e, r))?;
             if bytes.len() % 2 != 0 {
                 return Err(f.fail(
@@ -43,7 +48,7 @@ pub fn fill_from_raw(f: &Fill<'_, '_>, encoding: RawTextEncoding) -> Result<(), 
                 .collect();
             utf16_to_str(py, &units, errors).map_err(|e| text_failure(f, e, &units, r))
         }),
-        RawTextEncoding::Utf8 => f.each(|r| {
+        RawTextEncoding::Utf8 => f.each(buf, |r| {
             let bytes = buf.bytes(r).map_err(|e| f.cut(e, r))?;
             match std::str::from_utf8(bytes) {
                 Ok(text) => Ok(PyString::new(py, text).into_any()),

@@ -441,4 +441,36 @@ mod tests {
         assert_eq!(TimestampOffset::from_ne_bytes(&bytes), v);
         assert_eq!(v.timestamp.time.microsecond(), 999_999);
     }
+
+    #[test]
+    fn encoded_structs_read_back_and_texts_are_iso() {
+        let date = Date {
+            year: 1,
+            month: 12,
+            day: 31,
+        };
+        assert_eq!(Date::from_ne_bytes(&date.to_ne_bytes()), date);
+        assert_eq!(date.to_text(), "0001-12-31");
+        let time = Time {
+            hour: 23,
+            minute: 5,
+            second: 9,
+            nanosecond: 123_456_700,
+        };
+        let raw = time.to_ss_time2();
+        assert_eq!(&raw[6..8], &[0, 0], "padding before the fraction");
+        assert_eq!(Time::from_ss_time2(&raw), time);
+        assert_eq!(time.to_text(), "23:05:09.123456");
+        let ts = Timestamp { date, time };
+        assert_eq!(ts.to_text(), "0001-12-31 23:05:09.1234567");
+        let v = TimestampOffset {
+            timestamp: ts,
+            offset_minutes: -(5 * 60 + 30),
+        };
+        assert_eq!(v.to_text(), "0001-12-31 23:05:09.123456 -05:30");
+        let text: Vec<u16> = v.to_text().encode_utf16().collect();
+        let back = parse_offset_text(&text).unwrap();
+        assert_eq!(back.offset_minutes, v.offset_minutes);
+        assert_eq!(back.timestamp.date, date);
+    }
 }

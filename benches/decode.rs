@@ -1,7 +1,7 @@
 //! The engine's own decode functions on bound buffers filled as a driver fills them: no
 //! database, no driver. `ColumnBuffer`s come from a real `ResultPlan` and `Batch`; cells are
 //! read with the engine's accessors, turned into objects by the engine's decoders
-//! (`py::text::utf16_to_str`, `py::decimal::new_decimal`) and into rows by its row builder
+//! (`py::types::text::utf16_to_str`, `py::types::decimal::new_decimal`) and into rows by its row builder
 //! (`py::decode::build_rows`). Where a group compares, the other side is what a peer does
 //! (CPython's UTF-16 decoder, `Decimal(text)`), never a copy of engine code.
 //!
@@ -12,13 +12,13 @@
 use _native::arrow::text::utf16_to_utf8;
 use _native::backend::Dbms;
 use _native::batch::{Batch, ColumnBuffer};
-use _native::decode::{
-    DecimalParts, TextClass, TextErrors, classify_utf16, decimal_parts, decimal_text, guid_to_u128,
-};
 use _native::odbc::ColumnDescription;
 use _native::plan::ResultPlan;
 use _native::py::decode::RowObject::Row;
 use _native::py::plan::PyPlan;
+use _native::types::decimal::{DecimalParts, decimal_parts, decimal_text};
+use _native::types::guid::guid_to_u128;
+use _native::types::text::{TextClass, TextErrors, classify_utf16};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -244,7 +244,7 @@ fn via_decode_utf16<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
 
 /// The engine's decoder (the one every fetch path uses).
 fn via_engine<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
-    match _native::py::text::utf16_to_str(py, units, TextErrors::SurrogatePass) {
+    match _native::py::types::text::utf16_to_str(py, units, TextErrors::SurrogatePass) {
         Ok(s) => s,
         Err(_) => panic!("the engine refused text CPython decodes"),
     }
@@ -386,14 +386,19 @@ fn bench_decimal_objects(c: &mut Criterion) {
         let ctor = py.import("decimal").unwrap().getattr("Decimal").unwrap();
         for d in &decimals {
             let want = ctor.call1((std::str::from_utf8(d).unwrap(),)).unwrap();
-            let got = _native::py::decimal::new_decimal(py, d).ok().unwrap();
+            let got = _native::py::types::decimal::new_decimal(py, d)
+                .ok()
+                .unwrap();
             assert!(
                 want.eq(&got).unwrap()
                     && want.str().unwrap().to_str().unwrap()
                         == got.str().unwrap().to_str().unwrap()
             );
         }
-        assert!(_native::py::decimal::fast_path(py), "layout did not verify");
+        assert!(
+            _native::py::types::decimal::fast_path(py),
+            "layout did not verify"
+        );
         let mut g = c.benchmark_group("decimal_objects");
         g.throughput(Throughput::Elements(ROWS as u64));
         g.bench_function("Decimal(text)", |b| {
@@ -407,7 +412,7 @@ fn bench_decimal_objects(c: &mut Criterion) {
             b.iter(|| {
                 for d in &decimals {
                     drop(black_box(
-                        _native::py::decimal::new_decimal(py, black_box(d))
+                        _native::py::types::decimal::new_decimal(py, black_box(d))
                             .ok()
                             .unwrap(),
                     ));

@@ -2,7 +2,7 @@
 //! driver.
 //!
 //! The core (everything but `py`) knows nothing of Python: connection, statement, the fetch
-//! [`plan`], the bound [`batch`], [`decode`] of cells, [`params`] and errors. The `py` module
+//! [`plan`], the bound [`batch`], [`types`] (one module per type family), [`params`] and errors. The `py` module
 //! (feature `python`) is the only place PyO3 appears.
 
 pub mod arrow;
@@ -13,7 +13,6 @@ pub mod codes;
 pub mod connection;
 pub mod connstr;
 pub mod counters;
-pub mod decode;
 pub mod error;
 pub mod info;
 pub mod odbc;
@@ -26,6 +25,7 @@ pub mod raw_text;
 pub mod reread;
 pub mod rowset;
 pub mod statement;
+pub mod types;
 
 #[cfg(feature = "python")]
 pub mod py;

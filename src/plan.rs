@@ -5,144 +5,38 @@ use crate::backend::{Backend, Dbms};
 use crate::codes::{c, sql};
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
+use crate::types::{self, Binding, Family};
 
-/// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
-/// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
-pub const MAX_BOUND_TEXT_UNITS: usize = 8000;
-/// Largest binary column bound in the row array.
-pub const MAX_BOUND_BINARY_BYTES: usize = 16000;
+pub use crate::types::CellKind;
+pub use crate::types::binary::MAX_BOUND_BINARY_BYTES;
+pub use crate::types::text::MAX_BOUND_TEXT_UNITS;
 
-/// The bound buffer and the decoder of one column, as one decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CellKind {
-    /// `SQL_C_BIT` → bool.
-    Bit,
-    /// `SQL_C_SSHORT` → int (TINYINT, signed or not, and SMALLINT).
-    I16,
-    /// `SQL_C_SLONG` → int.
-    I32,
-    /// `SQL_C_SBIGINT` → int.
-    I64,
-    /// `SQL_C_FLOAT` → float (REAL; widened exactly like pyodbc does).
-    F32,
-    /// `SQL_C_DOUBLE` → float.
-    F64,
-    /// `SQL_C_NUMERIC` struct (sign, 128-bit magnitude) with the column's precision and scale set
-    /// on the ARD → `Decimal`, exact: SQL Server's DECIMAL/NUMERIC/MONEY (p ≤ 38) through Driver
-    /// 18 (FreeTDS ignores the ARD scale). Driver 18
-    /// spends ~150 ns a cell rendering a decimal as text; the struct is a copy of the wire value.
-    Numeric { precision: u8, scale: i8 },
-    /// `SQL_C_CHAR` digits → `Decimal`, exact. `buffer_len` includes the NUL.
-    Decimal {
-        precision: u8,
-        scale: i8,
-        buffer_len: u16,
-    },
-    /// `SQL_C_TYPE_DATE` → date.
-    Date,
-    /// Generic TIME as `SQL_C_WCHAR` text (`SQL_C_TYPE_TIME` has no fraction) → time.
-    TimeText,
-    /// SQL Server TIME(n): `SQL_C_SS_TIME2` struct (nanoseconds) → time.
-    SsTime2,
-    /// `SQL_C_TYPE_TIMESTAMP` → naive datetime.
-    Timestamp,
-    /// SQL Server DATETIMEOFFSET: `SQL_C_SS_TIMESTAMPOFFSET` → aware datetime.
-    TimestampOffset,
-    /// DATETIMEOFFSET rendered as text (`YYYY-MM-DD hh:mm:ss.fffffff +hh:mm`) by drivers
-    /// without `SQL_C_SS_TIMESTAMPOFFSET` (FreeTDS) → aware datetime.
-    OffsetText,
-    /// `SQL_C_GUID` → UUID.
-    Guid,
-    /// `SQL_C_WCHAR`, at most `max_units` code units → str.
-    WText { max_units: u32 },
-    /// `SQL_C_BINARY`, at most `max_bytes` → bytes.
-    Binary { max_bytes: u32 },
-    /// Unbounded text streamed with SQLGetData in chunks → str.
-    LongWText,
-    /// Unbounded binary streamed with SQLGetData in chunks → bytes.
-    LongBinary,
-    /// SQL Server `sql_variant`: streamed; each cell's underlying type is read from the driver
-    /// (`SQL_CA_SS_VARIANT_TYPE`) and decoded as that type.
-    Variant,
-    /// DECIMAL/NUMERIC of unknown size (psqlODBC's unconstrained numeric): digits streamed
-    /// with SQLGetData so no length is ever too short → `Decimal`.
-    LongDecimal,
-}
-
+/// The binding of each kind, as its family gives it: asked when buffers are laid out and bound,
+/// never per cell.
 impl CellKind {
-    pub fn c_type(self) -> CDataType {
-        match self {
-            CellKind::Bit => CDataType::Bit,
-            CellKind::I16 => CDataType::SShort,
-            CellKind::I32 => CDataType::SLong,
-            CellKind::I64 => CDataType::SBigInt,
-            CellKind::F32 => CDataType::Float,
-            CellKind::F64 => CDataType::Double,
-            CellKind::Decimal { .. } | CellKind::LongDecimal => CDataType::Char,
-            CellKind::Numeric { .. } => CDataType::Numeric,
-            CellKind::Variant => CDataType::Binary,
-            CellKind::Date => CDataType::TypeDate,
-            CellKind::TimeText
-            | CellKind::OffsetText
-            | CellKind::WText { .. }
-            | CellKind::LongWText => CDataType::WChar,
-            CellKind::SsTime2 => CDataType::SsTime2,
-            CellKind::Timestamp => CDataType::TypeTimestamp,
-            CellKind::TimestampOffset => CDataType::SsTimestampOffset,
-            CellKind::Guid => CDataType::Guid,
-            CellKind::Binary { .. } | CellKind::LongBinary => CDataType::Binary,
+    pub fn binding(self) -> Binding {
+        match self.family() {
+            Family::Bit => types::bit::binding(self),
+            Family::Int => types::int::binding(self),
+            Family::Float => types::float::binding(self),
+            Family::Decimal => types::decimal::binding(self),
+            Family::Temporal => types::temporal::binding(self),
+            Family::Guid => types::guid::binding(self),
+            Family::Text => types::text::binding(self),
+            Family::Binary => types::binary::binding(self),
+            Family::Variant => types::variant::binding(self),
         }
+    }
+
+    pub fn c_type(self) -> CDataType {
+        self.binding().c_type
     }
 
     /// Bytes per element in a column buffer (for long kinds: 0, they own a growable buffer).
     pub fn element_len(self) -> usize {
-        match self {
-            CellKind::Bit => 1,
-            CellKind::I16 => 2,
-            CellKind::I32 | CellKind::F32 => 4,
-            CellKind::I64 | CellKind::F64 => 8,
-            CellKind::Decimal { buffer_len, .. } => buffer_len as usize,
-            CellKind::Numeric { .. } => 19,
-            CellKind::Date => 6,
-            CellKind::TimeText => TIME_TEXT_UNITS * 2,
-            CellKind::OffsetText => OFFSET_TEXT_UNITS * 2,
-            CellKind::SsTime2 => 12,
-            CellKind::Timestamp => 16,
-            CellKind::TimestampOffset => 20,
-            CellKind::Guid => 16,
-            CellKind::WText { max_units } => (max_units as usize + 1) * 2,
-            CellKind::Binary { max_bytes } => max_bytes as usize,
-            CellKind::LongWText
-            | CellKind::LongBinary
-            | CellKind::LongDecimal
-            | CellKind::Variant => 0,
-        }
-    }
-
-    pub fn is_long(self) -> bool {
-        matches!(
-            self,
-            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal | CellKind::Variant
-        )
-    }
-
-    /// The streamed equivalent, for a bounded column that must be read with SQLGetData because it
-    /// follows an unbounded one (SQL Server only allows SQLGetData on columns after the bound ones).
-    fn streamed(self) -> CellKind {
-        match self {
-            CellKind::WText { .. } => CellKind::LongWText,
-            CellKind::Binary { .. } => CellKind::LongBinary,
-            // SQLGetData would convert with the ARD's default scale 0: read the digits instead.
-            CellKind::Numeric { .. } => CellKind::LongDecimal,
-            other => other,
-        }
+        self.binding().element_len
     }
 }
-
-/// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
-pub const TIME_TEXT_UNITS: usize = 32;
-/// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).
-pub const OFFSET_TEXT_UNITS: usize = 48;
 
 /// How one result-set column is fetched and decoded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -313,30 +207,7 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         // its unit (psqlODBC reports float8 as FLOAT(17) in decimal digits, others 0 or 53), and
         // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
         sql::FLOAT | sql::DOUBLE => CellKind::F64,
-        sql::NUMERIC | sql::DECIMAL if size == 0 => CellKind::LongDecimal,
-        // Driver 18 only: FreeTDS 1.3 ignores the ARD's precision and scale and converts with
-        // scale 0 (12.34 came back as 12: silent loss), so it keeps the text binding.
-        sql::NUMERIC | sql::DECIMAL
-            if backend.ss_c_types()
-                && size <= 38
-                && (0..=size as i16).contains(&desc.decimal_digits) =>
-        {
-            CellKind::Numeric {
-                precision: size as u8,
-                scale: desc.decimal_digits as i8,
-            }
-        }
-        sql::NUMERIC | sql::DECIMAL => {
-            let precision = size.min(255) as u8;
-            // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
-            // DECIMAL(38) and unconstrained PostgreSQL numerics up to 60 digits.
-            let buffer_len = (size + 4).max(64).min(u16::MAX as usize) as u16;
-            CellKind::Decimal {
-                precision,
-                scale: desc.decimal_digits.clamp(-128, 127) as i8,
-                buffer_len,
-            }
-        }
+        sql::NUMERIC | sql::DECIMAL => types::decimal::kind_for(desc, backend),
         sql::TYPE_DATE | sql::DATETIME => CellKind::Date,
         sql::TYPE_TIME | sql::TIME_OR_INTERVAL => CellKind::TimeText,
         sql::SS_TIME2 if backend.ss_c_types() => CellKind::SsTime2,
@@ -345,51 +216,23 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         sql::SS_TIMESTAMPOFFSET if backend.ss_c_types() => CellKind::TimestampOffset,
         sql::SS_TIMESTAMPOFFSET => CellKind::OffsetText,
         sql::GUID => CellKind::Guid,
-        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => text_kind(size, backend),
+        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => {
+            types::text::kind_for(size, backend)
+        }
         // psqlODBC with `MaxVarcharSize=0` describes every varchar(n) as a long varchar of size
         // n (10,000 rows of varchar(50) took 10,001 fetches and 10,000 SQLGetData calls).
         // PostgreSQL enforces n, so that is a bounded column; its long types of unknown size
         // (text) report 0 and stay streamed. Elsewhere a long type is always streamed.
         sql::LONGVARCHAR | sql::WLONGVARCHAR if size > 0 && backend.dbms == Dbms::PostgreSql => {
-            text_kind(size, backend)
+            types::text::kind_for(size, backend)
         }
         sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => CellKind::LongWText,
-        sql::BINARY | sql::VARBINARY => {
-            if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
-                CellKind::LongBinary
-            } else {
-                CellKind::Binary {
-                    max_bytes: size as u32,
-                }
-            }
-        }
+        sql::BINARY | sql::VARBINARY => types::binary::kind_for(size, backend),
         sql::LONGVARBINARY | sql::SS_UDT => CellKind::LongBinary,
         sql::SS_VARIANT if backend.ss_c_types() => CellKind::Variant,
         // Anything unknown: its text rendering, streamed (never truncated).
         sql::SS_VARIANT => CellKind::LongWText,
         _ => CellKind::LongWText,
-    }
-}
-
-fn text_kind(size: usize, backend: Backend) -> CellKind {
-    // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
-    // streaming is the only way never to truncate (one fetch per row).
-    if size == 0 || !backend.may_bind_declared() {
-        return CellKind::LongWText;
-    }
-    let units = match backend.dbms {
-        // SQL Server sizes NCHAR/NVARCHAR in UTF-16 code units and CHAR/VARCHAR in bytes; a byte
-        // of any code page (UTF-8 included) never becomes more than one code unit.
-        Dbms::SqlServer => size,
-        // Elsewhere sizes are characters; a supplementary character takes two code units.
-        _ => size.saturating_mul(2),
-    };
-    if units > MAX_BOUND_TEXT_UNITS {
-        CellKind::LongWText
-    } else {
-        CellKind::WText {
-            max_units: units as u32,
-        }
     }
 }
 

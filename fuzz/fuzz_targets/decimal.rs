@@ -1,10 +1,10 @@
 //! The numeric decoders (DECIMAL / NUMERIC / MONEY cells): driver text → parts → the Decimal
-//! fast path (`py::decimal::new_decimal`, which writes libmpdec's layout directly), and
+//! fast path (`py::types::decimal::new_decimal`, which writes libmpdec's layout directly), and
 //! `SQL_NUMERIC_STRUCT` → parts, each against `decimal.Decimal(text)`.
 #![no_main]
 
-use _native::decode::{DecimalParts, decimal_parts, decimal_text};
-use _native::py::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
+use _native::types::decimal::{DecimalParts, decimal_parts, decimal_text};
+use _native::py::types::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;
 

@@ -5,7 +5,7 @@
 #![no_main]
 
 use _native::backend::{Backend, Dbms, Driver};
-use _native::decode::{Date, Time, Timestamp, TimestampOffset};
+use _native::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 use _native::params::{BoundParams, InputSize, ParamValue, check_procedure_name, count_markers};
 use arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;

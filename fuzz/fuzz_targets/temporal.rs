@@ -4,8 +4,8 @@
 //! else must be a Python exception, never a panic.
 #![no_main]
 
-use _native::decode::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
-use _native::py::objects;
+use _native::types::temporal::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
+use _native::py::types::temporal::{date, datetime, time};
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;
 use pyo3::types::PyTzInfo;
@@ -15,7 +15,7 @@ fn get(o: &Bound<'_, PyAny>, name: &str) -> i64 {
 }
 
 fn check_time(py: Python<'_>, t: Time) {
-    if let Ok(o) = objects::time(py, t) {
+    if let Ok(o) = time(py, t) {
         assert_eq!(get(&o, "hour"), t.hour as i64);
         assert_eq!(get(&o, "minute"), t.minute as i64);
         assert_eq!(get(&o, "second"), t.second as i64);
@@ -24,7 +24,7 @@ fn check_time(py: Python<'_>, t: Time) {
 }
 
 fn check_date(py: Python<'_>, d: Date) {
-    if let Ok(o) = objects::date(py, d) {
+    if let Ok(o) = date(py, d) {
         assert_eq!(get(&o, "year"), d.year as i32 as i64);
         assert_eq!(get(&o, "month"), d.month as i64);
         assert_eq!(get(&o, "day"), d.day as i64);
@@ -32,7 +32,7 @@ fn check_date(py: Python<'_>, d: Date) {
 }
 
 fn check_timestamp(py: Python<'_>, ts: Timestamp) {
-    if let Ok(o) = objects::datetime(py, ts, None) {
+    if let Ok(o) = datetime(py, ts, None) {
         assert_eq!(get(&o, "year"), ts.date.year as i32 as i64);
         assert_eq!(get(&o, "month"), ts.date.month as i64);
         assert_eq!(get(&o, "day"), ts.date.day as i64);
@@ -57,7 +57,7 @@ fn check_offset(py: Python<'_>, v: TimestampOffset) {
         );
         return;
     };
-    if let Ok(o) = objects::datetime(py, v.timestamp, Some(tz.cast::<PyTzInfo>().unwrap())) {
+    if let Ok(o) = datetime(py, v.timestamp, Some(tz.cast::<PyTzInfo>().unwrap())) {
         let off = o.call_method0("utcoffset").unwrap();
         let secs: f64 = off
             .call_method0("total_seconds")

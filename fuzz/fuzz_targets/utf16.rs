@@ -1,12 +1,12 @@
-//! The one UTF-16 → `str` decoder (`py::text::utf16_to_str`) and its classification, and the
+//! The one UTF-16 → `str` decoder (`py::types::text::utf16_to_str`) and its classification, and the
 //! Arrow columns' UTF-16 → UTF-8 transcoder (`arrow::text::utf16_to_utf8`), against references:
 //! std's UTF-16 decoding and CPython's own codec with the same policy.
 //! Input: native-endian code units (an odd trailing byte is dropped).
 #![no_main]
 
 use _native::arrow::text::utf16_to_utf8;
-use _native::decode::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
-use _native::py::text::{TextFailure, utf16_to_str};
+use _native::types::text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
+use _native::py::types::text::{TextFailure, utf16_to_str};
 use libfuzzer_sys::fuzz_target;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;

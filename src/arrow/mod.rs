@@ -12,9 +12,12 @@
 //! prefetch thread than the overlap saved (10,000 x 32 columns: 26.4 ms a read prefetching,
 //! 21.7 ms in line); tuples, whose conversion is half the work, keep the overlap.
 //!
-//! `schema.rs`: the Arrow type of every column (decided once per result set, refusing what is
-//! not mapped); `values.rs`: the exact value conversions (days, micro- or nanoseconds, decimals,
-//! UUID bytes); `columns.rs`: one builder per column; `stream.rs`: the assembler and the C stream; `text.rs`: UTF-16 → UTF-8 text columns.
+//! `kind.rs`: what an Arrow column can be and the caller's options; `schema.rs`: the schema of a
+//! result set (each column's family picks its type once per result set, or refuses it);
+//! `columns.rs`: one builder per column, a dispatch to its family's builder (the families'
+//! Arrow arms, with their exact value conversions, are `types/<family>/arrow.rs`); `cells.rs`:
+//! the kit those builders share; `stream.rs`: the assembler and the C stream; `text.rs`:
+//! UTF-16 → UTF-8 text columns.
 //!
 //! # Type mapping
 //!
@@ -44,14 +47,13 @@
 //!
 //! [`Served`]: crate::rowset::Served
 
+pub(crate) mod cells;
 mod columns;
+pub mod kind;
 mod schema;
 mod stream;
-#[cfg(test)]
-mod tests;
 pub mod text;
-mod values;
 
-pub use schema::{ArrowKind, ArrowLayout, ArrowOptions};
+pub use kind::{ArrowKind, ArrowOptions, Unit};
+pub use schema::ArrowLayout;
 pub use stream::{BatchAssembler, export_stream};
-pub use values::{Unit, days_from_civil, decimal_text_to_i128};

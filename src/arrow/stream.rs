@@ -7,10 +7,10 @@
 
 use super::columns::{Cells, ColumnBuilder};
 use super::schema::ArrowLayout;
-use crate::decode::TextErrors;
 use crate::error::{Error, Result};
 use crate::plan::ResultPlan;
 use crate::rowset::Served;
+use crate::types::text::TextErrors;
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchIterator};
 use arrow_schema::{ArrowError, SchemaRef};

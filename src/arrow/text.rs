@@ -14,7 +14,7 @@ pub struct LoneSurrogate {
 }
 
 /// Why a cell could not be appended.
-pub(super) enum TextFail {
+pub(crate) enum TextFail {
     Lone(LoneSurrogate),
     /// The batch's text outgrew utf8's 32-bit offsets.
     TooLarge,
@@ -123,7 +123,7 @@ fn ascii_prefix(units: &[u16], out: &mut Vec<u8>) -> usize {
 }
 
 /// The offsets, UTF-8 bytes and validity of one text column of the batch being built.
-pub(super) struct TextColumn<O: OffsetSizeTrait> {
+pub(crate) struct TextColumn<O: OffsetSizeTrait> {
     offsets: Vec<O>,
     values: Vec<u8>,
     nulls: NullBufferBuilder,

@@ -3,11 +3,12 @@
 
 use super::recycle;
 use super::streamed::StreamedCell;
+use crate::counters;
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
 use crate::odbc::sys::{Len, NO_TOTAL, NULL_DATA, Pointer};
 use crate::plan::{CellKind, ResultPlan};
-use crate::{counters, decode};
+use crate::types::temporal;
 use std::mem::MaybeUninit;
 
 /// A byte buffer aligned to 8, so element slices can be viewed as `u16` text without copying.
@@ -375,20 +376,20 @@ impl ColumnBuffer {
         f64::from_ne_bytes(self.fixed(row))
     }
     #[inline]
-    pub fn date(&self, row: usize) -> decode::Date {
-        decode::Date::from_ne_bytes(&self.fixed(row))
+    pub fn date(&self, row: usize) -> temporal::Date {
+        temporal::Date::from_ne_bytes(&self.fixed(row))
     }
     #[inline]
-    pub fn timestamp(&self, row: usize) -> decode::Timestamp {
-        decode::Timestamp::from_ne_bytes(&self.fixed(row))
+    pub fn timestamp(&self, row: usize) -> temporal::Timestamp {
+        temporal::Timestamp::from_ne_bytes(&self.fixed(row))
     }
     #[inline]
-    pub fn ss_time2(&self, row: usize) -> decode::Time {
-        decode::Time::from_ss_time2(&self.fixed(row))
+    pub fn ss_time2(&self, row: usize) -> temporal::Time {
+        temporal::Time::from_ss_time2(&self.fixed(row))
     }
     #[inline]
-    pub fn timestamp_offset(&self, row: usize) -> decode::TimestampOffset {
-        decode::TimestampOffset::from_ne_bytes(&self.fixed(row))
+    pub fn timestamp_offset(&self, row: usize) -> temporal::TimestampOffset {
+        temporal::TimestampOffset::from_ne_bytes(&self.fixed(row))
     }
     #[inline]
     pub fn guid(&self, row: usize) -> [u8; 16] {

@@ -5,72 +5,14 @@ use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
 use crate::backend::{Backend, Dbms};
 use crate::codes::sql;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset, u128_to_guid};
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType};
+use crate::types::guid::{guid_text, u128_to_guid};
 
 /// Declared sizes are bucketed so SQL Server sees one parameter type per bucket
 /// (`nvarchar(4000)` or `nvarchar(max)`), not one plan per distinct string length.
 const TEXT_BUCKET_UNITS: usize = 4000;
 const BINARY_BUCKET_BYTES: usize = 8000;
-
-fn text_of_time(t: &Time) -> String {
-    format!(
-        "{:02}:{:02}:{:02}.{:06}",
-        t.hour,
-        t.minute,
-        t.second,
-        t.nanosecond / 1000
-    )
-}
-
-fn text_of_date(d: &Date) -> String {
-    format!("{:04}-{:02}-{:02}", d.year, d.month, d.day)
-}
-
-/// All seven fraction digits: the server's conversion to datetime2(7) keeps them.
-fn text_of_timestamp(ts: &Timestamp) -> String {
-    let t = ts.time;
-    format!(
-        "{} {:02}:{:02}:{:02}.{:07}",
-        text_of_date(&ts.date),
-        t.hour,
-        t.minute,
-        t.second,
-        t.nanosecond / 100
-    )
-}
-
-fn text_of_offset(v: &TimestampOffset) -> String {
-    let d = v.timestamp.date;
-    let t = v.timestamp.time;
-    let sign = if v.offset_minutes < 0 { '-' } else { '+' };
-    let off = v.offset_minutes.unsigned_abs();
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} {sign}{:02}:{:02}",
-        d.year,
-        d.month,
-        d.day,
-        t.hour,
-        t.minute,
-        t.second,
-        t.nanosecond / 1000,
-        off / 60,
-        off % 60
-    )
-}
-
-fn text_of_guid(v: u128) -> String {
-    let h = format!("{v:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
 
 /// Append the encoded bytes of one cell for the chosen column kind to `out`; `false` for NULL
 /// (nothing appended). Appending to one buffer per column spares an allocation per cell (an
@@ -90,28 +32,23 @@ pub(super) fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mu
         (ParamValue::Text(u), _) => out.extend(u.iter().flat_map(|x| x.to_ne_bytes())),
         (ParamValue::Bytes(b), _) => out.extend_from_slice(b),
         (ParamValue::Decimal { text, .. }, _) => out.extend_from_slice(text.as_bytes()),
-        (ParamValue::Date(d), Kind::DateText) => wide(&text_of_date(d), out),
-        (ParamValue::Timestamp(ts), Kind::TimestampText) => wide(&text_of_timestamp(ts), out),
-        (ParamValue::Date(d), _) => {
-            out.extend(d.year.to_ne_bytes());
-            out.extend(d.month.to_ne_bytes());
-            out.extend(d.day.to_ne_bytes());
-        }
-        (ParamValue::Time(t), _) if backend.ss_c_types() => {
-            out.extend(t.hour.to_ne_bytes());
-            out.extend(t.minute.to_ne_bytes());
-            out.extend(t.second.to_ne_bytes());
-            out.extend([0u8, 0]);
-            out.extend(t.nanosecond.to_ne_bytes());
-        }
-        (ParamValue::Time(t), _) => wide(&text_of_time(t), out),
+        // The temporal and guid families' encoders (`types/temporal`, `types/guid`).
+        (ParamValue::Date(d), Kind::DateText) => wide(&d.to_text(), out),
+        (ParamValue::Timestamp(ts), Kind::TimestampText) => wide(&ts.to_text(), out),
+        (ParamValue::Date(d), _) => out.extend(d.to_ne_bytes()),
+        (ParamValue::Time(t), _) if backend.ss_c_types() => out.extend(t.to_ss_time2()),
+        (ParamValue::Time(t), _) => wide(&t.to_text(), out),
         (ParamValue::Timestamp(ts), _) => out.extend(ts.to_ne_bytes()),
         (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => out.extend(v.to_ne_bytes()),
-        (ParamValue::TimestampOffset(v), _) => wide(&text_of_offset(v), out),
+        (ParamValue::TimestampOffset(v), _) => wide(&v.to_text(), out),
         (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
             out.extend(u128_to_guid(*g))
         }
-        (ParamValue::Guid(g), _) => wide(&text_of_guid(*g), out),
+        (ParamValue::Guid(g), _) => out.extend(
+            guid_text(*g)
+                .iter()
+                .flat_map(|&b| u16::from(b).to_ne_bytes()),
+        ),
         // `unify` only produces the combinations above.
         (_, _) => return false,
     }

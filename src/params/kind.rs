@@ -3,7 +3,7 @@
 
 use super::ParamValue;
 use crate::backend::{Backend, Driver};
-use crate::decode::Date;
+use crate::types::temporal::Date;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {

@@ -2,10 +2,10 @@
 //! parameter array for `executemany`, sent in one round trip per array).
 
 use crate::backend::Backend;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset};
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, ParamType, Pointer};
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
 mod encode;
 mod identifier;

@@ -9,12 +9,13 @@
 use super::{Kind, ParamColumn, ParamValue, encode_cell, fixed_binding};
 use crate::backend::Backend;
 use crate::codes::sql;
-use crate::decode::{
-    Date, Time, Timestamp, TimestampOffset, decimal_text, guid_to_u128, parse_offset_text,
-    parse_time_text,
-};
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
+use crate::types::decimal::decimal_text;
+use crate::types::guid::guid_to_u128;
+use crate::types::temporal::{
+    Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text,
+};
 
 /// What an output parameter comes back as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

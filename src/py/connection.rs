@@ -3,7 +3,7 @@
 use super::cursor::{Cursor, CursorCell};
 use super::errors::{IntoPyResult, interface, programming};
 use crate::backend::Dbms;
-use crate::decode::TextErrors;
+use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;

@@ -1,34 +1,24 @@
 //! Decoders × bound columns → Python objects: the only place decoding meets Python.
 //!
-//! Filling is column-major: for each column, one `match` on its decoder picks a monomorphised
-//! loop over the rows, writing straight into the value slots of pre-allocated rows. Every cell
+//! Filling is column-major: for each column, [`fill_with`] dispatches once on its decoder (a
+//! plain kind goes to its family's Python arm, `py/types/`, which picks a monomorphised loop
+//! over the rows), writing straight into the value slots of pre-allocated rows. Every cell
 //! that cannot become a value raises one kind of error, built in one cold place
-//! ([`cell_failure`]): a DataError naming the column, its index and the result-set row.
+//! (`types/cell.rs`): a DataError naming the column, its index and the result-set row.
 
-use super::cache;
-use super::decimal::{DecimalFailure, decimal_from_parts, new_decimal};
-use super::objects;
 use super::plan::{ColumnDecoder, PyPlan};
 use super::row::{new_row, values_of};
-use super::text::{TextFailure, utf16_to_str};
-use crate::batch::{Batch, CellError, ColumnBuffer, cell_error};
-use crate::decode;
-use crate::decode::TextErrors;
-use crate::plan::{CellKind, ResultPlan};
-use crate::raw_text::RawTextEncoding;
+use super::types::cell::Fill;
+use super::types::{binary, bit, decimal, float, guid, int, temporal, text};
+use crate::batch::{Batch, ColumnBuffer};
+use crate::plan::CellKind;
+use crate::types::Family;
+use crate::types::decimal::DecimalParts;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTzInfo};
 use std::ops::Range;
 
-/// A cell that failed: the row (batch index) and the Python exception to raise.
-pub struct CellFail {
-    pub row: usize,
-    pub err: PyErr,
-}
-
-/// The value slots of one row under construction (a `Row`'s inline array, or one local cell).
-pub type Slots = *mut *mut ffi::PyObject;
+pub use super::types::cell::{CellFail, Slots};
 
 /// Fill slot `col` of `targets[i]` from batch row `rows.start + i` (result-set row
 /// `row_base + rows.start + i`, for error messages), one monomorphised loop per
@@ -46,91 +36,55 @@ pub unsafe fn fill_column(
     row_base: u64,
     targets: &[Slots],
 ) -> Result<(), CellFail> {
-    let target = Target {
-        col,
-        slot: col,
-        rows,
-        row_base,
-    };
     // SAFETY: forwarded contract; slot == col.
-    unsafe { fill_with(py, plan, &plan.decoders[col], buf, target, targets) }
+    let fill = unsafe { Fill::new(py, plan, col, col, rows, row_base, targets) };
+    fill_with(&fill, buf, &plan.decoders[col])
 }
 
-/// Where decoded cells go: column `col` of the plan (for messages) into value slot `slot`.
-#[derive(Clone)]
-struct Target {
-    col: usize,
-    slot: usize,
-    rows: Range<usize>,
-    row_base: u64,
-}
-
-/// # Safety
-/// As [`fill_column`], for slot `target.slot`.
-unsafe fn fill_with(
-    py: Python<'_>,
-    plan: &PyPlan,
-    decoder: &ColumnDecoder,
+/// The one dispatch of a column's cells: output converters here, a plain kind to its family's
+/// Python arm (one line per family).
+fn fill_with(
+    f: &Fill<'_, '_>,
     buf: &ColumnBuffer,
-    target: Target,
-    targets: &[Slots],
+    decoder: &ColumnDecoder,
 ) -> Result<(), CellFail> {
-    let Target {
-        col,
-        slot,
-        rows,
-        row_base,
-    } = target;
-    let errors = plan.errors;
-    let core = &plan.core;
-    let fail = |r: usize, reason: String| cell_failure(py, core, col, row_base + r as u64, reason);
-    let cut = |e: CellError, r: usize| -> PyErr {
-        super::errors::to_pyerr(py, cell_error(e, core, col, row_base + r as u64))
+    let kind = match decoder {
+        ColumnDecoder::Plain(kind) => *kind,
+        ColumnDecoder::TextFromRaw(_, encoding) => return text::fill_from_raw(f, buf, *encoding),
+        converted => return fill_converted(f, buf, converted),
     };
-    let text_failure = |f: TextFailure, units: &[u16], r: usize| -> PyErr {
-        match f {
-            TextFailure::Python(e) => e,
-            TextFailure::LoneSurrogate(at) => fail(
-                r,
-                format!(
-                    "malformed UTF-16 (lone surrogate 0x{:04X} at code unit {at}); \
-                     set connection.decode_errors to 'replace' or 'surrogatepass' to accept it",
-                    units[at]
-                ),
-            ),
-        }
-    };
-    // A value the driver produced but Python cannot hold (psqlODBC hands TIMESTAMP
-    // '-infinity' over as year -9999): a DataError naming the cell, not a bare ValueError.
-    let unrepresentable = |e: PyErr, r: usize| -> PyErr {
-        if e.is_instance_of::<pyo3::exceptions::PyValueError>(py)
-            || e.is_instance_of::<pyo3::exceptions::PyOverflowError>(py)
-        {
-            fail(r, format!("the value cannot be represented in Python: {e}"))
-        } else {
-            e
-        }
-    };
-    // One generic loop per decoder arm: the closure is inlined into its own copy of the loop.
-    macro_rules! fill {
-        ($make:expr) => {
-            // SAFETY: forwarded caller contract on `targets`.
-            unsafe { fill_loop(py, buf, slot, rows.clone(), targets, $make) }
-        };
+    match kind.family() {
+        Family::Bit => bit::fill(f, buf, kind),
+        Family::Int => int::fill(f, buf, kind),
+        Family::Float => float::fill(f, buf, kind),
+        Family::Decimal => decimal::fill(f, buf, kind),
+        Family::Temporal => temporal::fill(f, buf, kind),
+        Family::Guid => guid::fill(f, buf, kind),
+        Family::Text => text::fill(f, buf, kind),
+        Family::Binary => binary::fill(f, buf, kind),
+        Family::Variant => fill_variant(f, buf),
     }
+}
 
+/// Cells handed to a pyodbc-style output converter (or refused: see [`ColumnDecoder`]).
+fn fill_converted(
+    f: &Fill<'_, '_>,
+    buf: &ColumnBuffer,
+    decoder: &ColumnDecoder,
+) -> Result<(), CellFail> {
+    let py = f.py;
     match decoder {
         ColumnDecoder::Converted(kind, func) => {
             let kind = *kind;
-            fill!(|r| {
-                let raw = raw_bytes(py, buf, kind, r).map_err(|e| cut(e, r))?;
+            f.each(buf, |r| {
+                let raw = raw_bytes(py, buf, kind, r).map_err(|e| f.cut(e, r))?;
                 func.bind(py).call1((raw,))
             })
         }
-        ColumnDecoder::ConvertedUtf8(_, func) => fill!(|r| {
-            let units = buf.text(r).map_err(|e| cut(e, r))?;
+        ColumnDecoder::ConvertedUtf8(_, func) => f.each(buf, |r| {
+            let units = buf.text(r).map_err(|e| f.cut(e, r))?;
             let text = String::from_utf16(units).map_err(|_| {
-                fail(
+                f.fail(
                     r,
                     "malformed UTF-16 (a lone surrogate) cannot be encoded as the UTF-8 bytes \
                      the output converter expects"
@@ -140,202 +94,29 @@ unsafe fn fill_with(
             func.bind(py)
                 .call1((pyo3::types::PyBytes::new(py, text.as_bytes()),))
         }),
-        ColumnDecoder::TextFromRaw(_, RawTextEncoding::Utf16Le) => fill!(|r| {
-            let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
-            if bytes.len() % 2 != 0 {
-                return Err(fail(
-                    r,
-                    format!("{} bytes are not UTF-16 code units", bytes.len()),
-                ));
-            }
-            // The bytes buffer has no 2-byte alignment to rely on: copy into code units.
-            let units: Vec<u16> = bytes
-                .chunks_exact(2)
-                .map(|b| u16::from_le_bytes([b[0], b[1]]))
-                .collect();
-            utf16_to_str(py, &units, errors).map_err(|f| text_failure(f, &units, r))
-        }),
-        ColumnDecoder::TextFromRaw(_, RawTextEncoding::Utf8) => fill!(|r| {
-            let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
-            match std::str::from_utf8(bytes) {
-                Ok(text) => Ok(PyString::new(py, text).into_any()),
-                Err(_) if errors == TextErrors::Replace => {
-                    Ok(PyString::new(py, &String::from_utf8_lossy(bytes)).into_any())
-                }
-                Err(e) => Err(fail(
-                    r,
-                    format!(
-                        "malformed UTF-8 at byte {}; set connection.decode_errors to 'replace' \
-                         to accept it",
-                        e.valid_up_to()
-                    ),
-                )),
-            }
-        }),
-        ColumnDecoder::Refused(..) => {
-            let message = plan.refusal.clone().unwrap_or_default();
-            fill!(|_| Err(super::errors::programming(message.clone())))
+        _ => {
+            let message = f.plan.refusal.clone().unwrap_or_default();
+            f.each(buf, |_| Err(super::errors::programming(message.clone())))
         }
-        ColumnDecoder::Plain(kind) => match *kind {
-            CellKind::Variant => fill!(|r| {
-                let inner = buf.streamed.variant.as_deref().ok_or_else(|| {
-                    PyErr::new::<super::errors::InternalError, _>("sql_variant cell was not read")
-                })?;
-                variant_value(
-                    py,
-                    plan,
-                    inner,
-                    Target {
-                        col,
-                        slot: 0,
-                        rows: 0..1,
-                        row_base: row_base + r as u64,
-                    },
-                )
-            }),
-            CellKind::Bit => fill!(|r| Ok(objects::boolean(py, buf.bit(r)))),
-            CellKind::I16 => fill!(|r| objects::int(py, buf.i16(r) as i64)),
-            CellKind::I32 => fill!(|r| objects::int(py, buf.i32(r) as i64)),
-            CellKind::I64 => fill!(|r| objects::int(py, buf.i64(r))),
-            CellKind::F32 => fill!(|r| objects::float(py, buf.f32(r) as f64)),
-            CellKind::F64 => fill!(|r| objects::float(py, buf.f64(r))),
-            CellKind::Decimal { .. } | CellKind::LongDecimal => fill!(|r| {
-                let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
-                new_decimal(py, bytes).map_err(|f| match f {
-                    DecimalFailure::Python(e) => e,
-                    DecimalFailure::NotDecimal => fail(
-                        r,
-                        format!(
-                            "the driver returned {:?}, not a decimal number",
-                            String::from_utf8_lossy(bytes)
-                        ),
-                    ),
-                })
-            }),
-            CellKind::Numeric { .. } => fill!(|r| {
-                let parts =
-                    decode::DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
-                        fail(r, "the driver returned a numeric beyond 38 digits".into())
-                    })?;
-                decimal_from_parts(py, &parts)
-            }),
-            CellKind::Date => {
-                fill!(|r| objects::date(py, buf.date(r)).map_err(|e| unrepresentable(e, r)))
-            }
-            CellKind::SsTime2 => {
-                fill!(|r| objects::time(py, buf.ss_time2(r)).map_err(|e| unrepresentable(e, r)))
-            }
-            CellKind::TimeText => fill!(|r| {
-                let units = buf.text(r).map_err(|e| cut(e, r))?;
-                let t = decode::parse_time_text(units).ok_or_else(|| {
-                    fail(
-                        r,
-                        format!("not a time: {:?}", String::from_utf16_lossy(units)),
-                    )
-                })?;
-                objects::time(py, t).map_err(|e| unrepresentable(e, r))
-            }),
-            CellKind::Timestamp => {
-                fill!(|r| objects::datetime(py, buf.timestamp(r), None)
-                    .map_err(|e| unrepresentable(e, r)))
-            }
-            CellKind::TimestampOffset | CellKind::OffsetText => {
-                let text = matches!(decoder, ColumnDecoder::Plain(CellKind::OffsetText));
-                let mut memo: Option<(i16, Bound<'_, PyAny>)> = None;
-                fill!(|r| {
-                    let v = if text {
-                        let units = buf.text(r).map_err(|e| cut(e, r))?;
-                        decode::parse_offset_text(units).ok_or_else(|| {
-                            let text = String::from_utf16_lossy(units);
-                            fail(r, format!("not a datetimeoffset: {text:?}"))
-                        })?
-                    } else {
-                        buf.timestamp_offset(r)
-                    };
-                    let tz = match &memo {
-                        Some((off, tz)) if *off == v.offset_minutes => tz.clone(),
-                        _ => {
-                            let tz = cache::timezone(py, v.offset_minutes)?;
-                            memo = Some((v.offset_minutes, tz.clone()));
-                            tz
-                        }
-                    };
-                    objects::datetime(py, v.timestamp, Some(tz.cast::<PyTzInfo>()?))
-                        .map_err(|e| unrepresentable(e, r))
-                })
-            }
-            CellKind::Guid if plan.uuid_as_str => fill!(|r| {
-                let text = format!("{:032X}", decode::guid_to_u128(buf.guid(r)));
-                let dashed = format!(
-                    "{}-{}-{}-{}-{}",
-                    &text[0..8],
-                    &text[8..12],
-                    &text[12..16],
-                    &text[16..20],
-                    &text[20..]
-                );
-                Ok(PyString::new(py, &dashed).into_any())
-            }),
-            CellKind::Guid => fill!(|r| objects::uuid(py, decode::guid_to_u128(buf.guid(r)))),
-            CellKind::WText { .. } | CellKind::LongWText => fill!(|r| {
-                let units = buf.text(r).map_err(|e| cut(e, r))?;
-                utf16_to_str(py, units, errors).map_err(|f| text_failure(f, units, r))
-            }),
-            CellKind::Binary { .. } | CellKind::LongBinary => fill!(|r| {
-                let bytes = buf.bytes(r).map_err(|e| cut(e, r))?;
-                objects::bytes(py, bytes)
-            }),
-        },
     }
 }
 
-/// The loop every decoder shares: NULL → None, else `make(row)`, written into slot `col`.
-///
-/// # Safety
-/// As [`fill_column`]: rows under construction with slot `slot` empty.
-#[inline(always)]
-unsafe fn fill_loop<'py>(
-    py: Python<'py>,
-    buf: &ColumnBuffer,
-    slot: usize,
-    rows: Range<usize>,
-    targets: &[Slots],
-    mut make: impl FnMut(usize) -> PyResult<Bound<'py, PyAny>>,
-) -> Result<(), CellFail> {
-    for (i, r) in rows.enumerate().take(targets.len()) {
-        let obj = if buf.is_null(r) {
-            objects::none(py)
-        } else {
-            make(r).map_err(|err| CellFail { row: r, err })?
-        };
-        // SAFETY: caller contract: an empty slot of an unshared row; the reference `obj` owned
-        // moves into the slot (`into_ptr` gives it up without releasing it).
-        unsafe { *targets[i].add(slot) = obj.into_ptr() };
-    }
-    Ok(())
-}
-
-/// A DataError for a cell that cannot become a value: column name, index and result-set row
-/// always, then why. The one constructor of cell errors (cold: never on a good row's path).
-#[cold]
-#[inline(never)]
-fn cell_failure(py: Python<'_>, core: &ResultPlan, col: usize, row: u64, reason: String) -> PyErr {
-    super::errors::to_pyerr(py, crate::batch::cell_failed(core, col, row, reason))
-}
-
-/// One sql_variant cell, decoded as its underlying type (read into `inner` by the batch).
-fn variant_value<'py>(
-    py: Python<'py>,
-    plan: &PyPlan,
-    inner: &ColumnBuffer,
-    target: Target,
-) -> PyResult<Bound<'py, PyAny>> {
-    let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
-    let decoder = ColumnDecoder::Plain(inner.kind);
-    // SAFETY: one empty local slot; on success it holds an owned reference.
-    unsafe { fill_with(py, plan, &decoder, inner, target, &[&mut cell]) }.map_err(|f| f.err)?;
-    // SAFETY: the slot's owned reference, taken over by the returned `Bound`.
-    Ok(unsafe { Bound::from_owned_ptr(py, cell) })
+/// sql_variant cells, each decoded as its underlying type (read into the column's `variant`
+/// buffer by the batch) through that type's family: the dispatch again, for one cell.
+fn fill_variant(f: &Fill<'_, '_>, buf: &ColumnBuffer) -> Result<(), CellFail> {
+    let py = f.py;
+    f.each(buf, |r| {
+        let inner = buf.streamed.variant.as_deref().ok_or_else(|| {
+            PyErr::new::<super::errors::InternalError, _>("sql_variant cell was not read")
+        })?;
+        let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
+        let targets: [Slots; 1] = [&mut cell];
+        // SAFETY: one empty local slot; on success it holds an owned reference.
+        let one = unsafe { Fill::new(py, f.plan, f.col, 0, 0..1, f.row_of(r), &targets) };
+        fill_with(&one, inner, &ColumnDecoder::Plain(inner.kind)).map_err(|fail| fail.err)?;
+        // SAFETY: the slot's owned reference, taken over by the returned `Bound`.
+        Ok(unsafe { Bound::from_owned_ptr(py, cell) })
+    })
 }
 
 /// The bytes an output converter receives (pyodbc passes the raw value): text as UTF-16LE,
@@ -363,8 +144,7 @@ fn raw_bytes<'py>(
         | CellKind::Decimal { .. }
         | CellKind::LongDecimal => PyBytes::new(py, buf.bytes(r)?),
         // Converters get a decimal's ASCII digits whatever it was bound as (pyodbc passes text).
-        CellKind::Numeric { .. } => match crate::decode::DecimalParts::from_numeric(buf.numeric(r))
-        {
+        CellKind::Numeric { .. } => match DecimalParts::from_numeric(buf.numeric(r)) {
             Some(parts) => PyBytes::new(py, parts.to_text().as_bytes()),
             None => PyBytes::new(py, buf.numeric(r)),
         },
@@ -535,22 +315,10 @@ pub fn decode_cell(
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
     let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
+    let targets: [Slots; 1] = [&mut cell];
     // SAFETY: one empty local slot, standing for slot `col` of a row.
-    unsafe {
-        fill_with(
-            py,
-            plan,
-            &plan.decoders[col],
-            &batch.columns[col],
-            Target {
-                col,
-                slot: 0,
-                rows: row..row + 1,
-                row_base,
-            },
-            &[&mut cell],
-        )?
-    };
+    let fill = unsafe { Fill::new(py, plan, col, 0, row..row + 1, row_base, &targets) };
+    fill_with(&fill, &batch.columns[col], &plan.decoders[col])?;
     // SAFETY: filled with an owned reference on success.
     Ok(unsafe { Bound::from_owned_ptr(py, cell) }.unbind())
 }

@@ -6,17 +6,15 @@ mod cache;
 mod compat;
 mod connection;
 mod cursor;
-pub mod decimal;
 pub mod decode;
 pub mod errors;
 mod lazy;
-pub mod objects;
 mod output;
 mod params;
 pub mod plan;
 mod row;
 mod shape;
-pub mod text;
+pub mod types;
 
 use pyo3::prelude::*;
 
@@ -35,7 +33,7 @@ fn reset_counters() {
 /// Whether Decimals are built through the verified `_decimal` layout (else `Decimal(text)`).
 #[pyfunction]
 fn _decimal_fast_path(py: Python<'_>) -> bool {
-    decimal::fast_path(py)
+    types::decimal::fast_path(py)
 }
 
 /// Close every pooled (parked) connection.

@@ -4,8 +4,8 @@
 use super::cache;
 use super::errors::programming;
 use super::params::{from_param, to_param};
-use crate::decode::TextErrors;
 use crate::params::{OutputParam, OutputType, ParamValue};
+use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyFloat, PyInt, PyString, PyTime,

@@ -2,12 +2,12 @@
 
 use super::cache;
 use super::errors::{data, programming};
-use super::objects;
 use super::output::Output;
-use super::text::{TextFailure, utf16_to_str};
-use crate::decode::TextErrors;
-use crate::decode::{Date, Time, Timestamp, TimestampOffset};
+use super::types::text::{TextFailure, utf16_to_str};
+use super::types::{guid, temporal};
 use crate::params::{InputSize, ParamValue};
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,
@@ -413,14 +413,14 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
         },
         ParamValue::Bytes(b) => PyBytes::new(py, b).into_any().unbind(),
         ParamValue::Decimal { text, .. } => cache::decimal_type(py)?.call1((text,))?.unbind(),
-        ParamValue::Date(d) => objects::date(py, *d)?.into_any().unbind(),
-        ParamValue::Time(t) => objects::time(py, *t)?.unbind(),
-        ParamValue::Timestamp(ts) => objects::datetime(py, *ts, None)?.unbind(),
+        ParamValue::Date(d) => temporal::date(py, *d)?.into_any().unbind(),
+        ParamValue::Time(t) => temporal::time(py, *t)?.unbind(),
+        ParamValue::Timestamp(ts) => temporal::datetime(py, *ts, None)?.unbind(),
         ParamValue::TimestampOffset(v) => {
             let tz = cache::timezone(py, v.offset_minutes)?;
-            objects::datetime(py, v.timestamp, Some(tz.cast()?))?.unbind()
+            temporal::datetime(py, v.timestamp, Some(tz.cast()?))?.unbind()
         }
-        ParamValue::Guid(g) => objects::uuid(py, *g)?.unbind(),
+        ParamValue::Guid(g) => guid::uuid(py, *g)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
         }

@@ -5,9 +5,9 @@
 use super::cache;
 use super::row::{RowSchema, row_type};
 use crate::backend::Backend;
-use crate::decode::TextErrors;
 use crate::plan::{CellKind, ColumnPlan, ResultPlan};
 use crate::raw_text::{RawTextEncoding, raw_text_encoding};
+use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{PyDate, PyDateTime, PyDict, PyString, PyTime, PyTuple};
 use std::collections::HashMap;

@@ -20,14 +20,14 @@ use std::sync::Arc;
 
 /// What `row_factory` resolved to for one result set.
 pub enum RowShape {
-    /// `ferrodbc.Row` (no factory): rows are built by `decode::build_rows` as before.
+    /// `ferrodbc.Row` (no factory): rows are built by `py::decode::build_rows` as before.
     Row,
     /// `dict`: the column names, in order, and a dict of those keys (values None) that each
     /// row's dict is copied from: a copy clones the key table (one allocation, no hashing or
     /// growing), and setting a key it holds replaces in place (a third fewer instructions than
     /// inserting into a new dict, callgrind on 100,000 mixed rows).
     Dict(Py<PyTuple>, Py<PyDict>),
-    /// `tuple`: built by the direct fill, as `Row` (`decode::build_rows`).
+    /// `tuple`: built by the direct fill, as `Row` (`py::decode::build_rows`).
     Tuple,
     /// `ferrodbc.LazyRow`, with the source of the rows served last (rows served together from
     /// one batch share it; dropped before the next fill so the batch is not pinned by it).
@@ -94,7 +94,7 @@ impl RowShape {
 }
 
 /// Build the served rows in `shape` (dict, lazy or a maker's rows; `Row` and `tuple` are the
-/// direct fill of `decode::build_rows`) onto `out`. As `build_rows`: a cell
+/// direct fill of `py::decode::build_rows`) onto `out`. As `build_rows`: a cell
 /// that fails to decode, or a maker that raises, stops there; rows before it are in `out` and
 /// the failure names its batch row.
 pub fn build_shaped(

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler, Unit};
-use crate::decode::TextErrors;
 use crate::py::arrow::{
     DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH,
 };
@@ -13,6 +12,7 @@ use crate::py::plan::PyPlan;
 use crate::py::shape::{RowShape, build_shaped};
 use crate::rowset::Served;
 use crate::statement::Statement;
+use crate::types::text::TextErrors;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
 use pyo3::types::PyList;

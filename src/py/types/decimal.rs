@@ -1,4 +1,4 @@
-//! `decimal.Decimal` objects built from a numeric cell.
+//! The decimal Python arm: `decimal.Decimal` objects built from a numeric cell.
 //!
 //! The general path is `Decimal(text)`: about 1,800 instructions per cell on CPython 3.11, most
 //! of it argument parsing, a str → C string copy and libmpdec's string parser (callgrind,
@@ -10,12 +10,41 @@
 //! on any mismatch (another CPython, a 32-bit libmpdec, the pure-Python `_pydecimal`) every
 //! cell takes the general path.
 
-use super::cache;
-use crate::decode::{DecimalParts, decimal_parts};
+use super::super::cache;
+use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
+use crate::types::CellKind;
+use crate::types::decimal::{DecimalParts, decimal_parts, decimal_text};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
+
+/// Fill a decimal column's served range: the numeric struct, or the driver's digits.
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
+    if let CellKind::Numeric { .. } = kind {
+        return f.each(buf, |r| {
+            let parts = DecimalParts::from_numeric(buf.numeric(r)).ok_or_else(|| {
+                f.fail(r, "the driver returned a numeric beyond 38 digits".into())
+            })?;
+            decimal_from_parts(py, &parts)
+        });
+    }
+    f.each(buf, |r| {
+        let bytes = buf.bytes(r).map_err(|e| f.cut(e, r))?;
+        new_decimal(py, bytes).map_err(|failure| match failure {
+            DecimalFailure::Python(e) => e,
+            DecimalFailure::NotDecimal => f.fail(
+                r,
+                format!(
+                    "the driver returned {:?}, not a decimal number",
+                    String::from_utf8_lossy(bytes)
+                ),
+            ),
+        })
+    })
+}
 
 /// libmpdec's `mpd_t` (64-bit configuration).
 #[repr(C)]
@@ -177,7 +206,7 @@ pub fn new_decimal<'py>(
             .map_err(DecimalFailure::Python);
     }
     // NaN, infinities, beyond 38 digits, or no verified layout: the constructor.
-    let text = crate::decode::decimal_text(bytes).ok_or(DecimalFailure::NotDecimal)?;
+    let text = decimal_text(bytes).ok_or(DecimalFailure::NotDecimal)?;
     let decimal = cache::decimal_type(py).map_err(DecimalFailure::Python)?;
     decimal.call1((text,)).map_err(DecimalFailure::Python)
 }

@@ -1,8 +1,57 @@
-//! UTF-16 classification for the one text decoder.
+//! The text family: CHAR/VARCHAR/NCHAR/NVARCHAR bound as `SQL_C_WCHAR` up to
+//! [`MAX_BOUND_TEXT_UNITS`] code units, (MAX)/TEXT/XML and anything unknown streamed. One text
+//! policy for every fetch path ([`TextErrors`]). Arrow arm: `arrow.rs` (utf8/large_utf8,
+//! transcoded once by `arrow/text.rs`); Python arm: `py/types/text.rs` (`str`).
 //!
-//! The binding layer builds a Python `str` in CPython's compact form straight from the bound
-//! UTF-16 units; which form (1-byte ASCII/Latin-1, 2-byte BMP, or the slow path for surrogates)
-//! is decided here from one scan of the units.
+//! The Python arm builds a `str` in CPython's compact form straight from the bound UTF-16
+//! units; which form (1-byte ASCII/Latin-1, 2-byte BMP, or the slow path for surrogates) is
+//! decided here from one scan of the units.
+
+use super::kind::{Binding, CellKind};
+use crate::backend::{Backend, Dbms};
+use crate::odbc::sys::CDataType;
+
+pub(crate) mod arrow;
+
+/// Largest text column (in UTF-16 code units) bound in the row array. Wider columns are streamed
+/// with SQLGetData: a 65,535-row array of NVARCHAR(4000) would be 500 MiB, and (MAX) has no size.
+pub const MAX_BOUND_TEXT_UNITS: usize = 8000;
+
+/// The binding of a text kind: `max_units` code units and the NUL (`LongWText`: streamed).
+pub fn binding(kind: CellKind) -> Binding {
+    match kind {
+        CellKind::WText { max_units } => {
+            Binding::new(CDataType::WChar, (max_units as usize + 1) * 2)
+        }
+        _ => Binding::new(CDataType::WChar, 0),
+    }
+}
+
+/// The kind of a text column of declared `size` (characters, or bytes for SQL Server's
+/// CHAR/VARCHAR).
+pub fn kind_for(size: usize, backend: Backend) -> CellKind {
+    // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
+    // streaming is the only way never to truncate (one fetch per row).
+    if size == 0 || !backend.may_bind_declared() {
+        return CellKind::LongWText;
+    }
+    let units = match backend.dbms {
+        // SQL Server sizes NCHAR/NVARCHAR in UTF-16 code units and CHAR/VARCHAR in bytes; a byte
+        // of any code page (UTF-8 included) never becomes more than one code unit.
+        Dbms::SqlServer => size,
+        // Elsewhere sizes are characters; a supplementary character takes two code units.
+        _ => size.saturating_mul(2),
+    };
+    if units > MAX_BOUND_TEXT_UNITS {
+        CellKind::LongWText
+    } else {
+        CellKind::WText {
+            max_units: units as u32,
+        }
+    }
+}
+
+// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Text`, UTF-16 code units).
 
 /// What to do with malformed UTF-16 (a lone surrogate). One policy for every fetch path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,5 +1,75 @@
-//! Decimal text (what drivers write for `SQL_C_CHAR` numerics) → sign, coefficient and
-//! exponent, in the form libmpdec stores a decimal: base-10^19 words, least significant first.
+//! The decimal family: DECIMAL/NUMERIC/MONEY as the `SQL_NUMERIC_STRUCT` (Driver 18, p ≤ 38),
+//! as the driver's digits (`SQL_C_CHAR`, other drivers), or streamed digits (unknown size).
+//! Here: the binding, and decimal text or structs → sign, coefficient and exponent, in the form
+//! libmpdec stores a decimal (base-10^19 words, least significant first). Arrow arm: `arrow.rs`
+//! (decimal128, exact); Python arm: `py/types/decimal.rs` (`Decimal`).
+
+use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::odbc::ColumnDescription;
+use crate::odbc::sys::CDataType;
+
+pub(crate) mod arrow;
+
+/// The binding of a decimal kind (`LongDecimal`: streamed digits, no bound element).
+pub fn binding(kind: CellKind) -> Binding {
+    match kind {
+        CellKind::Numeric { .. } => Binding::new(CDataType::Numeric, 19),
+        CellKind::Decimal { buffer_len, .. } => Binding::new(CDataType::Char, buffer_len as usize),
+        _ => Binding::new(CDataType::Char, 0),
+    }
+}
+
+/// The kind of a DECIMAL/NUMERIC column.
+pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
+    let size = desc.size;
+    if size == 0 {
+        return CellKind::LongDecimal;
+    }
+    // Driver 18 only: FreeTDS 1.3 ignores the ARD's precision and scale and converts with
+    // scale 0 (12.34 came back as 12: silent loss), so it keeps the text binding.
+    if backend.ss_c_types() && size <= 38 && (0..=size as i16).contains(&desc.decimal_digits) {
+        return CellKind::Numeric {
+            precision: size as u8,
+            scale: desc.decimal_digits as i8,
+        };
+    }
+    let precision = size.min(255) as u8;
+    // Sign, point, a leading zero some drivers add, the NUL; 64 covers every SQL Server
+    // DECIMAL(38) and unconstrained PostgreSQL numerics up to 60 digits.
+    let buffer_len = (size + 4).max(64).min(u16::MAX as usize) as u16;
+    CellKind::Decimal {
+        precision,
+        scale: desc.decimal_digits.clamp(-128, 127) as i8,
+        buffer_len,
+    }
+}
+
+/// Check that a decimal cell is plain ASCII decimal text (`-12.50`, `.5`, `1E+3` from odd
+/// drivers is refused) and return it as `&str`. Returns `None` for anything else.
+pub fn decimal_text(bytes: &[u8]) -> Option<&str> {
+    // PostgreSQL numerics also hold NaN and ±Infinity, which `Decimal` represents too.
+    if matches!(bytes, b"NaN" | b"Infinity" | b"-Infinity") {
+        return std::str::from_utf8(bytes).ok();
+    }
+    let body = match bytes.first()? {
+        b'-' | b'+' => &bytes[1..],
+        _ => bytes,
+    };
+    let mut digits = 0usize;
+    let mut points = 0usize;
+    for &b in body {
+        match b {
+            b'0'..=b'9' => digits += 1,
+            b'.' => points += 1,
+            _ => return None,
+        }
+    }
+    if digits == 0 || points > 1 {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
 
 /// A finite decimal of at most 38 significant digits (every SQL Server DECIMAL/NUMERIC/MONEY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,9 +198,28 @@ impl DecimalParts {
     }
 }
 
+// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Decimal`, its digits).
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decimal_text_accepts_driver_shapes() {
+        assert_eq!(decimal_text(b"-12.50"), Some("-12.50"));
+        assert_eq!(decimal_text(b".5"), Some(".5"));
+        assert_eq!(decimal_text(b"-.5"), Some("-.5"));
+        assert_eq!(
+            decimal_text(b"12345678901234567890123456789012345678"),
+            Some("12345678901234567890123456789012345678")
+        );
+        assert_eq!(decimal_text(b""), None);
+        assert_eq!(decimal_text(b"1.2.3"), None);
+        assert_eq!(decimal_text(b"NaN"), Some("NaN"));
+        assert_eq!(decimal_text(b"-Infinity"), Some("-Infinity"));
+        assert_eq!(decimal_text(b"nan"), None);
+        assert_eq!(decimal_text(b"1e5"), None);
+    }
 
     #[test]
     fn splits_sign_coefficient_and_exponent() {

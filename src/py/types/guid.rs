@@ -1,86 +1,27 @@
-//! Constructors of the Python objects a cell becomes (besides `str`, text.rs, and `Decimal`,
-//! decimal.rs). Each returns its new reference as a `Bound<'py, PyAny>`, which owns it (dropped
-//! means released) and cannot outlive the GIL; only the row builder turns one into a bare
-//! pointer, when it moves it into a row's slot (decode.rs).
+//! The uniqueidentifier Python arm: `uuid.UUID`, or upper-case `str` (connection.native_uuid
+//! off).
 
-use super::cache;
-use crate::decode;
+use super::super::cache;
+use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
+use crate::types::CellKind;
+use crate::types::guid::{guid_text, guid_to_u128};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDate, PyDateTime, PyDict, PyTime, PyTzInfo};
+use pyo3::types::{PyDict, PyString};
 
-#[inline(always)]
-pub fn none(py: Python<'_>) -> Bound<'_, PyAny> {
-    py.None().into_bound(py)
-}
-
-#[inline(always)]
-pub fn boolean(py: Python<'_>, v: bool) -> Bound<'_, PyAny> {
-    pyo3::types::PyBool::new(py, v).to_owned().into_any()
-}
-
-#[inline(always)]
-pub fn int(py: Python<'_>, v: i64) -> PyResult<Bound<'_, PyAny>> {
-    // SAFETY: a plain constructor: a new reference, or NULL with an exception set.
-    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(v)) }
-}
-
-#[inline(always)]
-pub fn float(py: Python<'_>, v: f64) -> PyResult<Bound<'_, PyAny>> {
-    // SAFETY: a plain constructor: a new reference, or NULL with an exception set.
-    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyFloat_FromDouble(v)) }
-}
-
-#[inline(always)]
-pub fn bytes<'py>(py: Python<'py>, v: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    // SAFETY: copies `v.len()` bytes of a valid slice into a new bytes object (or NULL + error).
-    unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), v.len() as ffi::Py_ssize_t),
-        )
+/// Fill a uniqueidentifier column's served range.
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
+    if f.plan.uuid_as_str {
+        return f.each(buf, |r| {
+            let mut text = guid_text(guid_to_u128(buf.guid(r)));
+            text.make_ascii_uppercase();
+            Ok(PyString::new(py, &String::from_utf8_lossy(&text)).into_any())
+        });
     }
-}
-
-/// A struct field as the `u8` Python's constructors take. `as u8` would wrap a malformed
-/// field into a valid-looking one (hour 256 became 0, month 257 became 1: found by
-/// fuzz/temporal, by reading); out of range raises ValueError naming the field instead.
-pub fn field(value: u16, name: &str) -> PyResult<u8> {
-    u8::try_from(value).map_err(|_| {
-        pyo3::exceptions::PyValueError::new_err(format!("{name} {value} is out of range"))
-    })
-}
-
-pub fn date(py: Python<'_>, d: decode::Date) -> PyResult<Bound<'_, PyAny>> {
-    let (m, day) = (field(d.month, "month")?, field(d.day, "day")?);
-    Ok(PyDate::new(py, d.year as i32, m, day)?.into_any())
-}
-
-pub fn time(py: Python<'_>, t: decode::Time) -> PyResult<Bound<'_, PyAny>> {
-    let h = field(t.hour, "hour")?;
-    let (m, s) = (field(t.minute, "minute")?, field(t.second, "second")?);
-    Ok(PyTime::new(py, h, m, s, t.microsecond(), None)?.into_any())
-}
-
-pub fn datetime<'py>(
-    py: Python<'py>,
-    ts: decode::Timestamp,
-    tz: Option<&Bound<'py, PyTzInfo>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let (d, t) = (ts.date, ts.time);
-    Ok(PyDateTime::new(
-        py,
-        d.year as i32,
-        field(d.month, "month")?,
-        field(d.day, "day")?,
-        field(t.hour, "hour")?,
-        field(t.minute, "minute")?,
-        field(t.second, "second")?,
-        t.microsecond(),
-        tz,
-    )?
-    .into_any())
+    f.each(buf, |r| uuid(py, guid_to_u128(buf.guid(r))))
 }
 
 /// A `uuid.UUID` for a GUID cell. `UUID.__init__` spends about a microsecond on argument checks

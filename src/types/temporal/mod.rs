@@ -1,4 +1,8 @@
-//! The ODBC date/time C structs, read from bound bytes.
+//! The temporal family: DATE, TIME(n), DATETIME/DATETIME2/SMALLDATETIME and DATETIMEOFFSET,
+//! as the ODBC date/time C structs (or text where a driver has no struct: generic TIME, and
+//! DATETIMEOFFSET through FreeTDS). Here: the binding, the structs read from bound bytes and the
+//! drivers' text parsed. Arrow arm: `arrow.rs` (date32, time64, timestamp, the offset struct);
+//! Python arm: `py/types/temporal.rs` (`date`, `time`, `datetime`).
 //!
 //! Layouts (native endian, as unixODBC on x86_64 lays them out):
 //! - `SQL_DATE_STRUCT`: year i16, month u16, day u16 (6 bytes)
@@ -6,6 +10,28 @@
 //! - `SQL_SS_TIME2_STRUCT`: hour, minute, second u16, 2 bytes padding, fraction u32 ns (12 bytes)
 //! - `SQL_SS_TIMESTAMPOFFSET_STRUCT`: timestamp + timezone_hour i16, timezone_minute i16 (20 bytes);
 //!   the minute carries the sign of the offset (-05:30 is hour -5, minute -30).
+
+use super::kind::{Binding, CellKind};
+use crate::odbc::sys::CDataType;
+
+pub(crate) mod arrow;
+
+/// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
+pub const TIME_TEXT_UNITS: usize = 32;
+/// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).
+pub const OFFSET_TEXT_UNITS: usize = 48;
+
+/// The binding of a temporal kind: its struct, or room for its text rendering.
+pub fn binding(kind: CellKind) -> Binding {
+    match kind {
+        CellKind::Date => Binding::new(CDataType::TypeDate, 6),
+        CellKind::TimeText => Binding::new(CDataType::WChar, TIME_TEXT_UNITS * 2),
+        CellKind::OffsetText => Binding::new(CDataType::WChar, OFFSET_TEXT_UNITS * 2),
+        CellKind::SsTime2 => Binding::new(CDataType::SsTime2, 12),
+        CellKind::Timestamp => Binding::new(CDataType::TypeTimestamp, 16),
+        _ => Binding::new(CDataType::SsTimestampOffset, 20),
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Date {
@@ -211,6 +237,87 @@ pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
     })
 }
 
+// Encoder: the values a parameter (and, next, a bulk load) sends, as the driver's C struct or
+// as the ISO text a server converts where the struct is not an option (`params/encode.rs` picks
+// which per backend and driver).
+
+impl Date {
+    /// `SQL_DATE_STRUCT`.
+    pub fn to_ne_bytes(&self) -> [u8; 6] {
+        let mut out = [0u8; 6];
+        out[0..2].copy_from_slice(&self.year.to_ne_bytes());
+        out[2..4].copy_from_slice(&self.month.to_ne_bytes());
+        out[4..6].copy_from_slice(&self.day.to_ne_bytes());
+        out
+    }
+
+    /// `YYYY-MM-DD`.
+    pub fn to_text(&self) -> String {
+        format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
+    }
+}
+
+impl Time {
+    /// `SQL_SS_TIME2_STRUCT` (two bytes of padding before the fraction).
+    pub fn to_ss_time2(&self) -> [u8; 12] {
+        let mut out = [0u8; 12];
+        out[0..2].copy_from_slice(&self.hour.to_ne_bytes());
+        out[2..4].copy_from_slice(&self.minute.to_ne_bytes());
+        out[4..6].copy_from_slice(&self.second.to_ne_bytes());
+        out[8..12].copy_from_slice(&self.nanosecond.to_ne_bytes());
+        out
+    }
+
+    /// `hh:mm:ss.ffffff` (microseconds: generic TIME's text).
+    pub fn to_text(&self) -> String {
+        format!(
+            "{:02}:{:02}:{:02}.{:06}",
+            self.hour,
+            self.minute,
+            self.second,
+            self.nanosecond / 1000
+        )
+    }
+}
+
+impl Timestamp {
+    /// `YYYY-MM-DD hh:mm:ss.fffffff`: all seven fraction digits, which the server's conversion
+    /// to datetime2(7) keeps.
+    pub fn to_text(&self) -> String {
+        let t = self.time;
+        format!(
+            "{} {:02}:{:02}:{:02}.{:07}",
+            self.date.to_text(),
+            t.hour,
+            t.minute,
+            t.second,
+            t.nanosecond / 100
+        )
+    }
+}
+
+impl TimestampOffset {
+    /// `YYYY-MM-DD hh:mm:ss.ffffff +hh:mm`.
+    pub fn to_text(&self) -> String {
+        let d = self.timestamp.date;
+        let t = self.timestamp.time;
+        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
+        let off = self.offset_minutes.unsigned_abs();
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} {sign}{:02}:{:02}",
+            d.year,
+            d.month,
+            d.day,
+            t.hour,
+            t.minute,
+            t.second,
+            t.nanosecond / 1000,
+            off / 60,
+            off % 60
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,5 +440,37 @@ mod tests {
         assert_eq!(i16::from_ne_bytes([bytes[18], bytes[19]]), -30);
         assert_eq!(TimestampOffset::from_ne_bytes(&bytes), v);
         assert_eq!(v.timestamp.time.microsecond(), 999_999);
+    }
+
+    #[test]
+    fn encoded_structs_read_back_and_texts_are_iso() {
+        let date = Date {
+            year: 1,
+            month: 12,
+            day: 31,
+        };
+        assert_eq!(Date::from_ne_bytes(&date.to_ne_bytes()), date);
+        assert_eq!(date.to_text(), "0001-12-31");
+        let time = Time {
+            hour: 23,
+            minute: 5,
+            second: 9,
+            nanosecond: 123_456_700,
+        };
+        let raw = time.to_ss_time2();
+        assert_eq!(&raw[6..8], &[0, 0], "padding before the fraction");
+        assert_eq!(Time::from_ss_time2(&raw), time);
+        assert_eq!(time.to_text(), "23:05:09.123456");
+        let ts = Timestamp { date, time };
+        assert_eq!(ts.to_text(), "0001-12-31 23:05:09.1234567");
+        let v = TimestampOffset {
+            timestamp: ts,
+            offset_minutes: -(5 * 60 + 30),
+        };
+        assert_eq!(v.to_text(), "0001-12-31 23:05:09.123456 -05:30");
+        let text: Vec<u16> = v.to_text().encode_utf16().collect();
+        let back = parse_offset_text(&text).unwrap();
+        assert_eq!(back.offset_minutes, v.offset_minutes);
+        assert_eq!(back.timestamp.date, date);
     }
 }

@@ -1,0 +1,17 @@
+//! bit's Python arm: `bool`.
+
+use super::cell::{CellFail, Fill};
+use crate::batch::ColumnBuffer;
+use crate::types::CellKind;
+use pyo3::prelude::*;
+
+/// Fill a bit column's served range.
+pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(), CellFail> {
+    let py = f.py;
+    f.each(buf, |r| Ok(boolean(py, buf.bit(r))))
+}
+
+#[inline(always)]
+pub fn boolean(py: Python<'_>, v: bool) -> Bound<'_, PyAny> {
+    pyo3::types::PyBool::new(py, v).to_owned().into_any()
+}

@@ -1,0 +1,33 @@
+//! The binary family: BINARY/VARBINARY bound as `SQL_C_BINARY` up to
+//! [`MAX_BOUND_BINARY_BYTES`], (MAX)/IMAGE/UDT streamed. Arrow arm: `arrow.rs`
+//! (binary/large_binary); Python arm: `py/types/binary.rs` (`bytes`).
+
+use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::odbc::sys::CDataType;
+
+pub(crate) mod arrow;
+
+/// Largest binary column bound in the row array.
+pub const MAX_BOUND_BINARY_BYTES: usize = 16000;
+
+/// The binding of a binary kind (`LongBinary`: streamed, no bound element).
+pub fn binding(kind: CellKind) -> Binding {
+    match kind {
+        CellKind::Binary { max_bytes } => Binding::new(CDataType::Binary, max_bytes as usize),
+        _ => Binding::new(CDataType::Binary, 0),
+    }
+}
+
+/// The kind of a BINARY/VARBINARY column of declared `size` bytes.
+pub fn kind_for(size: usize, backend: Backend) -> CellKind {
+    if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
+        CellKind::LongBinary
+    } else {
+        CellKind::Binary {
+            max_bytes: size as u32,
+        }
+    }
+}
+
+// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Bytes`, the bytes as they are).

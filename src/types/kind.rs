@@ -1,0 +1,141 @@
+//! The vocabulary of the type families: each column's [`CellKind`] (its bound C buffer and its
+//! decoder, as one decision) and the [`Family`] that owns it. Nothing here knows a family's
+//! details: the plan asks the family for its binding (`plan.rs`), the fetch paths for its
+//! Arrow and Python arms.
+
+use crate::odbc::sys::CDataType;
+
+/// The bound buffer and the decoder of one column, as one decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CellKind {
+    /// `SQL_C_BIT` → bool.
+    Bit,
+    /// `SQL_C_SSHORT` → int (TINYINT, signed or not, and SMALLINT).
+    I16,
+    /// `SQL_C_SLONG` → int.
+    I32,
+    /// `SQL_C_SBIGINT` → int.
+    I64,
+    /// `SQL_C_FLOAT` → float (REAL; widened exactly like pyodbc does).
+    F32,
+    /// `SQL_C_DOUBLE` → float.
+    F64,
+    /// `SQL_C_NUMERIC` struct (sign, 128-bit magnitude) with the column's precision and scale set
+    /// on the ARD → `Decimal`, exact: SQL Server's DECIMAL/NUMERIC/MONEY (p ≤ 38) through Driver
+    /// 18 (FreeTDS ignores the ARD scale). Driver 18
+    /// spends ~150 ns a cell rendering a decimal as text; the struct is a copy of the wire value.
+    Numeric { precision: u8, scale: i8 },
+    /// `SQL_C_CHAR` digits → `Decimal`, exact. `buffer_len` includes the NUL.
+    Decimal {
+        precision: u8,
+        scale: i8,
+        buffer_len: u16,
+    },
+    /// `SQL_C_TYPE_DATE` → date.
+    Date,
+    /// Generic TIME as `SQL_C_WCHAR` text (`SQL_C_TYPE_TIME` has no fraction) → time.
+    TimeText,
+    /// SQL Server TIME(n): `SQL_C_SS_TIME2` struct (nanoseconds) → time.
+    SsTime2,
+    /// `SQL_C_TYPE_TIMESTAMP` → naive datetime.
+    Timestamp,
+    /// SQL Server DATETIMEOFFSET: `SQL_C_SS_TIMESTAMPOFFSET` → aware datetime.
+    TimestampOffset,
+    /// DATETIMEOFFSET rendered as text (`YYYY-MM-DD hh:mm:ss.fffffff +hh:mm`) by drivers
+    /// without `SQL_C_SS_TIMESTAMPOFFSET` (FreeTDS) → aware datetime.
+    OffsetText,
+    /// `SQL_C_GUID` → UUID.
+    Guid,
+    /// `SQL_C_WCHAR`, at most `max_units` code units → str.
+    WText { max_units: u32 },
+    /// `SQL_C_BINARY`, at most `max_bytes` → bytes.
+    Binary { max_bytes: u32 },
+    /// Unbounded text streamed with SQLGetData in chunks → str.
+    LongWText,
+    /// Unbounded binary streamed with SQLGetData in chunks → bytes.
+    LongBinary,
+    /// SQL Server `sql_variant`: streamed; each cell's underlying type is read from the driver
+    /// (`SQL_CA_SS_VARIANT_TYPE`) and decoded as that type.
+    Variant,
+    /// DECIMAL/NUMERIC of unknown size (psqlODBC's unconstrained numeric): digits streamed
+    /// with SQLGetData so no length is ever too short → `Decimal`.
+    LongDecimal,
+}
+
+/// The type families: one module each under `types/` (and its Python arm under `py/types/`).
+/// Every dispatch (binding, Arrow arm, Python arm) has one line per family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    Bit,
+    Int,
+    Float,
+    Decimal,
+    Temporal,
+    Guid,
+    Text,
+    Binary,
+    Variant,
+}
+
+/// How a kind is bound: its ODBC C type and the bytes one element takes in a column buffer
+/// (0 for the streamed kinds: they own a growable buffer). Given by the kind's family.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding {
+    pub c_type: CDataType,
+    pub element_len: usize,
+}
+
+impl Binding {
+    pub const fn new(c_type: CDataType, element_len: usize) -> Binding {
+        Binding {
+            c_type,
+            element_len,
+        }
+    }
+}
+
+impl CellKind {
+    /// The family that owns this kind.
+    pub const fn family(self) -> Family {
+        match self {
+            CellKind::Bit => Family::Bit,
+            CellKind::I16 | CellKind::I32 | CellKind::I64 => Family::Int,
+            CellKind::F32 | CellKind::F64 => Family::Float,
+            CellKind::Numeric { .. } | CellKind::Decimal { .. } | CellKind::LongDecimal => {
+                Family::Decimal
+            }
+            CellKind::Date
+            | CellKind::TimeText
+            | CellKind::SsTime2
+            | CellKind::Timestamp
+            | CellKind::TimestampOffset
+            | CellKind::OffsetText => Family::Temporal,
+            CellKind::Guid => Family::Guid,
+            CellKind::WText { .. } | CellKind::LongWText => Family::Text,
+            CellKind::Binary { .. } | CellKind::LongBinary => Family::Binary,
+            CellKind::Variant => Family::Variant,
+        }
+    }
+
+    /// Read with SQLGetData in chunks (no bound element). Checked per cell by the column
+    /// accessors: a plain `matches!`, never a call into a family.
+    #[inline]
+    pub fn is_long(self) -> bool {
+        matches!(
+            self,
+            CellKind::LongWText | CellKind::LongBinary | CellKind::LongDecimal | CellKind::Variant
+        )
+    }
+
+    /// The streamed equivalent, for a bounded column that must be read with SQLGetData because it
+    /// follows an unbounded one (SQL Server only allows SQLGetData on columns after the bound ones).
+    pub fn streamed(self) -> CellKind {
+        match self {
+            CellKind::WText { .. } => CellKind::LongWText,
+            CellKind::Binary { .. } => CellKind::LongBinary,
+            // SQLGetData would convert with the ARD's default scale 0: read the digits instead.
+            CellKind::Numeric { .. } => CellKind::LongDecimal,
+            other => other,
+        }
+    }
+}

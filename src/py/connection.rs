@@ -272,8 +272,10 @@ impl Connection {
         if self.shared.lost.load(Ordering::Acquire) {
             return !self.shared.is_closed();
         }
-        let guard = self.shared.lock_conn(py);
-        guard.as_ref().is_some_and(|c| c.is_dead())
+        let mut guard = self.shared.lock_conn(py);
+        guard
+            .as_mut()
+            .is_some_and(|c| py.detach(move || c.is_dead()))
     }
 
     /// The largest value, in bytes, a fetch reads into memory for one (MAX)/LOB cell (or any
@@ -315,11 +317,11 @@ impl Connection {
     /// The ODBC driver's file name (`SQL_DRIVER_NAME`).
     #[getter]
     fn driver_name(&self, py: Python<'_>) -> PyResult<String> {
-        let guard = self.shared.lock_conn(py);
-        Ok(guard
-            .as_ref()
-            .ok_or_else(|| programming("Attempt to use a closed connection."))?
-            .driver_name())
+        let mut guard = self.shared.lock_conn(py);
+        let conn = guard
+            .as_mut()
+            .ok_or_else(|| programming("Attempt to use a closed connection."))?;
+        Ok(py.detach(move || conn.driver_name()))
     }
 
     /// How malformed UTF-16 in text columns is handled: "strict" (DataError, the default),
@@ -618,7 +620,8 @@ impl Connection {
         );
         for weak in cursors {
             if let Some(cell) = weak.upgrade() {
-                cell.lock_state(py).release();
+                let stmt = cell.lock_state(py).release();
+                py.detach(move || drop(stmt));
             }
         }
         let conn = self.shared.lock_conn(py).take();

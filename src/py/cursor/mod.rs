@@ -60,13 +60,16 @@ impl CursorState {
         }
     }
 
-    /// Free the statement (connection close): the cursor is unusable afterwards.
-    pub fn release(&mut self) {
+    /// Give up the statement (connection close): the cursor is unusable afterwards. The caller
+    /// drops the statement with the GIL released: freeing it waits for a running prefetch and
+    /// calls the driver.
+    #[must_use = "drop the statement with the GIL released"]
+    pub fn release(&mut self) -> Option<Statement> {
         self.discard_outputs();
         self.plan = None;
         self.shape = None;
-        self.stmt = None;
         self.closed = true;
+        self.stmt.take()
     }
 }
 
@@ -117,7 +120,16 @@ pub struct Cursor {
 impl Drop for Cursor {
     /// Leave the connection's list of cursors (with any other dead entry): a long-lived
     /// connection making a cursor per statement kept ~800 bytes per cursor it ever made.
+    /// A statement still held is freed with the GIL released: freeing it waits for a running
+    /// prefetch (a slow server would otherwise stop every Python thread meanwhile).
     fn drop(&mut self) {
+        let stmt = match self.cell.state.try_lock() {
+            Ok(mut st) => st.stmt.take(),
+            Err(_) => None,
+        };
+        if let Some(stmt) = stmt {
+            Python::attach(|py| py.detach(move || drop(stmt)));
+        }
         let mut cursors = self
             .shared
             .cursors
@@ -230,11 +242,12 @@ impl Cursor {
         st: &'a mut CursorState,
     ) -> PyResult<&'a mut Statement> {
         if st.stmt.is_none() {
-            let conn = self.shared.lock_conn(py);
+            let mut conn = self.shared.lock_conn(py);
             let conn = conn
-                .as_ref()
+                .as_mut()
                 .ok_or_else(|| programming("The cursor's connection has been closed."))?;
-            let stmt = conn.new_statement().py(py)?;
+            let alloc = &mut *conn;
+            let stmt = py.detach(move || alloc.new_statement()).py(py)?;
             *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = Some(stmt.cancel_handle());
             st.stmt = Some(Statement::new(stmt, conn.backend()));
         }
@@ -312,17 +325,32 @@ impl Cursor {
         Ok(())
     }
 
+    /// Put the connection's query timeout and LOB limit on the statement, if they changed. The
+    /// GIL is released: the statement first waits for a prefetch still fetching ahead, which
+    /// can take as long as the server does.
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
-        if timeout != st.applied_timeout {
-            self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
-            st.applied_timeout = timeout;
-        }
         let lob = self.shared.max_lob_bytes.load(Ordering::Relaxed);
-        if lob != st.applied_max_lob_bytes {
-            self.statement(py, st)?.set_max_lob_bytes(lob);
-            st.applied_max_lob_bytes = lob;
+        let (new_timeout, new_lob) = (
+            timeout != st.applied_timeout,
+            lob != st.applied_max_lob_bytes,
+        );
+        if !new_timeout && !new_lob {
+            return Ok(());
         }
+        let stmt = self.statement(py, st)?;
+        py.detach(|| {
+            if new_timeout {
+                stmt.set_query_timeout(timeout)?;
+            }
+            if new_lob {
+                stmt.set_max_lob_bytes(lob);
+            }
+            Ok(())
+        })
+        .py(py)?;
+        st.applied_timeout = timeout;
+        st.applied_max_lob_bytes = lob;
         Ok(())
     }
 }
@@ -430,8 +458,7 @@ impl Cursor {
             return Ok(());
         }
         *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        let mut stmt = guard.stmt.take();
-        guard.release();
+        let mut stmt = guard.release();
         drop(guard);
         if let Some(s) = stmt.as_mut() {
             // Discarding pending rows may wait for the server's ATTENTION acknowledgement.

@@ -1,7 +1,7 @@
 //! Arrow record batches from the same bound batches as rows: one more consumer of the row
-//! source ([`crate::rowset::RowSet`]), no fetch loop of its own. The binding layer asks the
-//! statement for served rows exactly as the tuple paths do and hands each [`Served`] range to a
-//! [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
+//! stream ([`crate::rowset::RowStream`]), no fetch loop of its own. [`assemble_batch`] takes
+//! served rows from the stream exactly as the tuple paths do and hands each [`Served`] range to
+//! a [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
 //! one slice copy per range, text transcoded once from UTF-16 straight into the UTF-8 value
 //! buffer, validity from the length indicators; `columns.rs` says why fixed-width values are
 //! copied once rather than handed over).
@@ -14,7 +14,8 @@
 //!
 //! `schema.rs`: the Arrow type of every column (decided once per result set, refusing what is
 //! not mapped); `values.rs`: the exact value conversions (days, micro- or nanoseconds, decimals,
-//! UUID bytes); `columns.rs`: one builder per column; `stream.rs`: the assembler and the C stream; `text.rs`: UTF-16 → UTF-8 text columns.
+//! UUID bytes); `columns.rs`: one builder per column; `assemble.rs`: record batches from the
+//! row stream; `stream.rs`: the C stream; `text.rs`: UTF-16 → UTF-8 text columns.
 //!
 //! # Type mapping
 //!
@@ -44,6 +45,7 @@
 //!
 //! [`Served`]: crate::rowset::Served
 
+mod assemble;
 mod columns;
 mod schema;
 mod stream;
@@ -52,6 +54,7 @@ mod tests;
 pub mod text;
 mod values;
 
+pub use assemble::{BatchAssembler, assemble_batch, assemble_table};
 pub use schema::{ArrowKind, ArrowLayout, ArrowOptions};
-pub use stream::{BatchAssembler, export_stream};
+pub use stream::export_stream;
 pub use values::{Unit, days_from_civil, decimal_text_to_i128};

@@ -260,7 +260,7 @@ impl Cursor {
         let Some(stmt) = st.stmt.as_ref() else {
             return Ok(false);
         };
-        let Some(core) = stmt.plan() else {
+        let Some(core) = stmt.row_set().plan() else {
             return Ok(false);
         };
         let generation = self.shared.generation.load(Ordering::Relaxed);
@@ -397,7 +397,7 @@ impl Cursor {
             .stmt
             .as_ref()
             .filter(|s| s.has_result_set())
-            .map(|s| s.rows_served()))
+            .map(|s| s.row_set().rows_served()))
     }
 
     /// Informational messages (PRINT, low-severity RAISERROR, warnings) of the last execute or

@@ -14,6 +14,7 @@ pub mod connection;
 pub mod connstr;
 pub mod counters;
 pub mod decode;
+pub mod diagnostic;
 pub mod error;
 pub mod info;
 pub mod odbc;

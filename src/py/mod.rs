@@ -16,6 +16,7 @@ mod params;
 pub mod plan;
 mod row;
 mod shape;
+mod shared;
 pub mod text;
 
 use pyo3::prelude::*;

@@ -127,6 +127,9 @@ fn arg(wide: &Option<Vec<u16>>) -> (Text, i16) {
 
 impl Stmt {
     /// Run one catalog function; its result set is then read like any other.
+    ///
+    /// One job, longer than most: one arm per ODBC catalog function, each passing its
+    /// arguments to its one `SQL...W` call (no logic of its own to split out).
     pub fn catalog(&mut self, call: &CatalogCall) -> Result<Outcome> {
         let w = |name: &str, v: &Option<String>| wide_argument(name, v.as_deref());
         let h = self.raw();

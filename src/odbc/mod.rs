@@ -11,6 +11,8 @@
 //! so SQL text and diagnostics survive any process locale; and every handle wrapper is `Send`
 //! (ODBC allows handles to move between threads) but never `Sync`.
 
+mod bind;
+mod cancel;
 mod catalog;
 mod dbc;
 mod diag;
@@ -18,11 +20,12 @@ mod env;
 mod info;
 mod stmt;
 
+pub use cancel::{CancelHandle, FetchLease};
 pub use dbc::Dbc;
 pub use diag::{Diagnostic, read_diagnostics};
 pub use env::environment;
 pub use info::{data_sources, drivers, environment_address};
-pub use stmt::{CancelHandle, ColumnDescription, FetchLease, Stmt};
+pub use stmt::{ColumnDescription, Stmt};
 
 pub use odbc_api::sys;
 

@@ -5,14 +5,15 @@
 //! statement). The engine's `Batch` (columns) and `params::BoundParams` (parameters) own that
 //! memory.
 
-use super::Stmt;
-use super::sys::{
+use super::call::Outcome;
+use super::diag::read_diagnostics;
+use super::stmt::Stmt;
+use crate::counters;
+use crate::error::{Error, Result};
+use odbc_api::sys::{
     self, CDataType, FreeStmtOption, HStmt, HandleType, Len, ParamType, Pointer, SqlDataType,
     StatementAttribute, ULen,
 };
-use super::{Outcome, read_diagnostics};
-use crate::counters;
-use crate::error::{Error, Result};
 use std::ptr::null_mut;
 
 // Statement attributes and descriptor fields as the C signatures have them (plain integers):

@@ -3,11 +3,13 @@
 //! not safe mid-call), and lending the handle to the prefetch thread for one fetch
 //! ([`FetchLease`]).
 
-use super::sys::{self, HStmt, HandleType};
-use super::{Diagnostic, Outcome, read_diagnostics};
+use super::call::Outcome;
+use super::diag::Diagnostic;
+use super::diag::read_diagnostics;
 use crate::counters;
 use crate::error::{Error, Result};
 use crate::process::Owner;
+use odbc_api::sys::{self, HStmt, HandleType};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 

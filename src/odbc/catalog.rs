@@ -4,12 +4,12 @@
 //! every value), so the C signatures are declared here with plain integers; unixODBC exports
 //! all of them.
 
-use super::Outcome;
+use super::call::Outcome;
 use super::stmt::Stmt;
-use super::sys::{HStmt, SqlReturn};
 use crate::catalog::{CatalogCall, SpecialColumns, wide_argument};
 use crate::counters;
 use crate::error::Result;
+use odbc_api::sys::{HStmt, SqlReturn};
 use std::ptr::null;
 
 type Text = *const u16;

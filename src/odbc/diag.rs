@@ -4,8 +4,8 @@
 //! not be prepared"), and PRINT / RAISERROR with low severity arrive only as records on a
 //! successful call; `cursor.messages` needs all of them.
 
-use super::sys::{self, Handle, HandleType, SqlReturn};
 pub use crate::diagnostic::Diagnostic;
+use odbc_api::sys::{self, Handle, HandleType, SqlReturn};
 
 /// Read every diagnostic record of `handle`. Stops at the first record number the driver does not
 /// have. Bounded to 32,767 records (the i16 record number) so a misbehaving driver cannot keep

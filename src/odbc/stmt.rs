@@ -2,14 +2,18 @@
 //! describe, fetch, attributes, results. Binding columns and parameters is `bind.rs`; the
 //! cancel handle and the lease for the prefetch thread are `cancel.rs`.
 
+use super::call::Outcome;
+use super::call::to_wide;
 use super::cancel::{CancelHandle, FetchLease, RawStmt};
-use super::sys::{
+use super::dbc::Dbc;
+use super::diag::Diagnostic;
+use super::diag::read_diagnostics;
+use crate::counters;
+use crate::error::{Error, Result};
+use odbc_api::sys::{
     self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, Pointer, SqlDataType,
     StatementAttribute, ULen,
 };
-use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
-use crate::counters;
-use crate::error::{Error, Result};
 use std::ptr::null_mut;
 
 // odbc-sys types the field identifier as its `Desc` enum, which cannot carry driver-specific

@@ -443,7 +443,7 @@ impl Cursor {
         // One lock for the whole table: it is read now, so nothing can move the cursor between
         // its batches (the lazy reader locks and checks the result set per batch instead).
         let mut guard = self.lock(py)?;
-        let (layout, _, errors) = self.arrow_start(py, &mut *guard, options)?;
+        let (layout, _, errors) = self.arrow_start(py, &mut guard, options)?;
         let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
         let Fetch { mut rows, .. } = self.begin_fetch(py, &mut guard)?;
         let batches = py

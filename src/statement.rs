@@ -10,77 +10,7 @@ use crate::rowset::{Refill, RowSet, RowStream};
 use std::sync::Arc;
 
 /// The rows of a statement's current result set ([`Statement::rows`]).
-pub type Rows<'s> = RowStream<'s, Refiller<'s>>;
-
-/// What [`SQLMoreResults`](Stmt::more_results) said when the FreeTDS look-ahead called it at
-/// the end of a result set (see [`Refiller`]): its outcome and diagnostic records.
-type Ahead = Option<Result<(Outcome, Vec<Diagnostic>)>>;
-
-/// An error that follows a `cancel()` is the cancellation, whatever the driver called it.
-fn relabel(stmt: &Stmt, e: crate::Error) -> crate::Error {
-    if stmt.take_cancel_requested() {
-        e.into_cancelled()
-    } else {
-        e
-    }
-}
-
-/// Refills a statement's row set from its handle, with the statement's end-of-result check.
-///
-/// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
-/// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
-/// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
-/// called at once: a lost link is raised after the rows received (the result is not
-/// silently short), and any other outcome waits for `next_result`.
-pub struct Refiller<'s> {
-    stmt: &'s mut Stmt,
-    messages: &'s mut Vec<Diagnostic>,
-    ahead: &'s mut Ahead,
-    backend: Backend,
-}
-
-impl Refill for Refiller<'_> {
-    fn refill(&mut self, rows: &mut RowSet) -> Result<usize> {
-        let filled = rows.fill(self.stmt, self.messages);
-        let n = filled.map_err(|e| relabel(self.stmt, e))?;
-        if self.backend.driver == crate::backend::Driver::FreeTds
-            && self.ahead.is_none()
-            && rows.is_over()
-            && let Err(e) = self.look_ahead()
-        {
-            let e = relabel(self.stmt, e);
-            if n == 0 {
-                return Err(e);
-            }
-            rows.defer(e);
-        }
-        Ok(n)
-    }
-}
-
-impl Refiller<'_> {
-    /// Only a lost link is raised now; anything else SQLMoreResults said (the next result, an
-    /// error of the batch's next statement) is kept for `next_result`, as if called then.
-    fn look_ahead(&mut self) -> Result<()> {
-        let outcome = match self.stmt.more_results() {
-            Ok(outcome) => outcome,
-            Err(e) if e.is_connection_loss() => return Err(e),
-            Err(e) => {
-                *self.ahead = Some(Err(e));
-                return Ok(());
-            }
-        };
-        let records = match outcome {
-            Outcome::Success | Outcome::SuccessWithInfo => self.stmt.diagnostics(),
-            _ => Vec::new(),
-        };
-        if crate::Error::is_loss_records(&records) {
-            return Err(crate::Error::odbc("SQLMoreResults", records));
-        }
-        *self.ahead = Some(Ok((outcome, records)));
-        Ok(())
-    }
-}
+pub type Rows<'s> = RowStream<'s, Statement>;
 
 /// The binding of one parameter row (a single row always has one binding type per column).
 fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Result<BoundParams> {
@@ -106,8 +36,8 @@ pub struct Statement {
     /// [`ResultPlan::build_with_raw`]); set by the caller before an execute, usually empty.
     raw_sql_types: Vec<i16>,
     /// FreeTDS only: SQLMoreResults already called at the end of the current result set (see
-    /// [`Refiller`]), its outcome and diagnostic records, for the next `next_result`.
-    ahead: Ahead,
+    /// the [`Refill`] impl), its outcome and diagnostic records, for the next `next_result`.
+    ahead: Option<Result<(Outcome, Vec<Diagnostic>)>>,
 }
 
 impl Statement {
@@ -178,21 +108,17 @@ impl Statement {
 
     /// An error that follows a `cancel()` is the cancellation, whatever the driver called it.
     fn relabel(&self, e: crate::Error) -> crate::Error {
-        relabel(&self.stmt, e)
+        if self.stmt.take_cancel_requested() {
+            e.into_cancelled()
+        } else {
+            e
+        }
     }
 
     /// The rows of the current result set, as the one stream every consumer reads.
     #[inline]
     pub fn rows(&mut self) -> Rows<'_> {
-        RowStream::new(
-            &mut self.rows,
-            Refiller {
-                stmt: &mut self.stmt,
-                messages: &mut self.messages,
-                ahead: &mut self.ahead,
-                backend: self.backend,
-            },
-        )
+        RowStream::new(self)
     }
 
     /// The current result set's row source, to read where it stands (its plan, the rows served).
@@ -470,6 +396,28 @@ impl Statement {
         Ok(())
     }
 
+    /// Only a lost link is raised now; anything else SQLMoreResults said (the next result, an
+    /// error of the batch's next statement) is kept for `next_result`, as if called then.
+    fn look_ahead(&mut self) -> Result<()> {
+        let outcome = match self.stmt.more_results() {
+            Ok(outcome) => outcome,
+            Err(e) if e.is_connection_loss() => return Err(e),
+            Err(e) => {
+                self.ahead = Some(Err(e));
+                return Ok(());
+            }
+        };
+        let records = match outcome {
+            Outcome::Success | Outcome::SuccessWithInfo => self.stmt.diagnostics(),
+            _ => Vec::new(),
+        };
+        if crate::Error::is_loss_records(&records) {
+            return Err(crate::Error::odbc("SQLMoreResults", records));
+        }
+        self.ahead = Some(Ok((outcome, records)));
+        Ok(())
+    }
+
     /// Move to the next result set. `Ok(false)` when there is none.
     pub fn next_result(&mut self) -> Result<bool> {
         self.next_result_inner().map_err(|e| self.relabel(e))
@@ -532,6 +480,42 @@ impl Statement {
 
     pub fn has_result_set(&self) -> bool {
         self.rows.plan().is_some()
+    }
+}
+
+/// A statement refills its row set from its handle, with its own end-of-result check.
+///
+/// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
+/// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
+/// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
+/// called at once: a lost link is raised after the rows received (the result is not
+/// silently short), and any other outcome waits for `next_result`.
+impl Refill for Statement {
+    #[inline]
+    fn row_set(&self) -> &RowSet {
+        &self.rows
+    }
+
+    #[inline]
+    fn row_set_mut(&mut self) -> &mut RowSet {
+        &mut self.rows
+    }
+
+    fn refill(&mut self) -> Result<usize> {
+        let filled = self.rows.fill(&mut self.stmt, &mut self.messages);
+        let n = filled.map_err(|e| self.relabel(e))?;
+        if self.backend.driver == crate::backend::Driver::FreeTds
+            && self.ahead.is_none()
+            && self.rows.is_over()
+            && let Err(e) = self.look_ahead()
+        {
+            let e = self.relabel(e);
+            if n == 0 {
+                return Err(e);
+            }
+            self.rows.defer(e);
+        }
+        Ok(n)
     }
 }
 

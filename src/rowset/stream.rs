@@ -3,8 +3,9 @@
 //! the result set. Tuples of every fetch shape, `fetchval`, `skip`, lazy rows and Arrow batches
 //! all take their rows through it, so the refill-and-serve step exists once.
 //!
-//! The stream is bound to what refills it ([`Refill`]: the statement, which adds its own
-//! end-of-result checks to [`RowSet::fill`]) and runs each refill through the consumer's
+//! The stream borrows what owns the row set and refills it ([`Refill`]: the statement, which
+//! adds its own end-of-result checks to [`RowSet::fill`]; one pointer, so handing the stream
+//! to a consumer costs nothing per row) and runs each refill through the consumer's
 //! [`DriverWait`]: the Python binding releases the GIL there, and only there, so a serve from
 //! buffered rows costs no GIL hand-off.
 
@@ -13,10 +14,15 @@ use crate::error::Result;
 use crate::plan::ResultPlan;
 use std::sync::Arc;
 
-/// Refills a row set whose buffered rows are used up (only called when
-/// [`RowSet::needs_fetch`]): the rows now available, 0 at the end of the result set.
+/// What owns a row set and refills it.
 pub trait Refill: Send {
-    fn refill(&mut self, rows: &mut RowSet) -> Result<usize>;
+    fn row_set(&self) -> &RowSet;
+
+    fn row_set_mut(&mut self) -> &mut RowSet;
+
+    /// Refill the row set whose buffered rows are used up (only called when
+    /// [`RowSet::needs_fetch`]): the rows now available, 0 at the end of the result set.
+    fn refill(&mut self) -> Result<usize>;
 }
 
 /// How a consumer runs a call that may wait on the driver (a refill).
@@ -34,15 +40,15 @@ impl DriverWait for InLine {
     }
 }
 
-/// The rows of the current result set, bound to what refills them.
+/// The rows of the current result set, through what owns and refills them.
 pub struct RowStream<'s, R> {
-    rows: &'s mut RowSet,
-    refill: R,
+    source: &'s mut R,
 }
 
 impl<'s, R: Refill> RowStream<'s, R> {
-    pub fn new(rows: &'s mut RowSet, refill: R) -> Self {
-        RowStream { rows, refill }
+    #[inline]
+    pub fn new(source: &'s mut R) -> Self {
+        RowStream { source }
     }
 
     /// Up to `max` rows, refilling from the source first (through `wait`) when every buffered
@@ -51,14 +57,15 @@ impl<'s, R: Refill> RowStream<'s, R> {
     /// consumer's work on these rows overlaps with it.
     #[inline]
     pub fn next(&mut self, max: usize, wait: &impl DriverWait) -> Result<Option<Served<'_>>> {
-        if self.rows.needs_fetch() {
-            let (rows, refill) = (&mut *self.rows, &mut self.refill);
-            wait.wait(|| refill.refill(rows))?;
+        if self.source.row_set().needs_fetch() {
+            let source = &mut *self.source;
+            wait.wait(|| source.refill())?;
         }
-        if self.rows.buffered() == 0 {
+        let rows = self.source.row_set_mut();
+        if rows.buffered() == 0 {
             return Ok(None);
         }
-        Ok(Some(self.rows.serve(max)))
+        Ok(Some(rows.serve(max)))
     }
 
     /// Discard up to `n` rows without handing them out; the rows discarded.
@@ -77,23 +84,23 @@ impl<'s, R: Refill> RowStream<'s, R> {
     /// kept of the served batch first, so the refill can reuse it).
     #[inline]
     pub fn needs_fetch(&self) -> bool {
-        self.rows.needs_fetch()
+        self.source.row_set().needs_fetch()
     }
 
     /// Move the read position back to batch row `row` (at or before the current position):
     /// rows served after a row that failed to decode are served again by the next call.
     #[inline]
     pub fn rewind_to(&mut self, row: usize) {
-        self.rows.rewind_to(row)
+        self.source.row_set_mut().rewind_to(row)
     }
 
     /// Read the rest of the result set without fetching ahead ([`RowSet::without_prefetch`]).
     pub fn without_prefetch(&mut self) {
-        self.rows.without_prefetch();
+        self.source.row_set_mut().without_prefetch();
     }
 
     /// The result set's plan (`None` when there is no result set).
     pub fn plan(&self) -> Option<&Arc<ResultPlan>> {
-        self.rows.plan()
+        self.source.row_set().plan()
     }
 }

@@ -137,32 +137,41 @@ fn int_plan() -> Arc<ResultPlan> {
     Arc::new(ResultPlan::build(vec![desc], Dbms::Other))
 }
 
-/// The fake source as what refills a row stream (the statement adds its own checks there).
+/// A row set with the fake source, as what a row stream reads (the statement adds its own
+/// checks to the refill).
 struct Direct<'a> {
+    rs: &'a mut RowSet,
     src: &'a mut Fake,
     messages: Vec<Diagnostic>,
 }
 
 impl Refill for Direct<'_> {
-    fn refill(&mut self, rows: &mut RowSet) -> Result<usize> {
-        rows.fill(self.src, &mut self.messages)
+    fn row_set(&self) -> &RowSet {
+        self.rs
+    }
+
+    fn row_set_mut(&mut self) -> &mut RowSet {
+        self.rs
+    }
+
+    fn refill(&mut self) -> Result<usize> {
+        self.rs.fill(self.src, &mut self.messages)
     }
 }
 
-fn stream<'a>(rs: &'a mut RowSet, src: &'a mut Fake) -> RowStream<'a, Direct<'a>> {
-    RowStream::new(
+fn direct<'a>(rs: &'a mut RowSet, src: &'a mut Fake) -> Direct<'a> {
+    Direct {
         rs,
-        Direct {
-            src,
-            messages: Vec::new(),
-        },
-    )
+        src,
+        messages: Vec::new(),
+    }
 }
 
 /// Every value served, `chunk` rows at a time, and the result-set positions `serve` reported.
 fn drain(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> Result<Vec<i32>> {
     let mut out = Vec::new();
-    let mut rows = stream(rs, src);
+    let mut source = direct(rs, src);
+    let mut rows = RowStream::new(&mut source);
     while let Some(served) = rows.next(chunk, &InLine)? {
         for row in served.rows.clone() {
             assert_eq!(served.base + row as u64, out.len() as u64);
@@ -315,7 +324,8 @@ fn skip_discards_rows_across_refills_and_stops_at_the_end() {
     let mut src = Fake::new(3000);
     let mut rs = RowSet::default();
     rs.open(&mut src, int_plan()).unwrap();
-    let mut rows = stream(&mut rs, &mut src);
+    let mut source = direct(&mut rs, &mut src);
+    let mut rows = RowStream::new(&mut source);
     assert_eq!(rows.skip(1000, &InLine).unwrap(), 1000);
     let served = rows.next(1, &InLine).unwrap().expect("row 1000");
     assert_eq!(served.base + served.rows.start as u64, 1000);
@@ -350,7 +360,8 @@ fn leaving_a_result_set_mid_prefetch_waits_for_the_worker() {
 /// rows keep theirs), then checked after the whole result set was fetched.
 fn drain_pinned(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> usize {
     let mut kept: Vec<(Arc<Batch>, std::ops::Range<usize>, u64)> = Vec::new();
-    let mut rows = stream(rs, src);
+    let mut source = direct(rs, src);
+    let mut rows = RowStream::new(&mut source);
     while let Some(served) = rows.next(chunk, &InLine).unwrap() {
         kept.push((served.batch.clone(), served.rows.clone(), served.base));
     }

@@ -50,6 +50,7 @@ impl DriverWait for Python<'_> {
 impl Cursor {
     /// The start of every fetch that decodes rows: [`Self::begin_stream`], then the refusal of
     /// a plan whose columns cannot be read exactly (before any row is taken).
+    #[inline]
     pub(super) fn begin_fetch<'s>(
         &self,
         py: Python<'_>,
@@ -62,6 +63,7 @@ impl Cursor {
 
     /// The start of every fetch: the error an earlier fetch deferred, then the result set and
     /// its Python plan, and the statement's row stream. `skip` starts here (it decodes nothing).
+    #[inline]
     pub(super) fn begin_stream<'s>(
         &self,
         py: Python<'_>,
@@ -90,6 +92,7 @@ impl Cursor {
 
     /// [`Self::begin_fetch`] for the fetches that return rows: also the row shape
     /// `row_factory` resolves to, chosen at the result set's first fetch.
+    #[inline]
     pub(super) fn begin_rows<'s>(
         &self,
         py: Python<'_>,

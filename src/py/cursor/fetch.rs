@@ -1,5 +1,6 @@
-//! The fetch side of a cursor: one fetch protocol (`begin_fetch`, `next_served`) and its
-//! consumers: rows for fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow batches.
+//! The fetch side of a cursor: one prelude (`begin_fetch`) and every fetch shape over the core's
+//! row stream (`RowStream::next`, GIL released around refills only): rows for
+//! fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow tables and record batches.
 
 use super::*;
 use crate::arrow::{

@@ -46,10 +46,24 @@ pub fn connect(
     autocommit: bool,
     login_timeout_sec: Option<u32>,
 ) -> Result<Connection> {
+    connect_keyed(connection_string, autocommit, || {
+        Connection::connect(connection_string, autocommit, login_timeout_sec)
+    })
+}
+
+/// A connection parked under `key`, set to `autocommit`, or a new one from `open`. The key is
+/// what makes two sessions interchangeable: the connection string, plus the identity when the
+/// login is an access token set before connecting (the token itself changes at each refresh,
+/// the identity does not; see `python/ferrodbc/entra.py`).
+pub fn connect_keyed(
+    key: &str,
+    autocommit: bool,
+    open: impl FnOnce() -> Result<Connection>,
+) -> Result<Connection> {
     loop {
-        let taken = parked().idle.get_mut(connection_string).and_then(Vec::pop);
+        let taken = parked().idle.get_mut(key).and_then(Vec::pop);
         let Some((since, mut conn)) = taken else {
-            return Connection::connect(connection_string, autocommit, login_timeout_sec);
+            return open();
         };
         if since.elapsed() > IDLE_TIMEOUT
             || conn.is_dead()

@@ -9,13 +9,18 @@ the SQLAlchemy sdist downloaded at run time with pip and checked by sha256; noth
 SQLAlchemy's is committed. Each dialect gets a fresh peer (with the schemas test_schema and
 test_schema_2 the suite expects).
 
+With --async a third run goes through the async dialect (`mssql+ferrodbc_async`: ferrodbc.aio
+under SQLAlchemy's greenlet adapters; SQLAlchemy's test plugin runs fixtures and tests in asyncio
+when the URL's dialect is async), compared with the sync ferrodbc run as ferrodbc is with pyodbc.
+
 Prints passed / failed / skipped per dialect and the tests mssql+pyodbc passes that
-mssql+ferrodbc does not. Exits non-zero when a pass share (passed / (passed + failed)) is below
-its floor, when more tests than --max-behind pass with pyodbc but not with ferrodbc, or when a
-run produced no report.
+mssql+ferrodbc does not (and, with --async, those mssql+ferrodbc passes that the async dialect
+does not). Exits non-zero when a pass share (passed / (passed + failed)) is below its floor, when
+more tests than --max-behind are behind in either comparison, or when a run produced no report.
 
     .venv/bin/python eng/suites/sqlalchemy_suite.py [--floor-pyodbc 0.8] [--floor-ferrodbc 0.8]
-        [--max-behind 0] [--only pyodbc|ferrodbc] [--report DIR] [-- extra pytest args]
+        [--async [--floor-ferrodbc-async 0.8]] [--max-behind 0]
+        [--only pyodbc|ferrodbc|ferrodbc_async ...] [--report DIR] [-- extra pytest args]
 """
 
 from __future__ import annotations
@@ -41,7 +46,9 @@ import tdspeer  # noqa: E402
 VERSION = "2.1.9"  # the version eng/requirements.txt pins
 SDIST = f"sqlalchemy-{VERSION}.tar.gz"
 SHA256 = "d700a8b2edfb26282a470333d6bc4a454c4acda4d201a3bea7b72fa76c217d28"
-DIALECTS = ("pyodbc", "ferrodbc")
+DIALECTS = ("pyodbc", "ferrodbc", "ferrodbc_async")
+# (ahead, behind): each pair compared when both ran.
+COMPARISONS = (("pyodbc", "ferrodbc"), ("ferrodbc", "ferrodbc_async"))
 # A hung run must not hang CI: the whole suite takes minutes, not this.
 RUN_TIMEOUT_S = 1800
 
@@ -143,9 +150,14 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--floor-pyodbc", type=float, default=0.0, help="minimum pass share with mssql+pyodbc")
     ap.add_argument("--floor-ferrodbc", type=float, default=0.0, help="minimum pass share with mssql+ferrodbc")
+    ap.add_argument("--floor-ferrodbc-async", type=float, default=0.0,
+                    help="minimum pass share with mssql+ferrodbc_async (with --async)")
+    ap.add_argument("--async", dest="run_async", action="store_true",
+                    help="also run the async dialect (mssql+ferrodbc_async) and compare it with ferrodbc")
     ap.add_argument("--max-behind", type=int, default=None,
-                    help="most tests allowed to pass with pyodbc but not with ferrodbc (default: no limit)")
-    ap.add_argument("--only", choices=DIALECTS, help="run one dialect only")
+                    help="most tests allowed to pass with pyodbc but not with ferrodbc, and with ferrodbc "
+                         "but not with ferrodbc_async (default: no limit)")
+    ap.add_argument("--only", choices=DIALECTS, action="append", help="run only this dialect (repeatable)")
     ap.add_argument("--report", type=Path, help="keep the JUnit reports and logs in this folder")
     ap.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = ap.parse_args()
@@ -163,7 +175,9 @@ def main() -> int:
         report_dir = args.report or tmp_path
         report_dir.mkdir(parents=True, exist_ok=True)
         for dialect in DIALECTS:
-            if args.only and dialect != args.only:
+            if args.only and dialect not in args.only:
+                continue
+            if dialect == "ferrodbc_async" and not (args.run_async or args.only):
                 continue
             res, elapsed = run(dialect, reqs, report_dir, args.pytest_args)
             results[dialect] = res
@@ -172,12 +186,14 @@ def main() -> int:
             print(f"SQLAlchemy {VERSION} suite, mssql+{dialect} vs tds-peer (Driver 18): {passed} passed, "
                   f"{failed} failed, {skipped} skipped; pass share {frac:.1%} (floor {floor:.0%}), {elapsed:.0f} s")
             ok &= bool(passed + failed) and frac >= floor
-    if len(results) == 2:
-        behind = sorted(t for t, v in results["pyodbc"].items()
-                        if v == "passed" and results["ferrodbc"].get(t) != "passed")
-        print(f"tests mssql+pyodbc passes and mssql+ferrodbc does not: {len(behind)}")
+    for ahead, other in COMPARISONS:
+        if ahead not in results or other not in results:
+            continue
+        behind = sorted(t for t, v in results[ahead].items()
+                        if v == "passed" and results[other].get(t) != "passed")
+        print(f"tests mssql+{ahead} passes and mssql+{other} does not: {len(behind)}")
         for name in behind[:60]:
-            print(f"  {name}: ferrodbc {results['ferrodbc'].get(name, 'not run')}")
+            print(f"  {name}: {other} {results[other].get(name, 'not run')}")
         if len(behind) > 60:
             print(f"  ... and {len(behind) - 60} more")
         if args.max_behind is not None and len(behind) > args.max_behind:

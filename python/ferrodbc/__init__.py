@@ -12,7 +12,7 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, sqlconstants, sqltypes
+from . import _native, entra, sqlconstants, sqltypes
 from ._native import (
     Connection,
     Cursor,
@@ -46,6 +46,7 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .partitioned import read_arrow
+from .retry import TRANSIENT_ERRORS, RetryPolicy, policy_of
 from .rows import namedtuple_row
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
 from .sqltypes import *  # noqa: F403  (SQL_* type codes, as pyodbc exports them)
@@ -144,6 +145,9 @@ def connect(
     encoding: str | None = None,
     readonly: bool = False,
     ansi: bool = False,
+    credential: Any = None,
+    access_token: str | None = None,
+    retry: bool | RetryPolicy | None = None,
     **attrs: Any,
 ) -> Connection:
     """Open a connection.
@@ -157,6 +161,18 @@ def connect(
     Server sessions through Microsoft's driver are pooled: the transaction is rolled back and the
     next request resets the session (``sp_reset_connection``: temp tables, SET options). Other
     drivers always disconnect. A forked child never takes its parent's pooled sessions.
+
+    Microsoft Entra ID (Azure SQL; README "Azure SQL: Entra ID tokens and retries"):
+    ``credential`` is any object with azure-identity's ``TokenCredential`` protocol (its token
+    for ``https://database.windows.net/.default`` is cached and asked again 5 minutes before
+    it expires); ``access_token`` a token string. Either becomes Driver 18's
+    ``SQL_COPT_SS_ACCESS_TOKEN``; such sessions are pooled by the token's identity, never by
+    the token. ``Authentication=ActiveDirectoryDefault`` (also ``ActiveDirectoryDeviceCode``,
+    and ``ActiveDirectoryInteractive`` off Windows), which Driver 18 cannot do on Linux, uses
+    azure-identity's matching credential (``pip install 'ferrodbc[entra]'``).
+    ``retry``: ``True`` or a ``ferrodbc.RetryPolicy`` retries a connect failed by a transient
+    fault (Azure SQL's documented error numbers, lost or refused links) with exponential
+    backoff; the last error's ``attempts`` lists every try's error.
     """
     if not isinstance(connection_string, str):
         raise InterfaceError("the connection string must be a str")
@@ -173,24 +189,34 @@ def connect(
     # `del ferrodbc.pooling` means the default (as pyodbc).
     use_pool = pooling if pooling is not None else globals().get("pooling", True)
     full = ";".join(parts)
-    if _log.isEnabledFor(logging.DEBUG):
-        _log.debug(
-            "connect %s (pooling=%s, attrs_before=%s)",
-            _native._redact_connection_string(full),
-            bool(use_pool),
-            list(attrs_before) if attrs_before else [],
-        )
-    try:
-        cnxn = Connection(
-            full,
-            autocommit=autocommit,
-            timeout=timeout,
-            pooling=bool(use_pool),
-            attrs_before=attrs_before,
-        )
-    except Error as e:
-        _log.debug("connect failed: %s", e)
-        raise
+    policy = policy_of(retry)
+
+    def attempt() -> Connection:
+        # A token is asked of the credential (or its cache) at each try: a retry after a long
+        # wait never sends one that expired meanwhile.
+        login = entra.resolve(full, credential, access_token, attrs_before)
+        if _log.isEnabledFor(logging.DEBUG):
+            _log.debug(
+                "connect %s (pooling=%s, attrs_before=%s, identity=%s)",
+                _native._redact_connection_string(login.connection_string),
+                bool(use_pool),
+                list(login.attrs_before) if login.attrs_before else [],
+                login.pool_identity,
+            )
+        try:
+            return Connection(
+                login.connection_string,
+                autocommit=autocommit,
+                timeout=timeout,
+                pooling=bool(use_pool),
+                attrs_before=login.attrs_before,
+                pool_identity=login.pool_identity,
+            )
+        except Error as e:
+            _log.debug("connect failed: %s", e)
+            raise
+
+    cnxn = attempt() if policy is None else policy.run("connect", attempt, connecting=True)
     if readonly:
         cnxn.set_attr(_SQL_ATTR_ACCESS_MODE, _SQL_MODE_READ_ONLY)
     return cnxn
@@ -236,7 +262,9 @@ __all__ = [
     "Output",
     "ProgrammingError",
     "RecordBatchStream",
+    "RetryPolicy",
     "Row",
+    "TRANSIENT_ERRORS",
     "Time",
     "TimeFromTicks",
     "Timestamp",

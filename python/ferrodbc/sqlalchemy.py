@@ -13,6 +13,13 @@ URL forms::
     mssql+ferrodbc://user:pw@host:port/db?driver=/opt/microsoft/msodbcsql18/lib64/libmsodbcsql-18.so
     mssql+ferrodbc:///?odbc_connect=<url-encoded ODBC connection string>
 
+**asyncio.** ``create_async_engine("mssql+ferrodbc://...")`` takes the same URL: SQLAlchemy asks
+the dialect for its async variant (``get_async_dialect_cls``), ``MSDialectAsync_ferrodbc``, which
+drives ``ferrodbc.aio`` through SQLAlchemy's async adapters (``AsyncAdaptedQueuePool``; a task
+cancelled while SQLAlchemy awaits the driver cancels the statement on the server, see
+``ferrodbc.aio``). ``mssql+ferrodbc_async://`` names it directly (for tools that pick the dialect
+from the URL alone, such as SQLAlchemy's test plugin).
+
 Every other query key is passed on as an ODBC keyword (``Encrypt=no``, ``TrustServerCertificate=
 yes``, ``ServerCertificate=...``), except ``autocommit`` (a ``connect`` argument) and ``pooling``.
 
@@ -33,7 +40,15 @@ import re
 from typing import Any
 
 from sqlalchemy import util
+from sqlalchemy.connectors.asyncio import (
+    AsyncAdapt_dbapi_connection,
+    AsyncAdapt_dbapi_cursor,
+    AsyncAdapt_dbapi_module,
+    AsyncAdapt_dbapi_ss_cursor,
+    AsyncAdapt_terminate,
+)
 from sqlalchemy.dialects.mssql.base import MSDialect, MSExecutionContext
+from sqlalchemy.util.concurrency import await_
 
 from . import _native
 
@@ -193,5 +208,130 @@ class MSDialect_ferrodbc(MSDialect):
             text in str(e) for text in _CLOSED_MESSAGES
         )
 
+    @classmethod
+    def get_async_dialect_cls(cls, url: Any) -> Any:
+        return MSDialectAsync_ferrodbc
+
+
+# --- asyncio: the same dialect over ferrodbc.aio --------------------------------------------------
+
+
+class AsyncAdapt_ferrodbc_cursor(AsyncAdapt_dbapi_cursor):
+    """SQLAlchemy's async cursor adapter (rows are read whole right after execute, under the
+    connection's mutex) plus the attributes the ferrodbc execution context uses."""
+
+    __slots__ = ()
+
+    @property
+    def row_factory(self) -> Any:
+        return self._cursor.row_factory
+
+    @row_factory.setter
+    def row_factory(self, value: Any) -> None:
+        self._cursor.row_factory = value
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._soft_closed_memoized) or self._cursor.closed
+
+    @property
+    def lastrowid(self) -> Any:
+        return None
+
+
+class AsyncAdapt_ferrodbc_ss_cursor(AsyncAdapt_ferrodbc_cursor, AsyncAdapt_dbapi_ss_cursor):
+    """``stream_results`` / ``AsyncConnection.stream``: rows are awaited from the driver as
+    they are read (ferrodbc's cursors always stream; this only skips the read-all)."""
+
+    __slots__ = ()
+
+
+class AsyncAdapt_ferrodbc_connection(AsyncAdapt_terminate, AsyncAdapt_dbapi_connection):
+    _cursor_cls = AsyncAdapt_ferrodbc_cursor
+    _ss_cursor_cls = AsyncAdapt_ferrodbc_ss_cursor
+    __slots__ = ()
+
+    @property
+    def autocommit(self) -> bool:
+        return bool(self._connection.autocommit)
+
+    @autocommit.setter
+    def autocommit(self, value: bool) -> None:
+        await_(self._connection.set_autocommit(value))
+
+    @property
+    def closed(self) -> bool:
+        return bool(self._connection.closed)
+
+    @property
+    def broken(self) -> bool:
+        return bool(self._connection.broken)
+
+    def add_output_converter(self, sqltype: int, func: Any) -> None:
+        self._connection.add_output_converter(sqltype, func)
+
+    def cursor(self, server_side: bool = False) -> Any:
+        if self._connection.closed:
+            # The sync API's words, which is_disconnect() recognises.
+            raise self.dbapi.ProgrammingError("Attempt to use a closed connection.")
+        return super().cursor(server_side=server_side)
+
+    def close(self) -> None:
+        if not self._connection.closed:
+            super().close()
+
+    async def _terminate_graceful_close(self) -> None:
+        await self._connection.close()
+
+    def _terminate_force_close(self) -> None:
+        self._connection.terminate()
+
+
+class AsyncAdapt_ferrodbc_dbapi(AsyncAdapt_dbapi_module):
+    """``ferrodbc.aio`` as a DB-API module for SQLAlchemy: ``connect`` awaits
+    ``ferrodbc.aio.connect``; exceptions, type objects and constants are ferrodbc's own."""
+
+    def __init__(self, aio: Any, dbapi: Any) -> None:
+        super().__init__(aio, dbapi_module=dbapi)
+        self.aio = aio
+        self.ferrodbc = dbapi
+        self.paramstyle = dbapi.paramstyle
+
+    def __getattr__(self, key: str) -> Any:
+        # Error classes, type objects, SQL_* codes: the sync module's (only reached for names
+        # this object does not have itself).
+        return getattr(self.ferrodbc, key)
+
+    def connect(self, *arg: Any, **kw: Any) -> Any:
+        creator_fn = kw.pop("async_creator_fn", self.aio.connect)
+        return await_(AsyncAdapt_ferrodbc_connection.create(self, creator_fn(*arg, **kw)))
+
+
+class MSExecutionContextAsync_ferrodbc(MSExecutionContext_ferrodbc):
+    def create_server_side_cursor(self) -> Any:
+        cursor = self._dbapi_connection.cursor(server_side=True)
+        cursor.row_factory = tuple
+        return cursor
+
+
+class MSDialectAsync_ferrodbc(MSDialect_ferrodbc):
+    """``mssql+ferrodbc`` under ``create_async_engine`` (or ``mssql+ferrodbc_async``)."""
+
+    is_async = True
+    supports_statement_cache = True
+    supports_server_side_cursors = True
+    execution_ctx_cls = MSExecutionContextAsync_ferrodbc
+
+    @classmethod
+    def import_dbapi(cls) -> Any:
+        import ferrodbc
+        import ferrodbc.aio
+
+        return AsyncAdapt_ferrodbc_dbapi(ferrodbc.aio, ferrodbc)
+
+    def get_driver_connection(self, connection: Any) -> Any:
+        return connection._connection
+
 
 dialect = MSDialect_ferrodbc
+dialect_async = MSDialectAsync_ferrodbc

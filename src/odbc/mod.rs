@@ -11,6 +11,7 @@
 //! so SQL text and diagnostics survive any process locale; and every handle wrapper is `Send`
 //! (ODBC allows handles to move between threads) but never `Sync`.
 
+pub mod bcp;
 mod bind;
 mod call;
 mod cancel;

@@ -38,7 +38,7 @@ impl Connection {
 #[pymethods]
 impl Connection {
     #[new]
-    #[pyo3(signature = (connection_string, autocommit = false, timeout = None, pooling = false, attrs_before = None))]
+    #[pyo3(signature = (connection_string, autocommit = false, timeout = None, pooling = false, attrs_before = None, pool_identity = None))]
     fn new(
         py: Python<'_>,
         connection_string: &str,
@@ -46,28 +46,40 @@ impl Connection {
         timeout: Option<u32>,
         pooling: bool,
         attrs_before: Option<&Bound<'_, PyAny>>,
+        pool_identity: Option<&str>,
     ) -> PyResult<Self> {
         let attrs = super::compat::attrs_before(attrs_before)?;
-        // A session opened with attributes set before connecting is never pooled: the next
-        // user asking for the same string would inherit them.
-        let pooling = pooling && attrs.is_empty();
+        // A session opened with attributes set before connecting is never pooled (the next
+        // user asking for the same string would inherit them), except an access-token login
+        // whose identity the caller names (`pool_identity`, never the token: entra.py): it is
+        // pooled under the string plus that identity, so only that identity gets it back.
+        let key = match pool_identity {
+            Some(id) if pooling => Some(format!(
+                "{connection_string};Identity={}",
+                crate::connstr::quote_value(id)
+            )),
+            _ if pooling && attrs.is_empty() => Some(connection_string.to_string()),
+            _ => None,
+        };
+        let open = || {
+            if attrs.is_empty() {
+                crate::Connection::connect(connection_string, autocommit, timeout)
+            } else {
+                crate::Connection::connect_with_attrs(
+                    connection_string,
+                    autocommit,
+                    timeout,
+                    &attrs,
+                )
+            }
+        };
         let conn = py
-            .detach(|| {
-                if !attrs.is_empty() {
-                    crate::Connection::connect_with_attrs(
-                        connection_string,
-                        autocommit,
-                        timeout,
-                        &attrs,
-                    )
-                } else if pooling {
-                    crate::pool::connect(connection_string, autocommit, timeout)
-                } else {
-                    crate::Connection::connect(connection_string, autocommit, timeout)
-                }
+            .detach(|| match &key {
+                Some(key) => crate::pool::connect_keyed(key, autocommit, open),
+                None => open(),
             })
             .py(py)?;
-        let pool_key = (pooling && conn.poolable()).then(|| connection_string.to_string());
+        let pool_key = key.filter(|_| conn.poolable());
         let dbms = conn.dbms();
         Ok(Connection {
             shared: Arc::new(ConnShared {

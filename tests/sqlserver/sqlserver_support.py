@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import uuid
 from pathlib import Path
 
@@ -47,3 +48,16 @@ def tname(prefix: str = "t") -> str:
     return f"{prefix}_{uuid.uuid4().hex[:12]}"
 
 
+
+
+class Counter(threading.Thread):
+    """Counts pure-Python loop iterations until stopped: it advances only while it has the GIL."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.count = 0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.count += 1

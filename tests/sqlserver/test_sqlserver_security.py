@@ -3,8 +3,11 @@
 - parameters are bound, never interpolated: a hostile value arrives as data, and the SQL text
   the driver sends (the peer's --verbose log) holds markers, never the value;
 - encryption is passed through unchanged: when the server demands encryption the session is
-  encrypted whatever the client asked (a relay on loopback sees only ciphertext), and a
-  certificate that does not match fails with OperationalError;
+  encrypted whatever the client asked (a relay on loopback sees only ciphertext), a client that
+  requires encryption (Encrypt=yes/mandatory/strict, FreeTDS Encryption=require) never falls
+  back to plaintext against a server without TLS, and a certificate that does not match (an
+  untrusted issuer, a wrong HostNameInCertificate, another ServerCertificate pin) fails with
+  OperationalError;
 - passwords and access tokens never appear in reprs, error messages, tracebacks, the pool's
   debug output or DEBUG logging;
 - connection-string values with ';', '}', '{' and '=' reach the server exactly (the peer checks
@@ -234,6 +237,45 @@ def test_pinned_certificate_mismatch_fails(peer_tls_strict, peer_tls_on):
         ferrodbc.connect(wrong, timeout=10, pooling=False)
 
 
+def test_encryption_required_by_the_client_is_never_downgraded(peer_plain, driver):
+    """A server that refuses TLS (the peer's `--encrypt notsup` answers ENCRYPT_NOT_SUP) with a
+    client that requires encryption: an OperationalError, never a plaintext session. Driver 18
+    with Encrypt=yes, mandatory and strict (TDS 8: TLS before any TDS byte); FreeTDS with
+    Encryption=require (its strict mode cannot connect to anything in 1.3.17)."""
+    settings = {"msodbcsql": ["yes", "mandatory", "strict"], "freetds": ["require"]}[driver]
+    for setting in settings:
+        extra = {"TrustServerCertificate": "yes"} if driver == "msodbcsql" and setting != "strict" else {}
+        cs = tdspeer.conn_str(peer_plain, driver, encrypt=setting, **extra)
+        with pytest.raises(ferrodbc.OperationalError) as ei:
+            ferrodbc.connect(cs, timeout=10, pooling=False)
+        assert ei.value.sqlstate == "08001", (setting, str(ei.value))
+        if driver == "msodbcsql" and setting != "strict":
+            assert "Encryption not supported on SQL Server" in str(ei.value)
+
+
+def test_strict_trusts_only_the_pinned_certificate(peer_tls_strict):
+    """Driver 18, Encrypt=strict: ServerCertificate is an exact pin (the connection is made
+    whatever HostNameInCertificate says, and to Server=localhost as to 127.0.0.1), while
+    TrustServerCertificate=yes does not switch validation off (strict always validates)."""
+    require_driver("msodbcsql")
+    pinned = tdspeer.conn_str(peer_tls_strict, "msodbcsql")
+    for cs in (pinned + ";HostNameInCertificate=wrong.example", pinned.replace("127.0.0.1", "localhost")):
+        with ferrodbc.connect(cs, timeout=10, pooling=False) as cn:
+            assert cn.cursor().execute("SELECT 1").fetchval() == 1
+    unpinned = ";".join(p for p in pinned.split(";") if not p.startswith("ServerCertificate="))
+    with pytest.raises(ferrodbc.OperationalError, match="certificate verify failed"):
+        ferrodbc.connect(unpinned + ";TrustServerCertificate=yes", timeout=10, pooling=False)
+
+
+def test_server_certificate_is_no_pin_in_tds_7_mode(peer_tls_on):
+    """Driver 18, Encrypt=yes (TLS inside TDS 7.4): ServerCertificate does not stand in for the
+    chain check; the self-signed certificate is still refused, the peer's own PEM or not."""
+    require_driver("msodbcsql")
+    cs = tdspeer.conn_str(peer_tls_on, "msodbcsql", encrypt="yes", TrustServerCertificate="no", ServerCertificate=str(peer_tls_on.cert_path))
+    with pytest.raises(ferrodbc.OperationalError, match="certificate verify failed"):
+        ferrodbc.connect(cs, timeout=10, pooling=False)
+
+
 CONNECT_EACH = r"""
 import sys, ferrodbc
 for cs in sys.argv[1:]:
@@ -270,6 +312,20 @@ def test_wrong_host_name_in_certificate_fails(peer_tls_on):
     )
     assert right == "ok"
     assert wrong.startswith("OperationalError") and "does not match" in wrong, wrong
+
+
+def test_strict_host_name_in_certificate_with_a_trusted_ca(peer_tls_strict):
+    """Driver 18, Encrypt=strict without a pin, the peer's certificate trusted as a CA
+    (SSL_CERT_FILE): HostNameInCertificate=localhost (its name) connects, wrong.example fails."""
+    require_driver("msodbcsql")
+    base = ";".join(p for p in tdspeer.conn_str(peer_tls_strict, "msodbcsql").split(";") if not p.startswith("ServerCertificate="))
+    right, wrong = connect_each_in_child(
+        {"SSL_CERT_FILE": str(peer_tls_strict.cert_path)},
+        base + ";HostNameInCertificate=localhost",
+        base + ";HostNameInCertificate=wrong.example",
+    )
+    assert right == "ok", right
+    assert wrong.startswith("OperationalError"), wrong
 
 
 def test_freetds_certificate_from_another_ca_fails(peer_tls_on, peer_tls_strict):

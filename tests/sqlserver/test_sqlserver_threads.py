@@ -12,20 +12,7 @@ import time
 
 import ferrodbc
 
-from sqlserver_support import synthetic, tdspeer
-
-
-class Counter(threading.Thread):
-    """Counts pure-Python loop iterations until stopped: it advances only while it has the GIL."""
-
-    def __init__(self) -> None:
-        super().__init__(daemon=True)
-        self.count = 0
-        self.stop = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            self.count += 1
+from sqlserver_support import Counter, synthetic, tdspeer
 
 
 def progress_while(action) -> tuple[int, object]:

@@ -11,6 +11,7 @@ from sqlalchemy.dialects import registry
 # Also registered by the package's entry point; explicit here so the suite does not depend on
 # the installed metadata being current.
 registry.register("mssql.ferrodbc", "ferrodbc.sqlalchemy", "MSDialect_ferrodbc")
+registry.register("mssql.ferrodbc_async", "ferrodbc.sqlalchemy", "MSDialectAsync_ferrodbc")
 
 pytest.register_assert_rewrite("sqlalchemy.testing.assertions")
 

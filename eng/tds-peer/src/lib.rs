@@ -1,8 +1,10 @@
 //! The peer as a library: the server binary (src/main.rs) is a thin CLI over it, and the fuzz
 //! targets (fuzz/) call its parsers directly on arbitrary bytes.
 
+pub mod bulk;
 pub mod conv;
 pub mod faults;
+pub mod fedauth;
 pub mod io;
 pub mod login;
 pub mod packet;
@@ -16,5 +18,6 @@ pub mod sql;
 pub mod synthetic;
 pub mod tls;
 pub mod token;
+pub mod transient;
 pub mod tvp;
 pub mod types;

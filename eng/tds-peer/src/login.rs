@@ -14,6 +14,8 @@ pub struct Login {
     pub app: String,
     pub database: String,
     pub utf8_support: bool,
+    /// The FEDAUTH feature extension's data (an access token login, see fedauth.rs).
+    pub fedauth: Option<Vec<u8>>,
 }
 
 /// Passwords are XOR-0xA5 and nibble-swapped on the wire.
@@ -42,6 +44,7 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
         app: from_utf16(&field(3)),
         database: from_utf16(&field(8)),
         utf8_support: false,
+        fedauth: None,
     };
     // FeatureExt: ibExtension (field 5 slot) points at a u32 offset of the feature list.
     if of3 & 0x10 != 0 {
@@ -57,6 +60,9 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
                 if id == 0x0A {
                     l.utf8_support = true;
                 }
+                if id == crate::fedauth::FEATURE_FEDAUTH {
+                    l.fedauth = data.get(fo + 5..fo + 5 + fl).map(<[u8]>::to_vec);
+                }
                 fo += 5 + fl;
             }
         }
@@ -65,8 +71,14 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
 }
 
 /// The login response sequence of a real SQL Server (database, info, collation, language,
-/// LOGINACK, [FEATUREEXTACK], packet size, DONE).
-pub fn response(db: &str, packet_size: usize, utf8_ack: bool) -> Vec<u8> {
+/// LOGINACK, [FEATUREEXTACK], packet size, DONE). `fedauth_ack`: the FEDAUTH acknowledgement's
+/// data when the login carried a token (Driver 18 requires it then).
+pub fn response(
+    db: &str,
+    packet_size: usize,
+    utf8_ack: bool,
+    fedauth_ack: Option<&[u8]>,
+) -> Vec<u8> {
     let mut v = token::envchange_str(1, db, "master");
     v.extend(token::message(
         5701,
@@ -85,8 +97,15 @@ pub fn response(db: &str, packet_size: usize, utf8_ack: bool) -> Vec<u8> {
         1,
     ));
     v.extend(token::loginack());
+    let mut acks: Vec<(u8, &[u8])> = Vec::new();
     if utf8_ack {
-        v.extend(token::featureextack_utf8());
+        acks.push((0x0A, &[0x01]));
+    }
+    if let Some(data) = fedauth_ack {
+        acks.push((crate::fedauth::FEATURE_FEDAUTH, data));
+    }
+    if !acks.is_empty() {
+        v.extend(token::featureextack(&acks));
     }
     v.extend(token::envchange_str(4, &packet_size.to_string(), "4096"));
     v.extend(token::done(token::TOK_DONE, 0, 0, 0));

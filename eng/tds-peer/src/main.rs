@@ -10,7 +10,7 @@ use tds_peer::session::{self, Config, Encrypt};
 use tds_peer::sql::engine::Shared;
 use tds_peer::{synthetic, tls};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--verbose]";
 
 struct Args {
     port: u16,
@@ -22,6 +22,8 @@ struct Args {
     result_cache_mb: usize,
     exit_on_stdin_eof: bool,
     verbose: bool,
+    fedauth: Option<tds_peer::fedauth::Verifier>,
+    transient: tds_peer::transient::Switches,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -35,6 +37,8 @@ fn parse_args() -> Result<Args, String> {
         result_cache_mb: 64,
         exit_on_stdin_eof: false,
         verbose: false,
+        fedauth: None,
+        transient: Default::default(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -67,6 +71,8 @@ fn parse_args() -> Result<Args, String> {
                     .map_err(|e| format!("--result-cache-mb: {e}"))?
             }
             "--exit-on-stdin-eof" => a.exit_on_stdin_eof = true,
+            "--fedauth-key" => a.fedauth = Some(tds_peer::fedauth::Verifier::from_hex(&val()?)?),
+            "--fail-logins" => a.transient.parse_fail_logins(&val()?)?,
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
             o => return Err(format!("unknown argument {o}\n{USAGE}")),
@@ -125,6 +131,8 @@ fn main() {
             sessions: Default::default(),
         }),
         verbose,
+        fedauth: args.fedauth,
+        transient: args.transient,
     });
     {
         let mut out = std::io::stdout().lock();

@@ -29,9 +29,10 @@ pub fn parse(data: &[u8]) -> io::Result<HashMap<u8, Vec<u8>>> {
     Ok(opts)
 }
 
-/// Reply: VERSION 16.0.4096, ENCRYPTION, INSTOPT, THREADID (empty), MARS=0 and FEDAUTHREQUIRED=0
-/// only when the client sent it (msodbcsql drops the connection on an unasked FEDAUTHREQUIRED).
-pub fn reply(encrypt: u8, client_sent_fedauth: bool) -> Vec<u8> {
+/// Reply: VERSION 16.0.4096, ENCRYPTION, INSTOPT, THREADID (empty), MARS=0 and FEDAUTHREQUIRED
+/// (`fedauth`) only when the client sent it (msodbcsql drops the connection on an unasked
+/// FEDAUTHREQUIRED): 1 from a server taking access tokens (Azure SQL), else 0.
+pub fn reply(encrypt: u8, fedauth: Option<u8>) -> Vec<u8> {
     let mut items: Vec<(u8, Vec<u8>)> = vec![
         (0, vec![16, 0, 0x10, 0x00, 0, 0]),
         (1, vec![encrypt]),
@@ -39,8 +40,8 @@ pub fn reply(encrypt: u8, client_sent_fedauth: bool) -> Vec<u8> {
         (3, vec![]),
         (4, vec![0]),
     ];
-    if client_sent_fedauth {
-        items.push((6, vec![0]));
+    if let Some(required) = fedauth {
+        items.push((6, vec![required]));
     }
     let mut off = 5 * items.len() + 1;
     let mut hdr = Vec::new();
@@ -61,7 +62,7 @@ pub fn reply(encrypt: u8, client_sent_fedauth: bool) -> Vec<u8> {
 mod tests {
     #[test]
     fn reply_parses_back() {
-        let r = super::reply(super::ENCRYPT_NOT_SUP, false);
+        let r = super::reply(super::ENCRYPT_NOT_SUP, None);
         let o = super::parse(&r).unwrap();
         assert_eq!(o[&1], vec![2]);
         assert_eq!(o[&0], vec![16, 0, 0x10, 0, 0, 0]);

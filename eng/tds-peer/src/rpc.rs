@@ -126,6 +126,12 @@ fn text_value(b: &[u8], wide: bool, coll: &[u8]) -> Value {
     }
 }
 
+/// One TYPE_INFO followed by its value, decoded as an RPC parameter's (table-valued parameters
+/// and bulk-load rows carry their values in the same form).
+pub fn decode_value(b: &[u8]) -> io::Result<Value> {
+    read_value(&mut Cur { d: b, p: 0 }).map(|(_, v)| v)
+}
+
 /// Reads TYPE_INFO + value of one parameter.
 fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
     let t = c.u8()?;
@@ -462,9 +468,7 @@ pub fn parse(data: &[u8]) -> io::Result<Vec<Rpc>> {
             let name = conv::from_utf16(c.take(2 * n)?);
             let status = c.u8()?;
             if c.d.get(c.p) == Some(&0xF3) {
-                let (table, end) = crate::tvp::parse(c.d, c.p, |b| {
-                    read_value(&mut Cur { d: b, p: 0 }).map(|(_, v)| v)
-                })?;
+                let (table, end) = crate::tvp::parse(c.d, c.p, decode_value)?;
                 c.p = end;
                 params.push(Param {
                     name,

@@ -6,7 +6,8 @@ use crate::packet::{P_ATTN, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
 use crate::prelogin::{self, ENCRYPT_NOT_SUP, ENCRYPT_OFF, ENCRYPT_ON};
 use crate::resp::Resp;
 use crate::sql::engine::{Engine, Shared};
-use crate::{login, rpc, tls, token};
+use crate::transient::Outcome;
+use crate::{fedauth, login, rpc, tls, token, transient};
 use std::io;
 use std::net::TcpStream;
 use std::sync::Arc;
@@ -25,6 +26,10 @@ pub struct Config {
     pub tls: tls::Configs,
     pub shared: Arc<Shared>,
     pub verbose: bool,
+    /// `--fedauth-key`: access tokens are checked with it (none: token logins are refused).
+    pub fedauth: Option<fedauth::Verifier>,
+    /// `--fail-logins` and the statement faults' counts (transient.rs).
+    pub transient: transient::Switches,
 }
 
 pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
@@ -89,7 +94,11 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     };
     io.send_message(
         P_REPLY,
-        &prelogin::reply(server_enc, opts.contains_key(&6)),
+        &prelogin::reply(
+            server_enc,
+            opts.contains_key(&6)
+                .then_some(u8::from(cfg.fedauth.is_some())),
+        ),
         4096,
     )?;
     let tls_login = server_enc != ENCRYPT_NOT_SUP && client_enc != ENCRYPT_NOT_SUP;
@@ -109,39 +118,67 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     let login = login::parse(&data)?;
     if cfg.verbose {
         eprintln!(
-            "tds-peer: [{spid}] login user={:?} app={:?} db={:?} tds={:#010x} packet={} enc(client={client_enc}, server={server_enc})",
-            login.user, login.app, login.database, login.tds_version, login.packet_size
+            "tds-peer: [{spid}] login user={:?} app={:?} db={:?} tds={:#010x} packet={} enc(client={client_enc}, server={server_enc}) prelogin={:?}{}",
+            login.user,
+            login.app,
+            login.database,
+            login.tds_version,
+            login.packet_size,
+            {
+                let mut ids: Vec<_> = opts.keys().collect();
+                ids.sort();
+                ids
+            },
+            login
+                .fedauth
+                .as_deref()
+                .map(fedauth::describe)
+                .unwrap_or_default()
         );
     }
     let bad_user = !login.user.eq_ignore_ascii_case("sa")
         || cfg.password.as_ref().is_some_and(|p| *p != login.password);
-    if bad_user {
-        let mut v = token::message(
-            18456,
-            &format!("Login failed for user '{}'.", login.user),
-            14,
-            1,
-            1,
-        );
-        v.extend(token::done(token::TOK_DONE, token::DONE_ERROR, 0, 0));
-        io.send_message(P_REPLY, &v, 4096)?;
-        return Ok(());
-    }
-    let psize = login::negotiate_packet_size(login.packet_size);
     let db = if login.database.is_empty() {
         "master".to_string()
     } else {
         login.database.clone()
     };
+    // A token login (FEDAUTH, fedauth.rs) names its identity; a SQL login is `sa`.
+    let checked = match &login.fedauth {
+        Some(feature) => fedauth::login(cfg.fedauth.as_ref(), feature)
+            .map(|(name, ack)| (name, Some(ack)))
+            .map_err(|r| r.message()),
+        None if bad_user => Err(format!("Login failed for user '{}'.", login.user)),
+        None => Ok(("sa".to_string(), None)),
+    };
+    if let Outcome::Fail { error, .. } = cfg.transient.login(&db) {
+        io.send_message(P_REPLY, &error, 4096)?;
+        return Ok(());
+    }
+    let (login_name, fedauth_ack) = match checked {
+        Ok(accepted) => accepted,
+        Err(msg) => {
+            if cfg.verbose {
+                eprintln!("tds-peer: [{spid}] login refused: {msg}");
+            }
+            let mut v = token::message(18456, &msg, 14, 1, 1);
+            v.extend(token::done(token::TOK_DONE, token::DONE_ERROR, 0, 0));
+            io.send_message(P_REPLY, &v, 4096)?;
+            return Ok(());
+        }
+    };
+    let psize = login::negotiate_packet_size(login.packet_size);
     io.send_message(
         P_REPLY,
-        &login::response(&db, psize, login.utf8_support),
+        &login::response(&db, psize, login.utf8_support, fedauth_ack.as_deref()),
         4096,
     )?;
     io.psize = psize;
     let mut engine = Engine::open(cfg.shared.clone(), spid)
         .map_err(|e| io::Error::other(format!("sqlite open: {e}")))?;
     engine.database = db.clone();
+    fedauth::set_login_name(&engine.db, &login_name)
+        .map_err(|e| io::Error::other(format!("sqlite function: {e}")))?;
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;
@@ -165,6 +202,9 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                         "tds-peer: [{spid}] batch {:?}",
                         sql.chars().take(200).collect::<String>()
                     );
+                }
+                if transient_fault(io, cfg.transient.statement(&sql, &engine.database))? {
+                    continue;
                 }
                 let mut r = Resp::new(io);
                 engine.run(&sql, &[], false, &mut r)?;
@@ -193,6 +233,11 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                         req.params.len()
                     );
                 }
+                if let Some(text) = reqs.iter().find_map(transient::rpc_text)
+                    && transient_fault(io, cfg.transient.statement(text, &engine.database))?
+                {
+                    continue;
+                }
                 let mut r = Resp::new(io);
                 for req in reqs {
                     rpc::handle(&mut engine, req, &mut r)?;
@@ -216,6 +261,20 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
             other => return Err(proto_err(format!("unsupported packet type {other:#04x}"))),
         }
     }
+}
+
+/// Answer a request failed by a transient fault (true), ending the session after 40197.
+fn transient_fault(io: &mut Io, outcome: Outcome) -> io::Result<bool> {
+    let Outcome::Fail { error, drop } = outcome else {
+        return Ok(false);
+    };
+    let mut r = Resp::new(io);
+    r.put(&error)?;
+    r.finish()?;
+    if drop {
+        return Err(crate::faults::killed("transient fault: connection dropped"));
+    }
+    Ok(true)
 }
 
 /// TransactionManager request: 5 = BEGIN, 7 = COMMIT, 8 = ROLLBACK (with optional fBeginXact).

@@ -29,6 +29,14 @@ def require_driver(driver: str) -> None:
 
 
 @pytest.fixture(scope="session")
+def msodbcsql():
+    """For tests of what only Driver 18 does (access tokens): present, or skip / fail in CI."""
+    if tdspeer.peer_binary() is None:
+        _missing("tds-peer binary not built (cargo build --release -p tds-peer)")
+    require_driver("msodbcsql")
+
+
+@pytest.fixture(scope="session")
 def peer():
     if tdspeer.peer_binary() is None:
         _missing("tds-peer binary not built (cargo build --release -p tds-peer)")

@@ -318,7 +318,7 @@ impl Ctx<'_> {
                 Some(a) => format!("CASE {a} WHEN 1 THEN 'dbo' WHEN 2 THEN 'guest' END"),
             },
             "USER_ID" | "SUSER_ID" => "1".into(),
-            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "'sa'".into(),
+            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => "__login_name()".into(),
             // System types by their sys.types id, table types from the peer's catalog.
             "TYPE_ID" => {
                 let name = arg
@@ -604,7 +604,11 @@ impl Ctx<'_> {
                         "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
                             if !call && !prev_is_dot(toks, i) =>
                         {
-                            out.push_str(if up == "SYSTEM_USER" { "'sa'" } else { "'dbo'" });
+                            out.push_str(if up == "SYSTEM_USER" {
+                                "__login_name()"
+                            } else {
+                                "'dbo'"
+                            });
                         }
                         "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {
                             // The date part is a bare keyword: pass it as a string.

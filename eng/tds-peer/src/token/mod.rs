@@ -82,11 +82,15 @@ pub fn loginack() -> Vec<u8> {
     with_len(0xAD, b)
 }
 
-/// FEATUREEXTACK acknowledging UTF8_SUPPORT (0x0A), so VARCHAR with a UTF-8 collation is legal.
-pub fn featureextack_utf8() -> Vec<u8> {
-    let mut v = vec![0xAE, 0x0A];
-    v.extend_from_slice(&1u32.to_le_bytes());
-    v.push(0x01);
+/// FEATUREEXTACK: (FeatureId, data) per acknowledged feature, e.g. UTF8_SUPPORT (0x0A, `[1]`:
+/// VARCHAR with a UTF-8 collation is legal) and FEDAUTH (0x02).
+pub fn featureextack(acks: &[(u8, &[u8])]) -> Vec<u8> {
+    let mut v = vec![0xAE];
+    for (id, data) in acks {
+        v.push(*id);
+        v.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        v.extend_from_slice(data);
+    }
     v.push(0xFF);
     v
 }

@@ -3,7 +3,7 @@
 //! The core knows nothing of Python: it says which PEP 249 class an error belongs to
 //! ([`ErrorClass`]) and the binding layer turns that into the Python exception.
 
-use crate::odbc::Diagnostic;
+use crate::diagnostic::Diagnostic;
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 

@@ -13,6 +13,7 @@ pub mod codes;
 pub mod connection;
 pub mod connstr;
 pub mod counters;
+pub mod diagnostic;
 pub mod error;
 pub mod info;
 pub mod odbc;

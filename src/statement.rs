@@ -2,13 +2,15 @@
 //! nextset, row counts, messages and output parameters. Rows come from its [`RowSet`].
 
 use crate::backend::{Backend, Dbms};
-use crate::batch::Batch;
 use crate::error::Result;
 use crate::odbc::{CancelHandle, Diagnostic, Outcome, Stmt};
 use crate::params::{BoundParams, InputSize, ParamValue};
 use crate::plan::ResultPlan;
-use crate::rowset::{RowSet, Served};
+use crate::rowset::{Refill, RowSet, RowStream};
 use std::sync::Arc;
+
+/// The rows of a statement's current result set ([`Statement::rows`]).
+pub type Rows<'s> = RowStream<'s, Statement>;
 
 /// The binding of one parameter row (a single row always has one binding type per column).
 fn single_row(row: Vec<ParamValue>, sizes: &[InputSize], backend: Backend) -> Result<BoundParams> {
@@ -34,7 +36,7 @@ pub struct Statement {
     /// [`ResultPlan::build_with_raw`]); set by the caller before an execute, usually empty.
     raw_sql_types: Vec<i16>,
     /// FreeTDS only: SQLMoreResults already called at the end of the current result set (see
-    /// [`Statement::fill`]), its outcome and diagnostic records, for the next `next_result`.
+    /// the [`Refill`] impl), its outcome and diagnostic records, for the next `next_result`.
     ahead: Option<Result<(Outcome, Vec<Diagnostic>)>>,
 }
 
@@ -79,27 +81,8 @@ impl Statement {
         self.epoch
     }
 
-    pub fn plan(&self) -> Option<&Arc<ResultPlan>> {
-        self.rows.plan()
-    }
-
-    /// The batch rows are currently served from (while a prefetch is pending, the one filled
-    /// last; the driver fills the other one of the pair).
-    pub fn batch(&self) -> Option<&Batch> {
-        self.rows.batch()
-    }
-
     pub fn row_count(&self) -> isize {
         self.row_count
-    }
-
-    /// Result-set index of the first row in the current batch.
-    pub fn batch_base(&self) -> u64 {
-        self.rows.batch_base()
-    }
-
-    pub fn rows_served(&self) -> u64 {
-        self.rows.rows_served()
     }
 
     pub fn messages(&self) -> &[Diagnostic] {
@@ -130,6 +113,17 @@ impl Statement {
         } else {
             e
         }
+    }
+
+    /// The rows of the current result set, as the one stream every consumer reads.
+    #[inline]
+    pub fn rows(&mut self) -> Rows<'_> {
+        RowStream::new(self)
+    }
+
+    /// The current result set's row source, to read where it stands (its plan, the rows served).
+    pub fn row_set(&self) -> &RowSet {
+        &self.rows
     }
 
     /// Collect the records a successful call left: warnings and informational messages (class
@@ -402,49 +396,6 @@ impl Statement {
         Ok(())
     }
 
-    /// Whether serving another row needs a driver call (the caller releases the GIL for it).
-    #[inline]
-    pub fn needs_fetch(&self) -> bool {
-        self.rows.needs_fetch()
-    }
-
-    /// Rows fetched and not yet handed out.
-    #[inline]
-    pub fn buffered(&self) -> usize {
-        self.rows.buffered()
-    }
-
-    /// Read the rest of the current result set without fetching ahead
-    /// ([`RowSet::without_prefetch`](crate::rowset::RowSet::without_prefetch)).
-    pub fn without_prefetch(&mut self) {
-        self.rows.without_prefetch();
-    }
-
-    /// Refill the batch from the driver (only call when [`Self::needs_fetch`]). Returns the rows
-    /// now available; 0 means the result set is over.
-    ///
-    /// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
-    /// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
-    /// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
-    /// called at once: a lost link is raised after the rows received (the result is not
-    /// silently short), and any other outcome waits for `next_result`.
-    pub fn fill(&mut self) -> Result<usize> {
-        let filled = self.rows.fill(&mut self.stmt, &mut self.messages);
-        let n = filled.map_err(|e| self.relabel(e))?;
-        if self.backend.driver == crate::backend::Driver::FreeTds
-            && self.ahead.is_none()
-            && self.rows.is_over()
-            && let Err(e) = self.look_ahead()
-        {
-            let e = self.relabel(e);
-            if n == 0 {
-                return Err(e);
-            }
-            self.rows.defer(e);
-        }
-        Ok(n)
-    }
-
     /// Only a lost link is raised now; anything else SQLMoreResults said (the next result, an
     /// error of the batch's next statement) is kept for `next_result`, as if called then.
     fn look_ahead(&mut self) -> Result<()> {
@@ -465,24 +416,6 @@ impl Statement {
         }
         self.ahead = Some(Ok((outcome, records)));
         Ok(())
-    }
-
-    /// Hand out up to `n` buffered rows (no driver call).
-    #[inline]
-    pub fn serve(&mut self, n: usize) -> Served<'_> {
-        self.rows.serve(n)
-    }
-
-    /// Hand out up to `n` buffered rows: returns the batch row range `start..end`.
-    #[inline]
-    pub fn take(&mut self, n: usize) -> std::ops::Range<usize> {
-        self.rows.take(n)
-    }
-
-    /// Move the read position back to batch row `row` (at or before the current position):
-    /// rows taken after a row that failed to decode are handed out again by the next fetch.
-    pub fn rewind_to(&mut self, row: usize) {
-        self.rows.rewind_to(row)
     }
 
     /// Move to the next result set. `Ok(false)` when there is none.
@@ -547,6 +480,42 @@ impl Statement {
 
     pub fn has_result_set(&self) -> bool {
         self.rows.plan().is_some()
+    }
+}
+
+/// A statement refills its row set from its handle, with its own end-of-result check.
+///
+/// FreeTDS ends a result set at a malformed token as if it were the end (a short array or
+/// SQL_NO_DATA, no diagnostic): the socket is gone, and only the next SQLMoreResults says
+/// so (01000, 20017). So at the end of a result set through FreeTDS, SQLMoreResults is
+/// called at once: a lost link is raised after the rows received (the result is not
+/// silently short), and any other outcome waits for `next_result`.
+impl Refill for Statement {
+    #[inline]
+    fn row_set(&self) -> &RowSet {
+        &self.rows
+    }
+
+    #[inline]
+    fn row_set_mut(&mut self) -> &mut RowSet {
+        &mut self.rows
+    }
+
+    fn refill(&mut self) -> Result<usize> {
+        let filled = self.rows.fill(&mut self.stmt, &mut self.messages);
+        let n = filled.map_err(|e| self.relabel(e))?;
+        if self.backend.driver == crate::backend::Driver::FreeTds
+            && self.ahead.is_none()
+            && self.rows.is_over()
+            && let Err(e) = self.look_ahead()
+        {
+            let e = self.relabel(e);
+            if n == 0 {
+                return Err(e);
+            }
+            self.rows.defer(e);
+        }
+        Ok(n)
     }
 }
 

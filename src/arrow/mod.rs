@@ -1,7 +1,7 @@
 //! Arrow record batches from the same bound batches as rows: one more consumer of the row
-//! source ([`crate::rowset::RowSet`]), no fetch loop of its own. The binding layer asks the
-//! statement for served rows exactly as the tuple paths do and hands each [`Served`] range to a
-//! [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
+//! stream ([`crate::rowset::RowStream`]), no fetch loop of its own. [`assemble_batch`] takes
+//! served rows from the stream exactly as the tuple paths do and hands each [`Served`] range to
+//! a [`BatchAssembler`]; the assembler copies the cells into Arrow arrays (fixed-width values in
 //! one slice copy per range, text transcoded once from UTF-16 straight into the UTF-8 value
 //! buffer, validity from the length indicators; `columns.rs` says why fixed-width values are
 //! copied once rather than handed over).
@@ -16,8 +16,8 @@
 //! result set (each column's family picks its type once per result set, or refuses it);
 //! `columns.rs`: one builder per column, a dispatch to its family's builder (the families'
 //! Arrow arms, with their exact value conversions, are `types/<family>/arrow.rs`); `cells.rs`:
-//! the kit those builders share; `stream.rs`: the assembler and the C stream; `text.rs`:
-//! UTF-16 → UTF-8 text columns.
+//! the kit those builders share; `assemble.rs`: record batches from the row stream;
+//! `stream.rs`: the C stream; `text.rs`: UTF-16 → UTF-8 text columns.
 //!
 //! # Type mapping
 //!
@@ -47,6 +47,7 @@
 //!
 //! [`Served`]: crate::rowset::Served
 
+mod assemble;
 pub(crate) mod cells;
 mod columns;
 pub mod kind;
@@ -54,6 +55,7 @@ mod schema;
 mod stream;
 pub mod text;
 
+pub use assemble::{BatchAssembler, assemble_batch, assemble_table};
 pub use kind::{ArrowKind, ArrowOptions, Unit};
 pub use schema::ArrowLayout;
-pub use stream::{BatchAssembler, export_stream};
+pub use stream::export_stream;

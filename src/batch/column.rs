@@ -2,7 +2,6 @@
 //! of them: fixed-width values in place, text and binary with their length checked, never cut.
 
 use super::recycle;
-use super::streamed::StreamedCell;
 use crate::counters;
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
@@ -85,6 +84,16 @@ impl Drop for AlignedBytes {
     fn drop(&mut self) {
         recycle::give_values(std::mem::take(&mut self.words));
     }
+}
+
+/// The whole value of a streamed (SQLGetData) cell of the current row (read by `streamed.rs`).
+#[derive(Default)]
+pub struct StreamedCell {
+    pub units: Vec<u16>,
+    pub bytes: Vec<u8>,
+    pub is_null: bool,
+    /// For `sql_variant` columns: the current cell, read as its underlying type.
+    pub variant: Option<Box<ColumnBuffer>>,
 }
 
 /// One column's buffers: `capacity` elements of `element_len` bytes plus an indicator each.

@@ -14,8 +14,10 @@ mod streamed;
 #[cfg(test)]
 mod tests;
 
-pub use column::{CellError, ColumnBuffer, FixedWidth, RawCell, cell_error, cell_failed};
-pub use streamed::{LOB_CHUNK_BYTES, StreamedCell};
+pub use column::{
+    CellError, ColumnBuffer, FixedWidth, RawCell, StreamedCell, cell_error, cell_failed,
+};
+pub use streamed::LOB_CHUNK_BYTES;
 
 use crate::error::{Error, Result};
 use crate::odbc::sys::ULen;
@@ -134,22 +136,31 @@ impl Batch {
         Ok(())
     }
 
-    /// Fetch the next row array.
+    /// Fetch the next row array into the bound columns (the whole fetch, with cut cells read
+    /// again and streamed columns read, is `BlockSource::fetch` in `rowset/source.rs`).
     ///
     /// An error can arrive in the middle of an array (SQL Server sends rows, then an error token):
     /// the driver then reports the rows before it as fetched and the failing one by its row
     /// status. Those rows are delivered first: the result says how many, and the error.
-    /// `base` is the result-set position of the array's first row (cut cells are re-read by it).
-    pub fn fetch(&mut self, stmt: &mut Stmt, plan: &ResultPlan, base: u64) -> Fetched {
+    pub fn fetch_bound(&mut self, stmt: &mut Stmt) -> Fetched {
         self.begin_fetch();
         let outcome = stmt.fetch_raw();
         let records = match outcome {
             Outcome::Success | Outcome::NoData => Vec::new(),
             _ => stmt.diagnostics(),
         };
-        let fetched = self.finish_fetch(outcome, records);
-        // Bound cells first: streamed columns come after every bound one.
-        let fetched = crate::reread::complete(self, stmt, plan, fetched, base);
+        self.finish_fetch(outcome, records)
+    }
+
+    /// Read the streamed columns (SQLGetData) of the row just fetched, after every bound one.
+    /// `base` is the result-set position of the array's first row (errors name the row).
+    pub fn read_streamed_columns(
+        &mut self,
+        stmt: &mut Stmt,
+        plan: &ResultPlan,
+        fetched: Fetched,
+        base: u64,
+    ) -> Fetched {
         if fetched.error.is_some() || fetched.rows == 0 || !plan.has_streamed() {
             return fetched;
         }
@@ -177,7 +188,7 @@ impl Batch {
 
     /// Read a block fetch's result (its return code and diagnostic records, taken right after
     /// the call) from what the driver wrote into this batch. Bound columns only: streamed
-    /// columns are read by [`Self::fetch`].
+    /// columns are read by [`Self::read_streamed_columns`].
     pub fn finish_fetch(
         &mut self,
         outcome: Outcome,

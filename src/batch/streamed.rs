@@ -2,7 +2,7 @@
 //! size ((MAX) and LOB columns, sql_variant cells with their underlying type, and cut cells read
 //! again where declared sizes are not enforced).
 
-use super::column::ColumnBuffer;
+use super::column::{ColumnBuffer, StreamedCell};
 
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NO_TOTAL, NULL_DATA, Pointer};
@@ -11,16 +11,6 @@ use crate::plan::CellKind;
 
 /// First SQLGetData chunk for a streamed column (grown to the size the driver announces).
 pub const LOB_CHUNK_BYTES: usize = 32 << 10;
-
-/// The whole value of a streamed (SQLGetData) cell of the current row.
-#[derive(Default)]
-pub struct StreamedCell {
-    pub units: Vec<u16>,
-    pub bytes: Vec<u8>,
-    pub is_null: bool,
-    /// For `sql_variant` columns: the current cell, read as its underlying type.
-    pub variant: Option<Box<ColumnBuffer>>,
-}
 
 impl ColumnBuffer {
     /// Read the cell of batch row `row` again, whole, with SQLGetData (the cursor is on it).

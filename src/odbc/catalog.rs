@@ -4,12 +4,12 @@
 //! every value), so the C signatures are declared here with plain integers; unixODBC exports
 //! all of them.
 
-use super::Outcome;
+use super::call::Outcome;
 use super::stmt::Stmt;
-use super::sys::{HStmt, SqlReturn};
 use crate::catalog::{CatalogCall, SpecialColumns, wide_argument};
 use crate::counters;
 use crate::error::Result;
+use odbc_api::sys::{HStmt, SqlReturn};
 use std::ptr::null;
 
 type Text = *const u16;
@@ -127,6 +127,9 @@ fn arg(wide: &Option<Vec<u16>>) -> (Text, i16) {
 
 impl Stmt {
     /// Run one catalog function; its result set is then read like any other.
+    ///
+    /// One job, longer than most: one arm per ODBC catalog function, each passing its
+    /// arguments to its one `SQL...W` call (no logic of its own to split out).
     pub fn catalog(&mut self, call: &CatalogCall) -> Result<Outcome> {
         let w = |name: &str, v: &Option<String>| wide_argument(name, v.as_deref());
         let h = self.raw();

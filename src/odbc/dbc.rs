@@ -1,12 +1,15 @@
 //! An owned, connected ODBC connection handle.
 
+use super::call::Outcome;
+use super::call::to_wide;
+use super::diag::Diagnostic;
+use super::diag::read_diagnostics;
 use super::env::environment;
-use super::sys::{
-    self, ConnectionAttribute, DriverConnectOption, HDbc, Handle, HandleType, InfoType,
-};
-use super::{Diagnostic, Outcome, read_diagnostics, to_wide};
 use crate::error::{Error, Result};
 use crate::process::Owner;
+use odbc_api::sys::{
+    self, ConnectionAttribute, DriverConnectOption, HDbc, Handle, HandleType, InfoType,
+};
 use std::ptr::null_mut;
 
 /// A connected `HDBC`. Dropping it rolls back (if needed), disconnects and frees; failures there

@@ -4,36 +4,8 @@
 //! not be prepared"), and PRINT / RAISERROR with low severity arrive only as records on a
 //! successful call; `cursor.messages` needs all of them.
 
-use super::sys::{self, Handle, HandleType, SqlReturn};
-
-/// One diagnostic record, as the driver reported it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// Five-character SQLSTATE, e.g. `42S02`.
-    pub sqlstate: String,
-    /// The data source's own error number (SQL Server's message number, e.g. 50000 for RAISERROR).
-    pub native_error: i32,
-    /// The driver's message, with interior NULs removed.
-    pub message: String,
-}
-
-impl Diagnostic {
-    /// Whether the record reports a failure. Class 01 (warnings: PRINT, low-severity RAISERROR)
-    /// and 00 (psqlODBC files its NOTICEs as 00000) are messages, not errors.
-    pub fn is_error(&self) -> bool {
-        !(self.sqlstate.starts_with("01") || self.sqlstate.starts_with("00"))
-    }
-}
-
-impl std::fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "[{}] {} ({})",
-            self.sqlstate, self.message, self.native_error
-        )
-    }
-}
+pub use crate::diagnostic::Diagnostic;
+use odbc_api::sys::{self, Handle, HandleType, SqlReturn};
 
 /// Read every diagnostic record of `handle`. Stops at the first record number the driver does not
 /// have. Bounded to 32,767 records (the i16 record number) so a misbehaving driver cannot keep

@@ -1,9 +1,9 @@
 //! The one ODBC environment of the process (ODBC 3.80 behaviour).
 
-use super::sys::{
+use crate::error::{Error, Result};
+use odbc_api::sys::{
     self, AttrOdbcVersion, EnvironmentAttribute, HEnv, Handle, HandleType, SqlReturn,
 };
-use crate::error::{Error, Result};
 use std::sync::OnceLock;
 
 /// The process-wide environment handle. Never freed: connections may outlive any scope we could

@@ -1,12 +1,13 @@
 //! `SQLGetInfo` of any type, `SQLSetConnectAttr` of any attribute, and the driver manager's
 //! lists of drivers and data sources.
 
+use super::call::Outcome;
+use super::call::to_wide;
 use super::dbc::Dbc;
 use super::env::environment;
-use super::sys::{HDbc, HEnv, SqlReturn};
-use super::{Outcome, to_wide};
 use crate::error::{Error, Result};
 use crate::info::{AttrValue, InfoKind, InfoValue};
+use odbc_api::sys::{HDbc, HEnv, SqlReturn};
 
 unsafe extern "system" {
     // Plain-integer signatures (odbc-sys types `info_type` and `attribute` as enums that cannot

@@ -12,6 +12,9 @@
 //! (ODBC allows handles to move between threads) but never `Sync`.
 
 pub mod bcp;
+mod bind;
+mod call;
+mod cancel;
 mod catalog;
 mod dbc;
 mod diag;
@@ -19,50 +22,12 @@ mod env;
 mod info;
 mod stmt;
 
+pub use call::{Outcome, to_wide};
+pub use cancel::{CancelHandle, FetchLease};
 pub use dbc::Dbc;
 pub use diag::{Diagnostic, read_diagnostics};
 pub use env::environment;
 pub use info::{data_sources, drivers, environment_address};
-pub use stmt::{CancelHandle, ColumnDescription, FetchLease, Stmt};
+pub use stmt::{ColumnDescription, Stmt};
 
 pub use odbc_api::sys;
-
-/// UTF-16 encode a Rust string for a wide ODBC call (not NUL terminated; lengths are passed).
-pub fn to_wide(s: &str) -> Vec<u16> {
-    s.encode_utf16().collect()
-}
-
-/// What an ODBC call returned, lifted out of the raw `SQLRETURN` so callers match on meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    Success,
-    /// Succeeded and left diagnostic records (warnings, PRINT messages, truncation).
-    SuccessWithInfo,
-    NoData,
-    NeedData,
-    /// The call failed; diagnostics are on the handle.
-    Error,
-    /// The handle was not valid: a bug in our bookkeeping, never a driver condition.
-    InvalidHandle,
-    StillExecuting,
-    ParamDataAvailable,
-}
-
-impl Outcome {
-    pub fn from_ret(ret: sys::SqlReturn) -> Self {
-        match ret {
-            sys::SqlReturn::SUCCESS => Outcome::Success,
-            sys::SqlReturn::SUCCESS_WITH_INFO => Outcome::SuccessWithInfo,
-            sys::SqlReturn::NO_DATA => Outcome::NoData,
-            sys::SqlReturn::NEED_DATA => Outcome::NeedData,
-            sys::SqlReturn::INVALID_HANDLE => Outcome::InvalidHandle,
-            sys::SqlReturn::STILL_EXECUTING => Outcome::StillExecuting,
-            sys::SqlReturn::PARAM_DATA_AVAILABLE => Outcome::ParamDataAvailable,
-            _ => Outcome::Error,
-        }
-    }
-
-    pub fn is_ok(self) -> bool {
-        matches!(self, Outcome::Success | Outcome::SuccessWithInfo)
-    }
-}

@@ -1,37 +1,24 @@
-//! An owned ODBC statement handle, with the few raw calls the engine makes on it.
-//!
-//! Binding functions are `unsafe`: the driver keeps the pointers and writes through them on every
-//! later fetch/execute, so the caller must keep the memory alive and unmoved until it unbinds
-//! (or frees the statement). The engine's `Batch` (columns) and `params::BoundParams`
-//! (parameters) own that memory.
+//! An owned ODBC statement handle, with the few raw calls the engine makes on it: execute,
+//! describe, fetch, attributes, results. Binding columns and parameters is `bind.rs`; the
+//! cancel handle and the lease for the prefetch thread are `cancel.rs`.
 
-use super::sys::{
-    self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, ParamType, Pointer,
-    SqlDataType, StatementAttribute, ULen,
-};
-use super::{Dbc, Diagnostic, Outcome, read_diagnostics, to_wide};
+use super::call::Outcome;
+use super::call::to_wide;
+use super::cancel::{CancelHandle, FetchLease, RawStmt};
+use super::dbc::Dbc;
+use super::diag::Diagnostic;
+use super::diag::read_diagnostics;
 use crate::counters;
 use crate::error::{Error, Result};
-use crate::process::Owner;
+use odbc_api::sys::{
+    self, CDataType, FreeStmtOption, HStmt, Handle, HandleType, Len, Pointer, SqlDataType,
+    StatementAttribute, ULen,
+};
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 // odbc-sys types the field identifier as its `Desc` enum, which cannot carry driver-specific
 // identifiers; this is the same unixODBC entry point with the C signature's plain integer.
-// Likewise for statement attributes and descriptor fields (SQL Server's table-valued
-// parameters need SQL_SOPT_SS_PARAM_FOCUS and SQL_CA_SS_SCHEMA_NAME, which its enums lack).
 unsafe extern "system" {
-    #[link_name = "SQLSetStmtAttrW"]
-    fn set_stmt_attr_raw(hstmt: HStmt, attr: i32, value: Pointer, len: i32) -> sys::SqlReturn;
-    #[link_name = "SQLSetDescFieldW"]
-    fn set_desc_field_raw(
-        hdesc: sys::HDesc,
-        record: i16,
-        field: i16,
-        value: Pointer,
-        len: i32,
-    ) -> sys::SqlReturn;
     #[link_name = "SQLColAttributeW"]
     fn col_attribute_raw(
         hstmt: HStmt,
@@ -59,117 +46,11 @@ pub struct ColumnDescription {
     pub unsigned: bool,
 }
 
-/// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
-/// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
-/// can never reach a freed handle.
-#[derive(Clone, Default)]
-pub struct CancelHandle {
-    handle: Arc<Mutex<Option<RawStmt>>>,
-    /// `cancel()` was called since the last execute.
-    requested: Arc<AtomicBool>,
-    /// Only record requests outside executes (see `set_cooperative`).
-    cooperative: Arc<AtomicBool>,
-    /// The statement is inside SQLExecDirect.
-    executing: Arc<AtomicBool>,
-    /// The process the statement was allocated in: a forked child never cancels it (an
-    /// attention on the socket it shares with the parent would cancel the parent's call).
-    owner: Owner,
-}
-
-/// A statement handle lent to another thread for one `SQLFetch` (the next row array, fetched
-/// while the owner decodes the previous one). Made by [`Stmt::lend_for_fetch`], whose contract
-/// keeps every other call off the handle until that thread is joined.
-pub struct FetchLease {
-    handle: RawStmt,
-    cancel: CancelHandle,
-}
-
-impl FetchLease {
-    /// `SQLFetch` into the bound buffers, and the diagnostic records when the driver left some
-    /// (anything but plain success or no data). `None` when a (cooperative) cancel is pending:
-    /// the fetch is not started.
-    pub fn fetch(&self) -> Option<(Outcome, Vec<Diagnostic>)> {
-        if self.cancel.is_requested() {
-            return None;
-        }
-        counters::bump(&counters::FETCH_CALLS);
-        let h = self.handle.0;
-        // SAFETY: the lease's contract: the handle is allocated, its bound buffers alive, and
-        // no other call runs on it.
-        let outcome = Outcome::from_ret(unsafe { sys::SQLFetch(h) });
-        let records = match outcome {
-            Outcome::Success | Outcome::NoData => Vec::new(),
-            _ => read_diagnostics(HandleType::Stmt, h.as_handle()),
-        };
-        Some((outcome, records))
-    }
-}
-
-#[derive(Clone, Copy)]
-struct RawStmt(HStmt);
-// SAFETY: SQLCancel is the one ODBC call allowed concurrently with another call on the same
-// statement; the handle is only used while the mutex proves it is still allocated.
-unsafe impl Send for RawStmt {}
-
-impl CancelHandle {
-    /// Cancel cooperatively: only record the request; the thread running the statement acts on
-    /// it between driver calls. For drivers whose SQLCancel is not safe against a call running
-    /// on another thread: FreeTDS 1.3 hung in SQLFetch or corrupted its heap (glibc malloc
-    /// assertion, through pyodbc too) when cancelled mid-fetch against the TDS peer.
-    pub fn set_cooperative(&self, on: bool) {
-        self.cooperative.store(on, Ordering::SeqCst);
-    }
-
-    /// Mark the statement as inside an execute (where even a cooperative driver takes a real
-    /// SQLCancel: FreeTDS interrupts a stalled execute fine, pyodbc does the same) or not.
-    /// Changed under the handle's lock, so a cancel never straddles the transition.
-    fn set_executing(&self, on: bool) {
-        let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        self.executing.store(on, Ordering::SeqCst);
-    }
-
-    /// Whether a cancel is pending (without consuming it).
-    pub fn is_requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
-    }
-
-    /// Whether `cancel` was called since the last take: drivers report the
-    /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
-    /// 24000), so the engine remembers that it asked.
-    pub fn take_requested(&self) -> bool {
-        self.requested.swap(false, Ordering::SeqCst)
-    }
-
-    /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and
-    /// in a forked child.
-    pub fn cancel(&self) -> Result<()> {
-        if !self.owner.is_current() {
-            return Ok(());
-        }
-        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        self.requested.store(true, Ordering::SeqCst);
-        if self.cooperative.load(Ordering::SeqCst) && !self.executing.load(Ordering::SeqCst) {
-            return Ok(());
-        }
-        if let Some(RawStmt(h)) = *guard {
-            // SAFETY: the handle is allocated while it is stored here (see type docs).
-            let ret = unsafe { sys::SQLCancel(h) };
-            if !Outcome::from_ret(ret).is_ok() {
-                return Err(Error::odbc(
-                    "SQLCancel",
-                    read_diagnostics(HandleType::Stmt, h.as_handle()),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
 /// An allocated `HSTMT`. Dropping it frees the handle, except in a forked child, which abandons
 /// it (see `crate::process`: freeing a statement with pending rows sends an attention).
 pub struct Stmt {
-    handle: HStmt,
-    cancel: CancelHandle,
+    pub(super) handle: HStmt,
+    pub(super) cancel: CancelHandle,
     /// Largest value a streamed (SQLGetData) read may hold, in bytes; 0: no limit. A bigger
     /// value is a DataError, not an allocation the process may not survive.
     max_lob_bytes: usize,
@@ -373,7 +254,7 @@ impl Stmt {
         Ok(value)
     }
 
-    fn set_attr(&mut self, attr: StatementAttribute, value: Pointer) -> Result<()> {
+    pub(super) fn set_attr(&mut self, attr: StatementAttribute, value: Pointer) -> Result<()> {
         // SAFETY: the caller passes integer attributes by value or pointers that outlive the
         // statement's use of them (documented on the callers).
         let ret = unsafe { sys::SQLSetStmtAttrW(self.handle, attr, value, 0) };
@@ -384,19 +265,6 @@ impl Stmt {
     pub fn set_row_array_size(&mut self, rows: usize) -> Result<()> {
         self.set_attr(StatementAttribute::RowBindType, 0 as Pointer)?;
         self.set_attr(StatementAttribute::RowArraySize, rows as Pointer)
-    }
-
-    /// # Safety
-    /// `target` must stay valid and unmoved until it is replaced or the statement is freed.
-    pub unsafe fn set_rows_fetched_ptr(&mut self, target: *mut ULen) -> Result<()> {
-        self.set_attr(StatementAttribute::RowsFetchedPtr, target as Pointer)
-    }
-
-    /// # Safety
-    /// `target` must point to one `u16` per row of the row array and stay valid and unmoved
-    /// until replaced or the statement is freed.
-    pub unsafe fn set_row_status_ptr(&mut self, target: *mut u16) -> Result<()> {
-        self.set_attr(StatementAttribute::RowStatusPtr, target as Pointer)
     }
 
     /// `SQLFetch` returning the raw outcome even for `SQL_ERROR`, so the caller can deliver the
@@ -462,120 +330,11 @@ impl Stmt {
         self.set_attr(StatementAttribute::NoScan, usize::from(on) as Pointer)
     }
 
-    /// # Safety
-    /// `value` and `indicator` must stay valid and unmoved for every later fetch until the column
-    /// is unbound or the statement freed, and be large enough for the row array size in effect.
-    pub unsafe fn bind_col(
-        &mut self,
-        col: u16,
-        c_type: CDataType,
-        value: Pointer,
-        element_len: Len,
-        indicator: *mut Len,
-    ) -> Result<()> {
-        counters::bump(&counters::BINDS);
-        // SAFETY: forwarded contract.
-        let ret =
-            unsafe { sys::SQLBindCol(self.handle, col, c_type, value, element_len, indicator) };
-        self.check(ret, "SQLBindCol").map(|_| ())
-    }
-
-    /// Give a column bound as `SQL_C_NUMERIC` its precision and scale. Without this the driver
-    /// converts with the ARD's default scale 0 (Driver 18 truncates 12.34 to 12). The ODBC
-    /// recipe: set the fields on the application row descriptor, then the data pointer again
-    /// last, which makes the driver check and keep the record.
-    ///
-    /// # Safety
-    /// As [`Self::bind_col`], for `value` (the pointer the column is bound to).
-    pub unsafe fn set_numeric_precision(
-        &mut self,
-        col: u16,
-        precision: u8,
-        scale: i8,
-        value: Pointer,
-    ) -> Result<()> {
-        let mut ard = sys::HDesc(null_mut());
-        // SAFETY: valid handle; the out pointer receives the descriptor handle.
-        let ret = unsafe {
-            sys::SQLGetStmtAttr(
-                self.handle,
-                StatementAttribute::AppRowDesc,
-                (&mut ard as *mut sys::HDesc).cast(),
-                0,
-                null_mut(),
-            )
-        };
-        self.check(ret, "SQLGetStmtAttr(APP_ROW_DESC)")?;
-        let fields = [
-            (sys::Desc::Precision, precision as isize as Pointer),
-            (sys::Desc::Scale, scale as isize as Pointer),
-            (sys::Desc::DataPtr, value),
-        ];
-        for (field, v) in fields {
-            // SAFETY: `ard` is this statement's ARD; integer fields are passed by value and the
-            // data pointer obeys the caller's contract.
-            let ret = unsafe { sys::SQLSetDescField(ard, col as i16, field, v, 0) };
-            if !Outcome::from_ret(ret).is_ok() {
-                return Err(Error::odbc(
-                    "SQLSetDescField(ARD)",
-                    read_diagnostics(HandleType::Desc, ard.as_handle()),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    pub fn unbind_cols(&mut self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::Unbind) };
-        self.check(ret, "SQLFreeStmt(UNBIND)").map(|_| ())
-    }
-
-    pub fn reset_params(&mut self) -> Result<()> {
-        // SAFETY: valid handle.
-        let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::ResetParams) };
-        self.check(ret, "SQLFreeStmt(RESET_PARAMS)").map(|_| ())
-    }
-
     /// Close the open cursor (if any) and discard pending results; bindings stay.
     pub fn close_cursor(&mut self) -> Result<()> {
         // SAFETY: valid handle.
         let ret = unsafe { sys::SQLFreeStmt(self.handle, FreeStmtOption::Close) };
         self.check(ret, "SQLFreeStmt(CLOSE)").map(|_| ())
-    }
-
-    /// # Safety
-    /// `value` and `indicator` must stay valid until the statement has executed (and, for arrays,
-    /// cover `paramset size` elements).
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn bind_parameter(
-        &mut self,
-        number: u16,
-        direction: ParamType,
-        c_type: CDataType,
-        sql_type: i16,
-        column_size: usize,
-        decimal_digits: i16,
-        value: Pointer,
-        buffer_len: Len,
-        indicator: *mut Len,
-    ) -> Result<()> {
-        // SAFETY: forwarded contract.
-        let ret = unsafe {
-            sys::SQLBindParameter(
-                self.handle,
-                number,
-                direction,
-                c_type,
-                SqlDataType(sql_type),
-                column_size,
-                decimal_digits,
-                value,
-                buffer_len,
-                indicator,
-            )
-        };
-        self.check(ret, "SQLBindParameter").map(|_| ())
     }
 
     /// `SQLPrepareW`: the statement is executed later with [`Self::execute`].
@@ -594,78 +353,6 @@ impl Stmt {
         let ret = unsafe { sys::SQLExecute(self.handle) };
         self.cancel.set_executing(false);
         self.check(ret, "SQLExecute")
-    }
-
-    /// `SQLDescribeParam` of a prepared statement, for its side effect: the driver fills the
-    /// parameter's implementation descriptor (a table-valued parameter's type name).
-    pub fn describe_param(&mut self, number: u16) -> Result<()> {
-        let mut data_type = SqlDataType(0);
-        let mut size: ULen = 0;
-        let mut digits: i16 = 0;
-        let mut nullable = sys::Nullability::UNKNOWN;
-        // SAFETY: valid handle; every out pointer points at a local of the declared type.
-        let ret = unsafe {
-            sys::SQLDescribeParam(
-                self.handle,
-                number,
-                &mut data_type,
-                &mut size,
-                &mut digits,
-                &mut nullable,
-            )
-        };
-        self.check(ret, "SQLDescribeParam").map(|_| ())
-    }
-
-    /// A driver-specific integer statement attribute (e.g. SQL_SOPT_SS_PARAM_FOCUS).
-    pub fn set_int_attr(&mut self, attr: i32, value: usize) -> Result<()> {
-        // Driver 18 wants the length SQL_IS_INTEGER for these (0 is HY024, seen).
-        const SQL_IS_INTEGER: i32 = -6;
-        // SAFETY: an integer attribute is passed by value in the pointer argument.
-        let ret = unsafe { set_stmt_attr_raw(self.handle, attr, value as Pointer, SQL_IS_INTEGER) };
-        self.check(ret, "SQLSetStmtAttr").map(|_| ())
-    }
-
-    /// A text field of parameter `record` in the implementation parameter descriptor (e.g.
-    /// SQL_CA_SS_SCHEMA_NAME of a table-valued parameter).
-    ///
-    /// # Safety
-    /// `text` must stay valid until the statement has executed (the driver may keep the pointer).
-    pub unsafe fn set_ipd_text_field(
-        &mut self,
-        record: u16,
-        field: i16,
-        text: &[u16],
-    ) -> Result<()> {
-        let mut ipd = sys::HDesc(null_mut());
-        // SAFETY: valid handle; the out pointer receives the descriptor handle.
-        let ret = unsafe {
-            sys::SQLGetStmtAttr(
-                self.handle,
-                StatementAttribute::ImpParamDesc,
-                (&mut ipd as *mut sys::HDesc).cast(),
-                0,
-                null_mut(),
-            )
-        };
-        self.check(ret, "SQLGetStmtAttr(IMP_PARAM_DESC)")?;
-        let bytes = (text.len() * 2) as i32;
-        // SAFETY: `ipd` is this statement's IPD; the text outlives the execute (caller).
-        let ret = unsafe {
-            set_desc_field_raw(ipd, record as i16, field, text.as_ptr() as Pointer, bytes)
-        };
-        if !Outcome::from_ret(ret).is_ok() {
-            return Err(Error::odbc(
-                "SQLSetDescField(IPD)",
-                read_diagnostics(HandleType::Desc, ipd.as_handle()),
-            ));
-        }
-        Ok(())
-    }
-
-    pub fn set_paramset_size(&mut self, rows: usize) -> Result<()> {
-        self.set_attr(StatementAttribute::ParamBindType, 0 as Pointer)?;
-        self.set_attr(StatementAttribute::ParamsetSize, rows as Pointer)
     }
 
     /// # Safety

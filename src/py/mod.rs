@@ -14,6 +14,7 @@ mod params;
 pub mod plan;
 mod row;
 mod shape;
+mod shared;
 pub mod types;
 
 use pyo3::prelude::*;

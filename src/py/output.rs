@@ -3,9 +3,7 @@
 
 use super::cache;
 use super::errors::programming;
-use super::params::{from_param, to_param};
 use crate::params::{OutputParam, OutputType, ParamValue};
-use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyFloat, PyInt, PyString, PyTime,
@@ -32,7 +30,7 @@ pub struct Output {
     state: Mutex<State>,
 }
 
-fn output_type(py: Python<'_>, ty: &Bound<'_, PyAny>, tz: bool) -> PyResult<OutputType> {
+pub(super) fn output_type(py: Python<'_>, ty: &Bound<'_, PyAny>, tz: bool) -> PyResult<OutputType> {
     // Order matters: bool is an int subclass and datetime a date subclass.
     let is = |t: &Bound<'_, PyAny>| ty.is(t);
     Ok(if is(&py.get_type::<PyBool>()) {
@@ -68,27 +66,46 @@ fn output_type(py: Python<'_>, ty: &Bound<'_, PyAny>, tz: bool) -> PyResult<Outp
 }
 
 impl Output {
-    /// The engine parameter for a call.
-    pub fn to_param(&self, py: Python<'_>, index: usize) -> PyResult<ParamValue> {
-        let input = to_param(self.input.bind(py), index)?;
-        Ok(ParamValue::Output(Box::new(OutputParam {
+    /// A pending output parameter (`params.rs` makes it from the Python arguments: the input
+    /// value's conversion decides the default scale).
+    pub fn new(
+        ty: OutputType,
+        type_name: String,
+        input: Py<PyAny>,
+        size: Option<usize>,
+        precision: u32,
+        scale: u32,
+    ) -> Output {
+        Output {
+            ty,
+            type_name,
+            input,
+            size,
+            precision,
+            scale,
+            state: Mutex::new(State::Pending),
+        }
+    }
+
+    /// The value sent in (None for a pure output parameter).
+    pub fn input(&self) -> &Py<PyAny> {
+        &self.input
+    }
+
+    /// The engine parameter for a call, with `input` the converted [`Self::input`].
+    pub fn param(&self, input: ParamValue) -> ParamValue {
+        ParamValue::Output(Box::new(OutputParam {
             ty: self.ty,
             input,
             size: self.size,
             precision: self.precision,
             scale: self.scale,
-        })))
+        }))
     }
 
-    pub fn set_value(
-        &self,
-        py: Python<'_>,
-        value: &ParamValue,
-        errors: TextErrors,
-    ) -> PyResult<()> {
-        let obj = from_param(py, value, errors)?;
-        *self.lock() = State::Ready(obj);
-        Ok(())
+    /// The value the call set, as a Python object.
+    pub fn set_value(&self, value: Py<PyAny>) {
+        *self.lock() = State::Ready(value);
     }
 
     /// Bound to a new call: the value is pending again.
@@ -119,37 +136,6 @@ impl Output {
 
 #[pymethods]
 impl Output {
-    #[new]
-    #[pyo3(signature = (r#type, value = None, *, size = None, precision = 38, scale = None, tz = false))]
-    fn py_new(
-        py: Python<'_>,
-        r#type: &Bound<'_, PyAny>,
-        value: Option<Py<PyAny>>,
-        size: Option<usize>,
-        precision: u32,
-        scale: Option<u32>,
-        tz: bool,
-    ) -> PyResult<Output> {
-        let ty = output_type(py, r#type, tz)?;
-        let input = value.unwrap_or_else(|| py.None());
-        // A decimal's scale: as given, else 10 or the input value's if larger (SQL Server rounds
-        // an output with more places to the declared scale: pass `scale=` for those).
-        let scale = match (scale, to_param(input.bind(py), 0)?) {
-            (Some(s), _) => s,
-            (None, ParamValue::Decimal { scale, .. }) => scale.max(10).min(precision),
-            (None, _) => 10.min(precision),
-        };
-        Ok(Output {
-            ty,
-            type_name: r#type.getattr("__name__")?.extract()?,
-            input,
-            size,
-            precision,
-            scale,
-            state: Mutex::new(State::Pending),
-        })
-    }
-
     /// The value the procedure set. Raises ProgrammingError until the call's last result set has
     /// been read (`nextset()` returned False; `callproc` does this when the call returns no rows).
     #[getter]

@@ -1,8 +1,10 @@
-//! Python parameter values → engine [`ParamValue`]s.
+//! Python parameter values → engine [`ParamValue`]s, and back for output parameters. An
+//! `Output` is made here too (its default scale comes from its input's conversion), so the
+//! `Output` class (`output.rs`) knows nothing of the conversions.
 
 use super::cache;
 use super::errors::{data, programming};
-use super::output::Output;
+use super::output::{Output, output_type};
 use super::types::text::{TextFailure, utf16_to_str};
 use super::types::{guid, temporal};
 use crate::params::{InputSize, ParamValue};
@@ -116,7 +118,9 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
         return uuid_param(value, index);
     }
     if let Ok(out) = value.cast::<Output>() {
-        return out.get().to_param(py, index);
+        let out = out.get();
+        let input = to_param(out.input().bind(py), index)?;
+        return Ok(out.param(input));
     }
     // A list or tuple as one parameter is a table-valued parameter, as in pyodbc.
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
@@ -428,4 +432,31 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
             return Err(programming("an output parameter cannot be a table"));
         }
     })
+}
+
+#[pymethods]
+impl Output {
+    #[new]
+    #[pyo3(signature = (r#type, value = None, *, size = None, precision = 38, scale = None, tz = false))]
+    fn py_new(
+        py: Python<'_>,
+        r#type: &Bound<'_, PyAny>,
+        value: Option<Py<PyAny>>,
+        size: Option<usize>,
+        precision: u32,
+        scale: Option<u32>,
+        tz: bool,
+    ) -> PyResult<Output> {
+        let ty = output_type(py, r#type, tz)?;
+        let input = value.unwrap_or_else(|| py.None());
+        // A decimal's scale: as given, else 10 or the input value's if larger (SQL Server rounds
+        // an output with more places to the declared scale: pass `scale=` for those).
+        let scale = match (scale, to_param(input.bind(py), 0)?) {
+            (Some(s), _) => s,
+            (None, ParamValue::Decimal { scale, .. }) => scale.max(10).min(precision),
+            (None, _) => 10.min(precision),
+        };
+        let type_name = r#type.getattr("__name__")?.extract()?;
+        Ok(Output::new(ty, type_name, input, size, precision, scale))
+    }
 }

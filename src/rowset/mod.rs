@@ -1,8 +1,9 @@
 //! The row source of one result set: the bound row array, its growth, the pair of row arrays
 //! that lets one be served while the driver fills the other on another thread, the read
 //! position, and an error that arrived after rows of the same array. Every consumer (tuples
-//! for every fetch shape, Arrow batches, lazy rows) takes rows from here through two calls:
-//! [`RowSet::fill`] talks to the driver (the caller releases the GIL around it) and
+//! for every fetch shape, Arrow batches, lazy rows) takes rows from here through one step,
+//! [`RowStream::next`] (`stream.rs`): [`RowSet::fill`] talks to the driver (the consumer's
+//! [`DriverWait`] releases the GIL around it) only when the buffered rows are used up, and
 //! [`RowSet::serve`] hands out buffered rows without any driver call.
 //!
 //! Batches are shared (`Arc`): a consumer may keep the batch its rows were served from (lazy
@@ -12,10 +13,12 @@
 //! ([`crate::counters::PINNED_BATCHES`] counts this).
 
 mod source;
+mod stream;
 #[cfg(test)]
 mod tests;
 
 pub use source::BlockSource;
+pub use stream::{DriverWait, InLine, Refill, RowStream};
 
 use crate::batch::{Batch, FIRST_BATCH_ROWS, Fetched, grown};
 use crate::counters;

@@ -69,7 +69,11 @@ impl BlockSource for Stmt {
     }
 
     fn fetch(&mut self, batch: &mut Batch, plan: &ResultPlan, base: u64) -> Fetched {
-        batch.fetch(self, plan, base)
+        let fetched = batch.fetch_bound(self);
+        // Bound cells first (cut ones read again whole): streamed columns come after every
+        // bound one.
+        let fetched = crate::reread::complete(batch, self, plan, fetched, base);
+        batch.read_streamed_columns(self, plan, fetched, base)
     }
 
     unsafe fn fetch_ahead(&mut self, batch: &mut Batch) -> Option<FetchJob> {

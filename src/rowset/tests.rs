@@ -5,6 +5,7 @@ use super::*;
 use crate::backend::Dbms;
 use crate::batch::MAX_BATCH_ROWS;
 use crate::odbc::ColumnDescription;
+use crate::odbc::Diagnostic;
 use crate::odbc::Outcome;
 use crate::prefetch::{FetchJob, FetchResult};
 
@@ -136,20 +137,48 @@ fn int_plan() -> Arc<ResultPlan> {
     Arc::new(ResultPlan::build(vec![desc], Dbms::Other))
 }
 
+/// A row set with the fake source, as what a row stream reads (the statement adds its own
+/// checks to the refill).
+struct Direct<'a> {
+    rs: &'a mut RowSet,
+    src: &'a mut Fake,
+    messages: Vec<Diagnostic>,
+}
+
+impl Refill for Direct<'_> {
+    fn row_set(&self) -> &RowSet {
+        self.rs
+    }
+
+    fn row_set_mut(&mut self) -> &mut RowSet {
+        self.rs
+    }
+
+    fn refill(&mut self) -> Result<usize> {
+        self.rs.fill(self.src, &mut self.messages)
+    }
+}
+
+fn direct<'a>(rs: &'a mut RowSet, src: &'a mut Fake) -> Direct<'a> {
+    Direct {
+        rs,
+        src,
+        messages: Vec::new(),
+    }
+}
+
 /// Every value served, `chunk` rows at a time, and the result-set positions `serve` reported.
 fn drain(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> Result<Vec<i32>> {
     let mut out = Vec::new();
-    let mut messages = Vec::new();
-    loop {
-        if rs.needs_fetch() && rs.fill(src, &mut messages)? == 0 {
-            return Ok(out);
-        }
-        let served = rs.serve(chunk);
+    let mut source = direct(rs, src);
+    let mut rows = RowStream::new(&mut source);
+    while let Some(served) = rows.next(chunk, &InLine)? {
         for row in served.rows.clone() {
             assert_eq!(served.base + row as u64, out.len() as u64);
             out.push(served.batch.columns[0].i32(row));
         }
     }
+    Ok(out)
 }
 
 #[test]
@@ -291,6 +320,20 @@ fn rewind_hands_rows_out_again() {
 }
 
 #[test]
+fn skip_discards_rows_across_refills_and_stops_at_the_end() {
+    let mut src = Fake::new(3000);
+    let mut rs = RowSet::default();
+    rs.open(&mut src, int_plan()).unwrap();
+    let mut source = direct(&mut rs, &mut src);
+    let mut rows = RowStream::new(&mut source);
+    assert_eq!(rows.skip(1000, &InLine).unwrap(), 1000);
+    let served = rows.next(1, &InLine).unwrap().expect("row 1000");
+    assert_eq!(served.base + served.rows.start as u64, 1000);
+    assert_eq!(rows.skip(usize::MAX, &InLine).unwrap(), 1999);
+    assert!(rows.next(1, &InLine).unwrap().is_none());
+}
+
+#[test]
 fn leaving_a_result_set_mid_prefetch_waits_for_the_worker() {
     let plan = int_plan();
     let mut src = Fake::new(100_000);
@@ -317,12 +360,9 @@ fn leaving_a_result_set_mid_prefetch_waits_for_the_worker() {
 /// rows keep theirs), then checked after the whole result set was fetched.
 fn drain_pinned(rs: &mut RowSet, src: &mut Fake, chunk: usize) -> usize {
     let mut kept: Vec<(Arc<Batch>, std::ops::Range<usize>, u64)> = Vec::new();
-    let mut messages = Vec::new();
-    loop {
-        if rs.needs_fetch() && rs.fill(src, &mut messages).unwrap() == 0 {
-            break;
-        }
-        let served = rs.serve(chunk);
+    let mut source = direct(rs, src);
+    let mut rows = RowStream::new(&mut source);
+    while let Some(served) = rows.next(chunk, &InLine).unwrap() {
         kept.push((served.batch.clone(), served.rows.clone(), served.base));
     }
     let mut checked = 0;

@@ -435,16 +435,14 @@ def test_gil_released_while_a_task_waits_on_a_paused_result(cs):
     assert progress > yardstick, (progress, yardstick)
 
 
-# The timeout change fails until the sync engine's fix is merged (branch core-stream:
-# `Cursor::apply_timeout` joins a running prefetch with the GIL held); strict, so the marker must
-# go with that merge. Measured before it: the counter made 97,000 steps during a 0.37 s execute
-# with the change, 1,660,000 during a 0.42 s one without (0.1 s of sleep: about 500,000).
+# Before `Cursor::apply_timeout` released the GIL for its join, the timeout change failed: the
+# counter made 97,000 steps during a 0.37 s execute with the change, 1,660,000 during a 0.42 s
+# one without (0.1 s of sleep: about 500,000).
 @pytest.mark.parametrize(
     "change",
     [
         pytest.param(False, id="same-timeout"),
-        pytest.param(True, id="timeout-changed", marks=pytest.mark.xfail(
-            strict=True, reason="apply_timeout joins the prefetch with the GIL held")),
+        pytest.param(True, id="timeout-changed"),
     ],
 )
 def test_gil_released_when_an_execute_meets_a_running_prefetch(peer, change):

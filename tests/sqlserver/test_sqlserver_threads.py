@@ -117,3 +117,35 @@ def test_gil_released_during_a_long_execute(conn, driver):
     baseline = yardstick()
     progress, _ = progress_while(lambda: conn.cursor().execute("SELECT * FROM peer.int_nvarchar_10 /* fault:stall=1.5 */"))
     assert progress > baseline, f"counter advanced {progress} during the execute, {baseline} in 0.1 s of sleep"
+
+
+def test_gil_released_while_a_new_timeout_waits_for_a_prefetch(conn, driver):
+    """A new query timeout is put on the statement at the next execute, after the prefetch still
+    fetching ahead has finished. Here that prefetch waits on the server's 2 s pause: fetchmany
+    reads the first three row arrays (32 + 256 + 2,048 rows), the third came back full, so the
+    next array (rows 2,336..6,432) is being fetched on the prefetch thread and stops at row 3,000.
+    The execute that applies the new timeout waits for it with the GIL released: the counter
+    thread keeps advancing."""
+    baseline = yardstick()
+    cur = conn.cursor().execute("SELECT * FROM peer.mixed_20000 /* fault:pause_after=3000 fault:pause=2 */")
+    ferrodbc.reset_counters()
+    assert len(cur.fetchmany(2336)) == 2336
+    assert ferrodbc.counters()["prefetches"] == 1, "the prefetch this test waits on was not started"
+    conn.timeout = 30
+    progress, _ = progress_while(lambda: cur.execute("SELECT 1 AS one"))
+    assert cur.fetchall() == [(1,)]
+    assert progress > baseline, f"counter advanced {progress} while the execute waited, {baseline} in 0.1 s of sleep"
+
+
+def test_gil_released_while_closing_the_connection_waits_for_a_prefetch(connect, driver):
+    """Closing a connection frees its cursors' statements, each after its running prefetch: the
+    prefetch here waits on the server's 2 s pause, and the counter thread keeps advancing."""
+    baseline = yardstick()
+    conn = connect()
+    cur = conn.cursor().execute("SELECT * FROM peer.mixed_20000 /* fault:pause_after=3000 fault:pause=2 */")
+    ferrodbc.reset_counters()
+    assert len(cur.fetchmany(2336)) == 2336
+    assert ferrodbc.counters()["prefetches"] == 1, "the prefetch this test waits on was not started"
+    progress, _ = progress_while(conn.close)
+    assert cur.closed
+    assert progress > baseline, f"counter advanced {progress} while close waited, {baseline} in 0.1 s of sleep"

@@ -5,7 +5,7 @@ use super::*;
 use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::output::Output;
-use crate::py::params::{to_input_size, to_param};
+use crate::py::params::{from_param, to_input_size, to_param};
 use crate::statement::Statement;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -77,7 +77,7 @@ impl Cursor {
             .unwrap_or_else(|e| e.into_inner());
         for (index, value) in values {
             if let Some((_, out)) = st.outputs.iter().find(|(i, _)| *i == index) {
-                out.get().set_value(py, &value, errors)?;
+                out.get().set_value(from_param(py, &value, errors)?);
             }
         }
         st.outputs.clear();

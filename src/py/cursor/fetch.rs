@@ -1,8 +1,11 @@
-//! The fetch side of a cursor: one fetch protocol (`begin_fetch`, `next_served`) and its
-//! consumers: rows for fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow batches.
+//! The fetch side of a cursor: one prelude (`begin_fetch`) and every fetch shape over the core's
+//! row stream (`RowStream::next`, GIL released around refills only): rows for
+//! fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow tables and record batches.
 
 use super::*;
-use crate::arrow::{ArrowLayout, ArrowOptions, BatchAssembler, Unit};
+use crate::arrow::{
+    ArrowLayout, ArrowOptions, BatchAssembler, Unit, assemble_batch, assemble_table,
+};
 use crate::py::arrow::{
     DEFAULT_ROWS_PER_BATCH, LazyBatches, RecordBatchStream, TABLE_ROWS_PER_BATCH,
 };
@@ -10,8 +13,8 @@ use crate::py::decode::{RowObject, build_first_value, build_one_row, build_rows}
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::plan::PyPlan;
 use crate::py::shape::{RowShape, build_shaped};
-use crate::rowset::Served;
-use crate::statement::Statement;
+use crate::rowset::{DriverWait, Served};
+use crate::statement::{Rows, Statement};
 use crate::types::text::TextErrors;
 use pyo3::exceptions::PyStopIteration;
 use pyo3::prelude::*;
@@ -19,91 +22,111 @@ use pyo3::types::PyList;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-/// What a row fetch works with (see [`Cursor::begin_rows`]).
+/// What every fetch works with (see [`Cursor::begin_fetch`]): the row stream, the Python plan,
+/// the slot for an error deferred to the next fetch, and what the row shape is chosen from.
+pub(super) struct Fetch<'s> {
+    rows: Rows<'s>,
+    plan: &'s Arc<PyPlan>,
+    pending: &'s mut Option<PyErr>,
+    shape: &'s mut Option<RowShape>,
+    row_factory: &'s Option<Py<PyAny>>,
+}
+
+/// What a row fetch works with (see [`Cursor::begin_rows`]): [`Fetch`] with its row shape.
 pub(super) struct RowsStart<'s> {
-    stmt: &'s mut Statement,
+    rows: Rows<'s>,
     plan: &'s Arc<PyPlan>,
     pending: &'s mut Option<PyErr>,
     shape: &'s mut RowShape,
 }
 
+/// The Python binding waits on the driver with the GIL released.
+impl DriverWait for Python<'_> {
+    #[inline]
+    fn wait<T: Send>(&self, call: impl FnOnce() -> T + Send) -> T {
+        self.detach(call)
+    }
+}
+
 impl Cursor {
-    /// The start of every fetch: the error an earlier fetch deferred, then the result set and
-    /// its Python plan. Returns the statement, the plan and the slot for a deferred error.
+    /// The start of every fetch that decodes rows: [`Self::begin_stream`], then the refusal of
+    /// a plan whose columns cannot be read exactly (before any row is taken).
+    #[inline]
     pub(super) fn begin_fetch<'s>(
         &self,
         py: Python<'_>,
         st: &'s mut CursorState,
-    ) -> PyResult<(&'s mut Statement, &'s Arc<PyPlan>, &'s mut Option<PyErr>)> {
-        if let Some(err) = st.pending.take() {
-            return Err(err);
-        }
-        self.require_results(py, st)?;
-        let CursorState {
-            stmt,
-            plan,
-            pending,
-            ..
-        } = st;
-        let stmt = stmt.as_mut().expect("checked by require_results");
-        let plan = plan.as_ref().expect("checked by require_results");
-        plan.readable()?;
-        Ok((stmt, plan, pending))
+    ) -> PyResult<Fetch<'s>> {
+        let fetch = self.begin_stream(py, st)?;
+        fetch.plan.readable()?;
+        Ok(fetch)
     }
 
-    /// [`Self::begin_fetch`] for the fetches that return rows: also the row shape
-    /// `row_factory` resolves to, chosen at the result set's first fetch.
-    pub(super) fn begin_rows<'s>(
+    /// The start of every fetch: the error an earlier fetch deferred, then the result set and
+    /// its Python plan, and the statement's row stream. `skip` starts here (it decodes nothing).
+    #[inline]
+    pub(super) fn begin_stream<'s>(
         &self,
         py: Python<'_>,
         st: &'s mut CursorState,
-    ) -> PyResult<RowsStart<'s>> {
+    ) -> PyResult<Fetch<'s>> {
         if let Some(err) = st.pending.take() {
             return Err(err);
         }
         self.require_results(py, st)?;
-        st.plan
-            .as_ref()
-            .expect("checked by require_results")
-            .readable()?;
-        if st.shape.is_none() {
-            let plan = st.plan.as_ref().expect("checked by require_results");
-            st.shape = Some(RowShape::choose(py, st.row_factory.as_ref(), plan)?);
-        }
         let CursorState {
             stmt,
             plan,
             pending,
             shape,
+            row_factory,
             ..
         } = st;
-        Ok(RowsStart {
-            stmt: stmt.as_mut().expect("checked by require_results"),
+        Ok(Fetch {
+            rows: stmt.as_mut().expect("checked by require_results").rows(),
             plan: plan.as_ref().expect("checked by require_results"),
+            pending,
+            shape,
+            row_factory,
+        })
+    }
+
+    /// [`Self::begin_fetch`] for the fetches that return rows: also the row shape
+    /// `row_factory` resolves to, chosen at the result set's first fetch.
+    #[inline]
+    pub(super) fn begin_rows<'s>(
+        &self,
+        py: Python<'_>,
+        st: &'s mut CursorState,
+    ) -> PyResult<RowsStart<'s>> {
+        let Fetch {
+            rows,
+            plan,
+            pending,
+            shape,
+            row_factory,
+        } = self.begin_fetch(py, st)?;
+        if shape.is_none() {
+            *shape = Some(RowShape::choose(py, row_factory.as_ref(), plan)?);
+        }
+        Ok(RowsStart {
+            rows,
+            plan,
             pending,
             shape: shape.as_mut().expect("just chosen"),
         })
     }
 
-    /// The one fetch protocol of every fetch shape: up to `max` buffered rows, the batch refilled
-    /// from the driver (GIL released) only when it is used up; `None` at the end of the result
-    /// set. When the last row array was full the statement is already fetching the next one on
-    /// another thread, so decoding these rows overlaps with it.
-    pub(super) fn next_served<'s>(
+    /// The next rows of the stream (up to `max`; `None` at the end), a refill error marking a
+    /// lost connection.
+    #[inline]
+    fn next_served<'r>(
         &self,
         py: Python<'_>,
-        stmt: &'s mut Statement,
+        rows: &'r mut Rows<'_>,
         max: usize,
-    ) -> PyResult<Option<Served<'s>>> {
-        if stmt.needs_fetch() {
-            py.detach(|| stmt.fill())
-                .map_err(|e| self.shared.track(e))
-                .py(py)?;
-        }
-        if stmt.buffered() == 0 {
-            return Ok(None);
-        }
-        Ok(Some(stmt.serve(max)))
+    ) -> PyResult<Option<Served<'r>>> {
+        rows.next(max, &py).map_err(|e| self.shared.track(e)).py(py)
     }
 
     /// Up to `max` rows as Python rows (fetchmany, fetchall). An error after some rows: those
@@ -116,17 +139,17 @@ impl Cursor {
         max: usize,
     ) -> PyResult<Vec<Py<PyAny>>> {
         let RowsStart {
-            stmt,
+            mut rows,
             plan,
             pending,
             shape,
         } = self.begin_rows(py, st)?;
         let mut out: Vec<Py<PyAny>> = Vec::new();
         while out.len() < max {
-            if stmt.needs_fetch() {
+            if rows.needs_fetch() {
                 shape.release_batch();
             }
-            let err = match self.next_served(py, stmt, max - out.len()) {
+            let err = match self.next_served(py, &mut rows, max - out.len()) {
                 Ok(None) => break,
                 Ok(Some(served)) => {
                     let built = match &mut *shape {
@@ -145,7 +168,7 @@ impl Cursor {
                         Some(fail) => {
                             // Rows before the bad one are delivered; the bad row is consumed;
                             // rows after it are served by the next fetch.
-                            stmt.rewind_to(fail.row + 1);
+                            rows.rewind_to(fail.row + 1);
                             fail.err
                         }
                     }
@@ -173,12 +196,15 @@ impl Cursor {
         st: &mut CursorState,
     ) -> PyResult<Option<Py<PyAny>>> {
         let RowsStart {
-            stmt, plan, shape, ..
+            mut rows,
+            plan,
+            shape,
+            ..
         } = self.begin_rows(py, st)?;
-        if stmt.needs_fetch() {
+        if rows.needs_fetch() {
             shape.release_batch();
         }
-        let Some(served) = self.next_served(py, stmt, 1)? else {
+        let Some(served) = self.next_served(py, &mut rows, 1)? else {
             return Ok(None);
         };
         let direct = match shape {
@@ -200,31 +226,9 @@ impl Cursor {
     }
 
     /// Discard up to `n` rows without building them (pyodbc's `skip`).
-    pub(super) fn skip_rows(
-        &self,
-        py: Python<'_>,
-        st: &mut CursorState,
-        mut n: usize,
-    ) -> PyResult<()> {
-        if let Some(err) = st.pending.take() {
-            return Err(err);
-        }
-        self.require_results(py, st)?;
-        let stmt = st.stmt.as_mut().expect("checked by require_results");
-        while n > 0 {
-            if stmt.needs_fetch() {
-                py.detach(|| stmt.fill())
-                    .map_err(|e| self.shared.track(e))
-                    .py(py)?;
-            }
-            let available = stmt.buffered();
-            if available == 0 {
-                break;
-            }
-            let taken = available.min(n);
-            stmt.take(taken);
-            n -= taken;
-        }
+    pub(super) fn skip_rows(&self, py: Python<'_>, st: &mut CursorState, n: usize) -> PyResult<()> {
+        let Fetch { mut rows, .. } = self.begin_stream(py, st)?;
+        rows.skip(n, &py).map_err(|e| self.shared.track(e)).py(py)?;
         Ok(())
     }
 
@@ -235,10 +239,9 @@ impl Cursor {
     pub(super) fn arrow_start(
         &self,
         py: Python<'_>,
+        st: &mut CursorState,
         options: ArrowOptions,
     ) -> PyResult<(Arc<ArrowLayout>, u64, TextErrors)> {
-        let mut guard = self.lock(py)?;
-        let st = &mut *guard;
         self.require_results(py, st)?;
         let plan = st.plan.as_ref().expect("checked by require_results");
         let converted = plan.decoders.iter().position(|d| d.converter().is_some());
@@ -265,7 +268,7 @@ impl Cursor {
         // Arrow's conversion is a small share of the driver's fetch: overlapping the two costs
         // more than it saves on the machines measured (`RowSet::without_prefetch`).
         if let Some(stmt) = st.stmt.as_mut() {
-            stmt.without_prefetch();
+            stmt.rows().without_prefetch();
         }
         let epoch = st.stmt.as_ref().map_or(0, Statement::epoch);
         Ok((Arc::new(layout), epoch, plan.errors))
@@ -293,44 +296,11 @@ impl Cursor {
                  stream is over.",
             ));
         }
-        let (stmt, _, _) = self.begin_fetch(py, &mut guard)?;
-        let shared = &self.shared;
-        py.detach(|| assemble_batch(stmt, assembler, max, |e| shared.track(e)))
+        let Fetch { mut rows, .. } = self.begin_fetch(py, &mut guard)?;
+        py.detach(|| assemble_batch(&mut rows, assembler, max))
+            .map_err(|e| self.shared.track(e))
             .py(py)
     }
-}
-
-/// Up to `max` rows of `stmt` appended to `assembler` and finished into a batch (`None` when
-/// the result set has no more rows); runs without the GIL. A refill error goes through `track`
-/// (which marks a lost connection). A decode error consumes the failing row (the rows after it
-/// are served by the next fetch, as for rows) and drops the batch under construction.
-fn assemble_batch(
-    stmt: &mut Statement,
-    assembler: &mut BatchAssembler,
-    max: usize,
-    track: impl Fn(crate::Error) -> crate::Error,
-) -> crate::Result<Option<arrow_array::RecordBatch>> {
-    while assembler.rows() < max {
-        if stmt.needs_fetch() {
-            stmt.fill().map_err(&track)?;
-        }
-        if stmt.buffered() == 0 {
-            break;
-        }
-        let served = stmt.serve(max - assembler.rows());
-        let base = served.base;
-        if let Err(err) = assembler.append(&served) {
-            if let crate::Error::Decode { row, .. } = &err {
-                stmt.rewind_to((row - base) as usize + 1);
-            }
-            assembler.discard();
-            return Err(err);
-        }
-    }
-    if assembler.rows() == 0 {
-        return Ok(None);
-    }
-    assembler.finish().map(Some)
 }
 
 /// `fetchall()` promises every remaining row, so an error after some rows raises right away
@@ -419,8 +389,8 @@ impl Cursor {
     /// The first column of the next row (or None when there is no row); no row object is built.
     fn fetchval(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let mut guard = self.lock(py)?;
-        let (stmt, plan, _) = self.begin_fetch(py, &mut guard)?;
-        let Some(served) = self.next_served(py, stmt, 1)? else {
+        let Fetch { mut rows, plan, .. } = self.begin_fetch(py, &mut guard)?;
+        let Some(served) = self.next_served(py, &mut rows, 1)? else {
             return Ok(None);
         };
         build_first_value(py, plan, served.batch, served.rows.start, served.base)
@@ -449,9 +419,9 @@ impl Cursor {
         if rows == 0 {
             return Err(programming("rows_per_batch must be at least 1"));
         }
-        let (layout, epoch, errors) = slf
-            .get()
-            .arrow_start(py, arrow_options(datetimeoffset, uuid, timestamp_unit)?)?;
+        let options = arrow_options(datetimeoffset, uuid, timestamp_unit)?;
+        let cursor = slf.get();
+        let (layout, epoch, errors) = cursor.arrow_start(py, &mut *cursor.lock(py)?, options)?;
         Ok(RecordBatchStream::lazy(LazyBatches {
             cursor: slf.clone().unbind(),
             epoch,
@@ -474,14 +444,16 @@ impl Cursor {
         timestamp_unit: &str,
     ) -> PyResult<RecordBatchStream> {
         let options = arrow_options(datetimeoffset, uuid, timestamp_unit)?;
-        let (layout, epoch, errors) = self.arrow_start(py, options)?;
+        // One lock for the whole table: it is read now, so nothing can move the cursor between
+        // its batches (the lazy reader locks and checks the result set per batch instead).
+        let mut guard = self.lock(py)?;
+        let (layout, _, errors) = self.arrow_start(py, &mut guard, options)?;
         let mut assembler = BatchAssembler::new(&layout, DEFAULT_ROWS_PER_BATCH, errors);
-        let mut batches = Vec::new();
-        while let Some(b) =
-            self.next_arrow_batch(py, epoch, &mut assembler, TABLE_ROWS_PER_BATCH)?
-        {
-            batches.push(b);
-        }
+        let Fetch { mut rows, .. } = self.begin_fetch(py, &mut guard)?;
+        let batches = py
+            .detach(|| assemble_table(&mut rows, &mut assembler, TABLE_ROWS_PER_BATCH))
+            .map_err(|e| self.shared.track(e))
+            .py(py)?;
         Ok(RecordBatchStream::table(layout.schema.clone(), batches))
     }
 

@@ -7,93 +7,24 @@
 mod catalog;
 mod execute;
 mod fetch;
+mod open;
+pub(super) mod state;
+
+use state::{CursorCell, CursorState, Guard, thread_token};
 
 use crate::odbc::CancelHandle;
-use crate::params::InputSize;
-use crate::py::connection::{ConnShared, Connection};
+use crate::py::connection::Connection;
 use crate::py::errors::{IntoPyResult, programming};
-use crate::py::output::Output;
 use crate::py::plan::ColumnDecoder;
 use crate::py::plan::PyPlan;
 use crate::py::shape::RowShape;
+use crate::py::shared::ConnShared;
 use crate::statement::Statement;
 use pyo3::prelude::*;
-use pyo3::sync::MutexExt;
 use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-
-/// Everything a cursor changes while it works, behind one mutex.
-#[derive(Default)]
-pub struct CursorState {
-    stmt: Option<Statement>,
-    /// The Python half of the current result set's plan (decoders, row schema); shared with
-    /// the lazy rows fetched under it.
-    plan: Option<Arc<PyPlan>>,
-    /// `row_factory`: `None` for `ferrodbc.Row`.
-    row_factory: Option<Py<PyAny>>,
-    /// What `row_factory` resolved to for the current result set: chosen at its first fetch,
-    /// forgotten when the result set or the factory changes.
-    shape: Option<RowShape>,
-    closed: bool,
-    input_sizes: Vec<InputSize>,
-    /// An error found after some rows were already delivered: raised by the next fetch.
-    pending: Option<PyErr>,
-    applied_timeout: usize,
-    applied_max_lob_bytes: usize,
-    /// `Output` parameters of the last execute, by parameter index: filled when its last result
-    /// set has been read.
-    outputs: Vec<(usize, Py<Output>)>,
-    /// The current result set came from a catalog function: its column names are given in
-    /// lower case (pyodbc does, so `row.column_name` works on every driver).
-    catalog_result: bool,
-    /// Whether `plan` was built with lower-case names.
-    plan_lowercase: bool,
-}
-
-impl CursorState {
-    /// The last execute's results are gone: its unfilled outputs never will be.
-    fn discard_outputs(&mut self) {
-        for (_, out) in self.outputs.drain(..) {
-            out.get().discard();
-        }
-    }
-
-    /// Free the statement (connection close): the cursor is unusable afterwards.
-    pub fn release(&mut self) {
-        self.discard_outputs();
-        self.plan = None;
-        self.shape = None;
-        self.stmt = None;
-        self.closed = true;
-    }
-}
-
-/// A cursor's state and the thread inside it. The connection holds a weak reference to each of
-/// its cursors' cells: closing it frees their statements, and must not wait on a cell this very
-/// thread holds (a callback of that cursor is running).
-pub struct CursorCell {
-    state: Mutex<CursorState>,
-    /// Token of the thread holding `state` (0: none). A Python callback run while the cursor
-    /// works (an output converter) may touch the same cursor: that must be an error, not a
-    /// self-deadlock on `state`.
-    owner: AtomicUsize,
-}
-
-impl CursorCell {
-    /// Whether this thread holds the state: one of the cursor's calls is running a callback.
-    pub fn held_by_this_thread(&self) -> bool {
-        self.owner.load(Ordering::Acquire) == thread_token()
-    }
-
-    /// The state, waiting (GIL released) for a call running on another thread.
-    pub fn lock_state(&self, py: Python<'_>) -> MutexGuard<'_, CursorState> {
-        self.state
-            .lock_py_attached(py)
-            .unwrap_or_else(|e| e.into_inner())
-    }
-}
+use std::sync::{Arc, Mutex};
 
 #[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Cursor")]
 pub struct Cursor {
@@ -117,7 +48,16 @@ pub struct Cursor {
 impl Drop for Cursor {
     /// Leave the connection's list of cursors (with any other dead entry): a long-lived
     /// connection making a cursor per statement kept ~800 bytes per cursor it ever made.
+    /// A statement still held is freed with the GIL released: freeing it waits for a running
+    /// prefetch (a slow server would otherwise stop every Python thread meanwhile).
     fn drop(&mut self) {
+        let stmt = match self.cell.state.try_lock() {
+            Ok(mut st) => st.stmt.take(),
+            Err(_) => None,
+        };
+        if let Some(stmt) = stmt {
+            Python::attach(|py| py.detach(move || drop(stmt)));
+        }
         let mut cursors = self
             .shared
             .cursors
@@ -126,37 +66,6 @@ impl Drop for Cursor {
         let me = Arc::as_ptr(&self.cell);
         cursors.retain(|w| w.strong_count() > 0 && !std::ptr::eq(w.as_ptr(), me));
     }
-}
-
-/// `state`, locked by this thread; clears the owner token before unlocking.
-struct Guard<'a> {
-    inner: MutexGuard<'a, CursorState>,
-    owner: &'a AtomicUsize,
-}
-
-impl std::ops::Deref for Guard<'_> {
-    type Target = CursorState;
-    fn deref(&self) -> &CursorState {
-        &self.inner
-    }
-}
-
-impl std::ops::DerefMut for Guard<'_> {
-    fn deref_mut(&mut self) -> &mut CursorState {
-        &mut self.inner
-    }
-}
-
-impl Drop for Guard<'_> {
-    fn drop(&mut self) {
-        self.owner.store(0, Ordering::Release);
-    }
-}
-
-/// A per-thread token (the address of a thread-local).
-fn thread_token() -> usize {
-    thread_local!(static TOKEN: u8 = const { 0 });
-    TOKEN.with(|t| t as *const u8 as usize)
 }
 
 impl Cursor {
@@ -230,11 +139,12 @@ impl Cursor {
         st: &'a mut CursorState,
     ) -> PyResult<&'a mut Statement> {
         if st.stmt.is_none() {
-            let conn = self.shared.lock_conn(py);
+            let mut conn = self.shared.lock_conn(py);
             let conn = conn
-                .as_ref()
+                .as_mut()
                 .ok_or_else(|| programming("The cursor's connection has been closed."))?;
-            let stmt = conn.new_statement().py(py)?;
+            let alloc = &mut *conn;
+            let stmt = py.detach(move || alloc.new_statement()).py(py)?;
             *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = Some(stmt.cancel_handle());
             st.stmt = Some(Statement::new(stmt, conn.backend()));
         }
@@ -247,7 +157,7 @@ impl Cursor {
         let Some(stmt) = st.stmt.as_ref() else {
             return Ok(false);
         };
-        let Some(core) = stmt.plan() else {
+        let Some(core) = stmt.row_set().plan() else {
             return Ok(false);
         };
         let generation = self.shared.generation.load(Ordering::Relaxed);
@@ -312,17 +222,32 @@ impl Cursor {
         Ok(())
     }
 
+    /// Put the connection's query timeout and LOB limit on the statement, if they changed. The
+    /// GIL is released: the statement first waits for a prefetch still fetching ahead, which
+    /// can take as long as the server does.
     fn apply_timeout(&self, py: Python<'_>, st: &mut CursorState) -> PyResult<()> {
         let timeout = self.shared.timeout.load(Ordering::Relaxed);
-        if timeout != st.applied_timeout {
-            self.statement(py, st)?.set_query_timeout(timeout).py(py)?;
-            st.applied_timeout = timeout;
-        }
         let lob = self.shared.max_lob_bytes.load(Ordering::Relaxed);
-        if lob != st.applied_max_lob_bytes {
-            self.statement(py, st)?.set_max_lob_bytes(lob);
-            st.applied_max_lob_bytes = lob;
+        let (new_timeout, new_lob) = (
+            timeout != st.applied_timeout,
+            lob != st.applied_max_lob_bytes,
+        );
+        if !new_timeout && !new_lob {
+            return Ok(());
         }
+        let stmt = self.statement(py, st)?;
+        py.detach(|| {
+            if new_timeout {
+                stmt.set_query_timeout(timeout)?;
+            }
+            if new_lob {
+                stmt.set_max_lob_bytes(lob);
+            }
+            Ok(())
+        })
+        .py(py)?;
+        st.applied_timeout = timeout;
+        st.applied_max_lob_bytes = lob;
         Ok(())
     }
 }
@@ -369,7 +294,7 @@ impl Cursor {
             .stmt
             .as_ref()
             .filter(|s| s.has_result_set())
-            .map(|s| s.rows_served()))
+            .map(|s| s.row_set().rows_served()))
     }
 
     /// Informational messages (PRINT, low-severity RAISERROR, warnings) of the last execute or
@@ -430,8 +355,7 @@ impl Cursor {
             return Ok(());
         }
         *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = None;
-        let mut stmt = guard.stmt.take();
-        guard.release();
+        let mut stmt = guard.release();
         drop(guard);
         if let Some(s) = stmt.as_mut() {
             // Discarding pending rows may wait for the server's ATTENTION acknowledgement.

@@ -1103,8 +1103,11 @@ impl Rw<'_, '_> {
             "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER"
                 if !call && !prev_is_dot(toks, i) =>
             {
-                self.out
-                    .push_str(if up == "SYSTEM_USER" { "__login_name()" } else { "'dbo'" });
+                self.out.push_str(if up == "SYSTEM_USER" {
+                    "__login_name()"
+                } else {
+                    "'dbo'"
+                });
                 Ok(None)
             }
             "DATEADD" | "DATEDIFF" | "DATEPART" | "DATEDIFF_BIG" if call => {

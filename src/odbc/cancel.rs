@@ -1,0 +1,120 @@
+//! Stopping a statement from another thread ([`CancelHandle`]: `SQLCancel` under a lock that
+//! proves the handle is still allocated, or a cooperative request for drivers whose cancel is
+//! not safe mid-call), and lending the handle to the prefetch thread for one fetch
+//! ([`FetchLease`]).
+
+use super::call::Outcome;
+use super::diag::Diagnostic;
+use super::diag::read_diagnostics;
+use crate::counters;
+use crate::error::{Error, Result};
+use crate::process::Owner;
+use odbc_api::sys::{self, HStmt, HandleType};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
+/// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
+/// can never reach a freed handle.
+#[derive(Clone, Default)]
+pub struct CancelHandle {
+    pub(super) handle: Arc<Mutex<Option<RawStmt>>>,
+    /// `cancel()` was called since the last execute.
+    requested: Arc<AtomicBool>,
+    /// Only record requests outside executes (see `set_cooperative`).
+    cooperative: Arc<AtomicBool>,
+    /// The statement is inside SQLExecDirect.
+    executing: Arc<AtomicBool>,
+    /// The process the statement was allocated in: a forked child never cancels it (an
+    /// attention on the socket it shares with the parent would cancel the parent's call).
+    pub(super) owner: Owner,
+}
+
+/// A statement handle lent to another thread for one `SQLFetch` (the next row array, fetched
+/// while the owner decodes the previous one). Made by [`Stmt::lend_for_fetch`], whose contract
+/// keeps every other call off the handle until that thread is joined.
+pub struct FetchLease {
+    pub(super) handle: RawStmt,
+    pub(super) cancel: CancelHandle,
+}
+
+impl FetchLease {
+    /// `SQLFetch` into the bound buffers, and the diagnostic records when the driver left some
+    /// (anything but plain success or no data). `None` when a (cooperative) cancel is pending:
+    /// the fetch is not started.
+    pub fn fetch(&self) -> Option<(Outcome, Vec<Diagnostic>)> {
+        if self.cancel.is_requested() {
+            return None;
+        }
+        counters::bump(&counters::FETCH_CALLS);
+        let h = self.handle.0;
+        // SAFETY: the lease's contract: the handle is allocated, its bound buffers alive, and
+        // no other call runs on it.
+        let outcome = Outcome::from_ret(unsafe { sys::SQLFetch(h) });
+        let records = match outcome {
+            Outcome::Success | Outcome::NoData => Vec::new(),
+            _ => read_diagnostics(HandleType::Stmt, h.as_handle()),
+        };
+        Some((outcome, records))
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) struct RawStmt(pub(super) HStmt);
+// SAFETY: SQLCancel is the one ODBC call allowed concurrently with another call on the same
+// statement; the handle is only used while the mutex proves it is still allocated.
+unsafe impl Send for RawStmt {}
+
+impl CancelHandle {
+    /// Cancel cooperatively: only record the request; the thread running the statement acts on
+    /// it between driver calls. For drivers whose SQLCancel is not safe against a call running
+    /// on another thread: FreeTDS 1.3 hung in SQLFetch or corrupted its heap (glibc malloc
+    /// assertion, through pyodbc too) when cancelled mid-fetch against the TDS peer.
+    pub fn set_cooperative(&self, on: bool) {
+        self.cooperative.store(on, Ordering::SeqCst);
+    }
+
+    /// Mark the statement as inside an execute (where even a cooperative driver takes a real
+    /// SQLCancel: FreeTDS interrupts a stalled execute fine, pyodbc does the same) or not.
+    /// Changed under the handle's lock, so a cancel never straddles the transition.
+    pub(super) fn set_executing(&self, on: bool) {
+        let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        self.executing.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether a cancel is pending (without consuming it).
+    pub fn is_requested(&self) -> bool {
+        self.requested.load(Ordering::SeqCst)
+    }
+
+    /// Whether `cancel` was called since the last take: drivers report the
+    /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
+    /// 24000), so the engine remembers that it asked.
+    pub fn take_requested(&self) -> bool {
+        self.requested.swap(false, Ordering::SeqCst)
+    }
+
+    /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and
+    /// in a forked child.
+    pub fn cancel(&self) -> Result<()> {
+        if !self.owner.is_current() {
+            return Ok(());
+        }
+        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        self.requested.store(true, Ordering::SeqCst);
+        if self.cooperative.load(Ordering::SeqCst) && !self.executing.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(RawStmt(h)) = *guard {
+            // SAFETY: the handle is allocated while it is stored here (see type docs).
+            let ret = unsafe { sys::SQLCancel(h) };
+            if !Outcome::from_ret(ret).is_ok() {
+                return Err(Error::odbc(
+                    "SQLCancel",
+                    read_diagnostics(HandleType::Stmt, h.as_handle()),
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -31,10 +31,14 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 PY=$ROOT/.venv/bin/python
-if ! "$PY" -c 'import maturin, pytest, ruff, mypy, pyodbc, mssql_python, mssql_python_odbc, pyarrow, polars, sqlalchemy, pandas, dask, distributed' 2>/dev/null; then
-  log "pip install (maturin, pytest, ruff, mypy, pyodbc, mssql-python, pyarrow, polars, sqlalchemy, pandas, dask, distributed)"
+# Installed again whenever eng/requirements.txt changes (its hash is kept in the venv): a venv
+# made before a requirement was added gets it too, not only a fresh one.
+REQ_STAMP=.venv/.requirements.sha256
+if [ "$(sha256sum eng/requirements.txt | cut -d' ' -f1)" != "$(cat "$REQ_STAMP" 2>/dev/null)" ]; then
+  log "pip install -r eng/requirements.txt"
   "$PY" -m pip install -q --upgrade pip
   "$PY" -m pip install -q -r eng/requirements.txt
+  sha256sum eng/requirements.txt | cut -d' ' -f1 > "$REQ_STAMP"
 fi
 
 # Microsoft ODBC Driver 18 from the mssql-python-odbc wheel (pulled in by mssql-python).

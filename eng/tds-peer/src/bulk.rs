@@ -136,7 +136,12 @@ fn column(toks: &[Tok]) -> Result<BulkColumn, String> {
         Some(Tok::Word(w) | Tok::Quoted(w)) => w.clone(),
         _ => return Err("a column of INSERT BULK needs a name".into()),
     };
-    let collate = toks.iter().position(|t| t.is_word("COLLATE"));
+    // After the name: a column may itself be called COLLATE (fuzz: peer_bulk).
+    let collate = toks
+        .iter()
+        .skip(1)
+        .position(|t| t.is_word("COLLATE"))
+        .map(|i| i + 1);
     let type_toks = &toks[1..collate.unwrap_or(toks.len())];
     if type_toks.is_empty() {
         return Err(format!("column {name} of INSERT BULK needs a type"));
@@ -485,6 +490,16 @@ mod tests {
         assert!(parse_insert_bulk("insert bulk t (a int) with (NOPE)").is_err());
         assert!(parse_insert_bulk("insert bulk t (a int) garbage").is_err());
         assert!(parse_insert_bulk("insert bulk (a int)").is_err());
+        // A column named COLLATE (found by fuzzing: the slice before it was empty and reversed).
+        // (the engine, not the parser, refuses the unknown type)
+        let s = parse_insert_bulk("insert bulk t ([x] int, collate Latin1_General_CI_AS)");
+        assert_eq!(s.unwrap().unwrap().columns[1].name, "collate");
+        let s =
+            parse_insert_bulk("insert bulk t ([collate] nvarchar(5) collate Latin1_General_CI_AS)");
+        assert_eq!(
+            s.unwrap().unwrap().columns[0].collation.as_deref(),
+            Some("Latin1_General_CI_AS")
+        );
     }
 
     /// A decoder standing in for the RPC one: INTN, NVARCHAR (as its byte length) and PLP

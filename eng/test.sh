@@ -106,8 +106,9 @@ if ! .venv/bin/python -m eng.aio_load --quick; then
   failed=1
 fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
-# Nine targets (engine decoders, parameter encoding, connection strings; the peer's packet,
-# login, RPC and SQL parsers), ~3 min in all once built; the build is cached outside the clone.
+# Ten targets (engine decoders, parameter encoding, connection strings; the peer's packet,
+# login, RPC, SQL and bulk-load parsers), ~3 min in all once built; the build is cached outside
+# the clone.
 if ! bash eng/fuzz.sh 18; then
   echo "fuzz: a target crashed (input under fuzz/artifacts/)" >&2
   failed=1

@@ -236,7 +236,7 @@ fn via_decode_utf16<'py>(py: Python<'py>, units: &[u16]) -> Bound<'py, PyAny> {
             units.as_ptr().cast(),
             (units.len() * 2) as ffi::Py_ssize_t,
             c"surrogatepass".as_ptr(),
-            &mut byteorder,
+            &raw mut byteorder,
         );
         Bound::from_owned_ptr(py, ptr)
     }

@@ -445,6 +445,8 @@ impl ColumnBuffer {
         // `row` is below the column's capacity (`var_len` read its indicator, bounds-checked;
         // values and indicators are sized from the same capacity). The driver wrote the `len`
         // bytes its indicator announces (the rest may be uninitialised: `ColumnBuffer::new`).
+        // The alignment is the SAFETY note's: 8-aligned values, an even `start`.
+        #[allow(clippy::cast_ptr_alignment)]
         let units = unsafe {
             std::slice::from_raw_parts(self.values.as_ptr().add(start).cast::<u16>(), len / 2)
         };

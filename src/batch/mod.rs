@@ -117,7 +117,7 @@ impl Batch {
     pub unsafe fn bind(&mut self, stmt: &mut Stmt, plan: &ResultPlan) -> Result<()> {
         stmt.set_row_array_size(self.capacity)?;
         // SAFETY: `rows_fetched` is boxed, so its address is stable for the batch's life.
-        unsafe { stmt.set_rows_fetched_ptr(&mut *self.rows_fetched)? };
+        unsafe { stmt.set_rows_fetched_ptr(&raw mut *self.rows_fetched)? };
         // SAFETY: `row_status` holds `capacity` entries and is never resized after construction.
         unsafe { stmt.set_row_status_ptr(self.row_status.as_mut_ptr())? };
         for (i, col) in self.columns.iter_mut().enumerate().take(plan.bound_prefix) {

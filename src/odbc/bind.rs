@@ -84,7 +84,7 @@ impl Stmt {
             sys::SQLGetStmtAttr(
                 self.handle,
                 StatementAttribute::AppRowDesc,
-                (&mut ard as *mut sys::HDesc).cast(),
+                (&raw mut ard).cast(),
                 0,
                 null_mut(),
             )
@@ -167,10 +167,10 @@ impl Stmt {
             sys::SQLDescribeParam(
                 self.handle,
                 number,
-                &mut data_type,
-                &mut size,
-                &mut digits,
-                &mut nullable,
+                &raw mut data_type,
+                &raw mut size,
+                &raw mut digits,
+                &raw mut nullable,
             )
         };
         self.check(ret, "SQLDescribeParam").map(|_| ())
@@ -202,7 +202,7 @@ impl Stmt {
             sys::SQLGetStmtAttr(
                 self.handle,
                 StatementAttribute::ImpParamDesc,
-                (&mut ipd as *mut sys::HDesc).cast(),
+                (&raw mut ipd).cast(),
                 0,
                 null_mut(),
             )

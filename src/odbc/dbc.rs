@@ -44,7 +44,8 @@ impl Dbc {
         let env = environment()?;
         let mut handle = Handle::null();
         // SAFETY: env is a valid environment handle; out pointer valid.
-        let ret = unsafe { sys::SQLAllocHandle(HandleType::Dbc, env.0.as_handle(), &mut handle) };
+        let ret =
+            unsafe { sys::SQLAllocHandle(HandleType::Dbc, env.0.as_handle(), &raw mut handle) };
         if !Outcome::from_ret(ret).is_ok() {
             return Err(Error::Interface(
                 "could not allocate an ODBC connection handle".into(),
@@ -148,7 +149,7 @@ impl Dbc {
                 info,
                 buf.as_mut_ptr() as sys::Pointer,
                 (buf.len() * 2) as i16,
-                &mut len,
+                &raw mut len,
             )
         };
         self.check(ret, "SQLGetInfo")?;
@@ -160,15 +161,8 @@ impl Dbc {
     pub fn info_u32(&self, info: InfoType) -> Result<u32> {
         let mut value: u32 = 0;
         // SAFETY: the driver writes one SQLUINTEGER into `value`.
-        let ret = unsafe {
-            sys::SQLGetInfoW(
-                self.handle,
-                info,
-                (&mut value as *mut u32).cast(),
-                4,
-                null_mut(),
-            )
-        };
+        let ret =
+            unsafe { sys::SQLGetInfoW(self.handle, info, (&raw mut value).cast(), 4, null_mut()) };
         self.check(ret, "SQLGetInfo")?;
         Ok(value)
     }
@@ -181,7 +175,7 @@ impl Dbc {
             sys::SQLGetConnectAttrW(
                 self.handle,
                 ConnectionAttribute::CONNECTION_DEAD,
-                &mut value as *mut u32 as sys::Pointer,
+                &raw mut value as sys::Pointer,
                 0,
                 null_mut(),
             )

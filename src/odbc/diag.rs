@@ -29,7 +29,7 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
                     handle,
                     record,
                     state.as_mut_ptr(),
-                    &mut native,
+                    &raw mut native,
                     message.as_mut_ptr(),
                     message.len() as i16,
                     len,

@@ -21,7 +21,7 @@ pub fn environment() -> Result<EnvHandle> {
     ENV.get_or_init(|| {
         let mut handle = Handle::null();
         // SAFETY: out pointer is valid; a null input handle is required for an environment.
-        let ret = unsafe { sys::SQLAllocHandle(HandleType::Env, Handle::null(), &mut handle) };
+        let ret = unsafe { sys::SQLAllocHandle(HandleType::Env, Handle::null(), &raw mut handle) };
         if ret != SqlReturn::SUCCESS && ret != SqlReturn::SUCCESS_WITH_INFO {
             return Err("could not allocate an ODBC environment (is unixODBC installed?)".into());
         }

@@ -55,7 +55,7 @@ impl Dbc {
                 info_type,
                 buf.as_mut_ptr(),
                 buf.len() as i16,
-                &mut len,
+                &raw mut len,
             )
         };
         self.check(ret, "SQLGetInfo")?;
@@ -139,10 +139,10 @@ fn walk(
             direction,
             a.as_mut_ptr(),
             a.len() as i16,
-            &mut alen,
+            &raw mut alen,
             b.as_mut_ptr(),
             b.len() as i16,
-            &mut blen,
+            &raw mut blen,
         );
         match Outcome::from_ret(ret) {
             Outcome::NoData => break,

@@ -63,8 +63,9 @@ impl Stmt {
     pub fn new(dbc: &Dbc) -> Result<Stmt> {
         let mut handle = Handle::null();
         // SAFETY: dbc is a valid connected handle; out pointer valid.
-        let ret =
-            unsafe { sys::SQLAllocHandle(HandleType::Stmt, dbc.as_sys().as_handle(), &mut handle) };
+        let ret = unsafe {
+            sys::SQLAllocHandle(HandleType::Stmt, dbc.as_sys().as_handle(), &raw mut handle)
+        };
         dbc.check(ret, "SQLAllocHandle(STMT)")?;
         let handle = handle.as_hstmt();
         let cancel = CancelHandle::default();
@@ -159,7 +160,7 @@ impl Stmt {
     pub fn num_result_cols(&mut self) -> Result<u16> {
         let mut n: i16 = 0;
         // SAFETY: out pointer valid.
-        let ret = unsafe { sys::SQLNumResultCols(self.handle, &mut n) };
+        let ret = unsafe { sys::SQLNumResultCols(self.handle, &raw mut n) };
         self.check(ret, "SQLNumResultCols")?;
         Ok(n.max(0) as u16)
     }
@@ -182,11 +183,11 @@ impl Stmt {
                     col,
                     name.as_mut_ptr(),
                     name.len() as i16,
-                    &mut name_len,
-                    &mut data_type,
-                    &mut size,
-                    &mut digits,
-                    &mut nullable,
+                    &raw mut name_len,
+                    &raw mut data_type,
+                    &raw mut size,
+                    &raw mut digits,
+                    &raw mut nullable,
                 )
             };
             self.check(ret, "SQLDescribeCol")?;
@@ -247,7 +248,7 @@ impl Stmt {
                 null_mut(),
                 0,
                 null_mut(),
-                &mut value,
+                &raw mut value,
             )
         };
         self.check(ret, "SQLColAttribute")?;
@@ -299,7 +300,7 @@ impl Stmt {
             sys::SQLGetStmtAttr(
                 self.handle,
                 StatementAttribute::CursorType,
-                (&mut value as *mut ULen).cast(),
+                (&raw mut value).cast(),
                 0,
                 null_mut(),
             )
@@ -381,7 +382,7 @@ impl Stmt {
     pub fn row_count(&mut self) -> Result<isize> {
         let mut n: Len = 0;
         // SAFETY: out pointer valid.
-        let ret = unsafe { sys::SQLRowCount(self.handle, &mut n) };
+        let ret = unsafe { sys::SQLRowCount(self.handle, &raw mut n) };
         self.check(ret, "SQLRowCount")?;
         Ok(n)
     }

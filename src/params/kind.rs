@@ -68,7 +68,7 @@ pub(super) fn unify(a: Kind, b: Kind) -> Option<Kind> {
 /// (its own parser reads '0001-01-01' as 2001-01-01 and '1000-01-01' as 1900-01-01). Driver 18 is
 /// exact, and FreeTDS decodes such dates from the server exactly. So through FreeTDS a date or
 /// timestamp column holding such a value is sent as nvarchar ISO text, which the server converts.
-fn freetds_misencodes(d: &Date) -> bool {
+fn freetds_misencodes(d: Date) -> bool {
     (d.year, d.month) < (1600, 3)
 }
 
@@ -83,8 +83,8 @@ pub(super) fn carried_kind<'a>(
         return kind;
     }
     let early = values.into_iter().any(|v| match v {
-        ParamValue::Date(d) => freetds_misencodes(d),
-        ParamValue::Timestamp(ts) => freetds_misencodes(&ts.date),
+        ParamValue::Date(d) => freetds_misencodes(*d),
+        ParamValue::Timestamp(ts) => freetds_misencodes(ts.date),
         _ => false,
     });
     match kind {

@@ -110,6 +110,7 @@ impl RecordBatchStream {
     /// The Arrow PyCapsule stream interface. `requested_schema` is accepted and not applied
     /// (the interface allows that): the schema is the one documented per SQL type.
     #[pyo3(signature = (requested_schema = None))]
+    #[allow(clippy::needless_pass_by_value)] // PyO3 hands arguments over owned
     fn __arrow_c_stream__<'py>(
         &self,
         py: Python<'py>,
@@ -147,6 +148,7 @@ impl RecordBatchStream {
     /// describe a column's nullability differently only through a driver's whim, and a
     /// non-nullable field over a part with NULLs would be invalid Arrow).
     #[staticmethod]
+    #[allow(clippy::needless_pass_by_value)] // PyO3 hands arguments over owned
     fn concat(parts: Vec<PyRef<'_, RecordBatchStream>>) -> PyResult<RecordBatchStream> {
         let Some(first) = parts.first() else {
             return Err(super::errors::programming(

@@ -110,7 +110,7 @@ fn fill_variant(f: &Fill<'_, '_>, buf: &ColumnBuffer) -> Result<(), CellFail> {
             PyErr::new::<super::errors::InternalError, _>("sql_variant cell was not read")
         })?;
         let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
-        let targets: [Slots; 1] = [&mut cell];
+        let targets: [Slots; 1] = [&raw mut cell];
         // SAFETY: one empty local slot; on success it holds an owned reference.
         let one = unsafe { Fill::new(py, f.plan, f.col, 0, 0..1, f.row_of(r), &targets) };
         fill_with(&one, inner, &ColumnDecoder::Plain(inner.kind)).map_err(|fail| fail.err)?;
@@ -315,7 +315,7 @@ pub fn decode_cell(
     row_base: u64,
 ) -> Result<Py<PyAny>, CellFail> {
     let mut cell: *mut ffi::PyObject = std::ptr::null_mut();
-    let targets: [Slots; 1] = [&mut cell];
+    let targets: [Slots; 1] = [&raw mut cell];
     // SAFETY: one empty local slot, standing for slot `col` of a row.
     let fill = unsafe { Fill::new(py, plan, col, 0, row..row + 1, row_base, &targets) };
     fill_with(&fill, &batch.columns[col], &plan.decoders[col])?;

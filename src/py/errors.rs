@@ -70,6 +70,7 @@ create_exception!(
 /// Turn an engine error into the right Python exception, carrying `sqlstate`, `native_error` and
 /// every diagnostic record (`diagnostics`: list of `(sqlstate, native_error, message)`).
 #[cold]
+#[allow(clippy::needless_pass_by_value)] // consumes the error: used as `map_err(|e| to_pyerr(py, e))`
 pub fn to_pyerr(py: Python<'_>, err: EngineError) -> PyErr {
     let message = err.to_string();
     // pyodbc's shape for errors the driver reported: args = (sqlstate, message), so programs

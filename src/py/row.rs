@@ -571,7 +571,7 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
     // SAFETY: the spec and its slots are valid for the call, which copies them; what the type
     // keeps pointing to (the name literal, the method and getset tables) is 'static; the slot
     // functions have the signatures CPython expects for their slots.
-    let tp = unsafe { ffi::PyType_FromSpec(&mut spec) };
+    let tp = unsafe { ffi::PyType_FromSpec(&raw mut spec) };
     if tp.is_null() {
         return Err(PyErr::fetch(py));
     }

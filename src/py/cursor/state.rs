@@ -115,5 +115,5 @@ impl Drop for Guard<'_> {
 /// A per-thread token (the address of a thread-local).
 pub(super) fn thread_token() -> usize {
     thread_local!(static TOKEN: u8 = const { 0 });
-    TOKEN.with(|t| t as *const u8 as usize)
+    TOKEN.with(|t| std::ptr::from_ref::<u8>(t) as usize)
 }

@@ -152,7 +152,7 @@ pub fn utf16_to_str<'py>(
                     units.as_ptr().cast(),
                     (units.len() * 2) as ffi::Py_ssize_t,
                     policy.as_ptr(),
-                    &mut byteorder,
+                    &raw mut byteorder,
                 );
                 if obj.is_null() {
                     return Err(TextFailure::Python(PyErr::fetch(py)));

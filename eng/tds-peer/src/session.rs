@@ -64,7 +64,17 @@ pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
     }
 }
 
+/// One connection: the handshake, then its requests until it closes.
 fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
+    match handshake(io, cfg, spid)? {
+        Some(engine) => requests(io, cfg, spid, engine),
+        None => Ok(()),
+    }
+}
+
+/// PRELOGIN (and TLS where agreed), then LOGIN7 checked and answered: the session's engine, or
+/// None when the login was refused (the refusal is sent).
+fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>> {
     if cfg.encrypt == Encrypt::Strict {
         tls::strict_start(io, cfg.tls.strict.clone())?;
     }
@@ -153,7 +163,7 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     };
     if let Outcome::Fail { error, .. } = cfg.transient.login(&db) {
         io.send_message(P_REPLY, &error, 4096)?;
-        return Ok(());
+        return Ok(None);
     }
     let (login_name, fedauth_ack) = match checked {
         Ok(accepted) => accepted,
@@ -164,7 +174,7 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
             let mut v = token::message(18456, &msg, 14, 1, 1);
             v.extend(token::done(token::TOK_DONE, token::DONE_ERROR, 0, 0));
             io.send_message(P_REPLY, &v, 4096)?;
-            return Ok(());
+            return Ok(None);
         }
     };
     let psize = login::negotiate_packet_size(login.packet_size);
@@ -179,6 +189,11 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     engine.database = db.clone();
     fedauth::set_login_name(&engine.db, &login_name)
         .map_err(|e| io::Error::other(format!("sqlite function: {e}")))?;
+    Ok(Some(engine))
+}
+
+/// The request loop of a logged-in session.
+fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Result<()> {
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;
@@ -189,64 +204,8 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
             engine.reset_session();
         }
         match typ {
-            P_SQL => {
-                let hl = u32::from_le_bytes(
-                    data.get(..4)
-                        .ok_or_else(|| proto_err("short SQL batch"))?
-                        .try_into()
-                        .unwrap(),
-                ) as usize;
-                let sql = from_utf16(data.get(hl.min(data.len())..).unwrap_or(&[]));
-                if cfg.verbose {
-                    eprintln!(
-                        "tds-peer: [{spid}] batch {:?}",
-                        sql.chars().take(200).collect::<String>()
-                    );
-                }
-                if transient_fault(io, cfg.transient.statement(&sql, &engine.database))? {
-                    continue;
-                }
-                let mut r = Resp::new(io);
-                engine.run(&sql, &[], false, &mut r)?;
-                r.finish()?;
-            }
-            P_RPC => {
-                let reqs = rpc::parse(&data)?;
-                if cfg.verbose && reqs.len() > 1 {
-                    eprintln!("tds-peer: [{spid}] {} batched RPCs", reqs.len());
-                }
-                if let Some(req) = reqs.first().filter(|_| cfg.verbose) {
-                    let name = match &req.proc {
-                        rpc::Proc::Id(i) => format!("#{i}"),
-                        rpc::Proc::Name(n) => n.clone(),
-                    };
-                    let stmt = req.params.iter().find_map(|p| match &p.value {
-                        rusqlite::types::Value::Text(t)
-                            if !t.starts_with('@') || t.contains(' ') && !t.starts_with("@P") =>
-                        {
-                            Some(t.chars().take(200).collect::<String>())
-                        }
-                        _ => None,
-                    });
-                    eprintln!(
-                        "tds-peer: [{spid}] rpc {name} params={} stmt={stmt:?}",
-                        req.params.len()
-                    );
-                }
-                if let Some(text) = reqs.iter().find_map(transient::rpc_text)
-                    && transient_fault(io, cfg.transient.statement(text, &engine.database))?
-                {
-                    continue;
-                }
-                let mut r = Resp::new(io);
-                for req in reqs {
-                    rpc::handle(&mut engine, req, &mut r)?;
-                    if r.attn_acked {
-                        break;
-                    }
-                }
-                r.finish()?;
-            }
+            P_SQL => sql_batch(io, cfg, spid, &mut engine, &data)?,
+            P_RPC => rpc_batch(io, cfg, spid, &mut engine, &data)?,
             P_TM => {
                 let out = transaction(&mut engine, &data);
                 let mut r = Resp::new(io);
@@ -261,6 +220,82 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
             other => return Err(proto_err(format!("unsupported packet type {other:#04x}"))),
         }
     }
+}
+
+/// One SQL batch: its statements' results, or the transient fault that answers it.
+fn sql_batch(
+    io: &mut Io,
+    cfg: &Config,
+    spid: u16,
+    engine: &mut Engine,
+    data: &[u8],
+) -> io::Result<()> {
+    let hl = u32::from_le_bytes(
+        data.get(..4)
+            .ok_or_else(|| proto_err("short SQL batch"))?
+            .try_into()
+            .unwrap(),
+    ) as usize;
+    let sql = from_utf16(data.get(hl.min(data.len())..).unwrap_or(&[]));
+    if cfg.verbose {
+        eprintln!(
+            "tds-peer: [{spid}] batch {:?}",
+            sql.chars().take(200).collect::<String>()
+        );
+    }
+    if transient_fault(io, cfg.transient.statement(&sql, &engine.database))? {
+        return Ok(());
+    }
+    let mut r = Resp::new(io);
+    engine.run(&sql, &[], false, &mut r)?;
+    r.finish()?;
+    Ok(())
+}
+
+/// One RPC request (possibly several batched calls).
+fn rpc_batch(
+    io: &mut Io,
+    cfg: &Config,
+    spid: u16,
+    engine: &mut Engine,
+    data: &[u8],
+) -> io::Result<()> {
+    let reqs = rpc::parse(data)?;
+    if cfg.verbose && reqs.len() > 1 {
+        eprintln!("tds-peer: [{spid}] {} batched RPCs", reqs.len());
+    }
+    if let Some(req) = reqs.first().filter(|_| cfg.verbose) {
+        let name = match &req.proc {
+            rpc::Proc::Id(i) => format!("#{i}"),
+            rpc::Proc::Name(n) => n.clone(),
+        };
+        let stmt = req.params.iter().find_map(|p| match &p.value {
+            rusqlite::types::Value::Text(t)
+                if !t.starts_with('@') || t.contains(' ') && !t.starts_with("@P") =>
+            {
+                Some(t.chars().take(200).collect::<String>())
+            }
+            _ => None,
+        });
+        eprintln!(
+            "tds-peer: [{spid}] rpc {name} params={} stmt={stmt:?}",
+            req.params.len()
+        );
+    }
+    if let Some(text) = reqs.iter().find_map(transient::rpc_text)
+        && transient_fault(io, cfg.transient.statement(text, &engine.database))?
+    {
+        return Ok(());
+    }
+    let mut r = Resp::new(io);
+    for req in reqs {
+        rpc::handle(engine, req, &mut r)?;
+        if r.attn_acked {
+            break;
+        }
+    }
+    r.finish()?;
+    Ok(())
 }
 
 /// Answer a request failed by a transient fault (true), ending the session after 40197.

@@ -2,7 +2,7 @@
 
 use crate::conv::from_utf16;
 use crate::io::{Io, proto_err};
-use crate::packet::{P_ATTN, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
+use crate::packet::{P_ATTN, P_BULK, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
 use crate::prelogin::{self, ENCRYPT_NOT_SUP, ENCRYPT_OFF, ENCRYPT_ON};
 use crate::resp::Resp;
 use crate::sql::engine::{Engine, Shared};
@@ -245,6 +245,14 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                         break;
                     }
                 }
+                r.finish()?;
+            }
+            P_BULK => {
+                if cfg.verbose {
+                    eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
+                }
+                let mut r = Resp::new(io);
+                engine.bulk_load(&data, &mut r)?;
                 r.finish()?;
             }
             P_TM => {

@@ -92,6 +92,8 @@ pub struct Context {
     /// Bumped at every BEGIN / COMMIT / ROLLBACK / reset: what a transaction showed is not
     /// what follows it, even when no row count moved.
     pub(crate) txn_epoch: u64,
+    /// The `INSERT BULK` whose rows the next BULK LOAD message carries (bulkload.rs).
+    pub(crate) bulk: Option<super::bulkload::PendingLoad>,
 }
 
 impl Context {
@@ -168,6 +170,7 @@ impl Context {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
+        self.bulk = None;
         sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;

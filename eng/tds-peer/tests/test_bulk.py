@@ -14,6 +14,7 @@ import uuid
 import bcp_driver18 as b18
 import pyodbc
 import pytest
+import rawtds
 
 import tdspeer
 
@@ -151,3 +152,155 @@ def test_insert_bulk_checks_its_target(connect, driver):
     with pytest.raises(pyodbc.ProgrammingError, match="102|syntax"):
         cur.execute(f"insert bulk {t} [id] int")
     cur.execute(f"insert bulk {t} ([id] int)")  # accepted: answered with DONE
+
+
+# ---- SQL Server's bulk-load semantics ---------------------------------------------------------
+
+def test_bcp_null_takes_the_default_unless_keep_nulls(bcp_conn):
+    cn = bcp_conn()
+    cur = cn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id int NOT NULL, name nvarchar(10) NULL DEFAULT N'dflt', n int NULL DEFAULT 7)")
+    types = [b18.SQLINT4, b18.SQLNCHAR, b18.SQLINT4]
+    assert b18.load(cn, t, types, [(1, None, None), (2, "x", None), (3, None, 5)]) == 3
+    assert b18.load(cn, t, types, [(4, None, None)], keep_nulls=True) == 1
+    cur.execute(f"SELECT id, name, n FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "dflt", 7), (2, "x", 7), (3, "dflt", 5), (4, None, None)]
+
+
+def test_bcp_checks_check_constraints_only_when_asked(bcp_conn):
+    cn = bcp_conn()
+    cur = cn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id int NOT NULL, v int NULL CHECK (v > 0))")
+    assert b18.load(cn, t, [b18.SQLINT4, b18.SQLINT4], [(1, -1)]) == 1
+    with pytest.raises(b18.BcpError, match="CHECK constraint"):
+        b18.load(cn, t, [b18.SQLINT4, b18.SQLINT4], [(2, 5), (3, -3)], hints="CHECK_CONSTRAINTS")
+    cur.execute(f"SELECT id, v FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, -1)]
+    # An ordinary INSERT is checked again after a load.
+    with pytest.raises(Exception, match="CHECK constraint"):
+        cur.execute(f"INSERT INTO {t} VALUES (4, -4)")
+
+
+def test_bcp_identity_takes_the_servers_values(bcp_conn):
+    cn = bcp_conn()
+    cur = cn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id int IDENTITY(1,1) NOT NULL, name nvarchar(10) NULL)")
+    assert b18.load(cn, t, [b18.SQLINT4, b18.SQLNCHAR], [(100, "a"), (200, "b")]) == 2
+    cur.execute(f"SELECT id, name FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "a"), (2, "b")]
+    # Driver 18 sends the same INSERT BULK and rows with bcp_control(BCPKEEPIDENTITY) as
+    # without it (captured); `SET IDENTITY_INSERT t ON` in the session keeps the values sent.
+    cur.execute(f"SET IDENTITY_INSERT {t} ON")
+    assert b18.load(cn, t, [b18.SQLINT4, b18.SQLNCHAR], [(100, "c")]) == 1
+    cur.execute(f"SET IDENTITY_INSERT {t} OFF")
+    assert b18.load(cn, t, [b18.SQLINT4, b18.SQLNCHAR], [(300, "d")]) == 1
+    cur.execute(f"SELECT id, name FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "a"), (2, "b"), (100, "c"), (101, "d")]
+
+
+def _bulk_message(columns, rows) -> bytes:
+    """COLMETADATA, one ROW per row, DONE: `columns` as (name, TYPE_INFO), values encoded."""
+    m = bytes([0x81]) + len(columns).to_bytes(2, "little")
+    for name, ti in columns:
+        m += bytes(4) + (9).to_bytes(2, "little") + ti + bytes([len(name)]) + name.encode("utf-16-le")
+    for row in rows:
+        m += bytes([0xD1]) + b"".join(row)
+    return m + bytes([0xFD]) + bytes(12)
+
+
+INTN = bytes([0x26, 4])
+NVARCHAR_100 = bytes([0xE7, 200, 0, 0x09, 0x04, 0xD0, 0x00, 0x34])
+
+
+def _int(v):
+    return bytes([4]) + v.to_bytes(4, "little", signed=True)
+
+
+def _nvarchar(s):
+    b = s.encode("utf-16-le")
+    return len(b).to_bytes(2, "little") + b
+
+
+def _raw_load(port, statement, message, packet_size=None):
+    """INSERT BULK as a SQL batch, then the BULK LOAD message (split into packets of
+    `packet_size` payload bytes): the two replies."""
+    with rawtds.connect(port, "test_bulk") as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
+        first = rawtds.message(s)
+        step = packet_size or len(message)
+        parts = [message[i:i + step] for i in range(0, len(message), step)]
+        for k, part in enumerate(parts):
+            s.sendall(rawtds.packet(0x07, part, last=k == len(parts) - 1))
+        return first, rawtds.message(s)
+
+
+def _errors(reply):
+    """(number, class) of each ERROR token (0xAA) of a reply made of messages and DONEs."""
+    out, i = [], 0
+    while i < len(reply):
+        tok = reply[i]
+        if tok in (0xAA, 0xAB, 0xE3):
+            n = int.from_bytes(reply[i + 1:i + 3], "little")
+            if tok == 0xAA:
+                out.append((int.from_bytes(reply[i + 3:i + 7], "little"), reply[i + 8]))
+            i += 3 + n
+        elif tok in (0xFD, 0xFE, 0xFF):
+            i += 13
+        else:
+            raise AssertionError(f"unexpected token {tok:#x} in {reply!r}")
+    return out
+
+
+def _done(reply):
+    """(status, curcmd, count) of the reply's last DONE."""
+    d = reply[-12:]
+    return int.from_bytes(d[0:2], "little"), int.from_bytes(d[2:4], "little"), int.from_bytes(d[4:12], "little")
+
+
+@pytest.mark.parametrize("packet_size", [None, 7, 8])
+def test_raw_bulk_load_over_any_packets(peer, connect, packet_size):
+    """The BULK LOAD message (72 bytes) in one packet, or split over packets of 7 bytes
+    (boundaries inside values and tokens) or 8 (the last packet full to its end), is read
+    whole; DONE says INSERT (0xC3) with the count."""
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (id int NOT NULL, name nvarchar(50) NULL)")
+    msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(1), _nvarchar("ab")], [_int(2), _nvarchar("")]])
+    assert len(msg) == 72
+    first, reply = _raw_load(peer.port, f"insert bulk {t}([id] int,[name] nvarchar(50))", msg, packet_size)
+    assert _errors(first) == [] and _errors(reply) == []
+    assert _done(reply) == (0x10, 0xC3, 2)
+    cur = connect().cursor()
+    cur.execute(f"SELECT id, name FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "ab"), (2, "")]
+
+
+def test_raw_bulk_load_value_too_long_is_4815(peer, connect):
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (id int NOT NULL, name nvarchar(3) NULL)")
+    msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(1), _nvarchar("abc")], [_int(2), _nvarchar("abcd")]])
+    _, reply = _raw_load(peer.port, f"insert bulk {t}([id] int,[name] nvarchar(3))", msg)
+    assert _errors(reply) == [(4815, 17)]
+    assert "for colid 2.".encode("utf-16-le") in reply
+    assert _done(reply)[0] & 0x02  # DONE_ERROR
+    cur = connect().cursor()
+    cur.execute(f"SELECT COUNT(*) FROM {t}")
+    assert cur.fetchone()[0] == 0
+
+
+def test_raw_bulk_load_wrong_type_is_4816(peer, connect):
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (id int NOT NULL, n int NULL)")
+    varbinary = bytes([0xA5, 10, 0])
+    msg = _bulk_message([("id", INTN), ("n", varbinary)], [[_int(1), (2).to_bytes(2, "little") + b"\1\2"]])
+    _, reply = _raw_load(peer.port, f"insert bulk {t}([id] int,[n] int)", msg)
+    assert _errors(reply) == [(4816, 16)]
+    assert "Invalid column type from bcp client for colid 2.".encode("utf-16-le") in reply
+
+
+def test_raw_bulk_message_without_insert_bulk_is_a_protocol_error(peer):
+    with rawtds.connect(peer.port, "test_bulk") as s:
+        s.sendall(rawtds.packet(0x07, _bulk_message([("id", INTN)], [[_int(1)]])))
+        assert s.recv(1) == b""  # the peer ends the session

@@ -12,15 +12,63 @@ use crate::sql::lexer::{self, Tok};
 use crate::sql::{dml, schema};
 use crate::token;
 use crate::types::Ty;
+use rusqlite::types::Value;
+use std::collections::HashMap;
 use std::io;
 
-/// What `INSERT BULK` announced, waiting for its rows.
+/// What `INSERT BULK` announced, waiting for its rows: everything decided once for the load.
 pub(crate) struct PendingLoad {
     /// The target as the INSERT names it (`[t]`, `[s].[t]`, `[#t]`).
     target: String,
     /// Each column of the statement's list with the table column's type.
-    columns: Vec<(String, Ty)>,
+    columns: Vec<Listed>,
     hints: BulkHints,
+}
+
+/// One column of the statement's list, as the load treats it.
+struct Listed {
+    name: String,
+    ty: Ty,
+    /// The table gives it a DEFAULT: a NULL takes it unless KEEP_NULLS.
+    defaulted: bool,
+    /// An IDENTITY column without `SET IDENTITY_INSERT … ON`: the server numbers the rows and
+    /// the values sent are dropped, as SQL Server does.
+    server_numbered: bool,
+    /// The most a value may hold (characters, bytes): more is error 4815.
+    limit: Option<Limit>,
+}
+
+#[derive(Clone, Copy)]
+enum Limit {
+    /// nchar/nvarchar(n): UTF-16 code units.
+    Utf16(usize),
+    /// char/varchar(n) in a code-page collation: characters (one byte each).
+    Chars(usize),
+    /// char/varchar(n) in a UTF-8 collation, binary/varbinary(n): bytes.
+    Bytes(usize),
+}
+
+impl Limit {
+    fn of(ty: Ty) -> Option<Limit> {
+        let n = |v: u16| usize::from(v);
+        Some(match ty {
+            Ty::NChar(v) | Ty::NVarChar(Some(v)) => Limit::Utf16(n(v)),
+            Ty::Char(v, false) | Ty::VarChar(Some(v), false) => Limit::Chars(n(v)),
+            Ty::Char(v, true) | Ty::VarChar(Some(v), true) => Limit::Bytes(n(v)),
+            Ty::Binary(v) | Ty::VarBinary(Some(v)) => Limit::Bytes(n(v)),
+            _ => return None,
+        })
+    }
+
+    fn fits(self, v: &Value) -> bool {
+        match (self, v) {
+            (Limit::Utf16(n), Value::Text(s)) => s.encode_utf16().count() <= n,
+            (Limit::Chars(n), Value::Text(s)) => s.chars().count() <= n,
+            (Limit::Bytes(n), Value::Text(s)) => s.len() <= n,
+            (Limit::Bytes(n), Value::Blob(b)) => b.len() <= n,
+            _ => true,
+        }
+    }
 }
 
 /// `INSERT BULK …`: checked against the table (208 unknown table, 207 unknown column, 102
@@ -42,13 +90,24 @@ pub(crate) fn insert_bulk(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtEr
                 format!("Invalid object name '{}'.", stmt.table.join(".")),
             )
         })?;
+    let defaults = defaulted_columns(cx, &name);
+    let identity_insert = cx
+        .identity_insert
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case(&name));
     let mut columns = Vec::with_capacity(stmt.columns.len());
     for c in &stmt.columns {
         let col = cols
             .iter()
             .find(|k| k.name.eq_ignore_ascii_case(&c.name))
             .ok_or_else(|| SqlError::new(207, 16, format!("Invalid column name '{}'.", c.name)))?;
-        columns.push((col.name.clone(), col.ty));
+        columns.push(Listed {
+            name: col.name.clone(),
+            ty: col.ty,
+            defaulted: defaults.iter().any(|d| d.eq_ignore_ascii_case(&col.name)),
+            server_numbered: col.identity && !identity_insert,
+            limit: Limit::of(col.ty),
+        });
     }
     let quote = |s: &str| format!("[{}]", s.replace(']', "]]"));
     let target = match name.split_once('.') {
@@ -63,6 +122,26 @@ pub(crate) fn insert_bulk(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtEr
     Ok(Flow::Continue)
 }
 
+/// The columns of a table that have a DEFAULT.
+fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
+    let sql = format!(
+        "PRAGMA table_info(\"{}\")",
+        schema::base_name(table).replace('"', "\"\"")
+    );
+    cx.db
+        .prepare(&sql)
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((r.get::<_, String>(1)?, r.get::<_, Option<String>>(4)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(n, d)| d.map(|_| n))
+        .collect()
+}
+
 /// A BULK LOAD message: the rows of the pending `INSERT BULK`, inserted as one batch; DONE
 /// with the row count, or the error and DONE_ERROR with nothing of the batch kept.
 pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()> {
@@ -73,7 +152,9 @@ pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()
     };
     let rows = bulk::parse_bulk_message(data, crate::rpc::decode_value)?;
     let mut out = Out::new(false);
-    match apply(cx, &pending, rows.rows) {
+    let applied =
+        announced_types(&pending, &rows.columns).and_then(|()| apply(cx, &pending, rows.rows));
+    match applied {
         Ok(n) => {
             cx.rowcount = n as i64;
             out.done(r, token::DONE_COUNT, token::CMD_INSERT, n as u64)?;
@@ -84,40 +165,94 @@ pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()
     out.finish(r).map(|_| ())
 }
 
+/// 4816 for a column whose announced type cannot go into the table's: binary data for a
+/// column that is not binary or the other way round (SQL Server converts the rest).
+fn announced_types(pending: &PendingLoad, announced: &[(String, Vec<u8>)]) -> Result<(), StmtErr> {
+    let binary_wire = |t: u8| matches!(t, 0xA5 | 0xAD | 0x22 | 0x25 | 0x2D);
+    for (i, (c, (_, ti))) in pending.columns.iter().zip(announced).enumerate() {
+        let binary_column = matches!(c.ty, Ty::Binary(_) | Ty::VarBinary(_));
+        let wire = ti.first().copied().unwrap_or(0);
+        if c.ty != Ty::Variant && binary_wire(wire) != binary_column {
+            return Err(invalid_type(i));
+        }
+    }
+    if announced.len() != pending.columns.len() {
+        return Err(invalid_type(pending.columns.len().min(announced.len())));
+    }
+    Ok(())
+}
+
+fn invalid_type(i: usize) -> StmtErr {
+    StmtErr::Sql(SqlError::new(
+        4816,
+        16,
+        format!("Invalid column type from bcp client for colid {}.", i + 1),
+    ))
+}
+
 /// Inserts the rows inside a savepoint: in autocommit the load commits on its own, inside a
 /// user transaction it stays in it; a failing row undoes the whole batch.
-fn apply(
-    cx: &mut Context,
-    pending: &PendingLoad,
-    rows: Vec<Vec<rusqlite::types::Value>>,
-) -> Result<usize, StmtErr> {
-    let names: Vec<String> = pending
-        .columns
-        .iter()
-        .map(|(n, _)| format!("[{}]", n.replace(']', "]]")))
+fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Result<usize, StmtErr> {
+    let marks: Vec<String> = (1..=pending.columns.len())
+        .map(|i| format!("@P{i}"))
         .collect();
-    let marks: Vec<String> = (1..=names.len()).map(|i| format!("@P{i}")).collect();
-    let insert = format!(
-        "INSERT INTO {} ({}) VALUES ({})",
-        pending.target,
-        names.join(", "),
-        marks.join(", ")
-    );
-    let toks = lexer::tokenize(&insert).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
     let mut params: Vec<Param> = pending
         .columns
         .iter()
         .zip(&marks)
-        .map(|((_, ty), m)| Param {
+        .map(|(c, m)| Param {
             name: m.clone(),
-            ty: Some(*ty),
-            value: rusqlite::types::Value::Null,
+            ty: Some(c.ty),
+            value: Value::Null,
             output: false,
             table: None,
         })
         .collect();
     let decl = Context::decl(&params);
-    let sql = dml::rewrite_dml(cx, &toks, &decl)?;
+    // Which columns the INSERT leaves out: the server-numbered ones always; with KEEP_NULLS
+    // off, a defaulted column whose value is NULL (it takes its DEFAULT). One statement per
+    // such set, rewritten once.
+    let always: Vec<bool> = pending.columns.iter().map(|c| c.server_numbered).collect();
+    let defaulted: Vec<usize> = if pending.hints.keep_nulls {
+        Vec::new()
+    } else {
+        (0..pending.columns.len())
+            .filter(|&i| pending.columns[i].defaulted)
+            .collect()
+    };
+    let limited: Vec<(usize, Limit)> = pending
+        .columns
+        .iter()
+        .enumerate()
+        .filter_map(|(i, c)| c.limit.map(|l| (i, l)))
+        .collect();
+    let mut statements: HashMap<Vec<bool>, String> = HashMap::new();
+    let mut statement_for = |cx: &mut Context, omit: &[bool]| -> Result<String, StmtErr> {
+        if let Some(s) = statements.get(omit) {
+            return Ok(s.clone());
+        }
+        let kept: Vec<usize> = (0..omit.len()).filter(|&i| !omit[i]).collect();
+        let insert = if kept.is_empty() {
+            format!("INSERT INTO {} DEFAULT VALUES", pending.target)
+        } else {
+            let names: Vec<String> = kept
+                .iter()
+                .map(|&i| format!("[{}]", pending.columns[i].name.replace(']', "]]")))
+                .collect();
+            let values: Vec<&str> = kept.iter().map(|&i| marks[i].as_str()).collect();
+            format!(
+                "INSERT INTO {} ({}) VALUES ({})",
+                pending.target,
+                names.join(", "),
+                values.join(", ")
+            )
+        };
+        let toks = lexer::tokenize(&insert).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = dml::rewrite_dml(cx, &toks, &decl)?;
+        statements.insert(omit.to_vec(), sql.clone());
+        Ok(sql)
+    };
+    let mut sql = statement_for(cx, &always)?;
     cx.before_write()?;
     // SQL Server checks CHECK (and FOREIGN KEY) constraints in a bulk load only when asked
     // (the constraint is left untrusted otherwise). The peer enforces no FOREIGN KEY at all.
@@ -131,17 +266,30 @@ fn apply(
         .execute_batch(start)
         .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
     let mut n = 0;
+    let mut omit = always.clone();
     let result = (|| {
         for row in rows {
             if row.len() != params.len() {
-                return Err(StmtErr::Sql(SqlError::new(
-                    4816,
-                    16,
-                    format!(
-                        "Invalid column type from bcp client for colid {}.",
-                        params.len().min(row.len()) + 1
-                    ),
-                )));
+                return Err(invalid_type(params.len().min(row.len())));
+            }
+            for &(i, limit) in &limited {
+                if !limit.fits(&row[i]) {
+                    return Err(StmtErr::Sql(SqlError::new(
+                        4815,
+                        17,
+                        format!(
+                            "Received an invalid column length from the bcp client for colid {}.",
+                            i + 1
+                        ),
+                    )));
+                }
+            }
+            if !defaulted.is_empty() {
+                omit.copy_from_slice(&always);
+                for &i in &defaulted {
+                    omit[i] |= row[i] == Value::Null;
+                }
+                sql = statement_for(cx, &omit)?;
             }
             for (p, v) in params.iter_mut().zip(row) {
                 p.value = v;

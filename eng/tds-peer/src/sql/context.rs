@@ -94,6 +94,9 @@ pub struct Context {
     pub(crate) txn_epoch: u64,
     /// The `INSERT BULK` whose rows the next BULK LOAD message carries (bulkload.rs).
     pub(crate) bulk: Option<super::bulkload::PendingLoad>,
+    /// The table `SET IDENTITY_INSERT t ON` names (SQLite name): a bulk load keeps the
+    /// identity values it sends only there.
+    pub(crate) identity_insert: Option<String>,
 }
 
 impl Context {
@@ -171,6 +174,7 @@ impl Context {
         }
         self.nocount = false;
         self.bulk = None;
+        self.identity_insert = None;
         sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;

@@ -89,6 +89,7 @@ impl Engine {
                 results: ResultCache::new(shared.result_cache_bytes),
                 txn_epoch: 0,
                 bulk: None,
+                identity_insert: None,
                 shared,
             },
             handles: Default::default(),

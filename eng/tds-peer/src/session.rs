@@ -262,6 +262,9 @@ fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
                 r.finish()?;
             }
             P_ATTN => {
+                // A bulk load cancelled after its INSERT BULK or during its rows: nothing of
+                // it stays.
+                engine.bulk = None;
                 let mut r = Resp::new(io);
                 r.put(&token::done(token::TOK_DONE, token::DONE_ATTN, 0, 0))?;
                 r.finish()?;

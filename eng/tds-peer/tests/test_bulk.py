@@ -304,3 +304,61 @@ def test_raw_bulk_message_without_insert_bulk_is_a_protocol_error(peer):
     with rawtds.connect(peer.port, "test_bulk") as s:
         s.sendall(rawtds.packet(0x07, _bulk_message([("id", INTN)], [[_int(1)]])))
         assert s.recv(1) == b""  # the peer ends the session
+
+
+# ---- ATTENTION --------------------------------------------------------------------------------
+
+ATTENTION = rawtds.packet(0x06, b"")
+
+
+def _count(connect, t):
+    cur = connect().cursor()
+    cur.execute(f"SELECT COUNT(*) FROM {t}")
+    return cur.fetchone()[0]
+
+
+def _two_rows(connect):
+    t = tname()
+    connect().cursor().execute(f"CREATE TABLE {t} (id int NOT NULL, name nvarchar(50) NULL)")
+    msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(1), _nvarchar("ab")], [_int(2), _nvarchar("cd")]])
+    return t, f"insert bulk {t}([id] int,[name] nvarchar(50))", msg
+
+
+def test_attention_right_after_the_rows_rolls_the_load_back(peer, connect):
+    t, statement, msg = _two_rows(connect)
+    with rawtds.connect(peer.port, "test_bulk") as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
+        rawtds.message(s)
+        s.sendall(rawtds.packet(0x07, msg) + ATTENTION)
+        reply = rawtds.message(s)
+        assert _done(reply)[0] & 0x20  # DONE_ATTN
+        assert _errors(reply) == []
+        # The session goes on.
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("SELECT 1")))
+        assert _done(rawtds.message(s))[0] & 0x20 == 0
+    assert _count(connect, t) == 0
+
+
+def test_attention_in_the_middle_of_the_rows(peer, connect):
+    t, statement, msg = _two_rows(connect)
+    with rawtds.connect(peer.port, "test_bulk") as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
+        rawtds.message(s)
+        s.sendall(rawtds.packet(0x07, msg[:20], last=False) + ATTENTION)
+        assert _done(rawtds.message(s))[0] & 0x20
+        # Nothing is pending any more: a BULK LOAD message now is a protocol error.
+        s.sendall(rawtds.packet(0x07, msg))
+        assert s.recv(1) == b""
+    assert _count(connect, t) == 0
+
+
+def test_attention_between_insert_bulk_and_its_rows(peer, connect):
+    t, statement, msg = _two_rows(connect)
+    with rawtds.connect(peer.port, "test_bulk") as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
+        rawtds.message(s)
+        s.sendall(ATTENTION)
+        assert _done(rawtds.message(s))[0] & 0x20
+        s.sendall(rawtds.packet(0x07, msg))
+        assert s.recv(1) == b""
+    assert _count(connect, t) == 0

@@ -16,6 +16,9 @@ use rusqlite::types::Value;
 use std::collections::HashMap;
 use std::io;
 
+/// Rows inserted between two looks for an ATTENTION from the client.
+const ATTENTION_POLL_ROWS: usize = 4096;
+
 /// What `INSERT BULK` announced, waiting for its rows: everything decided once for the load.
 pub(crate) struct PendingLoad {
     /// The target as the INSERT names it (`[t]`, `[s].[t]`, `[#t]`).
@@ -68,6 +71,17 @@ impl Limit {
             (Limit::Bytes(n), Value::Blob(b)) => b.len() <= n,
             _ => true,
         }
+    }
+}
+
+impl PendingLoad {
+    /// The columns whose values have a most length, with it.
+    fn limited(&self) -> Vec<(usize, Limit)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.limit.map(|l| (i, l)))
+            .collect()
     }
 }
 
@@ -153,8 +167,10 @@ pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()
     let rows = bulk::parse_bulk_message(data, crate::rpc::decode_value)?;
     let mut out = Out::new(false);
     let applied =
-        announced_types(&pending, &rows.columns).and_then(|()| apply(cx, &pending, rows.rows));
+        announced_types(&pending, &rows.columns).and_then(|()| apply(cx, &pending, rows.rows, r));
     match applied {
+        // The ATTENTION's DONE already ended the reply.
+        Ok(_) if r.attn_acked => return Ok(()),
         Ok(n) => {
             cx.rowcount = n as i64;
             out.done(r, token::DONE_COUNT, token::CMD_INSERT, n as u64)?;
@@ -182,6 +198,27 @@ fn announced_types(pending: &PendingLoad, announced: &[(String, Vec<u8>)]) -> Re
     Ok(())
 }
 
+/// What a row must be before it is inserted: as many values as columns (4816), none longer
+/// than its column (4815).
+fn check_row(row: &[Value], columns: usize, limited: &[(usize, Limit)]) -> Result<(), StmtErr> {
+    if row.len() != columns {
+        return Err(invalid_type(columns.min(row.len())));
+    }
+    for &(i, limit) in limited {
+        if !limit.fits(&row[i]) {
+            return Err(StmtErr::Sql(SqlError::new(
+                4815,
+                17,
+                format!(
+                    "Received an invalid column length from the bcp client for colid {}.",
+                    i + 1
+                ),
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn invalid_type(i: usize) -> StmtErr {
     StmtErr::Sql(SqlError::new(
         4816,
@@ -192,7 +229,14 @@ fn invalid_type(i: usize) -> StmtErr {
 
 /// Inserts the rows inside a savepoint: in autocommit the load commits on its own, inside a
 /// user transaction it stays in it; a failing row undoes the whole batch.
-fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Result<usize, StmtErr> {
+/// An ATTENTION that arrives while the rows go in, or right after, rolls the load back and is
+/// answered with DONE_ATTN alone (`r.attn_acked`).
+fn apply(
+    cx: &mut Context,
+    pending: &PendingLoad,
+    rows: Vec<Vec<Value>>,
+    r: &mut Resp,
+) -> Result<usize, StmtErr> {
     let marks: Vec<String> = (1..=pending.columns.len())
         .map(|i| format!("@P{i}"))
         .collect();
@@ -220,12 +264,7 @@ fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Resu
             .filter(|&i| pending.columns[i].defaulted)
             .collect()
     };
-    let limited: Vec<(usize, Limit)> = pending
-        .columns
-        .iter()
-        .enumerate()
-        .filter_map(|(i, c)| c.limit.map(|l| (i, l)))
-        .collect();
+    let limited = pending.limited();
     let mut statements: HashMap<Vec<bool>, String> = HashMap::new();
     let mut statement_for = |cx: &mut Context, omit: &[bool]| -> Result<String, StmtErr> {
         if let Some(s) = statements.get(omit) {
@@ -267,23 +306,14 @@ fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Resu
         .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
     let mut n = 0;
     let mut omit = always.clone();
+    let mut cancelled = false;
     let result = (|| {
-        for row in rows {
-            if row.len() != params.len() {
-                return Err(invalid_type(params.len().min(row.len())));
+        for (k, row) in rows.into_iter().enumerate() {
+            if k % ATTENTION_POLL_ROWS == 0 && r.io.poll_attention() {
+                cancelled = true;
+                return Ok(());
             }
-            for &(i, limit) in &limited {
-                if !limit.fits(&row[i]) {
-                    return Err(StmtErr::Sql(SqlError::new(
-                        4815,
-                        17,
-                        format!(
-                            "Received an invalid column length from the bcp client for colid {}.",
-                            i + 1
-                        ),
-                    )));
-                }
-            }
+            check_row(&row, params.len(), &limited)?;
             if !defaulted.is_empty() {
                 omit.copy_from_slice(&always);
                 for &i in &defaulted {
@@ -296,11 +326,12 @@ fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Resu
             }
             n += cx.exec(&sql, &params)?;
         }
+        cancelled = r.io.poll_attention();
         Ok(())
     })();
     let end = match result {
-        Ok(()) => "RELEASE bulk_load",
-        Err(_) => "ROLLBACK TO bulk_load; RELEASE bulk_load",
+        Ok(()) if !cancelled => "RELEASE bulk_load",
+        _ => "ROLLBACK TO bulk_load; RELEASE bulk_load",
     };
     let restored = if unchecked {
         cx.db.execute_batch("PRAGMA ignore_check_constraints = OFF")
@@ -311,5 +342,9 @@ fn apply(cx: &mut Context, pending: &PendingLoad, rows: Vec<Vec<Value>>) -> Resu
         .execute_batch(end)
         .and(restored)
         .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
+    if cancelled {
+        Out::new(false).cancelled(r)?;
+        return Ok(0);
+    }
     result.map(|()| n)
 }

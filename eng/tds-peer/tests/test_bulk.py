@@ -362,3 +362,25 @@ def test_attention_between_insert_bulk_and_its_rows(peer, connect):
         s.sendall(rawtds.packet(0x07, msg))
         assert s.recv(1) == b""
     assert _count(connect, t) == 0
+
+
+# ---- --bulk-discard: the speed-only mode for benchmarks ---------------------------------------
+
+def test_bulk_discard_counts_and_checks_but_stores_nothing(msodbcsql):
+    ferrodbc = pytest.importorskip("ferrodbc") if not tdspeer.in_ci() else __import__("ferrodbc")
+    with tdspeer.start_peer(extra_args=["--bulk-discard"]) as p:
+        cn = ferrodbc.connect(tdspeer.conn_str(p, "msodbcsql"), attrs_before={b18.SQL_COPT_SS_BCP: 1}, autocommit=True)
+        try:
+            cur = cn.cursor()
+            t = tname()
+            cur.execute(f"CREATE TABLE {t} (id int NOT NULL PRIMARY KEY, name nvarchar(3) NULL)")
+            rows = [(i, "abc") for i in range(1000)] + [(1, "dup")]  # a duplicate key is not looked for
+            assert b18.load(cn, t, [b18.SQLINT4, b18.SQLNCHAR], rows) == 1001
+            cur.execute(f"SELECT COUNT(*) FROM {t}")
+            assert cur.fetchone()[0] == 0
+            # Still checked: a value longer than its column.
+            msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(1), _nvarchar("abcd")]])
+            _, reply = _raw_load(p.port, f"insert bulk {t}([id] int,[name] nvarchar(3))", msg)
+            assert _errors(reply) == [(4815, 17)]
+        finally:
+            cn.close()

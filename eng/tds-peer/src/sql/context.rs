@@ -45,6 +45,8 @@ pub struct Shared {
     pub verbose: bool,
     /// Live sessions by SPID, for `KILL <spid>`.
     pub sessions: crate::sessions::Sessions,
+    /// `--bulk-discard`: bulk loads are checked and counted, their rows not stored.
+    pub bulk_discard: bool,
 }
 
 /// A batch-scoped variable.

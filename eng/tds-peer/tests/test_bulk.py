@@ -339,25 +339,15 @@ def test_attention_right_after_the_rows_rolls_the_load_back(peer, connect):
     assert _count(connect, t) == 0
 
 
-def test_attention_in_the_middle_of_the_rows(peer, connect):
+@pytest.mark.parametrize("midway", [True, False], ids=["mid-message", "before-the-rows"])
+def test_attention_before_the_rows_are_whole(peer, connect, midway):
+    """ATTENTION after part of the BULK LOAD message, or right after INSERT BULK: answered
+    DONE_ATTN, and nothing is pending any more (a BULK LOAD message then is a protocol error)."""
     t, statement, msg = _two_rows(connect)
     with rawtds.connect(peer.port, "test_bulk") as s:
         s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
         rawtds.message(s)
-        s.sendall(rawtds.packet(0x07, msg[:20], last=False) + ATTENTION)
-        assert _done(rawtds.message(s))[0] & 0x20
-        # Nothing is pending any more: a BULK LOAD message now is a protocol error.
-        s.sendall(rawtds.packet(0x07, msg))
-        assert s.recv(1) == b""
-    assert _count(connect, t) == 0
-
-
-def test_attention_between_insert_bulk_and_its_rows(peer, connect):
-    t, statement, msg = _two_rows(connect)
-    with rawtds.connect(peer.port, "test_bulk") as s:
-        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(statement)))
-        rawtds.message(s)
-        s.sendall(ATTENTION)
+        s.sendall((rawtds.packet(0x07, msg[:20], last=False) if midway else b"") + ATTENTION)
         assert _done(rawtds.message(s))[0] & 0x20
         s.sendall(rawtds.packet(0x07, msg))
         assert s.recv(1) == b""

@@ -462,7 +462,7 @@ pub(crate) fn sp_describe_first_result_set(
                 None => row.extend(std::iter::repeat_n(Value::Null, 4)),
             }
             row.push(Value::Integer(identity as i64));
-            row.push(Value::Integer(0)); // is_part_of_unique_key (browse mode only)
+            row.push(Value::Null); // is_part_of_unique_key: browse mode only
             row.push(Value::Integer(source.is_some() as i64));
             // The peer has no computed columns: a base-table column is a stored one.
             row.push(Value::Integer(0));

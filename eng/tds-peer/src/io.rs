@@ -184,7 +184,12 @@ impl Io {
         self.reset_requested =
             status & (packet::STATUS_RESETCONNECTION | packet::STATUS_RESETCONNECTIONSKIPTRAN) != 0;
         while status & packet::STATUS_EOM == 0 {
-            let (_, s, d) = self.read_packet()?;
+            let (t, s, d) = self.read_packet()?;
+            if t == P_ATTN {
+                // ATTENTION in the middle of a request (a bulk load cancelled while its rows
+                // were being sent): the part received is dropped, the ATTENTION answered.
+                return Ok((P_ATTN, Vec::new()));
+            }
             status = s;
             data.extend_from_slice(&d);
             if data.len() > 256 << 20 {

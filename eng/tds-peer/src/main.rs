@@ -10,7 +10,7 @@ use tds_peer::session::{self, Config, Encrypt};
 use tds_peer::sql::engine::Shared;
 use tds_peer::{synthetic, tls};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--bulk-discard] [--verbose]";
 
 struct Args {
     port: u16,
@@ -21,6 +21,7 @@ struct Args {
     prewarm: Vec<String>,
     result_cache_mb: usize,
     exit_on_stdin_eof: bool,
+    bulk_discard: bool,
     verbose: bool,
     fedauth: Option<tds_peer::fedauth::Verifier>,
     transient: tds_peer::transient::Switches,
@@ -36,6 +37,7 @@ fn parse_args() -> Result<Args, String> {
         prewarm: Vec::new(),
         result_cache_mb: 64,
         exit_on_stdin_eof: false,
+        bulk_discard: false,
         verbose: false,
         fedauth: None,
         transient: Default::default(),
@@ -73,6 +75,7 @@ fn parse_args() -> Result<Args, String> {
             "--exit-on-stdin-eof" => a.exit_on_stdin_eof = true,
             "--fedauth-key" => a.fedauth = Some(tds_peer::fedauth::Verifier::from_hex(&val()?)?),
             "--fail-logins" => a.transient.parse_fail_logins(&val()?)?,
+            "--bulk-discard" => a.bulk_discard = true,
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
             o => return Err(format!("unknown argument {o}\n{USAGE}")),
@@ -129,6 +132,7 @@ fn main() {
             result_cache_bytes: args.result_cache_mb << 20,
             verbose,
             sessions: Default::default(),
+            bulk_discard: args.bulk_discard,
         }),
         verbose,
         fedauth: args.fedauth,

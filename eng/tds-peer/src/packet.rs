@@ -4,6 +4,8 @@ pub const P_SQL: u8 = 0x01;
 pub const P_RPC: u8 = 0x03;
 pub const P_REPLY: u8 = 0x04;
 pub const P_ATTN: u8 = 0x06;
+/// BULK LOAD: the rows of an `INSERT BULK` (MS-TDS 2.2.6.1).
+pub const P_BULK: u8 = 0x07;
 pub const P_TM: u8 = 0x0E;
 pub const P_LOGIN7: u8 = 0x10;
 pub const P_PRELOGIN: u8 = 0x12;

@@ -2,7 +2,7 @@
 
 use crate::conv::from_utf16;
 use crate::io::{Io, proto_err};
-use crate::packet::{P_ATTN, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
+use crate::packet::{P_ATTN, P_BULK, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
 use crate::prelogin::{self, ENCRYPT_NOT_SUP, ENCRYPT_OFF, ENCRYPT_ON};
 use crate::resp::Resp;
 use crate::sql::engine::{Engine, Shared};
@@ -206,6 +206,14 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
         match typ {
             P_SQL => sql_batch(io, cfg, spid, &mut engine, &data)?,
             P_RPC => rpc_batch(io, cfg, spid, &mut engine, &data)?,
+            P_BULK => {
+                if cfg.verbose {
+                    eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
+                }
+                let mut r = Resp::new(io);
+                engine.bulk_load(&data, &mut r)?;
+                r.finish()?;
+            }
             P_TM => {
                 let out = transaction(&mut engine, &data);
                 let mut r = Resp::new(io);
@@ -213,6 +221,9 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
                 r.finish()?;
             }
             P_ATTN => {
+                // A bulk load cancelled after its INSERT BULK or during its rows: nothing of
+                // it stays.
+                engine.bulk = None;
                 let mut r = Resp::new(io);
                 r.put(&token::done(token::TOK_DONE, token::DONE_ATTN, 0, 0))?;
                 r.finish()?;

@@ -305,6 +305,15 @@ impl Ty {
         })
     }
 
+    /// The 5-byte TDS collation of a character type (none for the others).
+    pub fn tds_collation(&self) -> Option<[u8; 5]> {
+        match *self {
+            Ty::Char(_, true) | Ty::VarChar(_, true) => Some(COLL_UTF8),
+            Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_) => Some(COLL_CP1252),
+            _ => None,
+        }
+    }
+
     /// Appends TYPE_INFO (type byte + length/precision/collation) as in COLMETADATA/RETURNVALUE.
     pub fn write_type_info(&self, out: &mut Vec<u8>) {
         let coll = |b: bool| if b { COLL_UTF8 } else { COLL_CP1252 };

@@ -5,11 +5,11 @@ row matches); the catalog calls the column timestamp (type 189), binary(8) in si
 and so do result sets: COLMETADATA sends UserType 80 (timestamp), not nullable, and
 sp_describe_first_result_set says timestamp. The peer used to return NULL for these columns."""
 
-import socket
 import uuid
 
 import pyodbc
 import pytest
+import rawtds
 
 
 def rv_int(b):
@@ -132,52 +132,11 @@ def test_describe_first_result_set_says_timestamp(table):
     assert got == [("id", False, 56, "int", 4, 56, 4), ("rv", False, 189, "timestamp", 8, 173, 8)]
 
 
-def _packet(typ, payload):
-    return bytes([typ, 1]) + (len(payload) + 8).to_bytes(2, "big") + b"\0\0\1\0" + payload
-
-
-def _message(s):
-    """One whole TDS message's payload."""
-    out = b""
-    while True:
-        hdr = b""
-        while len(hdr) < 8:
-            hdr += s.recv(8 - len(hdr))
-        n = int.from_bytes(hdr[2:4], "big") - 8
-        body = b""
-        while len(body) < n:
-            chunk = s.recv(n - len(body))
-            assert chunk, "peer closed the connection"
-            body += chunk
-        out += body
-        if hdr[1] & 1:
-            return out
-
-
-def _login7():
-    """LOGIN7 for user sa, empty password (the peer's default), TDS 7.4."""
-    fields = ["raw", "sa", "", "test_rowversion", "127.0.0.1", "", "test_rowversion", "", ""]
-    data, offsets, off = b"", b"", 94
-    for f in fields:
-        b = f.encode("utf-16-le")
-        offsets += off.to_bytes(2, "little") + len(f).to_bytes(2, "little")
-        off += len(b)
-        data += b
-    head = (0x74000004).to_bytes(4, "big") + (4096).to_bytes(4, "little") + bytes(12) + bytes([0xE0, 3, 0, 0]) + bytes(8)
-    body = head + offsets + bytes(6) + bytes(16) + data
-    return (len(body) + 4).to_bytes(4, "little") + body
-
-
 def _colmetadata(port, sql):
     """[(UserType, flags, TDS type)] of the first result of `sql`, read off the wire."""
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
-        s.sendall(_packet(0x12, bytes([0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF]) + bytes(6) + bytes([2])))
-        _message(s)
-        s.sendall(_packet(0x10, _login7()))
-        assert 0xAD in _message(s)  # LOGINACK
-        headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
-        s.sendall(_packet(0x01, headers + sql.encode("utf-16-le")))
-        m = _message(s)
+    with rawtds.connect(port, "test_rowversion") as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch(sql)))
+        m = rawtds.message(s)
     assert m[0] == 0x81, m[:16]
     cols, i = [], 3
     for _ in range(int.from_bytes(m[1:3], "little")):

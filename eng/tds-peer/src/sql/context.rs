@@ -45,6 +45,8 @@ pub struct Shared {
     pub verbose: bool,
     /// Live sessions by SPID, for `KILL <spid>`.
     pub sessions: crate::sessions::Sessions,
+    /// `--bulk-discard`: bulk loads are checked and counted, their rows not stored.
+    pub bulk_discard: bool,
 }
 
 /// A batch-scoped variable.
@@ -92,6 +94,11 @@ pub struct Context {
     /// Bumped at every BEGIN / COMMIT / ROLLBACK / reset: what a transaction showed is not
     /// what follows it, even when no row count moved.
     pub(crate) txn_epoch: u64,
+    /// The `INSERT BULK` whose rows the next BULK LOAD message carries (bulkload.rs).
+    pub(crate) bulk: Option<super::bulkload::PendingLoad>,
+    /// The table `SET IDENTITY_INSERT t ON` names (SQLite name): a bulk load keeps the
+    /// identity values it sends only there.
+    pub(crate) identity_insert: Option<String>,
 }
 
 impl Context {
@@ -168,6 +175,8 @@ impl Context {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
+        self.bulk = None;
+        self.identity_insert = None;
         sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;

@@ -415,6 +415,7 @@ pub(crate) fn sp_describe_first_result_set(
                 nullable,
                 identity,
                 timestamp,
+                source,
             } = d;
             let mut m = meta(ty);
             // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
@@ -446,14 +447,41 @@ pub(crate) fn sp_describe_first_result_set(
             ];
             row.extend(std::iter::repeat_n(Value::Null, 8));
             row.extend([0, 0, 0].map(Value::Integer));
-            row.extend(std::iter::repeat_n(Value::Null, 5));
+            // source_server .. source_column, then is_identity_column .. is_sparse_column_set.
+            // Driver 18's bcp_initW reads is_updateable: a column not marked updateable makes
+            // bcp_sendrow fail with "All bound columns are read-only". SQL Server says 1 for a
+            // base-table column and 0 (no source) for an expression.
+            row.push(Value::Null);
+            match &source {
+                Some(s) => {
+                    row.extend(
+                        [&s.database, &s.schema, &s.table, &s.column]
+                            .map(|v| Value::Text(v.clone())),
+                    );
+                }
+                None => row.extend(std::iter::repeat_n(Value::Null, 4)),
+            }
             row.push(Value::Integer(identity as i64));
-            row.extend(std::iter::repeat_n(Value::Null, 7));
+            row.push(Value::Null); // is_part_of_unique_key: browse mode only
+            row.push(Value::Integer(source.is_some() as i64));
+            // The peer has no computed columns: a base-table column is a stored one.
+            row.push(Value::Integer(0));
+            row.push(Value::Integer(0)); // is_sparse_column_set
+            row.extend(std::iter::repeat_n(Value::Null, 3));
             // As COLMETADATA sends it: INT4 for an int that cannot be NULL, INTN else.
             let tds_type = ty.fixed_len_type().filter(|_| !nullable);
             row.push(Value::Integer(tds_type.map_or(m.tds_type_id, i64::from)));
             row.push(Value::Integer(m.tds_length));
-            row.extend([Value::Null, Value::Null]);
+            // The collation as TDS sends it: 4 bytes (LCID + flags) as an int, then the sort id
+            // (SQL_Latin1_General_CP1_CI_AS: 0x00D00409, 52). bcp_initW uses them to encode text.
+            match ty.tds_collation() {
+                Some(c) => {
+                    let id = i32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                    row.push(Value::Integer(i64::from(id)));
+                    row.push(Value::Integer(i64::from(c[4])));
+                }
+                None => row.extend([Value::Null, Value::Null]),
+            }
             row
         })
         .collect();
@@ -496,6 +524,27 @@ fn describe_result(cx: &mut Context, tsql: &str) -> Result<Vec<Described>, StmtE
     // As COLMETADATA describes the result (`select::query`).
     let origins = super::nullability::origins(&st);
     let nullable = super::nullability::nullable(&stmt, &origins, |t| cx.is_table(t));
+    let database = cx.database.clone();
+    let sources: Vec<Option<Source>> = (0..st.column_count())
+        .map(|i| {
+            let (_, table, column, ..) = st.column_metadata(i).ok()??;
+            let table = table.to_string_lossy();
+            let column = column.to_string_lossy().into_owned();
+            // SQLite names a user schema's table `s.t`, a temporary table `#t` (in tempdb).
+            let (schema, table) = table.split_once('.').unwrap_or(("dbo", &table));
+            let database = if table.starts_with('#') {
+                "tempdb".to_string()
+            } else {
+                database.clone()
+            };
+            Some(Source {
+                database,
+                schema: schema.to_string(),
+                table: table.to_string(),
+                column,
+            })
+        })
+        .collect();
     Ok(cols
         .into_iter()
         .enumerate()
@@ -512,6 +561,7 @@ fn describe_result(cx: &mut Context, tsql: &str) -> Result<Vec<Described>, StmtE
                 nullable: nullable[i],
                 identity: col.is_some_and(|c| c.identity),
                 timestamp: ty == Ty::Binary(8) && origins[i].as_ref().is_some_and(|o| o.rowversion),
+                source: sources.get(i).cloned().flatten(),
             }
         })
         .collect())
@@ -525,6 +575,17 @@ struct Described {
     identity: bool,
     /// A rowversion column read as is.
     timestamp: bool,
+    /// The base-table column it reads as is (none for an expression).
+    source: Option<Source>,
+}
+
+/// Where a result column comes from, as the `source_*` columns name it.
+#[derive(Clone)]
+struct Source {
+    database: String,
+    schema: String,
+    table: String,
+    column: String,
 }
 
 /// A procedure argument by name or position, as text.

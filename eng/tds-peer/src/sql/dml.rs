@@ -64,7 +64,7 @@ pub(crate) fn dml(
 
 /// `ctx.rw` of a DML statement, remembered for the next call with the same tokens and
 /// declaration (executemany: one RPC per row, the same statement each time).
-fn rewrite_dml(cx: &mut Context, toks: &[Tok], decl: &Decl) -> Result<String, StmtErr> {
+pub(crate) fn rewrite_dml(cx: &mut Context, toks: &[Tok], decl: &Decl) -> Result<String, StmtErr> {
     if let Some((t, d, sql)) = &cx.rewritten
         && t.as_slice() == toks
         && d == decl

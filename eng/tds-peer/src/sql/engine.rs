@@ -9,8 +9,8 @@ use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
 use crate::sql::{
-    control, ddl, dml, messages, procs, select, sequences, settings, sysprocs, tabletypes,
-    variables,
+    bulkload, control, ddl, dml, messages, procs, select, sequences, settings, sysprocs,
+    tabletypes, variables,
 };
 use crate::synthetic;
 use rusqlite::{Connection, OpenFlags};
@@ -88,6 +88,8 @@ impl Engine {
                 rewritten: None,
                 results: ResultCache::new(shared.result_cache_bytes),
                 txn_epoch: 0,
+                bulk: None,
+                identity_insert: None,
                 shared,
             },
             handles: Default::default(),
@@ -253,6 +255,7 @@ impl Engine {
                 let decl = Context::decl(params);
                 select::query(cx, toks, &decl, params, out, r)
             }
+            Statement::InsertBulk => bulkload::insert_bulk(cx, toks),
             Statement::Dml { kind, output } => dml::dml(cx, toks, kind, output, params, out, r),
             Statement::TypeDdl { create: true } => tabletypes::create_type(cx, toks),
             Statement::TypeDdl { create: false } => tabletypes::drop_type(cx, &sig(toks)),
@@ -281,6 +284,11 @@ impl Engine {
             }
             Statement::Unsupported(word) => Err(StmtErr::Sql(SqlError::unsupported(&word))),
         }
+    }
+
+    /// A BULK LOAD message (packet type 0x07): the rows of the pending `INSERT BULK`.
+    pub fn bulk_load(&mut self, data: &[u8], r: &mut Resp) -> io::Result<()> {
+        bulkload::load(&mut self.cx, data, r)
     }
 
     /// A stored procedure by name: its parameter list and body (procs.rs).

@@ -1,6 +1,7 @@
 //! The SQL side: T-SQL tokenizer/splitter, rewriting to SQLite, SQLite functions, and the
 //! statement executor that turns results into TDS tokens.
 
+pub mod bulkload;
 pub mod catalog;
 pub mod catalog_keys;
 pub mod constraints;

@@ -15,6 +15,24 @@ pub(crate) fn set(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
     if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
         cx.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
     }
+    // `SET IDENTITY_INSERT [s.]t ON|OFF` (FreeTDS sends it for a bulk load that keeps its
+    // identity values). Plain INSERTs always may set an identity column in the peer.
+    if sg.get(1).is_some_and(|t| t.is_word("IDENTITY_INSERT")) {
+        let mut parts = Vec::new();
+        let mut k = 2;
+        while let Some(t) = sg.get(k).filter(|t| !t.is_word("ON") && !t.is_word("OFF")) {
+            if !t.is_punct('.') {
+                parts.push(
+                    t.text()
+                        .trim_matches(|c| c == '"' || c == '[' || c == ']')
+                        .to_string(),
+                );
+            }
+            k += 1;
+        }
+        let on = sg.get(k).is_some_and(|t| t.is_word("ON"));
+        cx.identity_insert = on.then(|| super::schema::sqlite_name(&parts)).flatten();
+    }
     Ok(Flow::Continue)
 }
 

@@ -55,6 +55,8 @@ pub enum Statement<P> {
     Select,
     /// `WITH …` / `VALUES …`: a query run as is.
     Query,
+    /// `INSERT BULK t (cols) [WITH (hints)]`: the start of a bulk load (bulkload.rs).
+    InsertBulk,
     /// `INSERT|UPDATE|DELETE|REPLACE|MERGE …`, with or without an OUTPUT clause.
     Dml {
         kind: DmlKind,
@@ -255,6 +257,7 @@ fn keyword_statement<P>(toks: &[Tok], sg: &[&Tok], first: &str) -> Statement<P> 
     match first {
         "SELECT" => Statement::Select,
         "WITH" | "VALUES" => Statement::Query,
+        "INSERT" if second("BULK") => Statement::InsertBulk,
         "INSERT" => dml(DmlKind::Insert),
         "UPDATE" => dml(DmlKind::Update),
         "DELETE" => dml(DmlKind::Delete),
@@ -358,6 +361,7 @@ mod tests {
             ("EXEC sp_tables", "ExecSystem"),
             ("sp_columns 't'", "ExecSystem"),
             ("INSERT INTO t OUTPUT inserted.id VALUES (1)", "Dml"),
+            ("insert bulk t([id] int)", "InsertBulk"),
             ("CREATE TYPE t AS TABLE (a INT)", "TypeDdl"),
             ("DROP SCHEMA s", "SchemaDdl"),
             ("CREATE SEQUENCE s", "SequenceDdl"),

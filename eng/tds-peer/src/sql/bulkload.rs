@@ -1,0 +1,365 @@
+//! SQL Server's bulk load: `INSERT BULK t (cols) [WITH (hints)]` (a SQL batch) leaves a pending
+//! load in the session; the BULK LOAD message (packet type 0x07) that follows carries its rows
+//! (both parsed in `bulk.rs`). The rows go in through the engine's own INSERT path, one
+//! statement rewritten once for the whole load, so type conversions, identity, rowversion and
+//! constraints behave as for an INSERT. Each load is one batch: all of it or none of it.
+
+use crate::bulk::{self, BulkHints};
+use crate::resp::Resp;
+use crate::sql::context::{Context, Flow, Out, Param, StmtErr};
+use crate::sql::errors::SqlError;
+use crate::sql::lexer::{self, Tok};
+use crate::sql::{dml, schema};
+use crate::token;
+use crate::types::Ty;
+use rusqlite::types::Value;
+use std::collections::HashMap;
+use std::io;
+
+/// Rows inserted between two looks for an ATTENTION from the client.
+const ATTENTION_POLL_ROWS: usize = 4096;
+
+/// What `INSERT BULK` announced, waiting for its rows: everything decided once for the load.
+pub(crate) struct PendingLoad {
+    /// The target as the INSERT names it (`[t]`, `[s].[t]`, `[#t]`).
+    target: String,
+    /// Each column of the statement's list with the table column's type.
+    columns: Vec<Listed>,
+    hints: BulkHints,
+}
+
+/// One column of the statement's list, as the load treats it.
+struct Listed {
+    name: String,
+    ty: Ty,
+    /// The table gives it a DEFAULT: a NULL takes it unless KEEP_NULLS.
+    defaulted: bool,
+    /// An IDENTITY column without `SET IDENTITY_INSERT … ON`: the server numbers the rows and
+    /// the values sent are dropped, as SQL Server does.
+    server_numbered: bool,
+    /// The most a value may hold (characters, bytes): more is error 4815.
+    limit: Option<Limit>,
+}
+
+#[derive(Clone, Copy)]
+enum Limit {
+    /// nchar/nvarchar(n): UTF-16 code units.
+    Utf16(usize),
+    /// char/varchar(n) in a code-page collation: characters (one byte each).
+    Chars(usize),
+    /// char/varchar(n) in a UTF-8 collation, binary/varbinary(n): bytes.
+    Bytes(usize),
+}
+
+impl Limit {
+    fn of(ty: Ty) -> Option<Limit> {
+        let n = |v: u16| usize::from(v);
+        Some(match ty {
+            Ty::NChar(v) | Ty::NVarChar(Some(v)) => Limit::Utf16(n(v)),
+            Ty::Char(v, false) | Ty::VarChar(Some(v), false) => Limit::Chars(n(v)),
+            Ty::Char(v, true) | Ty::VarChar(Some(v), true) => Limit::Bytes(n(v)),
+            Ty::Binary(v) | Ty::VarBinary(Some(v)) => Limit::Bytes(n(v)),
+            _ => return None,
+        })
+    }
+
+    fn fits(self, v: &Value) -> bool {
+        match (self, v) {
+            (Limit::Utf16(n), Value::Text(s)) => s.encode_utf16().count() <= n,
+            (Limit::Chars(n), Value::Text(s)) => s.chars().count() <= n,
+            (Limit::Bytes(n), Value::Text(s)) => s.len() <= n,
+            (Limit::Bytes(n), Value::Blob(b)) => b.len() <= n,
+            _ => true,
+        }
+    }
+}
+
+impl PendingLoad {
+    /// The columns whose values have a most length, with it.
+    fn limited(&self) -> Vec<(usize, Limit)> {
+        self.columns
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.limit.map(|l| (i, l)))
+            .collect()
+    }
+}
+
+/// `INSERT BULK …`: checked against the table (208 unknown table, 207 unknown column, 102
+/// malformed), then remembered until the BULK LOAD message arrives.
+pub(crate) fn insert_bulk(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
+    let text: String = toks.iter().map(Tok::text).collect();
+    let stmt = match bulk::parse_insert_bulk(&text) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Err(StmtErr::Sql(SqlError::syntax("INSERT"))),
+        Err(e) => return Err(StmtErr::Sql(SqlError::syntax(e))),
+    };
+    let name = schema::sqlite_name(&stmt.table).unwrap_or_default();
+    let cols = schema::table_columns(&cx.db, &name)
+        .filter(|_| cx.is_table(&name))
+        .ok_or_else(|| {
+            SqlError::new(
+                208,
+                16,
+                format!("Invalid object name '{}'.", stmt.table.join(".")),
+            )
+        })?;
+    let defaults = defaulted_columns(cx, &name);
+    let identity_insert = cx
+        .identity_insert
+        .as_deref()
+        .is_some_and(|t| t.eq_ignore_ascii_case(&name));
+    let mut columns = Vec::with_capacity(stmt.columns.len());
+    for c in &stmt.columns {
+        let col = cols
+            .iter()
+            .find(|k| k.name.eq_ignore_ascii_case(&c.name))
+            .ok_or_else(|| SqlError::new(207, 16, format!("Invalid column name '{}'.", c.name)))?;
+        columns.push(Listed {
+            name: col.name.clone(),
+            ty: col.ty,
+            defaulted: defaults.iter().any(|d| d.eq_ignore_ascii_case(&col.name)),
+            server_numbered: col.identity && !identity_insert,
+            limit: Limit::of(col.ty),
+        });
+    }
+    let quote = |s: &str| format!("[{}]", s.replace(']', "]]"));
+    let target = match name.split_once('.') {
+        Some((s, t)) => format!("{}.{}", quote(s), quote(t)),
+        None => quote(&name),
+    };
+    cx.bulk = Some(PendingLoad {
+        target,
+        columns,
+        hints: stmt.hints,
+    });
+    Ok(Flow::Continue)
+}
+
+/// The columns of a table that have a DEFAULT.
+fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
+    let sql = format!(
+        "PRAGMA table_info(\"{}\")",
+        schema::base_name(table).replace('"', "\"\"")
+    );
+    cx.db
+        .prepare(&sql)
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((r.get::<_, String>(1)?, r.get::<_, Option<String>>(4)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        })
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(n, d)| d.map(|_| n))
+        .collect()
+}
+
+/// A BULK LOAD message: the rows of the pending `INSERT BULK`, inserted as one batch; DONE
+/// with the row count, or the error and DONE_ERROR with nothing of the batch kept.
+pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()> {
+    let Some(pending) = cx.bulk.take() else {
+        return Err(crate::io::proto_err(
+            "a BULK LOAD message without a pending INSERT BULK",
+        ));
+    };
+    let rows = bulk::parse_bulk_message(data, crate::rpc::decode_value)?;
+    let mut out = Out::new(false);
+    let applied = announced_types(&pending, &rows.columns).and_then(|()| {
+        if cx.shared.bulk_discard {
+            discard(&pending, &rows.rows)
+        } else {
+            apply(cx, &pending, rows.rows, r)
+        }
+    });
+    match applied {
+        // The ATTENTION's DONE already ended the reply.
+        Ok(_) if r.attn_acked => return Ok(()),
+        Ok(n) => {
+            cx.rowcount = n as i64;
+            out.done(r, token::DONE_COUNT, token::CMD_INSERT, n as u64)?;
+        }
+        Err(StmtErr::Sql(e)) => out.error(r, &e)?,
+        Err(StmtErr::Io(e)) => return Err(e),
+    }
+    out.finish(r).map(|_| ())
+}
+
+/// `--bulk-discard`: the rows are checked as a load checks them and counted, nothing is
+/// stored, so that a benchmark measures the client, not the peer's SQLite.
+fn discard(pending: &PendingLoad, rows: &[Vec<Value>]) -> Result<usize, StmtErr> {
+    let limited = pending.limited();
+    for row in rows {
+        check_row(row, pending.columns.len(), &limited)?;
+    }
+    Ok(rows.len())
+}
+
+/// 4816 for a column whose announced type cannot go into the table's: binary data for a
+/// column that is not binary or the other way round (SQL Server converts the rest).
+fn announced_types(pending: &PendingLoad, announced: &[(String, Vec<u8>)]) -> Result<(), StmtErr> {
+    let binary_wire = |t: u8| matches!(t, 0xA5 | 0xAD | 0x22 | 0x25 | 0x2D);
+    for (i, (c, (_, ti))) in pending.columns.iter().zip(announced).enumerate() {
+        let binary_column = matches!(c.ty, Ty::Binary(_) | Ty::VarBinary(_));
+        let wire = ti.first().copied().unwrap_or(0);
+        if c.ty != Ty::Variant && binary_wire(wire) != binary_column {
+            return Err(invalid_type(i));
+        }
+    }
+    if announced.len() != pending.columns.len() {
+        return Err(invalid_type(pending.columns.len().min(announced.len())));
+    }
+    Ok(())
+}
+
+/// What a row must be before it is inserted: as many values as columns (4816), none longer
+/// than its column (4815).
+fn check_row(row: &[Value], columns: usize, limited: &[(usize, Limit)]) -> Result<(), StmtErr> {
+    if row.len() != columns {
+        return Err(invalid_type(columns.min(row.len())));
+    }
+    for &(i, limit) in limited {
+        if !limit.fits(&row[i]) {
+            return Err(StmtErr::Sql(SqlError::new(
+                4815,
+                17,
+                format!(
+                    "Received an invalid column length from the bcp client for colid {}.",
+                    i + 1
+                ),
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn invalid_type(i: usize) -> StmtErr {
+    StmtErr::Sql(SqlError::new(
+        4816,
+        16,
+        format!("Invalid column type from bcp client for colid {}.", i + 1),
+    ))
+}
+
+/// Inserts the rows inside a savepoint: in autocommit the load commits on its own, inside a
+/// user transaction it stays in it; a failing row undoes the whole batch.
+/// An ATTENTION that arrives while the rows go in, or right after, rolls the load back and is
+/// answered with DONE_ATTN alone (`r.attn_acked`).
+fn apply(
+    cx: &mut Context,
+    pending: &PendingLoad,
+    rows: Vec<Vec<Value>>,
+    r: &mut Resp,
+) -> Result<usize, StmtErr> {
+    let marks: Vec<String> = (1..=pending.columns.len())
+        .map(|i| format!("@P{i}"))
+        .collect();
+    let mut params: Vec<Param> = pending
+        .columns
+        .iter()
+        .zip(&marks)
+        .map(|(c, m)| Param {
+            name: m.clone(),
+            ty: Some(c.ty),
+            value: Value::Null,
+            output: false,
+            table: None,
+        })
+        .collect();
+    let decl = Context::decl(&params);
+    // Which columns the INSERT leaves out: the server-numbered ones always; with KEEP_NULLS
+    // off, a defaulted column whose value is NULL (it takes its DEFAULT). One statement per
+    // such set, rewritten once.
+    let always: Vec<bool> = pending.columns.iter().map(|c| c.server_numbered).collect();
+    let defaulted: Vec<usize> = if pending.hints.keep_nulls {
+        Vec::new()
+    } else {
+        (0..pending.columns.len())
+            .filter(|&i| pending.columns[i].defaulted)
+            .collect()
+    };
+    let limited = pending.limited();
+    let mut statements: HashMap<Vec<bool>, String> = HashMap::new();
+    let mut statement_for = |cx: &mut Context, omit: &[bool]| -> Result<String, StmtErr> {
+        if let Some(s) = statements.get(omit) {
+            return Ok(s.clone());
+        }
+        let kept: Vec<usize> = (0..omit.len()).filter(|&i| !omit[i]).collect();
+        let insert = if kept.is_empty() {
+            format!("INSERT INTO {} DEFAULT VALUES", pending.target)
+        } else {
+            let names: Vec<String> = kept
+                .iter()
+                .map(|&i| format!("[{}]", pending.columns[i].name.replace(']', "]]")))
+                .collect();
+            let values: Vec<&str> = kept.iter().map(|&i| marks[i].as_str()).collect();
+            format!(
+                "INSERT INTO {} ({}) VALUES ({})",
+                pending.target,
+                names.join(", "),
+                values.join(", ")
+            )
+        };
+        let toks = lexer::tokenize(&insert).map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
+        let sql = dml::rewrite_dml(cx, &toks, &decl)?;
+        statements.insert(omit.to_vec(), sql.clone());
+        Ok(sql)
+    };
+    let mut sql = statement_for(cx, &always)?;
+    cx.before_write()?;
+    // SQL Server checks CHECK (and FOREIGN KEY) constraints in a bulk load only when asked
+    // (the constraint is left untrusted otherwise). The peer enforces no FOREIGN KEY at all.
+    let unchecked = !pending.hints.check_constraints;
+    let start = if unchecked {
+        "PRAGMA ignore_check_constraints = ON; SAVEPOINT bulk_load"
+    } else {
+        "SAVEPOINT bulk_load"
+    };
+    cx.db
+        .execute_batch(start)
+        .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
+    let mut n = 0;
+    let mut omit = always.clone();
+    let mut cancelled = false;
+    let result = (|| {
+        for (k, row) in rows.into_iter().enumerate() {
+            if k % ATTENTION_POLL_ROWS == 0 && r.io.poll_attention() {
+                cancelled = true;
+                return Ok(());
+            }
+            check_row(&row, params.len(), &limited)?;
+            if !defaulted.is_empty() {
+                omit.copy_from_slice(&always);
+                for &i in &defaulted {
+                    omit[i] |= row[i] == Value::Null;
+                }
+                sql = statement_for(cx, &omit)?;
+            }
+            for (p, v) in params.iter_mut().zip(row) {
+                p.value = v;
+            }
+            n += cx.exec(&sql, &params)?;
+        }
+        cancelled = r.io.poll_attention();
+        Ok(())
+    })();
+    let end = match result {
+        Ok(()) if !cancelled => "RELEASE bulk_load",
+        _ => "ROLLBACK TO bulk_load; RELEASE bulk_load",
+    };
+    let restored = if unchecked {
+        cx.db.execute_batch("PRAGMA ignore_check_constraints = OFF")
+    } else {
+        Ok(())
+    };
+    cx.db
+        .execute_batch(end)
+        .and(restored)
+        .map_err(|e| StmtErr::Sql(super::errors::from_sqlite(&e)))?;
+    if cancelled {
+        Out::new(false).cancelled(r)?;
+        return Ok(0);
+    }
+    result.map(|()| n)
+}

@@ -1,0 +1,56 @@
+"""A bare TDS client for the tests that need bytes no driver sends: PRELOGIN, LOGIN7 (sa, the
+peer's default empty password, TDS 7.4), SQL batches and other messages, whole replies."""
+
+import socket
+
+
+def packet(typ: int, payload: bytes, last: bool = True) -> bytes:
+    return bytes([typ, 1 if last else 0]) + (len(payload) + 8).to_bytes(2, "big") + b"\0\0\1\0" + payload
+
+
+def message(s: socket.socket) -> bytes:
+    """One whole TDS message's payload."""
+    out = b""
+    while True:
+        hdr = b""
+        while len(hdr) < 8:
+            hdr += s.recv(8 - len(hdr))
+        n = int.from_bytes(hdr[2:4], "big") - 8
+        body = b""
+        while len(body) < n:
+            chunk = s.recv(n - len(body))
+            assert chunk, "peer closed the connection"
+            body += chunk
+        out += body
+        if hdr[1] & 1:
+            return out
+
+
+def login7(app: str = "rawtds") -> bytes:
+    """LOGIN7 for user sa, empty password (the peer's default), TDS 7.4."""
+    fields = ["raw", "sa", "", app, "127.0.0.1", "", app, "", ""]
+    data, offsets, off = b"", b"", 94
+    for f in fields:
+        b = f.encode("utf-16-le")
+        offsets += off.to_bytes(2, "little") + len(f).to_bytes(2, "little")
+        off += len(b)
+        data += b
+    head = (0x74000004).to_bytes(4, "big") + (4096).to_bytes(4, "little") + bytes(12) + bytes([0xE0, 3, 0, 0]) + bytes(8)
+    body = head + offsets + bytes(6) + bytes(16) + data
+    return (len(body) + 4).to_bytes(4, "little") + body
+
+
+def connect(port: int, app: str = "rawtds") -> socket.socket:
+    """A logged-in plaintext session (PRELOGIN answered NOT_SUP)."""
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s.sendall(packet(0x12, bytes([0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF]) + bytes(6) + bytes([2])))
+    message(s)
+    s.sendall(packet(0x10, login7(app)))
+    assert 0xAD in message(s)  # LOGINACK
+    return s
+
+
+def sql_batch(sql: str) -> bytes:
+    """A SQL batch payload: ALL_HEADERS (transaction descriptor, no transaction) + the text."""
+    headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
+    return headers + sql.encode("utf-16-le")

@@ -9,7 +9,7 @@ use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
 use crate::sql::{
-    control, ddl, dml, messages, procs, select, sequences, settings, sysprocs, tabletypes,
+    control, ddl, dml, dynamic, messages, procs, select, sequences, settings, sysprocs, tabletypes,
     variables,
 };
 use crate::synthetic;
@@ -244,6 +244,9 @@ impl Engine {
             Statement::DropProc => procs::drop_proc(cx, &sig(toks)),
             Statement::ExecuteSql { args } => {
                 control::exec_executesql(self, &toks[args..], params, out, r)
+            }
+            Statement::ExecDynamic { open } => {
+                dynamic::exec_dynamic(self, toks, open, params, out, r)
             }
             Statement::ExecProc { name, def, args } => {
                 control::exec_stored(self, &name, def, &toks[args..], params, out, r)

@@ -9,6 +9,7 @@ pub mod control;
 pub mod ddl;
 pub mod describe;
 pub mod dml;
+pub mod dynamic;
 pub mod engine;
 pub mod errors;
 pub mod extprops;

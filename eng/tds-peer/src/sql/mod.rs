@@ -33,3 +33,4 @@ pub mod tabletypes;
 pub mod typeinfo;
 pub mod typemeta;
 pub mod variables;
+pub mod variant;

@@ -516,7 +516,9 @@ impl Ctx<'_> {
                     }
                     "DB_ID" => Some(Ty::SmallInt),
                     "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
-                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" => Some(Ty::Variant),
+                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" | "SQL_VARIANT_PROPERTY" => {
+                        Some(Ty::Variant)
+                    }
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
                     _ => None,
@@ -1111,6 +1113,7 @@ impl Rw<'_, '_> {
                 self.date_call(&up, open)
             }
             "OBJECT_ID" if call => self.object_id(open),
+            "SQL_VARIANT_PROPERTY" if call => self.variant_property(open),
             "OBJECTPROPERTY" if call => self.object_property(open),
             "INFORMATION_SCHEMA" | "SYS"
                 if let Some((text, after)) = cx.catalog_ref(toks, &up, next) =>
@@ -1304,6 +1307,33 @@ impl Rw<'_, '_> {
     }
 
     /// OBJECTPROPERTY(id, 'IsProcedure' | 'IsUserTable' | 'IsTable' | 'IsView').
+    /// `SQL_VARIANT_PROPERTY(expr, 'prop')` (variant.rs).
+    fn variant_property(&mut self, open: usize) -> Step {
+        let toks = self.toks;
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let args = split_commas(&toks[open + 1..close]);
+        let [arg, prop] = args.as_slice() else {
+            return Err("The sql_variant_property function requires 2 argument(s).".into());
+        };
+        let prop = match sig(prop).as_slice() {
+            [Tok::Str { s, .. }] => s.clone(),
+            _ => return Err("SQL_VARIANT_PROPERTY: the property must be a string literal.".into()),
+        };
+        let cx = self.cx;
+        let e = cx.rw(arg)?;
+        let e = e.trim();
+        let item_type = |t: &[Tok]| cx.item_type(t, &sig(t));
+        let text = match super::variant::static_base(arg, item_type) {
+            Some((ty, len)) => format!(
+                "(CASE WHEN ({e}) IS NULL THEN NULL ELSE {} END)",
+                super::variant::property(ty, &prop, len)
+            ),
+            None => format!("({})", super::variant::runtime(e, &prop)),
+        };
+        self.out.push_str(&text);
+        Ok(Some(close + 1))
+    }
+
     fn object_property(&mut self, open: usize) -> Step {
         let close = self.close(open, "Incorrect syntax near ')'.")?;
         let parts = split_commas(&self.toks[open + 1..close]);

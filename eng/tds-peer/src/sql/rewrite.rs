@@ -743,6 +743,9 @@ fn column_def(
     let mut rest: Vec<Tok> = Vec::new();
     let mut case_sensitive = false;
     let mut identity = false;
+    // `id INT PRIMARY KEY IDENTITY(1,1)` names the key before the identity: the column is
+    // SQLite's INTEGER PRIMARY KEY either way, so its own PRIMARY KEY words go.
+    let identity_col = def[tend..].iter().any(|t| t.is_word("IDENTITY"));
     let mut k = tend;
     while k < def.len() {
         let t = &def[k];
@@ -766,7 +769,11 @@ fn column_def(
             }
         } else if t.is_word("ROWGUIDCOL")
             || t.is_word("SPARSE")
-            || (identity && (t.is_word("PRIMARY") || t.is_word("KEY")))
+            || (identity_col
+                && (t.is_word("PRIMARY")
+                    || t.is_word("KEY")
+                    || t.is_word("CLUSTERED")
+                    || t.is_word("NONCLUSTERED")))
         {
             // dropped: no SQLite meaning (identity columns are INTEGER PRIMARY KEY already)
         } else {

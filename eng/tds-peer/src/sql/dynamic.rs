@@ -8,7 +8,7 @@
 use crate::resp::Resp;
 use crate::sql::context::{Context, Flow, Out, Param, Run, StmtErr};
 use crate::sql::errors::SqlError;
-use crate::sql::lexer::{Tok, sig};
+use crate::sql::lexer::{Tok, matching, sig};
 use crate::sql::{tabletypes, variables};
 use rusqlite::types::Value;
 
@@ -56,20 +56,7 @@ fn dynamic_text(
     params: &[Param],
 ) -> Result<Option<String>, StmtErr> {
     let syntax = || StmtErr::Sql(SqlError::syntax("Incorrect syntax near 'EXEC'."));
-    let mut depth = 0usize;
-    let mut close = None;
-    for (i, t) in toks.iter().enumerate().skip(open) {
-        if t.is_punct('(') {
-            depth += 1;
-        } else if t.is_punct(')') {
-            depth -= 1;
-            if depth == 0 {
-                close = Some(i);
-                break;
-            }
-        }
-    }
-    let close = close.ok_or_else(syntax)?;
+    let close = matching(toks, open).ok_or_else(syntax)?;
     let inner = &toks[open + 1..close];
     let mut parts: Vec<&[Tok]> = Vec::new();
     let (mut start, mut d) = (0usize, 0usize);

@@ -60,3 +60,19 @@ def test_null_string_runs_nothing(connect):
     cur = connect().cursor()
     cur.execute("SET NOCOUNT ON; DECLARE @n NVARCHAR(10); EXEC(N'SELECT 1' + @n); SELECT 2")
     assert cur.fetchval() == 2
+
+
+def test_fmtonly_exec_returns_columns_and_no_rows(connect):
+    # mssql-python's bulk copy reads the target's columns this way.
+    cur = connect().cursor()
+    cur.execute("CREATE TABLE #fmt (id INT, name NVARCHAR(20))")
+    cur.execute("INSERT INTO #fmt VALUES (1, N'a')")
+    cur.execute(
+        "SET NOCOUNT ON; DECLARE @cols NVARCHAR(100) = N'[id], [name]'; "
+        "SET FMTONLY ON; EXEC(N'SELECT ' + @cols + N' FROM [#fmt]'); SET FMTONLY OFF;"
+    )
+    assert [d[0] for d in cur.description] == ["id", "name"]
+    assert cur.description[0][1] is int and cur.description[1][1] is str
+    assert cur.fetchall() == []
+    # FMTONLY OFF again: rows come back.
+    assert cur.execute("SELECT COUNT(*) FROM #fmt").fetchval() == 1

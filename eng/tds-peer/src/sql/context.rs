@@ -66,6 +66,9 @@ pub struct Context {
     /// See `Ctx::text_columns`: set for the statement being run.
     pub(crate) text_columns: Vec<String>,
     pub(crate) nocount: bool,
+    /// `SET FMTONLY ON`: a SELECT answers its column metadata and no rows (mssql-python's
+    /// bulk copy reads a table's columns so).
+    pub(crate) fmtonly: bool,
     pub(crate) rowcount: i64,
     pub(crate) identity: Option<i64>,
     /// Logical transaction (TM BEGIN / BEGIN TRAN) open.
@@ -168,6 +171,7 @@ impl Context {
                 .execute_batch(&format!("DROP TABLE temp.\"{}\"", t.replace('"', "\"\"")));
         }
         self.nocount = false;
+        self.fmtonly = false;
         sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;

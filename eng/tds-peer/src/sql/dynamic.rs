@@ -28,12 +28,14 @@ pub(crate) fn exec_dynamic(
     let temps_before = temp_tables(ex);
     let saved_vars = std::mem::take(&mut ex.vars);
     let saved_nocount = ex.nocount;
+    let saved_fmtonly = ex.fmtonly;
     ex.proc_depth += 1;
     let depth = ex.proc_depth;
     let res = ex.run_text(&text, &[], out, r);
     tabletypes::drop_table_vars(ex, depth);
     ex.proc_depth -= 1;
     ex.nocount = saved_nocount;
+    ex.fmtonly = saved_fmtonly;
     ex.vars = saved_vars;
     for t in temp_tables(ex) {
         if !temps_before.contains(&t) {

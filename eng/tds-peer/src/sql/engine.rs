@@ -74,6 +74,7 @@ impl Engine {
                 text_columns: Vec::new(),
                 table_vars: Vec::new(),
                 nocount: false,
+                fmtonly: false,
                 rowcount: 0,
                 identity: None,
                 txn_open: false,

@@ -15,6 +15,9 @@ pub(crate) fn set(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
     if sg.get(1).is_some_and(|t| t.is_word("NOCOUNT")) {
         cx.nocount = sg.get(2).is_some_and(|t| t.is_word("ON"));
     }
+    if sg.get(1).is_some_and(|t| t.is_word("FMTONLY")) {
+        cx.fmtonly = sg.get(2).is_some_and(|t| t.is_word("ON"));
+    }
     Ok(Flow::Continue)
 }
 

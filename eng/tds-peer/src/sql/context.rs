@@ -68,6 +68,9 @@ pub struct Context {
     /// See `Ctx::text_columns`: set for the statement being run.
     pub(crate) text_columns: Vec<String>,
     pub(crate) nocount: bool,
+    /// `SET FMTONLY ON`: a SELECT answers its column metadata and no rows (mssql-python's
+    /// bulk copy reads a table's columns so).
+    pub(crate) fmtonly: bool,
     pub(crate) rowcount: i64,
     pub(crate) identity: Option<i64>,
     /// Logical transaction (TM BEGIN / BEGIN TRAN) open.
@@ -177,6 +180,7 @@ impl Context {
         self.nocount = false;
         self.bulk = None;
         self.identity_insert = None;
+        self.fmtonly = false;
         sysviews::reset_isolation();
         self.rowcount = 0;
         self.identity = None;

@@ -9,7 +9,7 @@ use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
 use crate::sql::{
-    bulkload, control, ddl, dml, messages, procs, select, sequences, settings, sysprocs,
+    bulkload, control, ddl, dml, dynamic, messages, procs, select, sequences, settings, sysprocs,
     tabletypes, variables,
 };
 use crate::synthetic;
@@ -74,6 +74,7 @@ impl Engine {
                 text_columns: Vec::new(),
                 table_vars: Vec::new(),
                 nocount: false,
+                fmtonly: false,
                 rowcount: 0,
                 identity: None,
                 txn_open: false,
@@ -246,6 +247,9 @@ impl Engine {
             Statement::DropProc => procs::drop_proc(cx, &sig(toks)),
             Statement::ExecuteSql { args } => {
                 control::exec_executesql(self, &toks[args..], params, out, r)
+            }
+            Statement::ExecDynamic { open } => {
+                dynamic::exec_dynamic(self, toks, open, params, out, r)
             }
             Statement::ExecProc { name, def, args } => {
                 control::exec_stored(self, &name, def, &toks[args..], params, out, r)

@@ -516,7 +516,9 @@ impl Ctx<'_> {
                     }
                     "DB_ID" => Some(Ty::SmallInt),
                     "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
-                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" => Some(Ty::Variant),
+                    "SERVERPROPERTY" | "DATABASEPROPERTYEX" | "SQL_VARIANT_PROPERTY" => {
+                        Some(Ty::Variant)
+                    }
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
                     _ => None,
@@ -741,6 +743,9 @@ fn column_def(
     let mut rest: Vec<Tok> = Vec::new();
     let mut case_sensitive = false;
     let mut identity = false;
+    // `id INT PRIMARY KEY IDENTITY(1,1)` names the key before the identity: the column is
+    // SQLite's INTEGER PRIMARY KEY either way, so its own PRIMARY KEY words go.
+    let identity_col = def[tend..].iter().any(|t| t.is_word("IDENTITY"));
     let mut k = tend;
     while k < def.len() {
         let t = &def[k];
@@ -764,7 +769,11 @@ fn column_def(
             }
         } else if t.is_word("ROWGUIDCOL")
             || t.is_word("SPARSE")
-            || (identity && (t.is_word("PRIMARY") || t.is_word("KEY")))
+            || (identity_col
+                && (t.is_word("PRIMARY")
+                    || t.is_word("KEY")
+                    || t.is_word("CLUSTERED")
+                    || t.is_word("NONCLUSTERED")))
         {
             // dropped: no SQLite meaning (identity columns are INTEGER PRIMARY KEY already)
         } else {
@@ -1114,6 +1123,7 @@ impl Rw<'_, '_> {
                 self.date_call(&up, open)
             }
             "OBJECT_ID" if call => self.object_id(open),
+            "SQL_VARIANT_PROPERTY" if call => self.variant_property(open),
             "OBJECTPROPERTY" if call => self.object_property(open),
             "INFORMATION_SCHEMA" | "SYS"
                 if let Some((text, after)) = cx.catalog_ref(toks, &up, next) =>
@@ -1307,6 +1317,33 @@ impl Rw<'_, '_> {
     }
 
     /// OBJECTPROPERTY(id, 'IsProcedure' | 'IsUserTable' | 'IsTable' | 'IsView').
+    /// `SQL_VARIANT_PROPERTY(expr, 'prop')` (variant.rs).
+    fn variant_property(&mut self, open: usize) -> Step {
+        let toks = self.toks;
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let args = split_commas(&toks[open + 1..close]);
+        let [arg, prop] = args.as_slice() else {
+            return Err("The sql_variant_property function requires 2 argument(s).".into());
+        };
+        let prop = match sig(prop).as_slice() {
+            [Tok::Str { s, .. }] => s.clone(),
+            _ => return Err("SQL_VARIANT_PROPERTY: the property must be a string literal.".into()),
+        };
+        let cx = self.cx;
+        let e = cx.rw(arg)?;
+        let e = e.trim();
+        let item_type = |t: &[Tok]| cx.item_type(t, &sig(t));
+        let text = match super::variant::static_base(arg, item_type) {
+            Some((ty, len)) => format!(
+                "(CASE WHEN ({e}) IS NULL THEN NULL ELSE {} END)",
+                super::variant::property(ty, &prop, len)
+            ),
+            None => format!("({})", super::variant::runtime(e, &prop)),
+        };
+        self.out.push_str(&text);
+        Ok(Some(close + 1))
+    }
+
     fn object_property(&mut self, open: usize) -> Step {
         let close = self.close(open, "Incorrect syntax near ')'.")?;
         let parts = split_commas(&self.toks[open + 1..close]);

@@ -103,6 +103,7 @@ pub(crate) fn query(
         .map_err(|e| StmtErr::Sql(SqlError::syntax(e)))?;
     let forced = ctx.select_types(toks);
     if target.is_none()
+        && !cx.fmtonly
         && let Some(flow) = stream_select(cx, &sql, toks, &forced, params, out, r)?
     {
         return Ok(flow);
@@ -181,6 +182,8 @@ pub(crate) fn query(
         })
         .collect();
     let columns = with_timestamps(columns, &origins);
+    // FMTONLY: the rows were read only to type the columns that declare none.
+    let rows = if cx.fmtonly { Vec::new() } else { rows };
     cx.send_rows(&columns, &rows, out, r)
 }
 

@@ -45,6 +45,10 @@ pub enum Statement<P> {
     ExecuteSql {
         args: usize,
     },
+    /// `EXEC ( string_expr )` / `EXECUTE (…)`: dynamic SQL; `open` is the index of the `(`.
+    ExecDynamic {
+        open: usize,
+    },
     /// `[EXEC] [schema.]proc args` of a stored procedure: `args` starts after the name.
     ExecProc {
         name: String,
@@ -187,6 +191,12 @@ fn statement<P>(toks: &[Tok], sg: &[&Tok], lookup: impl Fn(&str) -> Option<P>) -
         "RETURN" => return Statement::Return,
         "CREATE" | "ALTER" if is_create_proc(toks) => return Statement::CreateProc,
         "DROP" if second("PROC") || second("PROCEDURE") => return Statement::DropProc,
+        "EXEC" | "EXECUTE" if sg.get(1).is_some_and(|t| t.is_punct('(')) => {
+            let open = sg[1];
+            return Statement::ExecDynamic {
+                open: toks.iter().position(|t| std::ptr::eq(t, open)).unwrap(),
+            };
+        }
         _ => {}
     }
     if let Some(s) = procedure_call(toks, sg, &first, &lookup) {
@@ -356,6 +366,8 @@ mod tests {
             ("DROP PROC p", "DropProc"),
             ("EXEC sp_executesql N'SELECT 1'", "ExecuteSql"),
             ("EXEC dbo.myproc 1", "ExecProc"),
+            ("EXEC ('SELECT 1')", "ExecDynamic"),
+            ("EXECUTE (N'SELECT ' + @c)", "ExecDynamic"),
             ("myproc 1", "ExecProc"),
             ("otherproc 1", "Unsupported"),
             ("EXEC sp_tables", "ExecSystem"),

@@ -210,8 +210,10 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
                 if cfg.verbose {
                     eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
                 }
+                // Parsed here, above the engine: rows decode as RPC parameters do (rpc.rs).
+                let rows = crate::bulk::parse_bulk_message(&data, rpc::decode_value)?;
                 let mut r = Resp::new(io);
-                engine.bulk_load(&data, &mut r)?;
+                engine.bulk_load(rows, &mut r)?;
                 r.finish()?;
             }
             P_TM => {

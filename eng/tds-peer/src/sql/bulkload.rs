@@ -4,8 +4,9 @@
 //! statement rewritten once for the whole load, so type conversions, identity, rowversion and
 //! constraints behave as for an INSERT. Each load is one batch: all of it or none of it.
 
-use crate::bulk::{self, BulkHints};
+use crate::bulk;
 use crate::resp::Resp;
+use crate::sql::bulkplan::{Limit, Listed, PendingLoad};
 use crate::sql::context::{Context, Flow, Out, Param, StmtErr};
 use crate::sql::errors::SqlError;
 use crate::sql::lexer::{self, Tok};
@@ -18,72 +19,6 @@ use std::io;
 
 /// Rows inserted between two looks for an ATTENTION from the client.
 const ATTENTION_POLL_ROWS: usize = 4096;
-
-/// What `INSERT BULK` announced, waiting for its rows: everything decided once for the load.
-pub(crate) struct PendingLoad {
-    /// The target as the INSERT names it (`[t]`, `[s].[t]`, `[#t]`).
-    target: String,
-    /// Each column of the statement's list with the table column's type.
-    columns: Vec<Listed>,
-    hints: BulkHints,
-}
-
-/// One column of the statement's list, as the load treats it.
-struct Listed {
-    name: String,
-    ty: Ty,
-    /// The table gives it a DEFAULT: a NULL takes it unless KEEP_NULLS.
-    defaulted: bool,
-    /// An IDENTITY column without `SET IDENTITY_INSERT … ON`: the server numbers the rows and
-    /// the values sent are dropped, as SQL Server does.
-    server_numbered: bool,
-    /// The most a value may hold (characters, bytes): more is error 4815.
-    limit: Option<Limit>,
-}
-
-#[derive(Clone, Copy)]
-enum Limit {
-    /// nchar/nvarchar(n): UTF-16 code units.
-    Utf16(usize),
-    /// char/varchar(n) in a code-page collation: characters (one byte each).
-    Chars(usize),
-    /// char/varchar(n) in a UTF-8 collation, binary/varbinary(n): bytes.
-    Bytes(usize),
-}
-
-impl Limit {
-    fn of(ty: Ty) -> Option<Limit> {
-        let n = |v: u16| usize::from(v);
-        Some(match ty {
-            Ty::NChar(v) | Ty::NVarChar(Some(v)) => Limit::Utf16(n(v)),
-            Ty::Char(v, false) | Ty::VarChar(Some(v), false) => Limit::Chars(n(v)),
-            Ty::Char(v, true) | Ty::VarChar(Some(v), true) => Limit::Bytes(n(v)),
-            Ty::Binary(v) | Ty::VarBinary(Some(v)) => Limit::Bytes(n(v)),
-            _ => return None,
-        })
-    }
-
-    fn fits(self, v: &Value) -> bool {
-        match (self, v) {
-            (Limit::Utf16(n), Value::Text(s)) => s.encode_utf16().count() <= n,
-            (Limit::Chars(n), Value::Text(s)) => s.chars().count() <= n,
-            (Limit::Bytes(n), Value::Text(s)) => s.len() <= n,
-            (Limit::Bytes(n), Value::Blob(b)) => b.len() <= n,
-            _ => true,
-        }
-    }
-}
-
-impl PendingLoad {
-    /// The columns whose values have a most length, with it.
-    fn limited(&self) -> Vec<(usize, Limit)> {
-        self.columns
-            .iter()
-            .enumerate()
-            .filter_map(|(i, c)| c.limit.map(|l| (i, l)))
-            .collect()
-    }
-}
 
 /// `INSERT BULK …`: checked against the table (208 unknown table, 207 unknown column, 102
 /// malformed), then remembered until the BULK LOAD message arrives.
@@ -158,13 +93,12 @@ fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
 
 /// A BULK LOAD message: the rows of the pending `INSERT BULK`, inserted as one batch; DONE
 /// with the row count, or the error and DONE_ERROR with nothing of the batch kept.
-pub(crate) fn load(cx: &mut Context, data: &[u8], r: &mut Resp) -> io::Result<()> {
+pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
     let Some(pending) = cx.bulk.take() else {
         return Err(crate::io::proto_err(
             "a BULK LOAD message without a pending INSERT BULK",
         ));
     };
-    let rows = bulk::parse_bulk_message(data, crate::rpc::decode_value)?;
     let mut out = Out::new(false);
     let applied = announced_types(&pending, &rows.columns).and_then(|()| {
         if cx.shared.bulk_discard {

@@ -98,7 +98,7 @@ pub struct Context {
     /// what follows it, even when no row count moved.
     pub(crate) txn_epoch: u64,
     /// The `INSERT BULK` whose rows the next BULK LOAD message carries (bulkload.rs).
-    pub(crate) bulk: Option<super::bulkload::PendingLoad>,
+    pub(crate) bulk: Option<super::bulkplan::PendingLoad>,
     /// The table `SET IDENTITY_INSERT t ON` names (SQLite name): a bulk load keeps the
     /// identity values it sends only there.
     pub(crate) identity_insert: Option<String>,

@@ -290,9 +290,10 @@ impl Engine {
         }
     }
 
-    /// A BULK LOAD message (packet type 0x07): the rows of the pending `INSERT BULK`.
-    pub fn bulk_load(&mut self, data: &[u8], r: &mut Resp) -> io::Result<()> {
-        bulkload::load(&mut self.cx, data, r)
+    /// A BULK LOAD message (packet type 0x07), parsed (`bulk::parse_bulk_message`): the rows of
+    /// the pending `INSERT BULK`.
+    pub fn bulk_load(&mut self, rows: crate::bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
+        bulkload::load(&mut self.cx, rows, r)
     }
 
     /// A stored procedure by name: its parameter list and body (procs.rs).

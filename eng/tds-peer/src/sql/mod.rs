@@ -2,6 +2,7 @@
 //! statement executor that turns results into TDS tokens.
 
 pub mod bulkload;
+pub mod bulkplan;
 pub mod catalog;
 pub mod catalog_keys;
 pub mod constraints;

@@ -11,6 +11,7 @@
 
 use crate::conv;
 use crate::sql::lexer::{self, Tok};
+use crate::wire::{IMAGE, NTEXT, TEXT, get, proto_err, type_info_len, u16_at, u32_at, value_len};
 use std::io;
 
 /// One `INSERT BULK` statement.
@@ -209,31 +210,6 @@ const COLMETADATA: u8 = 0x81;
 const ROW: u8 = 0xD1;
 const NBCROW: u8 = 0xD2;
 const DONE: u8 = 0xFD;
-/// The legacy LOB types, whose values carry a text pointer and a timestamp in a bulk load.
-const IMAGE: u8 = 0x22;
-const TEXT: u8 = 0x23;
-const NTEXT: u8 = 0x63;
-
-fn proto_err(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
-}
-
-fn get(d: &[u8], p: usize, n: usize) -> io::Result<&[u8]> {
-    p.checked_add(n)
-        .and_then(|end| d.get(p..end))
-        .ok_or_else(|| proto_err("truncated bulk load message"))
-}
-
-fn u16_at(d: &[u8], p: usize) -> io::Result<usize> {
-    let b = get(d, p, 2)?;
-    Ok(usize::from(u16::from_le_bytes([b[0], b[1]])))
-}
-
-fn u32_at(d: &[u8], p: usize) -> io::Result<usize> {
-    let b = get(d, p, 4)?;
-    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-}
-
 /// Parses a BULK LOAD message. `read_value` decodes one TYPE_INFO followed by its value (the
 /// RPC parameter decoder); legacy LOB values reach it as the (MAX) type of the same family.
 pub fn parse_bulk_message(
@@ -320,22 +296,6 @@ fn colmetadata(d: &[u8], p: &mut usize) -> io::Result<Vec<(String, Vec<u8>)>> {
     Ok(columns)
 }
 
-/// Bytes of the TYPE_INFO at `p` (the legacy LOB types included, which RPC parameters and
-/// table-valued parameters never carry).
-fn type_info_len(d: &[u8], p: usize) -> io::Result<usize> {
-    Ok(match get(d, p, 1)?[0] {
-        0x26 | 0x68 | 0x6D | 0x6E | 0x6F | 0x24 | 0x29 | 0x2A | 0x2B => 2,
-        0x6A | 0x6C | 0x37 | 0x3F => 4,
-        0xA7 | 0xAF | 0xE7 | 0xEF => 8,
-        0xA5 | 0xAD => 3,
-        0x62 => 5,
-        IMAGE => 5,
-        TEXT | NTEXT => 10,
-        0xF1 => 2,
-        _ => 1,
-    })
-}
-
 /// One non-NULL-bitmapped value of a column whose TYPE_INFO is `ti`, decoded.
 fn value(
     ti: &[u8],
@@ -354,47 +314,6 @@ fn value(
     buf.extend_from_slice(bytes);
     *p += n;
     read_value(&buf)
-}
-
-/// Bytes of the value at `p` of a column whose TYPE_INFO is `ti`.
-fn value_len(ti: &[u8], d: &[u8], p: usize) -> io::Result<usize> {
-    Ok(match ti[0] {
-        0x30 | 0x32 => 1,
-        0x34 => 2,
-        0x38 | 0x3A | 0x3B | 0x7A => 4,
-        0x3C | 0x3D | 0x3E | 0x7F => 8,
-        0x1F => 0,
-        0xA7 | 0xAF | 0xE7 | 0xEF | 0xA5 | 0xAD => {
-            if u16::from_le_bytes([ti[1], ti[2]]) == 0xFFFF {
-                plp_len(d, p)?
-            } else {
-                match u16_at(d, p)? {
-                    0xFFFF => 2,
-                    n => 2 + n,
-                }
-            }
-        }
-        0xF1 => plp_len(d, p)?,
-        0x62 => 4 + u32_at(d, p)?,
-        _ => 1 + usize::from(get(d, p, 1)?[0]),
-    })
-}
-
-/// Bytes of a PLP value at `p` (total length, chunks, terminator).
-fn plp_len(d: &[u8], p: usize) -> io::Result<usize> {
-    if get(d, p, 8)? == [0xFF; 8] {
-        return Ok(8);
-    }
-    let mut q = p + 8;
-    loop {
-        let n = u32_at(d, q)?;
-        q = q
-            .checked_add(4 + n)
-            .ok_or_else(|| proto_err("PLP chunk length overflows"))?;
-        if n == 0 {
-            return Ok(q - p);
-        }
-    }
 }
 
 /// A text/ntext/image value: a text pointer (its length byte 0 for NULL), a timestamp, then

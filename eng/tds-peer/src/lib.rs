@@ -21,3 +21,4 @@ pub mod token;
 pub mod transient;
 pub mod tvp;
 pub mod types;
+pub mod wire;

@@ -2,7 +2,7 @@
 //! optional ordering tokens, then TVP_ROW tokens whose values use each column's TYPE_INFO.
 //! Driver 18 sends them for pyodbc's list-of-rows parameters (`exec p ?` with `[rows]`).
 
-use crate::conv;
+use crate::wire::{b_varchar, get, proto_err, type_info_len, u16_at, value_len};
 use std::io;
 
 /// One table-valued parameter: its table type and rows (canonical values as in RPC params).
@@ -11,92 +11,6 @@ pub struct Table {
     pub schema: String,
     pub type_name: String,
     pub rows: Vec<Vec<rusqlite::types::Value>>,
-}
-
-fn proto_err(msg: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.to_string())
-}
-
-fn get(d: &[u8], p: usize, n: usize) -> io::Result<&[u8]> {
-    d.get(p..p + n)
-        .ok_or_else(|| proto_err("truncated table-valued parameter"))
-}
-
-fn u16_at(d: &[u8], p: usize) -> io::Result<usize> {
-    let b = get(d, p, 2)?;
-    Ok(u16::from_le_bytes([b[0], b[1]]) as usize)
-}
-
-fn u32_at(d: &[u8], p: usize) -> io::Result<usize> {
-    let b = get(d, p, 4)?;
-    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-}
-
-/// Bytes of the TYPE_INFO at `p`.
-fn type_info_len(d: &[u8], p: usize) -> io::Result<usize> {
-    Ok(match get(d, p, 1)?[0] {
-        0x26 | 0x68 | 0x6D | 0x6E | 0x6F | 0x24 | 0x29 | 0x2A | 0x2B => 2,
-        0x6A | 0x6C | 0x37 | 0x3F => 4,
-        0xA7 | 0xAF | 0xE7 | 0xEF => 8,
-        0xA5 | 0xAD => 3,
-        0x62 => 5,
-        0xF1 => {
-            if get(d, p + 1, 1)?[0] == 1 {
-                return Err(proto_err(
-                    "xml schema collections in a TVP are not supported",
-                ));
-            }
-            2
-        }
-        _ => 1,
-    })
-}
-
-/// Bytes of a PLP value at `p` (length, chunks, terminator).
-fn plp_len(d: &[u8], p: usize) -> io::Result<usize> {
-    let total = get(d, p, 8)?;
-    if total == [0xFF; 8] {
-        return Ok(8);
-    }
-    let mut q = p + 8;
-    loop {
-        let n = u32_at(d, q)?;
-        q += 4 + n;
-        if n == 0 {
-            return Ok(q - p);
-        }
-    }
-}
-
-/// Bytes of the value at `p` of a column whose TYPE_INFO is `ti`.
-fn value_len(ti: &[u8], d: &[u8], p: usize) -> io::Result<usize> {
-    Ok(match ti[0] {
-        0x30 | 0x32 => 1,
-        0x34 => 2,
-        0x38 | 0x3A | 0x3B | 0x7A => 4,
-        0x3C | 0x3D | 0x3E | 0x7F => 8,
-        0x1F => 0,
-        0xA7 | 0xAF | 0xE7 | 0xEF | 0xA5 | 0xAD => {
-            if u16::from_le_bytes([ti[1], ti[2]]) == 0xFFFF {
-                plp_len(d, p)?
-            } else {
-                match u16_at(d, p)? {
-                    0xFFFF => 2,
-                    n => 2 + n,
-                }
-            }
-        }
-        0xF1 => plp_len(d, p)?,
-        0x62 => 4 + u32_at(d, p)?,
-        _ => 1 + get(d, p, 1)?[0] as usize,
-    })
-}
-
-fn b_varchar(d: &[u8], p: &mut usize) -> io::Result<String> {
-    let n = get(d, *p, 1)?[0] as usize;
-    let s = conv::from_utf16(get(d, *p + 1, 2 * n)?);
-    *p += 1 + 2 * n;
-    Ok(s)
 }
 
 /// Parses the TVP starting at `p` (the 0xF3 byte); returns it and the index after it.
@@ -131,7 +45,7 @@ pub fn parse(
             }
             0x10 => p += 3 + 3 * u16_at(d, p + 1)?,
             0x11 => p += 3 + 2 * u16_at(d, p + 1)?,
-            t => return Err(proto_err(&format!("unexpected TVP token {t:#04x}"))),
+            t => return Err(proto_err(format!("unexpected TVP token {t:#04x}"))),
         }
     }
     let mut rows = Vec::new();
@@ -163,7 +77,7 @@ pub fn parse(
                 }
                 rows.push(row);
             }
-            t => return Err(proto_err(&format!("unexpected TVP row token {t:#04x}"))),
+            t => return Err(proto_err(format!("unexpected TVP row token {t:#04x}"))),
         }
     }
 }

@@ -11,6 +11,8 @@ pub struct Connection {
     backend: Backend,
     dbms_name: String,
     autocommit: bool,
+    /// `SQL_COPT_SS_BCP` was on when the connection was made: the driver's bcp API works on it.
+    bcp_on: bool,
 }
 
 /// Reject connection strings the driver manager would misparse or silently truncate.
@@ -67,6 +69,18 @@ impl Connection {
         attrs_before: &[(i32, AttrValue)],
     ) -> Result<Connection> {
         validate_connection_string(connection_string)?;
+        let with_bcp;
+        let attrs_before = match crate::bulk::bcp_attr_for(connection_string, attrs_before) {
+            Some(attr) => {
+                with_bcp = [attrs_before, &[attr]].concat();
+                &with_bcp[..]
+            }
+            None => attrs_before,
+        };
+        let bcp_on = attrs_before.iter().any(|(a, v)| {
+            *a == crate::odbc::bcp::SQL_COPT_SS_BCP
+                && *v == AttrValue::Int(crate::odbc::bcp::SQL_BCP_ON)
+        });
         let mut dbc = Dbc::connect(connection_string, login_timeout_sec, attrs_before)?;
         let dbms_name = dbc.info_string(InfoType::DbmsName).unwrap_or_default();
         let dbms = Dbms::from_name(&dbms_name);
@@ -87,7 +101,24 @@ impl Connection {
             },
             dbms_name,
             autocommit,
+            bcp_on,
         })
+    }
+
+    /// The connection handle, for the driver's bcp API (`crate::bulk`).
+    pub fn dbc(&self) -> &Dbc {
+        &self.dbc
+    }
+
+    /// The handle, held exclusively for a bulk load (which makes it `Send` to a thread
+    /// without the GIL).
+    pub fn dbc_mut(&mut self) -> &mut Dbc {
+        &mut self.dbc
+    }
+
+    /// Whether the driver's bcp API is enabled on this connection (set before it connected).
+    pub fn bcp_on(&self) -> bool {
+        self.bcp_on
     }
 
     pub fn dbms(&self) -> Dbms {

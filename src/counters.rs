@@ -29,13 +29,17 @@ pub static PREFETCHES: AtomicU64 = AtomicU64::new(0);
 /// of `EXECUTES`: a `SELECT 1`).
 pub static POOL_CHECKS: AtomicU64 = AtomicU64::new(0);
 
+/// Bulk loads through the driver's bcp API / through parameter arrays.
+pub static BULK_BCP_LOADS: AtomicU64 = AtomicU64::new(0);
+pub static BULK_ARRAY_LOADS: AtomicU64 = AtomicU64::new(0);
+
 #[inline]
 pub fn bump(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
 }
 
 /// Snapshot of every counter, by name.
-pub fn snapshot() -> [(&'static str, u64); 10] {
+pub fn snapshot() -> [(&'static str, u64); 12] {
     [
         ("fetch_calls", FETCH_CALLS.load(Ordering::Relaxed)),
         ("getdata_calls", GETDATA_CALLS.load(Ordering::Relaxed)),
@@ -47,6 +51,8 @@ pub fn snapshot() -> [(&'static str, u64); 10] {
         ("pinned_batches", PINNED_BATCHES.load(Ordering::Relaxed)),
         ("pool_checks", POOL_CHECKS.load(Ordering::Relaxed)),
         ("prefetches", PREFETCHES.load(Ordering::Relaxed)),
+        ("bulk_bcp_loads", BULK_BCP_LOADS.load(Ordering::Relaxed)),
+        ("bulk_array_loads", BULK_ARRAY_LOADS.load(Ordering::Relaxed)),
     ]
 }
 
@@ -62,6 +68,8 @@ pub fn reset() {
         &PINNED_BATCHES,
         &POOL_CHECKS,
         &PREFETCHES,
+        &BULK_BCP_LOADS,
+        &BULK_ARRAY_LOADS,
     ] {
         c.store(0, Ordering::Relaxed);
     }

@@ -51,7 +51,13 @@ pub enum Error {
     #[error("{0}")]
     Operational(String),
     #[error("{0}")]
+    Integrity(String),
+    #[error("{0}")]
     Internal(String),
+    /// A bulk load failed: `inner` is why (its class is this error's class), `context` says where
+    /// (column, source row or batch) and how many rows stayed committed.
+    #[error("{context}: {inner}")]
+    Bulk { context: String, inner: Box<Error> },
 }
 
 #[cold]
@@ -73,6 +79,7 @@ impl Error {
     /// since drivers sometimes put warnings first; SQL Server puts the real error first.
     pub fn primary(&self) -> Option<&Diagnostic> {
         match self {
+            Error::Bulk { inner, .. } => inner.primary(),
             Error::Odbc { records, .. } => records
                 .iter()
                 .find(|r| r.is_error())
@@ -84,6 +91,7 @@ impl Error {
     pub fn sqlstate(&self) -> Option<&str> {
         match self {
             Error::Cancelled { .. } => Some("HY008"),
+            Error::Bulk { inner, .. } => inner.sqlstate(),
             _ => self.primary().map(|d| d.sqlstate.as_str()),
         }
     }
@@ -102,6 +110,7 @@ impl Error {
 
     pub fn class(&self) -> ErrorClass {
         match self {
+            Error::Bulk { inner, .. } => inner.class(),
             Error::Cancelled { .. } => ErrorClass::Operational,
             // A lost link is operational whatever record came first.
             Error::Odbc { .. } if self.is_connection_loss() => ErrorClass::Operational,
@@ -128,6 +137,7 @@ impl Error {
             Error::Programming(_) => ErrorClass::Programming,
             Error::NotSupported(_) => ErrorClass::NotSupported,
             Error::Operational(_) => ErrorClass::Operational,
+            Error::Integrity(_) => ErrorClass::Integrity,
             Error::Internal(_) => ErrorClass::Internal,
         }
     }
@@ -139,6 +149,7 @@ impl Error {
         // usable".
         match self {
             Error::Odbc { records, .. } => Self::is_loss_records(records),
+            Error::Bulk { inner, .. } => inner.is_connection_loss(),
             _ => false,
         }
     }

@@ -8,6 +8,7 @@
 pub mod arrow;
 pub mod backend;
 pub mod batch;
+pub mod bulk;
 pub mod catalog;
 pub mod codes;
 pub mod connection;

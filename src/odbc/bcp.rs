@@ -44,6 +44,8 @@ pub enum BcpOption {
     Batch = 4,
     /// Keep NULLs instead of taking column defaults (Driver 18 only; FreeTDS: a hint).
     KeepNulls = 5,
+    /// Stop the operation in progress: the batch in flight is not committed (Driver 18 only).
+    Abort = 6,
     /// Send the values of identity columns instead of letting the server number them.
     KeepIdentity = 8,
     /// The `WITH (...)` hint list of `INSERT BULK`, as UTF-16 text (`BCPHINTSW`).
@@ -180,7 +182,8 @@ impl Bcp {
     }
 
     /// `bcp_bind`: column `column` (1-based, the table's order) reads its value at `data`, of
-    /// bcp type `bcp_type`, `var_len` bytes (or `SQL_VARLEN_DATA`).
+    /// bcp type `bcp_type`, `var_len` bytes (or `SQL_VARLEN_DATA`), after a native-endian length
+    /// prefix of `prefix_len` bytes (0, 1, 2, 4 or 8; a prefix of -1 sends NULL).
     ///
     /// # Safety
     /// `data` (and `terminator`) must stay valid and hold each row's value whenever
@@ -190,6 +193,7 @@ impl Bcp {
         &self,
         dbc: &Dbc,
         data: *const u8,
+        prefix_len: i32,
         var_len: i32,
         terminator: Option<&'static [u8]>,
         bcp_type: u8,
@@ -205,7 +209,7 @@ impl Bcp {
                 (f.bind)(
                     dbc.as_sys(),
                     data,
-                    0,
+                    prefix_len,
                     var_len,
                     term,
                     term_len,
@@ -216,7 +220,7 @@ impl Bcp {
             Bcp::FreeTds => {
                 let mut p = freetds::Bind {
                     data,
-                    prefix_len: 0,
+                    prefix_len,
                     var_len,
                     terminator: term,
                     terminator_len: term_len,
@@ -273,6 +277,16 @@ impl Bcp {
     /// `bcp_batch`: commit the rows sent since the last batch; how many there were.
     pub fn batch(&self, dbc: &Dbc) -> Result<u64> {
         self.count(dbc, freetds::BCP_BATCH, "bcp_batch", |f| f.batch)
+    }
+
+    /// Stop the operation without committing the batch in flight: `BCPABORT`, then `bcp_done`
+    /// to release the connection (Driver 18). FreeTDS has no abort: its `bcp_done` ends the
+    /// load and the server keeps the rows of the batch in flight (see the README).
+    pub fn abort(&self, dbc: &Dbc) -> Result<()> {
+        if let Bcp::MsOdbc(_) = self {
+            self.control(dbc, BcpOption::Abort, 1)?;
+        }
+        self.done(dbc).map(|_| ())
     }
 
     /// `bcp_done`: end the load; the rows of the last batch.

@@ -1,4 +1,5 @@
-//! The one identifier ferrodbc splices into SQL: the procedure name of `callproc`.
+//! The identifiers ferrodbc splices into SQL: the procedure name of `callproc` and the table
+//! name of a bulk load.
 
 use crate::error::{Error, Result};
 
@@ -10,7 +11,17 @@ use crate::error::{Error, Result};
 /// the name sits inside the ODBC escape `{CALL ...}`, which the driver scans for its closing
 /// brace before SQL Server's own quoting applies (`[x}; DROP TABLE t; --]` must not end it).
 pub fn check_procedure_name(name: &str) -> Result<()> {
-    let bad = || Error::Programming(format!("callproc: {name:?} is not a procedure name"));
+    check_name(name, "callproc", "procedure")
+}
+
+/// A table name for a bulk load (`[schema].[t]`, `#t`, `db.dbo.t`): the same grammar as
+/// [`check_procedure_name`]; it is spliced into `SELECT ... FROM` and `INSERT BULK`.
+pub fn check_table_name(name: &str) -> Result<()> {
+    check_name(name, "bulk load", "table")
+}
+
+fn check_name(name: &str, caller: &str, what: &str) -> Result<()> {
+    let bad = || Error::Programming(format!("{caller}: {name:?} is not a {what} name"));
     if name
         .chars()
         .any(|c| c.is_control() || matches!(c, '{' | '}' | ';' | '\''))

@@ -19,7 +19,7 @@ mod tests;
 use encode::{encode_cell, encode_column, fixed_binding};
 use kind::{Kind, carried_kind, kind_of, unify};
 
-pub use identifier::check_procedure_name;
+pub use identifier::{check_procedure_name, check_table_name};
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};
 pub use table::TableParam;

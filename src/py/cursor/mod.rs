@@ -4,6 +4,7 @@
 //! callproc, parameters; `catalog.rs`: the ODBC catalog functions. Each file adds its own
 //! `#[pymethods]` block (PyO3's `multiple-pymethods`).
 
+mod bulk;
 mod catalog;
 mod execute;
 mod fetch;
@@ -37,6 +38,9 @@ pub struct Cursor {
     /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
     cancel: Mutex<Option<CancelHandle>>,
     arraysize: AtomicUsize,
+    /// Set by `cancel()` to stop a bulk load between rows (it runs on the connection's handle,
+    /// not on a statement the driver could cancel).
+    bulk_cancel: Arc<AtomicBool>,
     /// pyodbc's `fast_executemany`. ferrodbc always sends executemany as parameter arrays; the
     /// flag is kept for programs that set and read it.
     fast_executemany: AtomicBool,
@@ -94,6 +98,7 @@ impl Cursor {
             shared,
             cell,
             cancel: Mutex::new(None),
+            bulk_cancel: Arc::new(AtomicBool::new(false)),
             arraysize: AtomicUsize::new(1),
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
@@ -337,6 +342,7 @@ impl Cursor {
     /// Ask the driver to stop what this cursor is doing (safe from another thread). The
     /// interrupted call raises OperationalError (HY008).
     fn cancel(&self, py: Python<'_>) -> PyResult<()> {
+        self.bulk_cancel.store(true, Ordering::Relaxed);
         let handle = self
             .cancel
             .lock()

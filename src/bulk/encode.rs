@@ -1,0 +1,457 @@
+//! A value of the caller's language (already a [`ParamValue`], the parameters' one conversion
+//! from Python) into one cell of a bulk-load column, in the column's [`Form`].
+//!
+//! The Python values of a column may be of any type, so this is one `match` per value on the
+//! value and the form together; the conversions themselves are the families' (`types/`). An
+//! `Err` is the reason a value cannot go into the column; the caller adds column and row.
+
+use super::cells::CellColumn;
+use super::form::{Form, Temporal};
+use crate::params::ParamValue;
+use crate::types::guid::u128_to_guid;
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+
+/// What a source value can be, whatever its origin (a Python object's [`ParamValue`], an
+/// Arrow array's element): each method puts one value into one column.
+pub trait Sink {
+    fn null(&mut self) -> Put;
+    fn boolean(&mut self, b: bool) -> Put;
+    fn int(&mut self, i: i64) -> Put;
+    fn float(&mut self, f: f64) -> Put;
+    /// Plain decimal digits (`-12.3400`).
+    fn decimal(&mut self, text: &str) -> Put;
+    fn date(&mut self, d: Date) -> Put;
+    fn time(&mut self, t: Time) -> Put;
+    fn timestamp(&mut self, ts: Timestamp) -> Put;
+    fn offset(&mut self, o: TimestampOffset) -> Put;
+    fn text(&mut self, s: &str) -> Put;
+    fn utf16(&mut self, u: &[u16]) -> Put;
+    fn bytes(&mut self, b: &[u8]) -> Put;
+    fn guid(&mut self, g: u128) -> Put;
+}
+
+/// `Err`: why the value cannot go into the column (the caller adds column and row).
+pub type Put = Result<(), String>;
+
+/// One [`ParamValue`] into `sink`.
+pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
+    use ParamValue as V;
+    match v {
+        V::Null => sink.null(),
+        V::Bool(b) => sink.boolean(*b),
+        V::Int(i) => sink.int(*i),
+        V::Float(f) => sink.float(*f),
+        V::Decimal { text, .. } => sink.decimal(text),
+        V::Date(d) => sink.date(*d),
+        V::Time(t) => sink.time(*t),
+        V::Timestamp(ts) => sink.timestamp(*ts),
+        V::TimestampOffset(o) => sink.offset(*o),
+        V::Text(u) => sink.utf16(u),
+        V::Bytes(b) => sink.bytes(b),
+        V::Guid(g) => sink.guid(*g),
+        V::Output(_) | V::Table(_) => {
+            Err("an output or table-valued parameter is no column value".into())
+        }
+    }
+}
+
+/// A sink that encodes into a bcp cell column in the column's form.
+pub struct CellSink<'a> {
+    pub form: Form,
+    pub out: &'a mut CellColumn,
+}
+
+impl CellSink<'_> {
+    fn wrong(&self, what: &str) -> Put {
+        Err(wrong(what, self.form))
+    }
+
+    fn checked_int(&mut self, i: i64) -> Put {
+        match self.form {
+            Form::Int { min, max, name } => {
+                if i < min || i > max {
+                    return Err(overflow(&i.to_string(), name));
+                }
+                self.out.push(&i.to_ne_bytes());
+                Ok(())
+            }
+            _ => unreachable!("checked_int is called for integer forms"),
+        }
+    }
+
+    fn rendered(&mut self, text: &str) -> Put {
+        self.out.push(text.as_bytes());
+        Ok(())
+    }
+
+    fn wide(&mut self, units: impl Iterator<Item = u16> + Clone, count: usize) -> Put {
+        if let Form::Text { max_units: Some(m) } = self.form {
+            if count > m {
+                return Err(too_long(count, m, "characters"));
+            }
+        }
+        let start = self.out.open();
+        self.out.extend_utf16(units);
+        self.out.close(start);
+        Ok(())
+    }
+}
+
+impl Sink for CellSink<'_> {
+    fn null(&mut self) -> Put {
+        self.out.push_null();
+        Ok(())
+    }
+
+    fn boolean(&mut self, b: bool) -> Put {
+        match self.form {
+            Form::Bit => {
+                self.out.push(&[u8::from(b)]);
+                Ok(())
+            }
+            Form::Int { .. } => self.checked_int(i64::from(b)),
+            Form::Float => self.float(f64::from(u8::from(b))),
+            Form::Decimal { .. } | Form::Text { .. } => self.decimal(if b { "1" } else { "0" }),
+            _ => self.wrong("bool"),
+        }
+    }
+
+    fn int(&mut self, i: i64) -> Put {
+        match self.form {
+            Form::Bit if i == 0 || i == 1 => self.boolean(i == 1),
+            Form::Int { .. } => self.checked_int(i),
+            Form::Float => self.float(i as f64),
+            Form::Decimal { .. } | Form::Text { .. } => self.decimal(&i.to_string()),
+            _ => self.wrong("int"),
+        }
+    }
+
+    fn float(&mut self, f: f64) -> Put {
+        if !f.is_finite() {
+            return Err(format!(
+                "{f} cannot be stored (SQL Server has no NaN or infinity)"
+            ));
+        }
+        match self.form {
+            Form::Float => {
+                self.out.push(&f.to_ne_bytes());
+                Ok(())
+            }
+            Form::Decimal { .. } | Form::Text { .. } => self.decimal(&format!("{f}")),
+            _ => self.wrong("float"),
+        }
+    }
+
+    fn decimal(&mut self, text: &str) -> Put {
+        match self.form {
+            Form::Decimal { precision, scale } => {
+                check_digits(text, precision, scale)?;
+                self.rendered(text)
+            }
+            Form::Int { name, .. } => {
+                let i = text.parse::<i64>().map_err(|_| overflow(text, name))?;
+                self.checked_int(i)
+            }
+            Form::Float => self.float(
+                text.parse::<f64>()
+                    .map_err(|_| wrong("Decimal", self.form))?,
+            ),
+            Form::Text { .. } => self.wide(text.encode_utf16(), text.encode_utf16().count()),
+            _ => self.wrong("Decimal"),
+        }
+    }
+
+    fn date(&mut self, d: Date) -> Put {
+        match self.form {
+            Form::Temporal(Temporal::Date) => self.rendered(&d.to_text()),
+            Form::Temporal(Temporal::DateTime { .. } | Temporal::Offset { .. }) => {
+                self.timestamp(midnight(d))
+            }
+            _ => self.wrong("date"),
+        }
+    }
+
+    fn time(&mut self, t: Time) -> Put {
+        match self.form {
+            Form::Temporal(Temporal::Time { scale }) => self.rendered(&time_text(&t, scale)),
+            _ => self.wrong("time"),
+        }
+    }
+
+    fn timestamp(&mut self, ts: Timestamp) -> Put {
+        match self.form {
+            Form::Temporal(Temporal::Date) => self.rendered(&ts.date.to_text()),
+            Form::Temporal(Temporal::Time { scale }) => self.rendered(&time_text(&ts.time, scale)),
+            Form::Temporal(Temporal::DateTime { scale }) => {
+                self.rendered(&timestamp_text(&ts, scale))
+            }
+            // A naive datetime into datetimeoffset: offset +00:00, as SQL Server converts.
+            Form::Temporal(Temporal::Offset { .. }) => self.offset(TimestampOffset {
+                timestamp: ts,
+                offset_minutes: 0,
+            }),
+            _ => self.wrong("datetime"),
+        }
+    }
+
+    fn offset(&mut self, o: TimestampOffset) -> Put {
+        match self.form {
+            Form::Temporal(Temporal::Offset { scale }) => self.rendered(&offset_text(&o, scale)),
+            // SQL Server keeps the local time when it drops an offset.
+            Form::Temporal(Temporal::DateTime { .. } | Temporal::Date | Temporal::Time { .. }) => {
+                self.timestamp(o.timestamp)
+            }
+            _ => self.wrong("datetime with tzinfo"),
+        }
+    }
+
+    fn text(&mut self, s: &str) -> Put {
+        match self.form {
+            Form::Text { .. } => self.wide(s.encode_utf16(), s.encode_utf16().count()),
+            Form::Decimal { .. } => self.decimal(s.trim()),
+            Form::Int { name, .. } => {
+                let i = s
+                    .trim()
+                    .parse::<i64>()
+                    .map_err(|_| format!("{s:?} is not an integer ({name})"))?;
+                self.checked_int(i)
+            }
+            Form::Float => self.float(
+                s.trim()
+                    .parse::<f64>()
+                    .map_err(|_| format!("{s:?} is not a number"))?,
+            ),
+            Form::Bit => match s.trim() {
+                "1" => self.boolean(true),
+                "0" => self.boolean(false),
+                t if t.eq_ignore_ascii_case("true") => self.boolean(true),
+                t if t.eq_ignore_ascii_case("false") => self.boolean(false),
+                _ => self.wrong("str"),
+            },
+            // ISO text: the driver converts it as SQL Server converts text.
+            Form::Temporal(_) => self.rendered(s.trim()),
+            Form::Guid => {
+                self.guid(parse_guid(s).ok_or_else(|| format!("{s:?} is not a uniqueidentifier"))?)
+            }
+            Form::Binary { .. } => self.wrong("str"),
+        }
+    }
+
+    fn utf16(&mut self, u: &[u16]) -> Put {
+        match self.form {
+            Form::Text { .. } => self.wide(u.iter().copied(), u.len()),
+            _ => match String::from_utf16(u) {
+                Ok(s) => self.text(&s),
+                Err(_) => Err("the string is not valid UTF-16".into()),
+            },
+        }
+    }
+
+    fn bytes(&mut self, b: &[u8]) -> Put {
+        match self.form {
+            Form::Binary { max_bytes } => {
+                if let Some(m) = max_bytes.filter(|&m| b.len() > m) {
+                    return Err(too_long(b.len(), m, "bytes"));
+                }
+                self.out.push(b);
+                Ok(())
+            }
+            // 16 raw bytes in RFC 4122 order (Arrow's uuid extension, `uuid.UUID.bytes`).
+            Form::Guid if b.len() == 16 => {
+                let g = u128::from_be_bytes(b.try_into().expect("16 bytes"));
+                self.guid(g)
+            }
+            _ => self.wrong("bytes"),
+        }
+    }
+
+    fn guid(&mut self, g: u128) -> Put {
+        match self.form {
+            Form::Guid => {
+                self.out.push(&u128_to_guid(g));
+                Ok(())
+            }
+            Form::Text { .. } => {
+                let t = crate::types::guid::guid_text(g);
+                self.wide(t.iter().map(|&b| u16::from(b)), 36)
+            }
+            _ => self.wrong("UUID"),
+        }
+    }
+}
+
+/// A 36-character hyphenated GUID, braces allowed (as SQL Server's conversion from text).
+pub fn parse_guid(s: &str) -> Option<u128> {
+    let s = s.trim();
+    let s = s
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(s);
+    let b = s.as_bytes();
+    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
+        return None;
+    }
+    let hex: String = s.chars().filter(|&c| c != '-').collect();
+    u128::from_str_radix(&hex, 16)
+        .ok()
+        .filter(|_| hex.len() == 32)
+}
+
+/// Refuse decimal digits the column cannot hold: more integer digits than `precision - scale`
+/// (SQL Server: arithmetic overflow). More fraction digits than `scale` are rounded by the
+/// conversion, as SQL Server rounds them.
+pub fn check_digits(text: &str, precision: u8, scale: u8) -> Result<(), String> {
+    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+    let valid = !body.is_empty()
+        && int.bytes().all(|c| c.is_ascii_digit())
+        && frac.bytes().all(|c| c.is_ascii_digit());
+    if !valid {
+        return Err(format!("{text:?} is not a decimal number"));
+    }
+    let int_digits = int.trim_start_matches('0').len();
+    let room = usize::from(precision.saturating_sub(scale));
+    if int_digits > room {
+        return Err(format!(
+            "{text} does not fit decimal({precision},{scale}): {int_digits} integer digits, room for {room}"
+        ));
+    }
+    Ok(())
+}
+
+fn midnight(date: Date) -> Timestamp {
+    Timestamp {
+        date,
+        time: Time {
+            hour: 0,
+            minute: 0,
+            second: 0,
+            nanosecond: 0,
+        },
+    }
+}
+
+/// `hh:mm:ss[.f…]` with `scale` fraction digits (truncated: a Python value has 6).
+pub fn time_text(t: &Time, scale: u8) -> String {
+    let mut s = format!("{:02}:{:02}:{:02}", t.hour, t.minute, t.second);
+    push_fraction(&mut s, t.nanosecond, scale);
+    s
+}
+
+pub fn timestamp_text(ts: &Timestamp, scale: u8) -> String {
+    let mut s = ts.date.to_text();
+    s.push(' ');
+    s.push_str(&time_text(&ts.time, scale));
+    s
+}
+
+pub fn offset_text(o: &TimestampOffset, scale: u8) -> String {
+    let mut s = timestamp_text(&o.timestamp, scale);
+    let sign = if o.offset_minutes < 0 { '-' } else { '+' };
+    let off = o.offset_minutes.unsigned_abs();
+    s.push_str(&format!(" {sign}{:02}:{:02}", off / 60, off % 60));
+    s
+}
+
+fn push_fraction(s: &mut String, nanosecond: u32, scale: u8) {
+    if scale == 0 {
+        return;
+    }
+    let digits = format!("{:09}", nanosecond);
+    s.push('.');
+    s.push_str(&digits[..usize::from(scale.min(7))]);
+}
+
+fn wrong(what: &str, form: Form) -> String {
+    format!(
+        "a {what} value cannot be converted to the column's type ({})",
+        form_name(form)
+    )
+}
+
+pub fn form_name(form: Form) -> String {
+    match form {
+        Form::Bit => "bit".into(),
+        Form::Int { name, .. } => name.into(),
+        Form::Float => "float".into(),
+        Form::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
+        Form::Temporal(Temporal::Date) => "date".into(),
+        Form::Temporal(Temporal::Time { scale }) => format!("time({scale})"),
+        Form::Temporal(Temporal::DateTime { scale }) => format!("datetime2({scale})"),
+        Form::Temporal(Temporal::Offset { scale }) => format!("datetimeoffset({scale})"),
+        Form::Text { max_units: Some(n) } => format!("text of at most {n} characters"),
+        Form::Text { max_units: None } => "text".into(),
+        Form::Binary { max_bytes: Some(n) } => format!("binary of at most {n} bytes"),
+        Form::Binary { max_bytes: None } => "binary".into(),
+        Form::Guid => "uniqueidentifier".into(),
+    }
+}
+
+fn overflow(value: &str, name: &str) -> String {
+    format!("{value} is out of range for {name} (arithmetic overflow)")
+}
+
+fn too_long(len: usize, max: usize, unit: &str) -> String {
+    format!("a value of {len} {unit} is longer than the column's {max} (it would be truncated)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_digits_are_checked_against_precision() {
+        assert!(check_digits("123.45", 5, 2).is_ok());
+        assert!(check_digits("-0001.5", 3, 2).is_ok());
+        assert!(check_digits("1234.5", 5, 2).is_err());
+        assert!(check_digits("1e5", 10, 0).is_err());
+        assert!(check_digits("", 10, 0).is_err());
+    }
+
+    #[test]
+    fn integers_are_range_checked_per_width() {
+        let form = Form::Int {
+            min: 0,
+            max: 255,
+            name: "tinyint",
+        };
+        let mut c = CellColumn::default();
+        let mut sink = CellSink { form, out: &mut c };
+        assert!(put_param(&ParamValue::Int(255), &mut sink).is_ok());
+        let e = put_param(&ParamValue::Int(256), &mut sink).unwrap_err();
+        assert!(e.contains("tinyint"), "{e}");
+        assert_eq!(c.rows(), 1);
+    }
+
+    #[test]
+    fn text_longer_than_the_column_leaves_no_cell() {
+        let form = Form::Text { max_units: Some(3) };
+        let mut c = CellColumn::default();
+        let long = ParamValue::Text("abcd".encode_utf16().collect());
+        assert!(put_param(&long, &mut CellSink { form, out: &mut c }).is_err());
+        assert_eq!(c.rows(), 0);
+        let ok = ParamValue::Text("abc".encode_utf16().collect());
+        put_param(&ok, &mut CellSink { form, out: &mut c }).unwrap();
+        assert_eq!(c.value(0).unwrap().len(), 6);
+    }
+
+    #[test]
+    fn guids_parse_with_or_without_braces() {
+        let g = parse_guid("{12345678-1234-5678-9abc-def012345678}").unwrap();
+        assert_eq!(g, 0x12345678_1234_5678_9abc_def012345678);
+        assert!(parse_guid("12345678-1234-5678-9abc-def01234567").is_none());
+    }
+
+    #[test]
+    fn fractions_keep_the_column_scale() {
+        let t = Time {
+            hour: 1,
+            minute: 2,
+            second: 3,
+            nanosecond: 123_456_700,
+        };
+        assert_eq!(time_text(&t, 7), "01:02:03.1234567");
+        assert_eq!(time_text(&t, 3), "01:02:03.123");
+        assert_eq!(time_text(&t, 0), "01:02:03");
+    }
+}

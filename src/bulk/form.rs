@@ -1,0 +1,135 @@
+//! The form a bulk load sends one destination column in, decided once per load from the
+//! column's SQL type: the bcp program type the driver reads, and what the family's encoder
+//! checks (range, length, precision). The hot loop only calls the chosen family's encoder.
+
+use crate::codes::sql;
+use crate::error::{Error, Result};
+use crate::odbc::ColumnDescription;
+
+/// bcp program types (msodbcsql.h / FreeTDS odbcss.h) of the forms below.
+pub mod bcp_type {
+    pub const BIT: u8 = 0x32;
+    pub const INT8: u8 = 0x7F;
+    pub const FLT8: u8 = 0x3E;
+    /// 8-bit text the driver converts (digits of a decimal, ISO dates and times).
+    pub const CHARACTER: u8 = 0x2F;
+    /// UTF-16 text.
+    pub const NCHAR: u8 = 0xEF;
+    pub const BINARY: u8 = 0x2D;
+    pub const UNIQUEID: u8 = 0x24;
+}
+
+/// The temporal SQL types, each sent as ISO text the driver converts exactly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Temporal {
+    Date,
+    /// `time(scale)`.
+    Time {
+        scale: u8,
+    },
+    /// `datetime2(scale)`, `datetime` (3) and `smalldatetime` (0).
+    DateTime {
+        scale: u8,
+    },
+    /// `datetimeoffset(scale)`.
+    Offset {
+        scale: u8,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Bit,
+    /// Any integer width, sent as a 64-bit integer after a range check against the column's.
+    Int {
+        min: i64,
+        max: i64,
+        name: &'static str,
+    },
+    /// `real` or `float`, sent as a double (the driver narrows a `real`).
+    Float,
+    /// `decimal`/`numeric`/`money`, sent as plain digits the driver converts exactly.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Temporal(Temporal),
+    /// Every text type, sent as UTF-16 (the driver converts to a `varchar` column's code page);
+    /// `max_units` is `None` for (MAX), `text`, `ntext` and `xml`.
+    Text {
+        max_units: Option<usize>,
+    },
+    Binary {
+        max_bytes: Option<usize>,
+    },
+    Guid,
+}
+
+impl Form {
+    /// The form of a destination column; `NotSupported` for types bulk load cannot send
+    /// (`sql_variant`, CLR types).
+    pub fn of(desc: &ColumnDescription) -> Result<Form> {
+        let bounded = |n: usize| (n > 0 && n < (1 << 30)).then_some(n);
+        let scale = desc.decimal_digits.clamp(0, 7) as u8;
+        Ok(match desc.sql_type {
+            sql::BIT => Form::Bit,
+            sql::TINYINT => Form::Int {
+                min: 0,
+                max: 255,
+                name: "tinyint",
+            },
+            sql::SMALLINT => Form::Int {
+                min: i16::MIN.into(),
+                max: i16::MAX.into(),
+                name: "smallint",
+            },
+            sql::INTEGER => Form::Int {
+                min: i32::MIN.into(),
+                max: i32::MAX.into(),
+                name: "int",
+            },
+            sql::BIGINT => Form::Int {
+                min: i64::MIN,
+                max: i64::MAX,
+                name: "bigint",
+            },
+            sql::REAL | sql::FLOAT | sql::DOUBLE => Form::Float,
+            sql::DECIMAL | sql::NUMERIC => Form::Decimal {
+                precision: desc.size.clamp(1, 38) as u8,
+                scale: desc.decimal_digits.clamp(0, 38) as u8,
+            },
+            sql::TYPE_DATE => Form::Temporal(Temporal::Date),
+            sql::TYPE_TIME | sql::SS_TIME2 => Form::Temporal(Temporal::Time { scale }),
+            sql::TYPE_TIMESTAMP => Form::Temporal(Temporal::DateTime { scale }),
+            sql::SS_TIMESTAMPOFFSET => Form::Temporal(Temporal::Offset { scale }),
+            sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
+                max_units: bounded(desc.size),
+            },
+            sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => Form::Text { max_units: None },
+            sql::BINARY | sql::VARBINARY => Form::Binary {
+                max_bytes: bounded(desc.size),
+            },
+            sql::LONGVARBINARY => Form::Binary { max_bytes: None },
+            sql::GUID => Form::Guid,
+            other => {
+                return Err(Error::NotSupported(format!(
+                    "bulk load: column {:?} has SQL type {other}, which bulk copy cannot send",
+                    desc.name
+                )));
+            }
+        })
+    }
+
+    /// The bcp program type the driver reads this form's bytes as.
+    pub fn bcp_type(self) -> u8 {
+        match self {
+            Form::Bit => bcp_type::BIT,
+            Form::Int { .. } => bcp_type::INT8,
+            Form::Float => bcp_type::FLT8,
+            Form::Decimal { .. } | Form::Temporal(_) => bcp_type::CHARACTER,
+            Form::Text { .. } => bcp_type::NCHAR,
+            Form::Binary { .. } => bcp_type::BINARY,
+            Form::Guid => bcp_type::UNIQUEID,
+        }
+    }
+}

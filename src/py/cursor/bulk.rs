@@ -1,0 +1,483 @@
+//! `bulkcopy` and `bulkcopy_arrow`: mssql-python 1.16's bulk-copy API, on this cursor's own
+//! connection (`crate::bulk` does the load; this file checks the arguments as mssql-python
+//! does, turns rows into chunks and reports).
+
+use super::*;
+use crate::backend::Driver;
+use crate::bulk::{
+    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, LoadCount, LoadOptions, Mapping, Table, put_param,
+};
+use crate::error::Error;
+use crate::odbc::bcp::Bcp;
+use crate::params::ParamValue;
+use crate::py::errors::to_pyerr;
+use crate::py::params::to_param;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::types::{PyBytes, PyDict, PyString};
+use std::time::Instant;
+
+/// A chunk is sent when it holds this many rows or bytes, whichever comes first: the GIL is
+/// released once per chunk, and memory stays bounded whatever the source's length.
+const CHUNK_ROWS: usize = 8192;
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// The options both methods share, checked as mssql-python checks them.
+struct Args {
+    table: String,
+    options: LoadOptions,
+    mapping: Mapping,
+    progress: Option<Py<PyAny>>,
+    notify_after: u64,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_args(
+    table_name: &Bound<'_, PyAny>,
+    batch_size: &Bound<'_, PyAny>,
+    timeout: &Bound<'_, PyAny>,
+    column_mappings: Option<&Bound<'_, PyAny>>,
+    flags: [bool; 6],
+    progress: Option<Py<PyAny>>,
+    notify_after: u64,
+) -> PyResult<Args> {
+    let table = match table_name.cast::<PyString>() {
+        Ok(s) if !s.to_str()?.is_empty() => s.to_str()?.to_owned(),
+        _ => {
+            return Err(PyValueError::new_err(
+                "table_name must be a non-empty string",
+            ));
+        }
+    };
+    let is_int = |v: &Bound<'_, PyAny>| {
+        v.is_instance_of::<pyo3::types::PyInt>() && !v.is_instance_of::<pyo3::types::PyBool>()
+    };
+    if !is_int(batch_size) {
+        return Err(PyTypeError::new_err(format!(
+            "batch_size must be a non-negative integer, got {}",
+            batch_size.get_type().name()?
+        )));
+    }
+    let batch: i64 = batch_size.extract()?;
+    if batch < 0 {
+        return Err(PyValueError::new_err(format!(
+            "batch_size must be non-negative, got {batch}"
+        )));
+    }
+    if !is_int(timeout) {
+        return Err(PyTypeError::new_err(format!(
+            "timeout must be a non-negative integer, got {}",
+            timeout.get_type().name()?
+        )));
+    }
+    let secs: i64 = timeout.extract()?;
+    if secs < 0 {
+        return Err(PyValueError::new_err(format!(
+            "timeout must be non-negative, got {secs}"
+        )));
+    }
+    let mapping = match column_mappings {
+        None => Mapping::Position,
+        Some(m) if m.is_none() => Mapping::Position,
+        Some(m) => {
+            let items: Vec<Bound<'_, PyAny>> = m.try_iter()?.collect::<PyResult<_>>()?;
+            if items.iter().all(|i| i.is_instance_of::<PyString>()) {
+                Mapping::Names(items.iter().map(|i| i.extract()).collect::<PyResult<_>>()?)
+            } else {
+                let pairs = items
+                    .iter()
+                    .map(|i| i.extract::<(usize, String)>())
+                    .collect::<PyResult<Vec<_>>>()
+                    .map_err(|_| {
+                        PyTypeError::new_err(
+                            "column_mappings must be a list of column names or of (source index, column name) tuples",
+                        )
+                    })?;
+                Mapping::Pairs(pairs)
+            }
+        }
+    };
+    let [
+        keep_identity,
+        check_constraints,
+        table_lock,
+        keep_nulls,
+        fire_triggers,
+        use_internal_transaction,
+    ] = flags;
+    Ok(Args {
+        table,
+        options: LoadOptions {
+            batch_size: batch as u64,
+            timeout_secs: secs as u64,
+            keep_identity,
+            check_constraints,
+            table_lock,
+            keep_nulls,
+            fire_triggers,
+            use_internal_transaction,
+        },
+        mapping,
+        progress,
+        notify_after,
+    })
+}
+
+fn looks_like_arrow(data: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(data.hasattr("__arrow_c_stream__")? || data.hasattr("__arrow_c_array__")?)
+}
+
+/// A load on either path.
+pub(super) enum Way<'c> {
+    Bcp(BcpLoad<'c>),
+    Arrays(ArrayLoad),
+}
+
+impl Way<'_> {
+    pub(super) fn fed(&self) -> &[Fed] {
+        match self {
+            Way::Bcp(l) => l.fed(),
+            Way::Arrays(l) => l.fed(),
+        }
+    }
+
+    fn count(&self) -> LoadCount {
+        match self {
+            Way::Bcp(l) => l.count(),
+            Way::Arrays(l) => l.count(),
+        }
+    }
+}
+
+/// The context an error gets: where, and how many rows stayed copied.
+fn at(e: Error, context: String) -> Error {
+    Error::Bulk {
+        context,
+        inner: Box::new(e),
+    }
+}
+
+impl Cursor {
+    /// Describe the table, pick the path, run `feed` (which sends the rows), end the load.
+    fn bulk_load(
+        &self,
+        py: Python<'_>,
+        args: &Args,
+        fields: Option<usize>,
+        feed: impl FnOnce(Python<'_>, &mut Way<'_>) -> PyResult<()>,
+    ) -> PyResult<Py<PyDict>> {
+        let started = Instant::now();
+        let mut guard = self.lock(py)?;
+        // The cursor's current result ends here, as with any other statement.
+        if let Some(stmt) = guard.stmt.as_mut() {
+            py.detach(|| stmt.close()).py(py)?;
+        }
+        guard.plan = None;
+        self.bulk_cancel.store(false, Ordering::Relaxed);
+        let mut conn_guard = self.shared.lock_conn(py);
+        let conn = conn_guard
+            .as_mut()
+            .ok_or_else(|| programming("The cursor's connection has been closed."))?;
+        let dbms = conn.dbms();
+        let dbc = conn.dbc_mut();
+        let name = args.table.as_str();
+        let table = py
+            .detach(move || Table::describe(dbc, dbms, name))
+            .map_err(|e| to_pyerr(py, e))?;
+        let fed = table
+            .feed(
+                &args.mapping,
+                fields,
+                args.options.keep_identity,
+                args.options.keep_nulls,
+            )
+            .map_err(|e| to_pyerr(py, e))?;
+        let backend = conn.backend();
+        let internal = args.options.use_internal_transaction && !conn.autocommit();
+        if args.options.use_internal_transaction {
+            let dbc = conn.dbc_mut();
+            if py.detach(move || trancount(dbc)).unwrap_or(0) > 0 {
+                return Err(programming(
+                    "use_internal_transaction=True cannot be used inside an open transaction: commit or roll back first",
+                ));
+            }
+        }
+        if internal {
+            // Each batch its own transaction: the batches commit as they end (SqlBulkCopy's
+            // UseInternalTransaction), then the connection's manual commit comes back.
+            let c = &mut *conn;
+            py.detach(move || c.set_autocommit(true))
+                .map_err(|e| to_pyerr(py, e))?;
+        }
+        let bcp = if conn.bcp_on() && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds) {
+            Some(Bcp::of(conn.dbc(), backend.driver).map_err(|e| to_pyerr(py, e))?)
+        } else {
+            None
+        };
+        let result = (|| -> PyResult<LoadCount> {
+            let mut way = match bcp {
+                Some(bcp) => {
+                    crate::counters::bump(&crate::counters::BULK_BCP_LOADS);
+                    let cancel = self.bulk_cancel.clone();
+                    let dbc = conn.dbc_mut();
+                    Way::Bcp(
+                        py.detach(|| {
+                            BcpLoad::begin(dbc, bcp, &table, fed, args.options.clone(), cancel)
+                        })
+                        .map_err(|e| {
+                            to_pyerr(
+                                py,
+                                at(e, format!("bulk load into {}: bcp_init", args.table)),
+                            )
+                        })?,
+                    )
+                }
+                None => {
+                    crate::counters::bump(&crate::counters::BULK_ARRAY_LOADS);
+                    let c = &mut *conn;
+                    let stmt = py
+                        .detach(move || c.new_statement())
+                        .map_err(|e| to_pyerr(py, e))?;
+                    Way::Arrays(
+                        ArrayLoad::begin(stmt, backend, &table, fed, args.options.clone())
+                            .map_err(|e| to_pyerr(py, e))?,
+                    )
+                }
+            };
+            feed(py, &mut way)?;
+            match way {
+                Way::Bcp(load) => py.detach(|| load.done()).map_err(|e| to_pyerr(py, e)),
+                Way::Arrays(load) => Ok(load.count()),
+            }
+        })();
+        if internal {
+            let c = &mut *conn;
+            let _ = py.detach(move || c.set_autocommit(false));
+        }
+        drop(conn_guard);
+        drop(guard);
+        let count = result?;
+        let elapsed = started.elapsed().as_secs_f64();
+        let out = PyDict::new(py);
+        out.set_item("rows_copied", count.rows_copied)?;
+        out.set_item("batch_count", count.batch_count)?;
+        out.set_item("elapsed_time", elapsed)?;
+        let rate = if elapsed > 0.0 {
+            count.rows_copied as f64 / elapsed
+        } else {
+            0.0
+        };
+        out.set_item("rows_per_second", rate)?;
+        Ok(out.unbind())
+    }
+}
+
+/// `@@TRANCOUNT` of the session.
+fn trancount(dbc: &crate::odbc::Dbc) -> crate::Result<i64> {
+    let mut stmt = crate::odbc::Stmt::new(dbc)?;
+    stmt.exec_direct("SELECT CAST(@@TRANCOUNT AS nvarchar(10))")?;
+    let rows = crate::bulk::target::read_text_column(&mut stmt)?;
+    Ok(rows
+        .first()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(0))
+}
+
+/// Sends a chunk of the tuple path, releasing the GIL.
+fn send_cells(py: Python<'_>, way: &mut Way<'_>, chunk: &Chunk) -> PyResult<()> {
+    if let Way::Bcp(load) = way {
+        py.detach(|| load.send(chunk))
+            .map_err(|e| to_pyerr(py, e))?;
+    }
+    Ok(())
+}
+
+fn send_params(
+    py: Python<'_>,
+    way: &mut Way<'_>,
+    rows: &mut Vec<Vec<ParamValue>>,
+    first: u64,
+) -> PyResult<()> {
+    if let Way::Arrays(load) = way {
+        let batch = std::mem::take(rows);
+        py.detach(|| load.send(batch, first))
+            .map_err(|e| to_pyerr(py, e))?;
+    }
+    Ok(())
+}
+
+/// The error of a value that cannot go into its column.
+fn bad_value(py: Python<'_>, f: &Fed, row: u64, reason: String, copied: u64, null: bool) -> PyErr {
+    let context = format!(
+        "bulk load: column {:?}, source row {row} ({copied} rows copied before it)",
+        f.name
+    );
+    let inner = if null {
+        Error::Integrity(reason)
+    } else {
+        Error::Data(reason)
+    };
+    to_pyerr(py, at(inner, context))
+}
+
+fn null_refused(f: &Fed) -> String {
+    format!(
+        "NULL cannot go into column {:?}: it is NOT NULL and has no default (or keep_nulls=True)",
+        f.name
+    )
+}
+
+#[pymethods]
+impl Cursor {
+    /// Copy rows (tuples, lists or Rows) into `table_name` with the driver's bulk-copy API on
+    /// this connection (parameter arrays where the driver has none). mssql-python 1.16's
+    /// signature and result; `progress(rows_sent)` is called every `notify_after` rows.
+    #[pyo3(signature = (table_name, data, batch_size = None, timeout = None, column_mappings = None,
+        keep_identity = false, check_constraints = false, table_lock = false, keep_nulls = false,
+        fire_triggers = false, use_internal_transaction = false, *, progress = None, notify_after = 10000))]
+    #[allow(clippy::too_many_arguments)]
+    fn bulkcopy(
+        &self,
+        py: Python<'_>,
+        table_name: &Bound<'_, PyAny>,
+        data: &Bound<'_, PyAny>,
+        batch_size: Option<&Bound<'_, PyAny>>,
+        timeout: Option<&Bound<'_, PyAny>>,
+        column_mappings: Option<&Bound<'_, PyAny>>,
+        keep_identity: bool,
+        check_constraints: bool,
+        table_lock: bool,
+        keep_nulls: bool,
+        fire_triggers: bool,
+        use_internal_transaction: bool,
+        progress: Option<Py<PyAny>>,
+        notify_after: u64,
+    ) -> PyResult<Py<PyDict>> {
+        if looks_like_arrow(data)? {
+            return Err(PyTypeError::new_err(
+                "bulkcopy() expects an iterable of row tuples or Row objects; for Arrow data (pyarrow Table, RecordBatch, RecordBatchReader, polars DataFrame or any __arrow_c_stream__ / __arrow_c_array__ object) call cursor.bulkcopy_arrow()",
+            ));
+        }
+        let zero = 0i64.into_pyobject(py)?.into_any();
+        let thirty = 30i64.into_pyobject(py)?.into_any();
+        let args = check_args(
+            table_name,
+            batch_size.unwrap_or(&zero),
+            timeout.unwrap_or(&thirty),
+            column_mappings,
+            [
+                keep_identity,
+                check_constraints,
+                table_lock,
+                keep_nulls,
+                fire_triggers,
+                use_internal_transaction,
+            ],
+            progress,
+            notify_after,
+        )?;
+        if data.is_none() {
+            return Err(PyTypeError::new_err(
+                "data must be an iterable of tuples or lists, got None",
+            ));
+        }
+        if data.is_instance_of::<PyString>() || data.is_instance_of::<PyBytes>() {
+            return Err(PyTypeError::new_err(format!(
+                "data must be an iterable of tuples or lists, got {}. Strings and bytes are not valid row collections.",
+                data.get_type().name()?
+            )));
+        }
+        let mut rows = data.try_iter().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "data must be an iterable of tuples or lists, got non-iterable {}",
+                data.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        // The first row says how many fields a row has (mapping by position needs it).
+        let first = rows.next().transpose()?;
+        let fields = match &first {
+            Some(r) => Some(row_len(py, r)?),
+            None => None,
+        };
+        self.bulk_load(py, &args, fields, |py, way| {
+            let fed: Vec<Fed> = way.fed().to_vec();
+            let mut chunk = Chunk::new(fed.len(), 0);
+            let mut params: Vec<Vec<ParamValue>> = Vec::new();
+            let arrays = matches!(way, Way::Arrays(_));
+            let per_send = match way {
+                Way::Arrays(l) => l.rows_per_send(),
+                Way::Bcp(_) => CHUNK_ROWS,
+            };
+            let mut next_notice = args.notify_after;
+            let mut n: u64 = 0;
+            let mut chunk_first = 0u64;
+            for row in first.into_iter().map(Ok).chain(rows) {
+                let row = row?;
+                let len = row_len(py, &row)?;
+                if Some(len) != fields {
+                    return Err(programming(format!(
+                        "bulk load: source row {n} has {len} fields; row 0 has {}",
+                        fields.unwrap_or(0)
+                    )));
+                }
+                let copied = way.count().rows_copied;
+                let mut values = Vec::with_capacity(fed.len());
+                for (i, f) in fed.iter().enumerate() {
+                    let item = row.get_item(f.field)?;
+                    let v = to_param(&item, f.field)?;
+                    if f.refuses_null && matches!(v, ParamValue::Null) {
+                        return Err(bad_value(py, f, n, null_refused(f), copied, true));
+                    }
+                    if arrays {
+                        values.push(v);
+                    } else {
+                        put_param(
+                            &v,
+                            &mut CellSink {
+                                form: f.form,
+                                out: &mut chunk.columns[i],
+                            },
+                        )
+                        .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
+                    }
+                }
+                if arrays {
+                    params.push(values);
+                }
+                n += 1;
+                let full = if arrays {
+                    params.len() >= per_send
+                } else {
+                    chunk.rows() >= per_send || chunk.bytes_held() >= CHUNK_BYTES
+                };
+                if full {
+                    send_cells(py, way, &chunk)?;
+                    send_params(py, way, &mut params, chunk_first)?;
+                    chunk.clear(n);
+                    chunk_first = n;
+                }
+                if let Some(cb) = &args.progress {
+                    if args.notify_after > 0 && n >= next_notice {
+                        cb.call1(py, (n,))?;
+                        next_notice += args.notify_after;
+                    }
+                }
+            }
+            send_cells(py, way, &chunk)?;
+            send_params(py, way, &mut params, chunk_first)?;
+            Ok(())
+        })
+    }
+}
+
+fn row_len(py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<usize> {
+    if !super::execute::is_param_row(py, row)? {
+        return Err(PyTypeError::new_err(format!(
+            "bulkcopy data rows must be tuples, lists or Row objects, got {}",
+            row.get_type().name()?
+        )));
+    }
+    row.len()
+}

@@ -85,13 +85,25 @@ impl CellSink<'_> {
     }
 
     fn wide(&mut self, units: impl Iterator<Item = u16> + Clone, count: usize) -> Put {
-        if let Form::Text { max_units: Some(m) } = self.form {
-            if count > m {
-                return Err(too_long(count, m, "characters"));
+        let utf8 = match self.form {
+            Form::Text { max_units, utf8 } => {
+                if let Some(m) = max_units.filter(|&m| count > m) {
+                    return Err(too_long(count, m, "characters"));
+                }
+                utf8
             }
-        }
+            _ => false,
+        };
         let start = self.out.open();
-        self.out.extend_utf16(units);
+        if utf8 {
+            let mut buf = [0u8; 4];
+            for c in char::decode_utf16(units) {
+                let c = c.unwrap_or(char::REPLACEMENT_CHARACTER);
+                self.out.extend(c.encode_utf8(&mut buf).as_bytes());
+            }
+        } else {
+            self.out.extend_utf16(units);
+        }
         self.out.close(start);
         Ok(())
     }
@@ -379,8 +391,12 @@ pub fn form_name(form: Form) -> String {
         Form::Temporal(Temporal::Time { scale }) => format!("time({scale})"),
         Form::Temporal(Temporal::DateTime { scale }) => format!("datetime2({scale})"),
         Form::Temporal(Temporal::Offset { scale }) => format!("datetimeoffset({scale})"),
-        Form::Text { max_units: Some(n) } => format!("text of at most {n} characters"),
-        Form::Text { max_units: None } => "text".into(),
+        Form::Text {
+            max_units: Some(n), ..
+        } => format!("text of at most {n} characters"),
+        Form::Text {
+            max_units: None, ..
+        } => "text".into(),
         Form::Binary { max_bytes: Some(n) } => format!("binary of at most {n} bytes"),
         Form::Binary { max_bytes: None } => "binary".into(),
         Form::Guid => "uniqueidentifier".into(),
@@ -425,7 +441,10 @@ mod tests {
 
     #[test]
     fn text_longer_than_the_column_leaves_no_cell() {
-        let form = Form::Text { max_units: Some(3) };
+        let form = Form::Text {
+            max_units: Some(3),
+            utf8: false,
+        };
         let mut c = CellColumn::default();
         let long = ParamValue::Text("abcd".encode_utf16().collect());
         assert!(put_param(&long, &mut CellSink { form, out: &mut c }).is_err());

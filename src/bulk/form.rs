@@ -14,8 +14,8 @@ pub mod bcp_type {
     /// 8-bit text the driver converts (digits of a decimal, ISO dates and times).
     pub const CHARACTER: u8 = 0x2F;
     /// UTF-16 text.
-    pub const NCHAR: u8 = 0xEF;
-    pub const BINARY: u8 = 0x2D;
+    pub const NCHAR: u8 = 0xE7;
+    pub const BINARY: u8 = 0xA5;
     pub const UNIQUEID: u8 = 0x24;
 }
 
@@ -54,10 +54,13 @@ pub enum Form {
         scale: u8,
     },
     Temporal(Temporal),
-    /// Every text type, sent as UTF-16 (the driver converts to a `varchar` column's code page);
-    /// `max_units` is `None` for (MAX), `text`, `ntext` and `xml`.
+    /// Every text type, sent as UTF-16 (the driver converts to a `varchar` column's code page),
+    /// or as UTF-8 where `utf8` (FreeTDS: it reads a bcp NVARCHAR program value as text of the
+    /// client charset, so UTF-16 arrived with a NUL after every character); `max_units`
+    /// (UTF-16 code units, as SQL Server counts) is `None` for (MAX), `text`, `ntext`, `xml`.
     Text {
         max_units: Option<usize>,
+        utf8: bool,
     },
     Binary {
         max_bytes: Option<usize>,
@@ -104,8 +107,12 @@ impl Form {
             sql::SS_TIMESTAMPOFFSET => Form::Temporal(Temporal::Offset { scale }),
             sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
                 max_units: bounded(desc.size),
+                utf8: false,
             },
-            sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => Form::Text { max_units: None },
+            sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => Form::Text {
+                max_units: None,
+                utf8: false,
+            },
             sql::BINARY | sql::VARBINARY => Form::Binary {
                 max_bytes: bounded(desc.size),
             },
@@ -120,6 +127,17 @@ impl Form {
         })
     }
 
+    /// A (MAX), `text`, `ntext`, `xml` or `image` column: no length limit.
+    pub fn unbounded(self) -> bool {
+        matches!(
+            self,
+            Form::Text {
+                max_units: None,
+                ..
+            } | Form::Binary { max_bytes: None }
+        )
+    }
+
     /// The bcp program type the driver reads this form's bytes as.
     pub fn bcp_type(self) -> u8 {
         match self {
@@ -127,6 +145,7 @@ impl Form {
             Form::Int { .. } => bcp_type::INT8,
             Form::Float => bcp_type::FLT8,
             Form::Decimal { .. } | Form::Temporal(_) => bcp_type::CHARACTER,
+            Form::Text { utf8: true, .. } => bcp_type::CHARACTER,
             Form::Text { .. } => bcp_type::NCHAR,
             Form::Binary { .. } => bcp_type::BINARY,
             Form::Guid => bcp_type::UNIQUEID,

@@ -6,10 +6,11 @@
 //! the driver (`bcp_colptr` per column, `bcp_sendrow`) and ends a batch every `batch_size` rows.
 
 use super::cells::{CellColumn, PREFIX_LEN};
+use super::form::Form;
 use super::target::{Fed, Table};
 use crate::error::{Error, Result};
 use crate::odbc::Dbc;
-use crate::odbc::bcp::{Bcp, BcpOption, SQL_VARLEN_DATA};
+use crate::odbc::bcp::{Bcp, BcpOption, SQL_NULL_DATA, SQL_VARLEN_DATA};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -104,6 +105,8 @@ pub struct BcpLoad<'c> {
     cancel: Arc<AtomicBool>,
     /// The hint text handed to `bcp_control(BCPHINTS)`: the driver keeps its address.
     _hints: Vec<u16>,
+    /// Per fed column: its length goes by `bcp_collen` instead of the cell's prefix.
+    by_collen: Vec<bool>,
     ended: bool,
 }
 
@@ -118,6 +121,14 @@ impl<'c> BcpLoad<'c> {
         cancel: Arc<AtomicBool>,
     ) -> Result<BcpLoad<'c>> {
         bcp.init(dbc, &table.name)?;
+        let mut fed = fed;
+        if let Bcp::FreeTds = bcp {
+            for f in &mut fed {
+                if let Form::Text { utf8, .. } = &mut f.form {
+                    *utf8 = true;
+                }
+            }
+        }
         let mut load = BcpLoad {
             dbc,
             bcp,
@@ -128,6 +139,7 @@ impl<'c> BcpLoad<'c> {
             started: Instant::now(),
             cancel,
             _hints: Vec::new(),
+            by_collen: Vec::new(),
             ended: false,
         };
         let hints = load.options.hints();
@@ -144,19 +156,30 @@ impl<'c> BcpLoad<'c> {
                 bcp.control(load.dbc, BcpOption::KeepNulls, 1)?;
             }
         }
-        for f in &load.fed {
+        for i in 0..load.fed.len() {
+            let (form, number) = (load.fed[i].form, load.fed[i].number);
+            // Driver 18 reads a zero length prefix of a (MAX) column as 65,535 bytes (it sent
+            // that much of the memory after the value: seen against the peer, 2026-12-04), so
+            // those columns get their lengths from bcp_collen, row by row, instead.
+            let by_collen = matches!(bcp, Bcp::MsOdbc(_)) && form.unbounded();
+            let (prefix, var_len) = if by_collen {
+                (0, 0)
+            } else {
+                (PREFIX_LEN, SQL_VARLEN_DATA)
+            };
+            load.by_collen.push(by_collen);
             // SAFETY: the bound address is a static NULL prefix (Driver 18 refuses a null
-            // pointer with a prefix); `send` replaces it with each row's (bcp_colptr) before
-            // every bcp_sendrow, pointing into the chunk it is sending.
+            // pointer); `send` replaces it with each row's (bcp_colptr) before every
+            // bcp_sendrow, pointing into the chunk it is sending.
             unsafe {
                 bcp.bind(
                     load.dbc,
                     NULL_CELL.as_ptr(),
-                    PREFIX_LEN,
-                    SQL_VARLEN_DATA,
+                    prefix,
+                    var_len,
                     None,
-                    f.form.bcp_type(),
-                    f.number,
+                    form.bcp_type(),
+                    number,
                 )?
             };
         }
@@ -175,10 +198,23 @@ impl<'c> BcpLoad<'c> {
     pub fn send(&mut self, chunk: &Chunk) -> Result<()> {
         for row in 0..chunk.rows() {
             self.check_stop()?;
-            for (f, col) in self.fed.iter().zip(&chunk.columns) {
-                // SAFETY: the address is the row's prefix inside `chunk`, which the caller keeps
-                // (borrowed here) until this sendrow returns.
-                unsafe { self.bcp.colptr(self.dbc, col.prefix_ptr(row), f.number)? };
+            for ((f, col), by_collen) in self.fed.iter().zip(&chunk.columns).zip(&self.by_collen) {
+                if *by_collen {
+                    let len = col
+                        .len_of(row)
+                        .map_or(SQL_NULL_DATA, |n| i32::try_from(n).unwrap_or(i32::MAX));
+                    // SAFETY: the address is the row's value inside `chunk` (after its prefix),
+                    // which the caller keeps (borrowed here) until this sendrow returns.
+                    unsafe {
+                        self.bcp
+                            .colptr(self.dbc, col.prefix_ptr(row).add(8), f.number)?
+                    };
+                    self.bcp.collen(self.dbc, len, f.number)?;
+                } else {
+                    // SAFETY: the address is the row's prefix inside `chunk`, which the caller
+                    // keeps (borrowed here) until this sendrow returns.
+                    unsafe { self.bcp.colptr(self.dbc, col.prefix_ptr(row), f.number)? };
+                }
             }
             let source_row = chunk.first_row + row as u64;
             self.bcp

@@ -265,7 +265,12 @@ pub fn parse_bulk_message(
             }
         }
     }
-    Err(proto_err("a bulk load message without DONE"))
+    // FreeTDS 1.3 ends its BULK LOAD message after the last row, without a DONE token
+    // (captures/bulk-load.md); SQL Server takes it, so the message's end ends the rows.
+    if out.columns.is_empty() {
+        return Err(proto_err("a bulk load message without COLMETADATA"));
+    }
+    Ok(out)
 }
 
 fn colmetadata(d: &[u8], p: &mut usize) -> io::Result<Vec<(String, Vec<u8>)>> {

@@ -138,6 +138,12 @@ impl Form {
         )
     }
 
+    /// A column FreeTDS 1.3's bcp cannot load: (MAX) ones (an assertion aborts the process)
+    /// and datetimeoffset (its text parser refuses every offset).
+    pub fn freetds_bcp_cannot(self) -> bool {
+        self.unbounded() || matches!(self, Form::Temporal(Temporal::Offset { .. }))
+    }
+
     /// The bcp program type the driver reads this form's bytes as.
     pub fn bcp_type(self) -> u8 {
         match self {

@@ -105,6 +105,8 @@ pub struct BcpLoad<'c> {
     cancel: Arc<AtomicBool>,
     /// The hint text handed to `bcp_control(BCPHINTS)`: the driver keeps its address.
     _hints: Vec<u16>,
+    /// The table whose IDENTITY_INSERT this load turned on, to turn off at its end.
+    identity_insert: Option<String>,
     /// Per fed column: its length goes by `bcp_collen` instead of the cell's prefix.
     by_collen: Vec<bool>,
     ended: bool,
@@ -120,7 +122,18 @@ impl<'c> BcpLoad<'c> {
         options: LoadOptions,
         cancel: Arc<AtomicBool>,
     ) -> Result<BcpLoad<'c>> {
-        bcp.init(dbc, &table.name)?;
+        let keeps_identity = options.keep_identity
+            && fed
+                .iter()
+                .any(|f| table.columns[f.number as usize - 1].identity);
+        if keeps_identity {
+            set_identity_insert(dbc, &table.name, true)?;
+        }
+        let init = bcp.init(dbc, &table.name);
+        if init.is_err() && keeps_identity {
+            let _ = set_identity_insert(dbc, &table.name, false);
+        }
+        init?;
         let mut fed = fed;
         if let Bcp::FreeTds = bcp {
             for f in &mut fed {
@@ -139,6 +152,10 @@ impl<'c> BcpLoad<'c> {
             started: Instant::now(),
             cancel,
             _hints: Vec::new(),
+            // Kept identity values: `SET IDENTITY_INSERT t ON` for the load (set above). Driver
+            // 18's BCPKEEPIDENTITY changes nothing it sends (captured: the same INSERT BULK and
+            // rows with it as without), and FreeTDS refuses the option (HY092).
+            identity_insert: keeps_identity.then(|| table.name.clone()),
             by_collen: Vec::new(),
             ended: false,
         };
@@ -147,9 +164,7 @@ impl<'c> BcpLoad<'c> {
             load._hints = hints.encode_utf16().chain([0]).collect();
             bcp.control(load.dbc, BcpOption::HintsW, load._hints.as_ptr() as usize)?;
         }
-        if load.options.keep_identity {
-            bcp.control(load.dbc, BcpOption::KeepIdentity, 1)?;
-        }
+
         if load.options.keep_nulls {
             // FreeTDS takes no KEEPNULLS; its loads keep NULLs as sent (see the README).
             if matches!(bcp, Bcp::MsOdbc(_)) {
@@ -179,6 +194,30 @@ impl<'c> BcpLoad<'c> {
                     var_len,
                     None,
                     form.bcp_type(),
+                    number,
+                )?
+            };
+        }
+        // Both drivers want every column of the table bound ("Not enough columns bound"): a
+        // column no source field feeds is bound to NULL, which takes its default unless
+        // keep_nulls (an identity column is numbered by the server unless keep_identity).
+        for (i, c) in table.columns.iter().enumerate() {
+            let number =
+                u32::try_from(i + 1).map_err(|_| Error::Internal("column number".into()))?;
+            if load.fed.iter().any(|f| f.number == number) {
+                continue;
+            }
+            let bcp_type =
+                Form::of(&c.desc).map_or(super::form::bcp_type::CHARACTER, Form::bcp_type);
+            // SAFETY: a static NULL cell, never replaced: valid for the life of the process.
+            unsafe {
+                bcp.bind(
+                    load.dbc,
+                    NULL_CELL.as_ptr(),
+                    PREFIX_LEN,
+                    SQL_VARLEN_DATA,
+                    None,
+                    bcp_type,
                     number,
                 )?
             };
@@ -217,6 +256,13 @@ impl<'c> BcpLoad<'c> {
                 }
             }
             let source_row = chunk.first_row + row as u64;
+            if let Some(i) = self.early_dates(chunk, row) {
+                let e = Error::Data(format!(
+                    "FreeTDS's bulk copy reads a date before 1753-01-01 as another date (1000-01-01 as 1900-01-01, 0001-01-01 as 2001-01-01); column {:?} holds one",
+                    self.fed[i].name
+                ));
+                return Err(self.failed(e, &format!("source row {source_row}")));
+            }
             self.bcp
                 .sendrow(self.dbc)
                 .map_err(|e| self.failed(e, &format!("source row {source_row}")))?;
@@ -227,6 +273,25 @@ impl<'c> BcpLoad<'c> {
             }
         }
         Ok(())
+    }
+
+    /// FreeTDS parses the ISO text of a date, datetime2 or datetimeoffset itself and turns a
+    /// year before 1753 into another one (0001-01-01 arrived as 2001-01-01, 1000-01-01 to
+    /// 1752-03-15 as 1900-..., every year from 1753 exact, probed through the peer): the
+    /// column of such a value, to refuse it rather than store another date.
+    fn early_dates(&self, chunk: &Chunk, row: usize) -> Option<usize> {
+        if !matches!(self.bcp, Bcp::FreeTds) {
+            return None;
+        }
+        self.fed.iter().zip(&chunk.columns).position(|(f, col)| {
+            matches!(f.form, Form::Temporal(t) if !matches!(t, super::form::Temporal::Time { .. }))
+                && col.value(row).is_some_and(|v| {
+                    let year = std::str::from_utf8(&v[..v.len().min(4)])
+                        .ok()
+                        .and_then(|y| y.parse::<u16>().ok());
+                    year.is_some_and(|y| y < 1753)
+                })
+        })
     }
 
     fn end_batch(&mut self) -> Result<()> {
@@ -248,7 +313,11 @@ impl<'c> BcpLoad<'c> {
         self.ended = true;
         let first = self.count.rows_sent - self.rows_in_batch;
         let what = format!("the batch of source rows {first}..{}", self.count.rows_sent);
-        self.bcp.done(self.dbc).map_err(|e| self.failed(e, &what))?;
+        let done = self.bcp.done(self.dbc);
+        if let Some(t) = self.identity_insert.take() {
+            let _ = set_identity_insert(self.dbc, &t, false);
+        }
+        done.map_err(|e| self.failed(e, &what))?;
         if self.rows_in_batch > 0 {
             self.count.rows_copied += self.rows_in_batch;
             self.count.batch_count += 1;
@@ -266,6 +335,9 @@ impl<'c> BcpLoad<'c> {
             self.ended = true;
             // The driver rolls back the batch in flight and ends the bcp operation.
             let _ = self.bcp.abort(self.dbc);
+            if let Some(t) = self.identity_insert.take() {
+                let _ = set_identity_insert(self.dbc, &t, false);
+            }
         }
     }
 
@@ -309,4 +381,14 @@ impl Drop for BcpLoad<'_> {
     fn drop(&mut self) {
         self.stop();
     }
+}
+
+/// `SET IDENTITY_INSERT table ON|OFF` on the connection.
+fn set_identity_insert(dbc: &Dbc, table: &str, on: bool) -> Result<()> {
+    let mut stmt = crate::odbc::Stmt::new(dbc)?;
+    stmt.exec_direct(&format!(
+        "SET IDENTITY_INSERT {table} {}",
+        if on { "ON" } else { "OFF" }
+    ))?;
+    Ok(())
 }

@@ -79,9 +79,16 @@ impl Table {
         }
         stmt.close_cursor()?;
         if dbms == Dbms::SqlServer {
-            if let Ok(defaulted) = defaulted_columns(&mut stmt, name) {
+            // The catalog, not the result's metadata: neither driver reported
+            // SQL_DESC_AUTO_UNIQUE_VALUE for an identity column read through the peer.
+            if let Ok(identity) = catalog_names(&mut stmt, name, "is_identity = 1") {
                 for c in &mut columns {
-                    c.has_default = Some(defaulted.iter().any(|d| d == &c.desc.name));
+                    c.identity |= identity.contains(&c.desc.name);
+                }
+            }
+            if let Ok(defaulted) = catalog_names(&mut stmt, name, "default_object_id <> 0") {
+                for c in &mut columns {
+                    c.has_default = Some(defaulted.contains(&c.desc.name));
                 }
             }
         }
@@ -184,21 +191,14 @@ impl Table {
     }
 }
 
-/// Names of the columns of `table` that have a DEFAULT, from `sys.columns`.
-fn defaulted_columns(stmt: &mut Stmt, table: &str) -> Result<Vec<String>> {
-    let lookup = if table.starts_with('#') || table.starts_with("[#") {
-        format!("tempdb..{table}")
-    } else {
-        table.to_owned()
-    };
+/// Names of the columns of `table` for which `condition` holds, from `sys.columns`.
+fn catalog_names(stmt: &mut Stmt, table: &str, condition: &str) -> Result<Vec<String>> {
+    let temp = table.starts_with('#') || table.starts_with("[#");
     let sql = format!(
-        "SELECT name FROM {}sys.columns WHERE object_id = OBJECT_ID(N'{}') AND default_object_id <> 0",
-        if lookup.starts_with("tempdb..") {
-            "tempdb."
-        } else {
-            ""
-        },
-        lookup.replace('\'', "''")
+        "SELECT name FROM {}sys.columns WHERE object_id = OBJECT_ID(N'{}{}') AND {condition}",
+        if temp { "tempdb." } else { "" },
+        if temp { "tempdb.." } else { "" },
+        table.replace('\'', "''")
     );
     stmt.exec_direct(&sql)?;
     let names = read_text_column(stmt)?;

@@ -267,7 +267,9 @@ pub fn parse_bulk_message(
     }
     // FreeTDS 1.3 ends its BULK LOAD message after the last row, without a DONE token
     // (captures/bulk-load.md); SQL Server takes it, so the message's end ends the rows.
-    if out.columns.is_empty() {
+    // An empty message: FreeTDS's bcp_done after a row it could not convert sends the BULK
+    // LOAD message with no tokens at all; it copies no row.
+    if out.columns.is_empty() && !d.is_empty() {
         return Err(proto_err("a bulk load message without COLMETADATA"));
     }
     Ok(out)

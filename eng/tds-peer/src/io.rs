@@ -196,6 +196,11 @@ impl Io {
                 return Err(proto_err("request larger than 256 MiB"));
             }
         }
+        if status & packet::STATUS_IGNORE != 0 {
+            // The client abandoned the message (Driver 18 ends an aborted bulk load's rows with
+            // EOM | IGNORE): nothing of it is processed.
+            return Ok((packet::P_IGNORED, Vec::new()));
+        }
         Ok((typ, data))
     }
 

@@ -11,6 +11,10 @@ pub const P_LOGIN7: u8 = 0x10;
 pub const P_PRELOGIN: u8 = 0x12;
 
 pub const HEADER_LEN: usize = 8;
+/// Status bit "ignore this event" (with EOM): the client abandons the message (MS-TDS 2.2.3.1.2).
+pub const STATUS_IGNORE: u8 = 0x02;
+/// Not a TDS packet type: what `Io::read_message` returns for a message the client abandoned.
+pub const P_IGNORED: u8 = 0xFF;
 pub const STATUS_EOM: u8 = 0x01;
 /// Run sp_reset_connection before this request (client-side pooling).
 pub const STATUS_RESETCONNECTION: u8 = 0x08;

@@ -2,7 +2,7 @@
 
 use crate::conv::from_utf16;
 use crate::io::{Io, proto_err};
-use crate::packet::{P_ATTN, P_BULK, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
+use crate::packet::{P_ATTN, P_BULK, P_IGNORED, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};
 use crate::prelogin::{self, ENCRYPT_NOT_SUP, ENCRYPT_OFF, ENCRYPT_ON};
 use crate::resp::Resp;
 use crate::sql::engine::{Engine, Shared};
@@ -220,6 +220,17 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
                 let out = transaction(&mut engine, &data);
                 let mut r = Resp::new(io);
                 r.put(&out)?;
+                r.finish()?;
+            }
+            P_IGNORED => {
+                // Abandoned by the client (an aborted bulk load's rows): nothing of it stays,
+                // and nothing answers it; the INSERT BULK still waits for its (empty) rows,
+                // which Driver 18's bcp_done then sends as a BULK LOAD message of one DONE.
+                if cfg.verbose {
+                    eprintln!("tds-peer: [{spid}] a message the client abandoned (status IGNORE)");
+                }
+                let mut r = Resp::new(io);
+                r.put(&token::done(token::TOK_DONE, 0, 0, 0))?;
                 r.finish()?;
             }
             P_ATTN => {

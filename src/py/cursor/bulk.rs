@@ -208,7 +208,16 @@ impl Cursor {
             py.detach(move || c.set_autocommit(true))
                 .map_err(|e| to_pyerr(py, e))?;
         }
-        let bcp = if conn.bcp_on() && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds) {
+        // FreeTDS 1.3's bcp cannot take two kinds of column: a (MAX) one aborts the process (an
+        // assertion in its row writer), and it parses no datetimeoffset text with an offset
+        // (22018 for every form tried). Loads with such columns go as parameter arrays on the
+        // same connection, where the server converts.
+        let freetds_arrays =
+            backend.driver == Driver::FreeTds && fed.iter().any(|f| f.form.freetds_bcp_cannot());
+        let bcp = if conn.bcp_on()
+            && !freetds_arrays
+            && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds)
+        {
             Some(Bcp::of(conn.dbc(), backend.driver).map_err(|e| to_pyerr(py, e))?)
         } else {
             None

@@ -95,6 +95,12 @@ fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
 /// with the row count, or the error and DONE_ERROR with nothing of the batch kept.
 pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
     let Some(pending) = cx.bulk.take() else {
+        if rows.columns.is_empty() && rows.rows.is_empty() {
+            // FreeTDS's bcp_done after a batch the server refused sends an empty BULK LOAD
+            // message with no INSERT BULK before it: nothing to load, nothing to refuse.
+            let mut out = Out::new(false);
+            return out.finish(r).map(|_| ());
+        }
         return Err(crate::io::proto_err(
             "a BULK LOAD message without a pending INSERT BULK",
         ));

@@ -239,7 +239,11 @@ def test_stream_in_several_batches_with_batch_size_and_progress(connect, sends_r
 def test_polars_dataframe(connect, sends_rows):
     cur = connect().cursor()
     name = tname("arrow_polars")
-    make_table(cur, name, [("i", "bigint"), ("s", "nvarchar(30)"), ("f", "float"), ("d", "date"), ("ts", "datetime2(6)")])
+    make_table(
+        cur,
+        name,
+        [("i", "bigint"), ("s", "nvarchar(30)"), ("f", "float"), ("d", "date"), ("ts", "datetime2(6)"), ("k", "nvarchar(5)")],
+    )
     df = pl.DataFrame(
         {
             "i": [1, None, 3],
@@ -247,13 +251,15 @@ def test_polars_dataframe(connect, sends_rows):
             "f": [0.5, None, -2.0],
             "d": [dt.date(2020, 1, 1), None, dt.date(1900, 3, 1)],
             "ts": [dt.datetime(2021, 5, 6, 7, 8, 9, 123456), None, dt.datetime(1, 1, 1)],
+            # Categorical: exported as dictionary<string_view, uint32>.
+            "k": pl.Series(["cat", "cat", None], dtype=pl.Categorical),
         }
     )
     assert cur.bulkcopy_arrow(name, df)["rows_copied"] == 3
-    assert cur.execute(f"SELECT i, s, f, d, ts FROM {name} ORDER BY f DESC").fetchall() == [
-        (1, "polars ✓", 0.5, dt.date(2020, 1, 1), dt.datetime(2021, 5, 6, 7, 8, 9, 123456)),
-        (3, None, -2.0, dt.date(1900, 3, 1), dt.datetime(1, 1, 1)),
-        (None, "b", None, None, None),
+    assert cur.execute(f"SELECT i, s, f, d, ts, k FROM {name} ORDER BY f DESC").fetchall() == [
+        (1, "polars ✓", 0.5, dt.date(2020, 1, 1), dt.datetime(2021, 5, 6, 7, 8, 9, 123456), "cat"),
+        (3, None, -2.0, dt.date(1900, 3, 1), dt.datetime(1, 1, 1), None),
+        (None, "b", None, None, None, "cat"),
     ]
 
 

@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension `ferrodbc._native` (kept in step with src/py/)."""
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
@@ -211,6 +211,42 @@ class Cursor:
     def fetch_arrow_table(
         self, *, datetimeoffset: str = "utc", uuid: str = "uuid", timestamp_unit: str = "us"
     ) -> RecordBatchStream: ...
+    # mssql-python 1.16's bulk copy, on this connection (bcp API, or parameter arrays).
+    def bulkcopy(
+        self,
+        table_name: str,
+        data: Iterable[Sequence[Any]],
+        batch_size: int | None = None,
+        timeout: int | None = None,
+        column_mappings: Sequence[str] | Sequence[tuple[int, str]] | None = None,
+        keep_identity: bool = False,
+        check_constraints: bool = False,
+        table_lock: bool = False,
+        keep_nulls: bool = False,
+        fire_triggers: bool = False,
+        use_internal_transaction: bool = False,
+        *,
+        progress: Callable[[int], object] | None = None,
+        notify_after: int = 10000,
+    ) -> dict[str, Any]: ...
+    # `source`: any object with __arrow_c_stream__ or __arrow_c_array__.
+    def bulkcopy_arrow(
+        self,
+        table_name: str,
+        source: Any,
+        batch_size: int | None = None,
+        timeout: int | None = None,
+        column_mappings: Sequence[str] | Sequence[tuple[int, str]] | None = None,
+        keep_identity: bool = False,
+        check_constraints: bool = False,
+        table_lock: bool = False,
+        keep_nulls: bool = False,
+        fire_triggers: bool = False,
+        use_internal_transaction: bool = False,
+        *,
+        progress: Callable[[int], object] | None = None,
+        notify_after: int = 10000,
+    ) -> dict[str, Any]: ...
     def nextset(self) -> bool: ...
     def setinputsizes(self, sizes: Sequence[Any] | None) -> None: ...
     def setoutputsize(self, size: int, column: int | None = None) -> None: ...

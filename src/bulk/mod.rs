@@ -9,10 +9,12 @@
 //! - `load.rs`: the driver's bcp API (Driver 17/18, FreeTDS): `bcp_init`, a `bcp_bind` per
 //!   column, `bcp_colptr` + `bcp_sendrow` per row, `bcp_batch` per batch, `bcp_done`.
 //! - `arrays.rs`: every other driver, as `INSERT` parameter arrays per chunk.
+//! - `arrow.rs`: an Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`).
 //!
 //! Both paths report what they did in [`LoadCount`]; the counters below prove which ran.
 
 pub mod arrays;
+pub mod arrow;
 pub mod cells;
 pub mod encode;
 pub mod form;

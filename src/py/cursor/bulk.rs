@@ -18,20 +18,20 @@ use std::time::Instant;
 
 /// A chunk is sent when it holds this many rows or bytes, whichever comes first: the GIL is
 /// released once per chunk, and memory stays bounded whatever the source's length.
-const CHUNK_ROWS: usize = 8192;
-const CHUNK_BYTES: usize = 8 << 20;
+pub(super) const CHUNK_ROWS: usize = 8192;
+pub(super) const CHUNK_BYTES: usize = 8 << 20;
 
 /// The options both methods share, checked as mssql-python checks them.
-struct Args {
+pub(super) struct Args {
     table: String,
     options: LoadOptions,
     mapping: Mapping,
-    progress: Option<Py<PyAny>>,
-    notify_after: u64,
+    pub(super) progress: Option<Py<PyAny>>,
+    pub(super) notify_after: u64,
 }
 
 #[allow(clippy::too_many_arguments)]
-fn check_args(
+pub(super) fn check_args(
     table_name: &Bound<'_, PyAny>,
     batch_size: &Bound<'_, PyAny>,
     timeout: &Bound<'_, PyAny>,
@@ -140,7 +140,7 @@ impl Way<'_> {
         }
     }
 
-    fn count(&self) -> LoadCount {
+    pub(super) fn count(&self) -> LoadCount {
         match self {
             Way::Bcp(l) => l.count(),
             Way::Arrays(l) => l.count(),
@@ -158,7 +158,7 @@ fn at(e: Error, context: String) -> Error {
 
 impl Cursor {
     /// Describe the table, pick the path, run `feed` (which sends the rows), end the load.
-    fn bulk_load(
+    pub(super) fn bulk_load(
         &self,
         py: Python<'_>,
         args: &Args,
@@ -315,7 +315,14 @@ fn send_params(
 }
 
 /// The error of a value that cannot go into its column.
-fn bad_value(py: Python<'_>, f: &Fed, row: u64, reason: String, copied: u64, null: bool) -> PyErr {
+pub(super) fn bad_value(
+    py: Python<'_>,
+    f: &Fed,
+    row: u64,
+    reason: String,
+    copied: u64,
+    null: bool,
+) -> PyErr {
     let context = format!(
         "bulk load: column {:?}, source row {row} ({copied} rows copied before it)",
         f.name
@@ -328,7 +335,7 @@ fn bad_value(py: Python<'_>, f: &Fed, row: u64, reason: String, copied: u64, nul
     to_pyerr(py, at(inner, context))
 }
 
-fn null_refused(f: &Fed) -> String {
+pub(super) fn null_refused(f: &Fed) -> String {
     format!(
         "NULL cannot go into column {:?}: it is NOT NULL and has no default (or keep_nulls=True)",
         f.name

@@ -5,6 +5,7 @@
 //! `#[pymethods]` block (PyO3's `multiple-pymethods`).
 
 mod bulk;
+mod bulk_arrow;
 mod catalog;
 mod execute;
 mod fetch;

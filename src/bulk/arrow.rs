@@ -1,0 +1,811 @@
+//! An Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`): the array's data type is
+//! looked at once, then one loop per type calls the sink's typed method for every element, so
+//! no value pays for a `match` on its type. The conversions are exact: integers, decimals as
+//! their digits, days and time units as calendar fields (no floating point).
+//!
+//! Types and what each element becomes:
+//! - Null: NULL. Boolean: `boolean`. Int8..Int64, UInt8..UInt32: `int`; UInt64 `int` up to
+//!   `i64::MAX`, beyond it `decimal` text (which an integer column refuses as an overflow).
+//! - Float16/32/64: `float`. Decimal32/64/128/256(p, s): `decimal` with the exact digits.
+//! - Date32/Date64: `date`. Time32(s, ms), Time64(us, ns): `time`.
+//! - Timestamp(unit, no zone): `timestamp`. Timestamp(unit, zone): `offset`, with the zone's
+//!   offset if it is a fixed `+hh:mm` / `-hh:mm`, else +00:00 for `UTC` and any named zone (the
+//!   instant is kept; the named zone's local time is not). ferrodbc's own Arrow output of a
+//!   datetimeoffset is a `UTC` timestamp (the default) or the struct
+//!   `{instant: timestamp[UTC], offset_minutes: int16}` (`datetimeoffset="struct"`): both come
+//!   back as the same instant, the struct with its own offset too.
+//! - Utf8, LargeUtf8, Utf8View: `text`. Binary, LargeBinary, BinaryView, FixedSizeBinary:
+//!   `bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `text`.
+//! - Anything else (List, other Structs, Map, Interval, Duration, ...): refused, naming the type.
+//!
+//! [`ParamSink`] is the sink of the parameter-array path (drivers without bcp): it turns each
+//! element into the [`ParamValue`] the parameters bind.
+
+use super::encode::{Put, Sink};
+use crate::params::ParamValue;
+use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    ArrowDictionaryKeyType, Date32Type, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type,
+    Decimal256Type, Float16Type, Float32Type, Float64Type, Int8Type, Int16Type, Int32Type,
+    Int64Type, Time32MillisecondType, Time32SecondType, Time64MicrosecondType,
+    Time64NanosecondType, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+};
+use arrow_array::{Array, ArrayAccessor, StructArray};
+use arrow_schema::{DataType, TimeUnit};
+use std::fmt::Write;
+
+/// An element that could not be put: its index in the array, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failed {
+    pub row: usize,
+    pub reason: String,
+}
+
+type Done = Result<(), Failed>;
+
+/// `Err` naming the Arrow type when `bulkcopy_arrow` cannot send it (checked once per field,
+/// before any row is sent).
+pub fn check_type(dt: &DataType) -> Result<(), String> {
+    use DataType as D;
+    let ok = match dt {
+        D::Null
+        | D::Boolean
+        | D::Int8
+        | D::Int16
+        | D::Int32
+        | D::Int64
+        | D::UInt8
+        | D::UInt16
+        | D::UInt32
+        | D::UInt64
+        | D::Float16
+        | D::Float32
+        | D::Float64
+        | D::Decimal32(..)
+        | D::Decimal64(..)
+        | D::Decimal128(..)
+        | D::Decimal256(..)
+        | D::Date32
+        | D::Date64
+        | D::Time32(TimeUnit::Second | TimeUnit::Millisecond)
+        | D::Time64(TimeUnit::Microsecond | TimeUnit::Nanosecond)
+        | D::Timestamp(..)
+        | D::Utf8
+        | D::LargeUtf8
+        | D::Utf8View
+        | D::Binary
+        | D::LargeBinary
+        | D::BinaryView
+        | D::FixedSizeBinary(_) => true,
+        D::Dictionary(key, value) => {
+            key.is_dictionary_key_type() && matches!(**value, D::Utf8 | D::LargeUtf8 | D::Utf8View)
+        }
+        D::Struct(_) => offset_struct(dt).is_some(),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("the Arrow type {dt} cannot be bulk copied"))
+    }
+}
+
+/// The unit of ferrodbc's datetimeoffset struct (`{instant: timestamp[unit, tz], offset_minutes:
+/// int16}`), if `dt` is one.
+fn offset_struct(dt: &DataType) -> Option<TimeUnit> {
+    let DataType::Struct(fields) = dt else {
+        return None;
+    };
+    match (fields.first(), fields.get(1), fields.len()) {
+        (Some(i), Some(o), 2)
+            if i.name() == "instant"
+                && o.name() == "offset_minutes"
+                && *o.data_type() == DataType::Int16 =>
+        {
+            match i.data_type() {
+                DataType::Timestamp(unit, Some(_)) => Some(*unit),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Put every element of `array` into `sink`, in order. `Err` at the first element the sink
+/// refuses (or the whole array, index 0, for a type [`check_type`] refuses).
+pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
+    use DataType as D;
+    match array.data_type() {
+        D::Null => {
+            for row in 0..array.len() {
+                sink.null().map_err(|reason| Failed { row, reason })?;
+            }
+            Ok(())
+        }
+        D::Boolean => each(array.as_boolean(), sink, |s, v| s.boolean(v)),
+        D::Int8 => each(array.as_primitive::<Int8Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::Int16 => each(array.as_primitive::<Int16Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::Int32 => each(array.as_primitive::<Int32Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::Int64 => each(array.as_primitive::<Int64Type>(), sink, |s, v| s.int(v)),
+        D::UInt8 => each(array.as_primitive::<UInt8Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::UInt16 => each(array.as_primitive::<UInt16Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::UInt32 => each(array.as_primitive::<UInt32Type>(), sink, |s, v| {
+            s.int(v.into())
+        }),
+        D::UInt64 => each(
+            array.as_primitive::<UInt64Type>(),
+            sink,
+            |s, v| match i64::try_from(v) {
+                Ok(i) => s.int(i),
+                Err(_) => s.decimal(&v.to_string()),
+            },
+        ),
+        D::Float16 => each(array.as_primitive::<Float16Type>(), sink, |s, v| {
+            s.float(v.to_f64())
+        }),
+        D::Float32 => each(array.as_primitive::<Float32Type>(), sink, |s, v| {
+            s.float(v.into())
+        }),
+        D::Float64 => each(array.as_primitive::<Float64Type>(), sink, |s, v| s.float(v)),
+        D::Decimal32(_, scale) => {
+            let mut text = String::new();
+            each(array.as_primitive::<Decimal32Type>(), sink, |s, v| {
+                s.decimal(decimal_text(&mut text, v, *scale))
+            })
+        }
+        D::Decimal64(_, scale) => {
+            let mut text = String::new();
+            each(array.as_primitive::<Decimal64Type>(), sink, |s, v| {
+                s.decimal(decimal_text(&mut text, v, *scale))
+            })
+        }
+        D::Decimal128(_, scale) => {
+            let mut text = String::new();
+            each(array.as_primitive::<Decimal128Type>(), sink, |s, v| {
+                s.decimal(decimal_text(&mut text, v, *scale))
+            })
+        }
+        D::Decimal256(_, scale) => {
+            let mut text = String::new();
+            each(array.as_primitive::<Decimal256Type>(), sink, |s, v| {
+                s.decimal(decimal_text(&mut text, v, *scale))
+            })
+        }
+        D::Date32 => each(array.as_primitive::<Date32Type>(), sink, |s, v| {
+            s.date(date_of_days(v.into())?)
+        }),
+        D::Date64 => each(array.as_primitive::<Date64Type>(), sink, |s, v| {
+            s.date(date_of_days(v.div_euclid(MS_PER_DAY))?)
+        }),
+        D::Time32(TimeUnit::Second) => {
+            each(array.as_primitive::<Time32SecondType>(), sink, |s, v| {
+                s.time(time_of(v.into(), 1_000_000_000)?)
+            })
+        }
+        D::Time32(TimeUnit::Millisecond) => each(
+            array.as_primitive::<Time32MillisecondType>(),
+            sink,
+            |s, v| s.time(time_of(v.into(), 1_000_000)?),
+        ),
+        D::Time64(TimeUnit::Microsecond) => each(
+            array.as_primitive::<Time64MicrosecondType>(),
+            sink,
+            |s, v| s.time(time_of(v, 1_000)?),
+        ),
+        D::Time64(TimeUnit::Nanosecond) => each(
+            array.as_primitive::<Time64NanosecondType>(),
+            sink,
+            |s, v| s.time(time_of(v, 1)?),
+        ),
+        D::Timestamp(unit, None) => timestamps(array, *unit, sink, |s, v, unit| {
+            s.timestamp(timestamp_of(v, unit)?)
+        }),
+        D::Timestamp(unit, Some(zone)) => {
+            let offset = fixed_offset(zone).unwrap_or(0);
+            timestamps(array, *unit, sink, move |s, v, unit| {
+                s.offset(offset_of(v, unit, offset)?)
+            })
+        }
+        D::Utf8 => each(array.as_string::<i32>(), sink, |s, v| s.text(v)),
+        D::LargeUtf8 => each(array.as_string::<i64>(), sink, |s, v| s.text(v)),
+        D::Utf8View => each(array.as_string_view(), sink, |s, v| s.text(v)),
+        D::Binary => each(array.as_binary::<i32>(), sink, |s, v| s.bytes(v)),
+        D::LargeBinary => each(array.as_binary::<i64>(), sink, |s, v| s.bytes(v)),
+        D::BinaryView => each(array.as_binary_view(), sink, |s, v| s.bytes(v)),
+        D::FixedSizeBinary(_) => each(array.as_fixed_size_binary(), sink, |s, v| s.bytes(v)),
+        D::Dictionary(key, _) => match **key {
+            D::Int8 => dictionary::<Int8Type>(array, sink),
+            D::Int16 => dictionary::<Int16Type>(array, sink),
+            D::Int32 => dictionary::<Int32Type>(array, sink),
+            D::Int64 => dictionary::<Int64Type>(array, sink),
+            D::UInt8 => dictionary::<UInt8Type>(array, sink),
+            D::UInt16 => dictionary::<UInt16Type>(array, sink),
+            D::UInt32 => dictionary::<UInt32Type>(array, sink),
+            D::UInt64 => dictionary::<UInt64Type>(array, sink),
+            _ => refused(array),
+        },
+        dt @ D::Struct(_) => match offset_struct(dt) {
+            Some(unit) => offsets(array.as_struct(), unit, sink),
+            None => refused(array),
+        },
+        _ => refused(array),
+    }
+}
+
+fn refused(array: &dyn Array) -> Done {
+    Err(Failed {
+        row: 0,
+        reason: check_type(array.data_type())
+            .err()
+            .unwrap_or_else(|| format!("the Arrow type {} is not handled", array.data_type())),
+    })
+}
+
+/// The one loop: `put` for each valid element, `null` for the others.
+#[inline]
+#[allow(clippy::needless_pass_by_value)] // `A` is a reference (`&PrimitiveArray<T>`, ...)
+fn each<A: ArrayAccessor, S: Sink>(
+    array: A,
+    sink: &mut S,
+    mut put: impl FnMut(&mut S, A::Item) -> Put,
+) -> Done {
+    let len = array.len();
+    match array.nulls().filter(|n| n.null_count() > 0) {
+        None => {
+            for row in 0..len {
+                put(sink, array.value(row)).map_err(|reason| Failed { row, reason })?;
+            }
+        }
+        Some(nulls) => {
+            for row in 0..len {
+                let done = if nulls.is_null(row) {
+                    sink.null()
+                } else {
+                    put(sink, array.value(row))
+                };
+                done.map_err(|reason| Failed { row, reason })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A timestamp array of any unit: `put(sink, value, unit)` per valid element.
+fn timestamps<S: Sink>(
+    array: &dyn Array,
+    unit: TimeUnit,
+    sink: &mut S,
+    put: impl Fn(&mut S, i64, TimeUnit) -> Put,
+) -> Done {
+    match unit {
+        TimeUnit::Second => each(array.as_primitive::<TimestampSecondType>(), sink, |s, v| {
+            put(s, v, unit)
+        }),
+        TimeUnit::Millisecond => each(
+            array.as_primitive::<TimestampMillisecondType>(),
+            sink,
+            |s, v| put(s, v, unit),
+        ),
+        TimeUnit::Microsecond => each(
+            array.as_primitive::<TimestampMicrosecondType>(),
+            sink,
+            |s, v| put(s, v, unit),
+        ),
+        TimeUnit::Nanosecond => each(
+            array.as_primitive::<TimestampNanosecondType>(),
+            sink,
+            |s, v| put(s, v, unit),
+        ),
+    }
+}
+
+/// A dictionary of strings: each key's value (NULL where the key or its value is NULL).
+fn dictionary<K: ArrowDictionaryKeyType>(array: &dyn Array, sink: &mut impl Sink) -> Done {
+    let dict = array.as_dictionary::<K>();
+    let values = dict.values();
+    match values.data_type() {
+        DataType::Utf8 => keyed(
+            dict.downcast_dict::<arrow_array::StringArray>()
+                .expect("utf8 values"),
+            sink,
+        ),
+        DataType::LargeUtf8 => keyed(
+            dict.downcast_dict::<arrow_array::LargeStringArray>()
+                .expect("large utf8 values"),
+            sink,
+        ),
+        DataType::Utf8View => keyed(
+            dict.downcast_dict::<arrow_array::StringViewArray>()
+                .expect("utf8 view values"),
+            sink,
+        ),
+        _ => refused(array),
+    }
+}
+
+/// The elements of a typed dictionary; its `logical_nulls` are the keys' and the values' nulls.
+#[allow(clippy::needless_pass_by_value)] // a `TypedDictionaryArray` is two references
+fn keyed<'a, A>(dict: A, sink: &mut impl Sink) -> Done
+where
+    A: ArrayAccessor<Item = &'a str>,
+{
+    let nulls = dict.logical_nulls().filter(|n| n.null_count() > 0);
+    for row in 0..dict.len() {
+        let done = if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+            sink.null()
+        } else {
+            sink.text(dict.value(row))
+        };
+        done.map_err(|reason| Failed { row, reason })?;
+    }
+    Ok(())
+}
+
+/// ferrodbc's datetimeoffset struct: the instant at its own offset.
+fn offsets(array: &StructArray, unit: TimeUnit, sink: &mut impl Sink) -> Done {
+    let minutes = array.column(1).as_primitive::<Int16Type>();
+    let instants = array.column(0);
+    let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
+    let mut put_one = |row: usize, v: i64| -> Put {
+        if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
+            return sink.null();
+        }
+        sink.offset(offset_of(v, unit, minutes.value(row))?)
+    };
+    macro_rules! rows {
+        ($t:ty) => {{
+            let a = instants.as_primitive::<$t>();
+            for row in 0..a.len() {
+                put_one(row, a.value(row)).map_err(|reason| Failed { row, reason })?;
+            }
+        }};
+    }
+    match unit {
+        TimeUnit::Second => rows!(TimestampSecondType),
+        TimeUnit::Millisecond => rows!(TimestampMillisecondType),
+        TimeUnit::Microsecond => rows!(TimestampMicrosecondType),
+        TimeUnit::Nanosecond => rows!(TimestampNanosecondType),
+    }
+    Ok(())
+}
+
+const MS_PER_DAY: i64 = 86_400_000;
+const NS_PER_DAY: i64 = 86_400_000_000_000;
+/// Days from 1970-01-01 to 0001-01-01 and to 9999-12-31: SQL Server's date range.
+const FIRST_DAY: i64 = -719_162;
+const LAST_DAY: i64 = 2_932_896;
+
+/// The `(year, month, day)` of a day number (days since 1970-01-01), proleptic Gregorian:
+/// Howard Hinnant's `civil_from_days`, the inverse of `days_from_civil`.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// The date of a day number; `Err` outside 0001-01-01..9999-12-31.
+pub fn date_of_days(days: i64) -> Result<Date, String> {
+    if !(FIRST_DAY..=LAST_DAY).contains(&days) {
+        return Err(format!(
+            "day {days} since 1970-01-01 is outside 0001-01-01..9999-12-31"
+        ));
+    }
+    let (year, month, day) = civil_from_days(days);
+    Ok(Date {
+        year: year as i16,
+        month: month as u16,
+        day: day as u16,
+    })
+}
+
+/// The time of day of `v` units since midnight, a unit being `ns_per_unit` nanoseconds.
+pub fn time_of(v: i64, ns_per_unit: i64) -> Result<Time, String> {
+    let ns = i128::from(v) * i128::from(ns_per_unit);
+    if !(0..i128::from(NS_PER_DAY)).contains(&ns) {
+        return Err(format!("{v} is not a time of day (0 to 24 h)"));
+    }
+    Ok(time_of_ns(ns as i64))
+}
+
+fn time_of_ns(ns: i64) -> Time {
+    let secs = ns / 1_000_000_000;
+    Time {
+        hour: (secs / 3600) as u16,
+        minute: (secs / 60 % 60) as u16,
+        second: (secs % 60) as u16,
+        nanosecond: (ns % 1_000_000_000) as u32,
+    }
+}
+
+fn ns_per(unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => 1_000_000_000,
+        TimeUnit::Millisecond => 1_000_000,
+        TimeUnit::Microsecond => 1_000,
+        TimeUnit::Nanosecond => 1,
+    }
+}
+
+/// The calendar timestamp of `v` units since 1970-01-01 00:00; `Err` outside SQL Server's
+/// years 1..9999.
+pub fn timestamp_of(v: i64, unit: TimeUnit) -> Result<Timestamp, String> {
+    timestamp_of_units(i128::from(v), unit)
+}
+
+fn timestamp_of_units(v: i128, unit: TimeUnit) -> Result<Timestamp, String> {
+    let per_day = i128::from(NS_PER_DAY / ns_per(unit));
+    let days = v.div_euclid(per_day);
+    let of_day = v.rem_euclid(per_day) * i128::from(ns_per(unit));
+    let days = i64::try_from(days).unwrap_or(i64::MAX);
+    Ok(Timestamp {
+        date: date_of_days(days)?,
+        time: time_of_ns(of_day as i64),
+    })
+}
+
+/// The instant `v` (units since 1970-01-01 00:00 UTC) as local time at `offset_minutes`.
+pub fn offset_of(v: i64, unit: TimeUnit, offset_minutes: i16) -> Result<TimestampOffset, String> {
+    let shift = i128::from(offset_minutes) * 60 * i128::from(1_000_000_000 / ns_per(unit));
+    Ok(TimestampOffset {
+        timestamp: timestamp_of_units(i128::from(v) + shift, unit)?,
+        offset_minutes,
+    })
+}
+
+/// The minutes of a fixed-offset zone (`+05:30`, `-08:00`, `+0530`, `+05`); `None` for any
+/// other zone (`UTC`, `Europe/Paris`), which [`put_array`] sends at +00:00.
+pub fn fixed_offset(zone: &str) -> Option<i16> {
+    let (sign, rest) = match zone.as_bytes().first()? {
+        b'+' => (1, &zone[1..]),
+        b'-' => (-1, &zone[1..]),
+        _ => return None,
+    };
+    let (h, m) = match rest.len() {
+        2 => (rest, "00"),
+        4 => (&rest[..2], &rest[2..]),
+        5 if rest.as_bytes()[2] == b':' => (&rest[..2], &rest[3..]),
+        _ => return None,
+    };
+    if !h.bytes().chain(m.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let (h, m): (i16, i16) = (h.parse().ok()?, m.parse().ok()?);
+    (h <= 23 && m <= 59).then_some(sign * (h * 60 + m))
+}
+
+/// The digits of an unscaled decimal `v` with `scale` (negative: that many zeros appended),
+/// written into `out`, which is returned.
+pub fn decimal_text(out: &mut String, v: impl std::fmt::Display, scale: i8) -> &str {
+    out.clear();
+    let _ = write!(out, "{v}");
+    let negative = out.starts_with('-');
+    let digits_start = usize::from(negative);
+    if scale < 0 {
+        if &out[digits_start..] != "0" {
+            out.extend(std::iter::repeat_n('0', usize::from(scale.unsigned_abs())));
+        }
+        return out;
+    }
+    let scale = usize::from(scale.unsigned_abs());
+    if scale == 0 {
+        return out;
+    }
+    let digits = out.len() - digits_start;
+    if digits <= scale {
+        let zeros = "0".repeat(scale + 1 - digits);
+        out.insert_str(digits_start, &zeros);
+    }
+    let point = out.len() - scale;
+    out.insert(point, '.');
+    out
+}
+
+/// A sink pushing [`ParamValue`]s: the parameter-array path's column of values.
+pub struct ParamSink<'a> {
+    pub out: &'a mut Vec<ParamValue>,
+}
+
+impl ParamSink<'_> {
+    fn push(&mut self, v: ParamValue) -> Put {
+        self.out.push(v);
+        Ok(())
+    }
+}
+
+impl Sink for ParamSink<'_> {
+    fn null(&mut self) -> Put {
+        self.push(ParamValue::Null)
+    }
+    fn boolean(&mut self, b: bool) -> Put {
+        self.push(ParamValue::Bool(b))
+    }
+    fn int(&mut self, i: i64) -> Put {
+        self.push(ParamValue::Int(i))
+    }
+    fn float(&mut self, f: f64) -> Put {
+        self.push(ParamValue::Float(f))
+    }
+    fn decimal(&mut self, text: &str) -> Put {
+        let body = text.trim_start_matches(['-', '+']);
+        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
+        let int_digits = int.trim_start_matches('0').len();
+        self.push(ParamValue::Decimal {
+            text: text.to_owned(),
+            precision: (int_digits + frac.len()).max(1) as u32,
+            scale: frac.len() as u32,
+        })
+    }
+    fn date(&mut self, d: Date) -> Put {
+        self.push(ParamValue::Date(d))
+    }
+    fn time(&mut self, t: Time) -> Put {
+        self.push(ParamValue::Time(t))
+    }
+    fn timestamp(&mut self, ts: Timestamp) -> Put {
+        self.push(ParamValue::Timestamp(ts))
+    }
+    fn offset(&mut self, o: TimestampOffset) -> Put {
+        self.push(ParamValue::TimestampOffset(o))
+    }
+    fn text(&mut self, s: &str) -> Put {
+        self.push(ParamValue::Text(s.encode_utf16().collect()))
+    }
+    fn utf16(&mut self, u: &[u16]) -> Put {
+        self.push(ParamValue::Text(u.to_vec()))
+    }
+    fn bytes(&mut self, b: &[u8]) -> Put {
+        self.push(ParamValue::Bytes(b.to_vec()))
+    }
+    fn guid(&mut self, g: u128) -> Put {
+        self.push(ParamValue::Guid(g))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::temporal::arrow::days_from_civil;
+    use arrow_array::builder::StringDictionaryBuilder;
+    use arrow_array::{
+        ArrayRef, BinaryViewArray, Decimal128Array, Int32Array, StringArray, StringViewArray,
+        TimestampMicrosecondArray, UInt64Array,
+    };
+    use std::sync::Arc;
+
+    /// Every put, as text, to see what the loops called.
+    #[derive(Default)]
+    struct Log(Vec<String>);
+
+    impl Sink for Log {
+        fn null(&mut self) -> Put {
+            self.0.push("NULL".into());
+            Ok(())
+        }
+        fn boolean(&mut self, b: bool) -> Put {
+            self.0.push(format!("bool {b}"));
+            Ok(())
+        }
+        fn int(&mut self, i: i64) -> Put {
+            self.0.push(format!("int {i}"));
+            Ok(())
+        }
+        fn float(&mut self, f: f64) -> Put {
+            self.0.push(format!("float {f}"));
+            Ok(())
+        }
+        fn decimal(&mut self, text: &str) -> Put {
+            self.0.push(format!("decimal {text}"));
+            Ok(())
+        }
+        fn date(&mut self, d: Date) -> Put {
+            self.0.push(format!("date {}", d.to_text()));
+            Ok(())
+        }
+        fn time(&mut self, t: Time) -> Put {
+            self.0
+                .push(format!("time {}", super::super::encode::time_text(&t, 7)));
+            Ok(())
+        }
+        fn timestamp(&mut self, ts: Timestamp) -> Put {
+            self.0.push(format!(
+                "ts {}",
+                super::super::encode::timestamp_text(&ts, 7)
+            ));
+            Ok(())
+        }
+        fn offset(&mut self, o: TimestampOffset) -> Put {
+            self.0
+                .push(format!("dto {}", super::super::encode::offset_text(&o, 7)));
+            Ok(())
+        }
+        fn text(&mut self, s: &str) -> Put {
+            if s == "refuse" {
+                return Err("refused".into());
+            }
+            self.0.push(format!("text {s}"));
+            Ok(())
+        }
+        fn utf16(&mut self, u: &[u16]) -> Put {
+            self.text(&String::from_utf16_lossy(u))
+        }
+        fn bytes(&mut self, b: &[u8]) -> Put {
+            self.0.push(format!("bytes {b:?}"));
+            Ok(())
+        }
+        fn guid(&mut self, g: u128) -> Put {
+            self.0.push(format!("guid {g:x}"));
+            Ok(())
+        }
+    }
+
+    fn days_of(d: Date) -> i64 {
+        days_from_civil(i32::from(d.year), u32::from(d.month), u32::from(d.day))
+    }
+
+    fn log(a: &dyn Array) -> Vec<String> {
+        let mut l = Log::default();
+        put_array(a, &mut l).unwrap();
+        l.0
+    }
+
+    #[test]
+    fn days_round_trip_over_sql_servers_whole_range() {
+        assert_eq!(date_of_days(FIRST_DAY).unwrap().to_text(), "0001-01-01");
+        assert_eq!(date_of_days(LAST_DAY).unwrap().to_text(), "9999-12-31");
+        assert_eq!(date_of_days(0).unwrap().to_text(), "1970-01-01");
+        assert_eq!(date_of_days(11_016).unwrap().to_text(), "2000-02-29");
+        assert_eq!(date_of_days(-1).unwrap().to_text(), "1969-12-31");
+        assert!(date_of_days(FIRST_DAY - 1).is_err());
+        assert!(date_of_days(LAST_DAY + 1).is_err());
+        for days in (FIRST_DAY..=LAST_DAY).step_by(97) {
+            assert_eq!(days_of(date_of_days(days).unwrap()), days);
+        }
+        assert_eq!(days_of(date_of_days(LAST_DAY).unwrap()), LAST_DAY);
+    }
+
+    #[test]
+    fn timestamps_at_the_edges_of_the_range() {
+        let first = -62_135_596_800_000_000i64; // 0001-01-01 00:00 in microseconds
+        let ts = timestamp_of(first, TimeUnit::Microsecond).unwrap();
+        assert_eq!(
+            super::super::encode::timestamp_text(&ts, 7),
+            "0001-01-01 00:00:00.0000000"
+        );
+        assert!(timestamp_of(first - 1, TimeUnit::Microsecond).is_err());
+        let last = (LAST_DAY + 1) * 86_400_000_000 - 1;
+        let ts = timestamp_of(last, TimeUnit::Microsecond).unwrap();
+        assert_eq!(
+            super::super::encode::timestamp_text(&ts, 7),
+            "9999-12-31 23:59:59.9999990"
+        );
+        assert!(timestamp_of(last + 1, TimeUnit::Microsecond).is_err());
+        let ts = timestamp_of(-1, TimeUnit::Nanosecond).unwrap();
+        assert_eq!(
+            super::super::encode::timestamp_text(&ts, 7),
+            "1969-12-31 23:59:59.9999999"
+        );
+        let ts = timestamp_of(i64::MAX, TimeUnit::Nanosecond).unwrap();
+        assert_eq!(ts.date.to_text(), "2262-04-11");
+        assert!(timestamp_of(i64::MAX, TimeUnit::Second).is_err());
+    }
+
+    #[test]
+    fn times_of_every_unit() {
+        let t = time_of(3_723_456_789_123, 1).unwrap();
+        assert_eq!(
+            (t.hour, t.minute, t.second, t.nanosecond),
+            (1, 2, 3, 456_789_123)
+        );
+        assert_eq!(time_of(86_399, 1_000_000_000).unwrap().second, 59);
+        assert!(time_of(86_400, 1_000_000_000).is_err());
+        assert!(time_of(-1, 1_000).is_err());
+    }
+
+    #[test]
+    fn offsets_keep_the_instant_and_show_local_time() {
+        assert_eq!(fixed_offset("+05:30"), Some(330));
+        assert_eq!(fixed_offset("-08:00"), Some(-480));
+        assert_eq!(fixed_offset("+0100"), Some(60));
+        assert_eq!(fixed_offset("UTC"), None);
+        assert_eq!(fixed_offset("Europe/Paris"), None);
+        let o = offset_of(0, TimeUnit::Second, -90).unwrap();
+        assert_eq!(
+            super::super::encode::offset_text(&o, 0),
+            "1969-12-31 22:30:00 -01:30"
+        );
+        let a = TimestampMicrosecondArray::from(vec![0]).with_timezone("+02:00");
+        assert_eq!(log(&a), ["dto 1970-01-01 02:00:00.0000000 +02:00"]);
+        let a = TimestampMicrosecondArray::from(vec![0]).with_timezone("America/New_York");
+        assert_eq!(log(&a), ["dto 1970-01-01 00:00:00.0000000 +00:00"]);
+    }
+
+    #[test]
+    fn decimals_keep_every_digit() {
+        let mut s = String::new();
+        assert_eq!(decimal_text(&mut s, 12345i128, 2), "123.45");
+        assert_eq!(decimal_text(&mut s, -5i128, 3), "-0.005");
+        assert_eq!(decimal_text(&mut s, 0i128, 2), "0.00");
+        assert_eq!(decimal_text(&mut s, 7i128, -3), "7000");
+        assert_eq!(decimal_text(&mut s, -7i128, -1), "-70");
+        assert_eq!(decimal_text(&mut s, 0i128, -2), "0");
+        assert_eq!(
+            decimal_text(&mut s, i128::MAX, 10),
+            "17014118346046923173168730371.5884105727"
+        );
+        let a = Decimal128Array::from(vec![Some(-123_456), None])
+            .with_precision_and_scale(38, 4)
+            .unwrap();
+        assert_eq!(log(&a), ["decimal -12.3456", "NULL"]);
+    }
+
+    #[test]
+    fn big_unsigned_values_become_decimal_text() {
+        let a = UInt64Array::from(vec![1, u64::MAX]);
+        assert_eq!(log(&a), ["int 1", format!("decimal {}", u64::MAX).as_str()]);
+    }
+
+    #[test]
+    fn strings_views_dictionaries_and_nulls() {
+        let a = StringArray::from(vec![Some("a"), None, Some("é")]);
+        assert_eq!(log(&a), ["text a", "NULL", "text é"]);
+        let a = StringViewArray::from(vec![Some("a long string past twelve bytes"), None]);
+        assert_eq!(log(&a), ["text a long string past twelve bytes", "NULL"]);
+        let a = BinaryViewArray::from(vec![&b"xy"[..]]);
+        assert_eq!(log(&a), ["bytes [120, 121]"]);
+        let mut b = StringDictionaryBuilder::<Int8Type>::new();
+        b.append_value("x");
+        b.append_null();
+        b.append_value("y");
+        b.append_value("x");
+        let a: ArrayRef = Arc::new(b.finish());
+        assert!(check_type(a.data_type()).is_ok());
+        assert_eq!(log(&a), ["text x", "NULL", "text y", "text x"]);
+        // A slice starts where it says.
+        assert_eq!(log(&a.slice(2, 2)), ["text y", "text x"]);
+    }
+
+    #[test]
+    fn a_refusal_names_its_row_and_unknown_types_are_refused() {
+        let a = StringArray::from(vec!["ok", "refuse"]);
+        let e = put_array(&a, &mut Log::default()).unwrap_err();
+        assert_eq!(e.row, 1);
+        let s = StructArray::from(vec![(
+            Arc::new(arrow_schema::Field::new("x", DataType::Int32, false)),
+            Arc::new(Int32Array::from(vec![1])) as ArrayRef,
+        )]);
+        let e = check_type(s.data_type()).unwrap_err();
+        assert!(e.contains("Struct"), "{e}");
+        assert!(put_array(&s, &mut Log::default()).is_err());
+    }
+
+    #[test]
+    fn param_sink_sizes_decimals() {
+        let mut out = Vec::new();
+        ParamSink { out: &mut out }.decimal("-0012.340").unwrap();
+        match &out[0] {
+            ParamValue::Decimal {
+                precision, scale, ..
+            } => assert_eq!((*precision, *scale), (5, 3)),
+            other => panic!("{other:?}"),
+        }
+    }
+}

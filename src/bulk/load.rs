@@ -35,8 +35,11 @@ pub struct LoadOptions {
 
 impl LoadOptions {
     /// The `WITH (...)` hints of the `INSERT BULK` the driver builds.
-    fn hints(&self) -> String {
+    fn hints(&self, keep_nulls: bool) -> String {
         let mut h = Vec::new();
+        if keep_nulls {
+            h.push("KEEP_NULLS");
+        }
         if self.check_constraints {
             h.push("CHECK_CONSTRAINTS");
         }
@@ -103,8 +106,13 @@ pub struct BcpLoad<'c> {
     rows_in_batch: u64,
     started: Instant,
     cancel: Arc<AtomicBool>,
-    /// The hint text handed to `bcp_control(BCPHINTS)`: the driver keeps its address.
-    _hints: Vec<u16>,
+    /// The hint text handed to `bcp_control(BCPHINTS)`: the driver may keep its address.
+    _hints: Vec<u8>,
+    /// Each batch runs in a transaction of the load's own (FreeTDS in autocommit mode).
+    batch_txn: bool,
+    keeps_identity: bool,
+    /// The destination, for `bcp_init` again after each FreeTDS batch.
+    table: Table,
     /// The table whose IDENTITY_INSERT this load turned on, to turn off at its end.
     identity_insert: Option<String>,
     /// Per fed column: its length goes by `bcp_collen` instead of the cell's prefix.
@@ -113,29 +121,29 @@ pub struct BcpLoad<'c> {
 }
 
 impl<'c> BcpLoad<'c> {
-    /// `bcp_init` into `table` and bind every fed column. `cancel` stops the load between rows.
+    /// `bcp_init` into `table` and bind every column. `cancel` stops the load between rows.
     pub fn begin(
         dbc: &'c mut Dbc,
         bcp: Bcp,
         table: &Table,
-        fed: Vec<Fed>,
+        mut fed: Vec<Fed>,
         options: LoadOptions,
+        autocommit: bool,
         cancel: Arc<AtomicBool>,
     ) -> Result<BcpLoad<'c>> {
         let keeps_identity = options.keep_identity
             && fed
                 .iter()
                 .any(|f| table.columns[f.number as usize - 1].identity);
+        // SET IDENTITY_INSERT ON for the load: Driver 18's BCPKEEPIDENTITY changes nothing it
+        // sends (the same INSERT BULK and rows, captured), and FreeTDS's only lists the column
+        // (set in `start` too). Which of the two SQL Server itself goes by is not known here;
+        // with both, the values are kept either way.
         if keeps_identity {
             set_identity_insert(dbc, &table.name, true)?;
         }
-        let init = bcp.init(dbc, &table.name);
-        if init.is_err() && keeps_identity {
-            let _ = set_identity_insert(dbc, &table.name, false);
-        }
-        init?;
-        let mut fed = fed;
-        if let Bcp::FreeTds = bcp {
+        let freetds = matches!(bcp, Bcp::FreeTds);
+        if freetds {
             for f in &mut fed {
                 if let Form::Text { utf8, .. } = &mut f.form {
                     *utf8 = true;
@@ -145,6 +153,7 @@ impl<'c> BcpLoad<'c> {
         let mut load = BcpLoad {
             dbc,
             bcp,
+            table: table.clone(),
             fed,
             options,
             count: LoadCount::default(),
@@ -152,77 +161,79 @@ impl<'c> BcpLoad<'c> {
             started: Instant::now(),
             cancel,
             _hints: Vec::new(),
-            // Kept identity values: `SET IDENTITY_INSERT t ON` for the load (set above). Driver
-            // 18's BCPKEEPIDENTITY changes nothing it sends (captured: the same INSERT BULK and
-            // rows with it as without), and FreeTDS refuses the option (HY092).
             identity_insert: keeps_identity.then(|| table.name.clone()),
+            keeps_identity,
+            // FreeTDS has no abort: in autocommit mode each batch is its own transaction (and
+            // its own bcp operation: FreeTDS's bcp_batch starts the next INSERT BULK at once,
+            // leaving no room for a COMMIT), so a failed or cancelled batch rolls back as with
+            // Driver 18's BCPABORT.
+            batch_txn: freetds && autocommit,
             by_collen: Vec::new(),
             ended: false,
         };
-        let hints = load.options.hints();
-        if !hints.is_empty() {
-            load._hints = hints.encode_utf16().chain([0]).collect();
-            bcp.control(load.dbc, BcpOption::HintsW, load._hints.as_ptr() as usize)?;
+        // Dropped on an error: `stop` turns IDENTITY_INSERT off and rolls back.
+        if load.batch_txn {
+            exec(load.dbc, "BEGIN TRANSACTION")?;
         }
+        load.start()?;
+        Ok(load)
+    }
 
-        if load.options.keep_nulls {
-            // FreeTDS takes no KEEPNULLS; its loads keep NULLs as sent (see the README).
-            if matches!(bcp, Bcp::MsOdbc(_)) {
-                bcp.control(load.dbc, BcpOption::KeepNulls, 1)?;
-            }
+    /// `bcp_init`, the options, and a `bcp_bind` for every column of the table.
+    fn start(&mut self) -> Result<()> {
+        let (bcp, freetds) = (self.bcp, matches!(self.bcp, Bcp::FreeTds));
+        bcp.init(self.dbc, &self.table.name)?;
+        // FreeTDS has no BCPKEEPNULLS: the hint says it.
+        let hints = self.options.hints(freetds && self.options.keep_nulls);
+        if !hints.is_empty() {
+            self._hints = bcp.hints(self.dbc, &hints)?;
         }
-        for i in 0..load.fed.len() {
-            let (form, number) = (load.fed[i].form, load.fed[i].number);
+        if self.options.keep_nulls && !freetds {
+            bcp.control(self.dbc, BcpOption::KeepNulls, 1)?;
+        }
+        if self.keeps_identity && freetds {
+            // FreeTDS lists an identity column in its INSERT BULK only with its KEEPIDENTITY.
+            bcp.control(self.dbc, BcpOption::KeepIdentity, 1)?;
+        }
+        self.by_collen.clear();
+        for (i, c) in self.table.columns.iter().enumerate() {
+            let number =
+                u32::try_from(i + 1).map_err(|_| Error::Internal("column number".into()))?;
+            // A column no source field feeds is bound to NULL (both drivers want every column
+            // bound: "Not enough columns bound"), which takes its default unless keep_nulls
+            // (an identity column is numbered by the server unless keep_identity).
+            let (form, fed) = match self.fed.iter().find(|f| f.number == number) {
+                Some(f) => (Some(f.form), true),
+                None => (Form::of(&c.desc).ok(), false),
+            };
             // Driver 18 reads a zero length prefix of a (MAX) column as 65,535 bytes (it sent
             // that much of the memory after the value: seen against the peer, 2026-12-04), so
             // those columns get their lengths from bcp_collen, row by row, instead.
-            let by_collen = matches!(bcp, Bcp::MsOdbc(_)) && form.unbounded();
+            let by_collen = fed && !freetds && form.is_some_and(Form::unbounded);
             let (prefix, var_len) = if by_collen {
                 (0, 0)
             } else {
                 (PREFIX_LEN, SQL_VARLEN_DATA)
             };
-            load.by_collen.push(by_collen);
-            // SAFETY: the bound address is a static NULL prefix (Driver 18 refuses a null
-            // pointer); `send` replaces it with each row's (bcp_colptr) before every
-            // bcp_sendrow, pointing into the chunk it is sending.
+            if fed {
+                self.by_collen.push(by_collen);
+            }
+            let bcp_type = form.map_or(super::form::bcp_type::CHARACTER, Form::bcp_type);
+            // SAFETY: the bound address is a static NULL cell (Driver 18 refuses a null
+            // pointer); for a fed column `send` replaces it with each row's (bcp_colptr)
+            // before every bcp_sendrow, pointing into the chunk it is sending.
             unsafe {
                 bcp.bind(
-                    load.dbc,
+                    self.dbc,
                     NULL_CELL.as_ptr(),
                     prefix,
                     var_len,
-                    None,
-                    form.bcp_type(),
-                    number,
-                )?
-            };
-        }
-        // Both drivers want every column of the table bound ("Not enough columns bound"): a
-        // column no source field feeds is bound to NULL, which takes its default unless
-        // keep_nulls (an identity column is numbered by the server unless keep_identity).
-        for (i, c) in table.columns.iter().enumerate() {
-            let number =
-                u32::try_from(i + 1).map_err(|_| Error::Internal("column number".into()))?;
-            if load.fed.iter().any(|f| f.number == number) {
-                continue;
-            }
-            let bcp_type =
-                Form::of(&c.desc).map_or(super::form::bcp_type::CHARACTER, Form::bcp_type);
-            // SAFETY: a static NULL cell, never replaced: valid for the life of the process.
-            unsafe {
-                bcp.bind(
-                    load.dbc,
-                    NULL_CELL.as_ptr(),
-                    PREFIX_LEN,
-                    SQL_VARLEN_DATA,
-                    None,
                     bcp_type,
                     number,
                 )?
             };
         }
-        Ok(load)
+        Ok(())
     }
 
     pub fn fed(&self) -> &[Fed] {
@@ -235,6 +246,19 @@ impl<'c> BcpLoad<'c> {
 
     /// Send every row of `chunk`; a batch ends each `batch_size` rows.
     pub fn send(&mut self, chunk: &Chunk) -> Result<()> {
+        // Checked for the whole chunk before any of its rows goes: FreeTDS has no abort.
+        if matches!(self.bcp, Bcp::FreeTds) {
+            for row in 0..chunk.rows() {
+                if let Some(i) = self.early_dates(chunk, row) {
+                    let e = Error::Data(format!(
+                        "FreeTDS's bulk copy reads a date before 1753-01-01 as another date (1000-01-01 as 1900-01-01, 0001-01-01 as 2001-01-01); column {:?} holds one",
+                        self.fed[i].name
+                    ));
+                    let source_row = chunk.first_row + row as u64;
+                    return Err(self.failed(e, &format!("source row {source_row}")));
+                }
+            }
+        }
         for row in 0..chunk.rows() {
             self.check_stop()?;
             for ((f, col), by_collen) in self.fed.iter().zip(&chunk.columns).zip(&self.by_collen) {
@@ -256,13 +280,6 @@ impl<'c> BcpLoad<'c> {
                 }
             }
             let source_row = chunk.first_row + row as u64;
-            if let Some(i) = self.early_dates(chunk, row) {
-                let e = Error::Data(format!(
-                    "FreeTDS's bulk copy reads a date before 1753-01-01 as another date (1000-01-01 as 1900-01-01, 0001-01-01 as 2001-01-01); column {:?} holds one",
-                    self.fed[i].name
-                ));
-                return Err(self.failed(e, &format!("source row {source_row}")));
-            }
             self.bcp
                 .sendrow(self.dbc)
                 .map_err(|e| self.failed(e, &format!("source row {source_row}")))?;
@@ -297,11 +314,18 @@ impl<'c> BcpLoad<'c> {
     fn end_batch(&mut self) -> Result<()> {
         let first = self.count.rows_sent - self.rows_in_batch;
         let what = format!("the batch of source rows {first}..{}", self.count.rows_sent);
-        let rows = self
-            .bcp
-            .batch(self.dbc)
-            .map_err(|e| self.failed(e, &what))?;
-        let _ = rows;
+        if self.batch_txn {
+            // The batch ends its bcp operation and its transaction; the next gets new ones.
+            let ended = self.bcp.done(self.dbc).and_then(|_| {
+                exec(self.dbc, "COMMIT TRANSACTION; BEGIN TRANSACTION")?;
+                self.start()
+            });
+            ended.map_err(|e| self.failed(e, &what))?;
+        } else {
+            self.bcp
+                .batch(self.dbc)
+                .map_err(|e| self.failed(e, &what))?;
+        }
         self.count.rows_copied += self.rows_in_batch;
         self.count.batch_count += 1;
         self.rows_in_batch = 0;
@@ -313,7 +337,23 @@ impl<'c> BcpLoad<'c> {
         self.ended = true;
         let first = self.count.rows_sent - self.rows_in_batch;
         let what = format!("the batch of source rows {first}..{}", self.count.rows_sent);
-        let done = self.bcp.done(self.dbc);
+        let mut done = self.bcp.done(self.dbc);
+        if matches!(self.bcp, Bcp::FreeTds) && self.rows_in_batch == 0 {
+            // FreeTDS sends its INSERT BULK with a batch's first row; with none, its bcp_done
+            // reports a "General driver error" for a load that never started.
+            done = Ok(0);
+        }
+        if self.batch_txn {
+            let end = if done.is_ok() {
+                "COMMIT TRANSACTION"
+            } else {
+                "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION"
+            };
+            let ended = exec(self.dbc, end);
+            if done.is_ok() {
+                done = ended.map(|()| 0);
+            }
+        }
         if let Some(t) = self.identity_insert.take() {
             let _ = set_identity_insert(self.dbc, &t, false);
         }
@@ -327,18 +367,24 @@ impl<'c> BcpLoad<'c> {
 
     /// Stop: the batch in flight is not committed.
     pub fn abort(mut self) {
-        self.stop();
+        let _ = self.stop();
     }
 
-    fn stop(&mut self) {
-        if !self.ended {
-            self.ended = true;
-            // The driver rolls back the batch in flight and ends the bcp operation.
-            let _ = self.bcp.abort(self.dbc);
-            if let Some(t) = self.identity_insert.take() {
-                let _ = set_identity_insert(self.dbc, &t, false);
-            }
+    /// End the operation without committing the batch in flight where the driver can (Driver
+    /// 18); the rows of it the server kept all the same (FreeTDS, which has no abort).
+    fn stop(&mut self) -> u64 {
+        if self.ended {
+            return 0;
         }
+        self.ended = true;
+        let mut kept = self.bcp.abort(self.dbc).unwrap_or(0);
+        if self.batch_txn && exec(self.dbc, "IF @@TRANCOUNT > 0 ROLLBACK TRANSACTION").is_ok() {
+            kept = 0;
+        }
+        if let Some(t) = self.identity_insert.take() {
+            let _ = set_identity_insert(self.dbc, &t, false);
+        }
+        kept
     }
 
     fn check_stop(&self) -> Result<()> {
@@ -368,8 +414,7 @@ impl<'c> BcpLoad<'c> {
     }
 
     fn failed(&mut self, e: Error, what: &str) -> Error {
-        let copied = self.count.rows_copied;
-        self.stop();
+        let copied = self.count.rows_copied + self.stop();
         Error::Bulk {
             context: format!("bulk load failed at {what} ({copied} rows copied before it)"),
             inner: Box::new(e),
@@ -379,16 +424,22 @@ impl<'c> BcpLoad<'c> {
 
 impl Drop for BcpLoad<'_> {
     fn drop(&mut self) {
-        self.stop();
+        let _ = self.stop();
     }
 }
 
 /// `SET IDENTITY_INSERT table ON|OFF` on the connection.
 fn set_identity_insert(dbc: &Dbc, table: &str, on: bool) -> Result<()> {
-    let mut stmt = crate::odbc::Stmt::new(dbc)?;
-    stmt.exec_direct(&format!(
-        "SET IDENTITY_INSERT {table} {}",
-        if on { "ON" } else { "OFF" }
-    ))?;
-    Ok(())
+    exec(
+        dbc,
+        &format!(
+            "SET IDENTITY_INSERT {table} {}",
+            if on { "ON" } else { "OFF" }
+        ),
+    )
+}
+
+/// One statement on the connection, outside any cursor.
+fn exec(dbc: &Dbc, sql: &str) -> Result<()> {
+    crate::odbc::Stmt::new(dbc)?.exec_direct(sql).map(|_| ())
 }

@@ -85,7 +85,10 @@ mod freetds {
     pub const BCP_DONE: i32 = 1505;
     pub const BCP_BIND: i32 = 1506;
     pub const BCP_INITW: i32 = 1507;
-    pub const BCP_CONTROL: i32 = 1508;
+    pub const BCP_CONTROL: i32 = 1501;
+    /// Its `bcp_control` fields: the hint text (narrow, copied) and identity insert.
+    pub const BCPHINTS: i32 = 6;
+    pub const BCPKEEPIDENTITY: i32 = 8;
 
     #[repr(C)]
     pub struct Init {
@@ -186,7 +189,7 @@ impl Bcp {
     /// prefix of `prefix_len` bytes (0, 1, 2, 4 or 8; a prefix of -1 sends NULL).
     ///
     /// # Safety
-    /// `data` (and `terminator`) must stay valid and hold each row's value whenever
+    /// `data` must stay valid and hold each row's value whenever
     /// `sendrow` is called, until `done` or a rebind; `data` may be null when `colptr` gives
     /// the address before every `sendrow`.
     pub unsafe fn bind(
@@ -195,13 +198,11 @@ impl Bcp {
         data: *const u8,
         prefix_len: i32,
         var_len: i32,
-        terminator: Option<&'static [u8]>,
         bcp_type: u8,
         column: u32,
     ) -> Result<()> {
-        let (term, term_len) = terminator.map_or((std::ptr::null(), 0), |t| (t.as_ptr(), t.len()));
-        let term_len =
-            c_int::try_from(term_len).map_err(|_| Error::Internal("terminator".into()))?;
+        // No terminator: values carry a length prefix or a bcp_collen length.
+        let (term, term_len): (*const u8, c_int) = (std::ptr::null(), 0);
         let column = column_number(column)?;
         let ok = match self {
             // SAFETY: the caller keeps `data` valid as documented; the terminator is static.
@@ -280,13 +281,14 @@ impl Bcp {
     }
 
     /// Stop the operation without committing the batch in flight: `BCPABORT`, then `bcp_done`
-    /// to release the connection (Driver 18). FreeTDS has no abort: its `bcp_done` ends the
-    /// load and the server keeps the rows of the batch in flight (see the README).
-    pub fn abort(&self, dbc: &Dbc) -> Result<()> {
+    /// to release the connection (Driver 18: it ends the rows' message with EOM | IGNORE).
+    /// FreeTDS has no abort: its `bcp_done` ends the load and the server keeps the rows of the
+    /// batch in flight. Returns the rows the server kept.
+    pub fn abort(&self, dbc: &Dbc) -> Result<u64> {
         if let Bcp::MsOdbc(_) = self {
             self.control(dbc, BcpOption::Abort, 1)?;
         }
-        self.done(dbc).map(|_| ())
+        self.done(dbc)
     }
 
     /// `bcp_done`: end the load; the rows of the last batch.
@@ -317,23 +319,65 @@ impl Bcp {
         u64::try_from(rows).or_else(|_| checked(dbc, false, function).map(|()| 0))
     }
 
-    /// `bcp_control(option, value)`; `value` is an integer for every option but `HintsW`.
+    /// `bcp_control(option, value)` for an integer option; FreeTDS takes only KeepIdentity
+    /// (its own field number, any non-null value meaning on).
     pub fn control(&self, dbc: &Dbc, option: BcpOption, value: usize) -> Result<()> {
         let ok = match self {
-            // SAFETY: integer options are passed by value in the pointer argument; for HintsW the
-            // caller passes the address of NUL-terminated UTF-16 that outlives the load.
+            // SAFETY: integer options are passed by value in the pointer argument.
             Bcp::MsOdbc(f) => unsafe {
                 (f.control)(dbc.as_sys(), option as c_int, value as *mut c_void) == SUCCEED
             },
             Bcp::FreeTds => {
+                let field = match option {
+                    BcpOption::KeepIdentity => freetds::BCPKEEPIDENTITY,
+                    _ => {
+                        return Err(Error::NotSupported(format!(
+                            "FreeTDS's bcp_control has no {option:?}"
+                        )));
+                    }
+                };
                 let mut p = freetds::Control {
-                    field: option as c_int,
+                    field,
                     value: value as *mut c_void,
                 };
                 set_private(dbc, freetds::BCP_CONTROL, (&raw mut p).cast())
             }
         };
         checked(dbc, ok, "bcp_control")
+    }
+
+    /// `bcp_control(BCPHINTS)`: the `WITH (...)` list of the driver's `INSERT BULK`. Returns the
+    /// text's buffer, which the caller keeps for the load (Driver 18 may keep the address;
+    /// FreeTDS copies it).
+    pub fn hints(&self, dbc: &Dbc, hints: &str) -> Result<Vec<u8>> {
+        let (buf, ok) = match self {
+            Bcp::MsOdbc(f) => {
+                let buf: Vec<u8> = hints
+                    .encode_utf16()
+                    .chain([0])
+                    .flat_map(u16::to_ne_bytes)
+                    .collect();
+                // SAFETY: NUL-terminated UTF-16 that the caller keeps alive for the load.
+                let ok = unsafe {
+                    (f.control)(
+                        dbc.as_sys(),
+                        BcpOption::HintsW as c_int,
+                        buf.as_ptr().cast_mut().cast(),
+                    ) == SUCCEED
+                };
+                (buf, ok)
+            }
+            Bcp::FreeTds => {
+                let buf: Vec<u8> = hints.bytes().chain([0]).collect();
+                let mut p = freetds::Control {
+                    field: freetds::BCPHINTS,
+                    value: buf.as_ptr().cast_mut().cast(),
+                };
+                let ok = set_private(dbc, freetds::BCP_CONTROL, (&raw mut p).cast());
+                (buf, ok)
+            }
+        };
+        checked(dbc, ok, "bcp_control").map(|()| buf)
     }
 }
 

@@ -126,7 +126,8 @@ fn looks_like_arrow(data: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(data.hasattr("__arrow_c_stream__")? || data.hasattr("__arrow_c_array__")?)
 }
 
-/// A load on either path.
+/// A load on either path: one per call, on its stack.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Way<'c> {
     Bcp(BcpLoad<'c>),
     Arrays(ArrayLoad),
@@ -227,10 +228,12 @@ impl Cursor {
                 Some(bcp) => {
                     crate::counters::bump(&crate::counters::BULK_BCP_LOADS);
                     let cancel = self.bulk_cancel.clone();
+                    let autocommit = conn.autocommit();
                     let dbc = conn.dbc_mut();
                     Way::Bcp(
                         py.detach(|| {
-                            BcpLoad::begin(dbc, bcp, &table, fed, args.options.clone(), cancel)
+                            let options = args.options.clone();
+                            BcpLoad::begin(dbc, bcp, &table, fed, options, autocommit, cancel)
                         })
                         .map_err(|e| {
                             to_pyerr(

@@ -280,6 +280,19 @@ impl Time {
     }
 }
 
+impl Time {
+    /// `hh:mm:ss.fffffff`: SQL Server's time(7) text (100 ns).
+    pub fn to_text_100ns(&self) -> String {
+        format!(
+            "{:02}:{:02}:{:02}.{:07}",
+            self.hour,
+            self.minute,
+            self.second,
+            self.nanosecond / 100
+        )
+    }
+}
+
 impl Timestamp {
     /// `YYYY-MM-DD hh:mm:ss.fffffff`: all seven fraction digits, which the server's conversion
     /// to datetime2(7) keeps.
@@ -297,6 +310,18 @@ impl Timestamp {
 }
 
 impl TimestampOffset {
+    /// `YYYY-MM-DD hh:mm:ss.fffffff +hh:mm`: SQL Server's datetimeoffset(7) text (100 ns).
+    pub fn to_text_100ns(&self) -> String {
+        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
+        let off = self.offset_minutes.unsigned_abs();
+        format!(
+            "{} {sign}{:02}:{:02}",
+            self.timestamp.to_text(),
+            off / 60,
+            off % 60
+        )
+    }
+
     /// `YYYY-MM-DD hh:mm:ss.ffffff +hh:mm`.
     pub fn to_text(&self) -> String {
         let d = self.timestamp.date;

@@ -98,7 +98,7 @@ pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::
         if rows.columns.is_empty() && rows.rows.is_empty() {
             // FreeTDS's bcp_done after a batch the server refused sends an empty BULK LOAD
             // message with no INSERT BULK before it: nothing to load, nothing to refuse.
-            let mut out = Out::new(false);
+            let out = Out::new(false);
             return out.finish(r).map(|_| ());
         }
         return Err(crate::io::proto_err(

@@ -32,6 +32,8 @@ pub struct Origin {
     pub notnull: bool,
     /// A rowversion / timestamp column (sent with UserType 80).
     pub rowversion: bool,
+    /// An IDENTITY column (the table's INTEGER PRIMARY KEY, as `sys.columns` says).
+    pub identity: bool,
 }
 
 /// The origin of each result column of a prepared statement.
@@ -45,6 +47,7 @@ pub fn origins(stmt: &rusqlite::Statement) -> Vec<Option<Origin>> {
                 notnull: notnull || rowid,
                 rowversion: decl
                     .is_some_and(|d| super::typemeta::is_rowversion_decl(&d.to_string_lossy())),
+                identity: rowid,
             })
         })
         .collect()
@@ -514,6 +517,7 @@ mod tests {
             table: table.into(),
             notnull,
             rowversion: false,
+            identity: false,
         })
     }
 

@@ -366,6 +366,7 @@ fn with_timestamps(mut columns: Vec<Column>, origins: &[Option<Origin>]) -> Vec<
         if o.as_ref().is_some_and(|o| o.rowversion) && c.ty == Ty::Binary(8) {
             c.user_type = token::USER_TYPE_TIMESTAMP;
         }
+        c.identity = o.as_ref().is_some_and(|o| o.identity);
     }
     columns
 }

@@ -161,6 +161,9 @@ pub struct Column {
     pub fixed_len: bool,
     /// COLMETADATA's UserType: 0, or `USER_TYPE_TIMESTAMP` for a rowversion column.
     pub user_type: u32,
+    /// An IDENTITY column (fIdentity in its flags): Driver 18 reports it as
+    /// SQL_DESC_AUTO_UNIQUE_VALUE, FreeTDS's bcp leaves it out of its INSERT BULK.
+    pub identity: bool,
 }
 
 /// SQL Server's UserType of a timestamp / rowversion column (binary(8) on the wire).
@@ -174,6 +177,7 @@ impl Column {
             nullable: true,
             fixed_len: false,
             user_type: 0,
+            identity: false,
         }
     }
 
@@ -200,7 +204,8 @@ pub fn colmetadata(cols: &[Column]) -> Vec<u8> {
     v.extend_from_slice(&(cols.len() as u16).to_le_bytes());
     for c in cols {
         v.extend_from_slice(&c.user_type.to_le_bytes());
-        let flags: u16 = if c.nullable { 0x0009 } else { 0x0008 };
+        let flags: u16 =
+            if c.nullable { 0x0009 } else { 0x0008 } | if c.identity { 0x0010 } else { 0 };
         v.extend_from_slice(&flags.to_le_bytes());
         match c.ty.fixed_len_type().filter(|_| c.fixed_len) {
             Some(t) => v.push(t),

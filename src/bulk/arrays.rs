@@ -5,11 +5,14 @@ use super::load::{LoadCount, LoadOptions};
 use super::target::{Fed, Table};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
-use crate::odbc::Stmt;
+use crate::odbc::{Dbc, Stmt};
 use crate::params::ParamValue;
 use crate::statement::Statement;
 
-pub struct ArrayLoad {
+pub struct ArrayLoad<'c> {
+    /// In autocommit mode each array is made its own transaction on this handle, so a failed
+    /// array leaves none of its rows (as a failed batch of a bcp load).
+    batch_txn: Option<&'c mut Dbc>,
     stmt: Statement,
     sql: String,
     fed: Vec<Fed>,
@@ -17,22 +20,20 @@ pub struct ArrayLoad {
     count: LoadCount,
 }
 
-impl ArrayLoad {
+impl<'c> ArrayLoad<'c> {
+    /// `dbc`: the connection's handle when it is in autocommit mode (None in manual commit,
+    /// where the rows go into the caller's transaction).
     pub fn begin(
+        dbc: Option<&'c mut Dbc>,
         stmt: Stmt,
         backend: Backend,
         table: &Table,
         fed: Vec<Fed>,
         options: LoadOptions,
-    ) -> Result<ArrayLoad> {
-        if options.keep_identity
-            || options.check_constraints
-            || options.table_lock
-            || options.fire_triggers
-        {
-            // Plain INSERTs already check constraints and fire triggers; identity and table
-            // locks are SQL Server's, whose drivers take the bcp path.
-        }
+    ) -> Result<ArrayLoad<'c>> {
+        // keep_identity, check_constraints, table_lock and fire_triggers need nothing here:
+        // plain INSERTs check constraints and fire triggers, and identity and table locks are
+        // SQL Server's, whose drivers take the bcp path.
         let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
         let columns: Vec<String> = fed.iter().map(|f| quote(&f.name)).collect();
         let sql = format!(
@@ -42,6 +43,7 @@ impl ArrayLoad {
             vec!["?"; fed.len()].join(", ")
         );
         Ok(ArrayLoad {
+            batch_txn: dbc,
             stmt: Statement::new(stmt, backend),
             sql,
             fed,
@@ -72,16 +74,30 @@ impl ArrayLoad {
         if n == 0 {
             return Ok(());
         }
-        self.stmt
-            .execute_many(&self.sql, rows, &[])
-            .map_err(|e| Error::Bulk {
-                context: format!(
-                    "bulk load failed in source rows {first_row}..{} ({} rows copied before them)",
-                    first_row + n,
-                    self.count.rows_copied
-                ),
-                inner: Box::new(e),
-            })?;
+        if let Some(dbc) = self.batch_txn.as_deref_mut() {
+            dbc.set_autocommit(false)?;
+        }
+        let mut sent = self.stmt.execute_many(&self.sql, rows, &[]);
+        if let Some(dbc) = self.batch_txn.as_deref_mut() {
+            let ended = dbc.end_transaction(sent.is_ok());
+            let restored = dbc.set_autocommit(true);
+            if sent.is_ok() {
+                sent = ended.and(restored);
+            }
+        }
+        sent.map_err(|e| Error::Bulk {
+            context: format!(
+                "bulk load failed in source rows {first_row}..{} ({} rows copied before them{})",
+                first_row + n,
+                self.count.rows_copied,
+                if self.batch_txn.is_some() {
+                    ""
+                } else {
+                    "; rows of this array before the failing one may be in the open transaction: roll it back"
+                }
+            ),
+            inner: Box::new(e),
+        })?;
         self.count.rows_sent += n;
         self.count.rows_copied += n;
         self.count.batch_count += 1;

@@ -127,6 +127,28 @@ impl Form {
         })
     }
 
+    /// The form with no length, width or precision limit: what a parameter-array load checks
+    /// (the type only; the DBMS keeps its own limits, and SQLite enforces none it declares).
+    pub fn without_limits(self) -> Form {
+        match self {
+            Form::Int { .. } => Form::Int {
+                min: i64::MIN,
+                max: i64::MAX,
+                name: "integer",
+            },
+            Form::Decimal { .. } => Form::Decimal {
+                precision: 38,
+                scale: 0,
+            },
+            Form::Text { utf8, .. } => Form::Text {
+                max_units: None,
+                utf8,
+            },
+            Form::Binary { .. } => Form::Binary { max_bytes: None },
+            other => other,
+        }
+    }
+
     /// A (MAX), `text`, `ntext`, `xml` or `image` column: no length limit.
     pub fn unbounded(self) -> bool {
         matches!(

@@ -130,7 +130,7 @@ fn looks_like_arrow(data: &Bound<'_, PyAny>) -> PyResult<bool> {
 #[allow(clippy::large_enum_variant)]
 pub(super) enum Way<'c> {
     Bcp(BcpLoad<'c>),
-    Arrays(ArrayLoad),
+    Arrays(ArrayLoad<'c>),
 }
 
 impl Way<'_> {
@@ -249,8 +249,9 @@ impl Cursor {
                     let stmt = py
                         .detach(move || c.new_statement())
                         .map_err(|e| to_pyerr(py, e))?;
+                    let dbc = conn.autocommit().then(|| conn.dbc_mut());
                     Way::Arrays(
-                        ArrayLoad::begin(stmt, backend, &table, fed, args.options.clone())
+                        ArrayLoad::begin(dbc, stmt, backend, &table, fed, args.options.clone())
                             .map_err(|e| to_pyerr(py, e))?,
                     )
                 }
@@ -424,6 +425,7 @@ impl Cursor {
             let fed: Vec<Fed> = way.fed().to_vec();
             let mut chunk = Chunk::new(fed.len(), 0);
             let mut params: Vec<Vec<ParamValue>> = Vec::new();
+            let mut scratch = crate::bulk::CellColumn::default();
             let arrays = matches!(way, Way::Arrays(_));
             let per_send = match way {
                 Way::Arrays(l) => l.rows_per_send(),
@@ -450,6 +452,15 @@ impl Cursor {
                         return Err(bad_value(py, f, n, null_refused(f), copied, true));
                     }
                     if arrays {
+                        // The value must suit the column's type; the DBMS keeps its own limits
+                        // (SQLite enforces no declared length or integer width).
+                        scratch.clear();
+                        let mut check = CellSink {
+                            form: f.form.without_limits(),
+                            out: &mut scratch,
+                        };
+                        put_param(&v, &mut check)
+                            .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
                         values.push(v);
                     } else {
                         put_param(

@@ -1,0 +1,85 @@
+"""cursor.bulkcopy on drivers without a bcp API (SQLite3 ODBC, psqlODBC): INSERT parameter
+arrays on the caller's connection, chunked; the counters prove the path. The SQL Server suite
+(tests/sqlserver/test_sqlserver_bulkcopy.py) covers the bcp path."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+
+import pytest
+
+import ferrodbc
+
+
+def loads() -> tuple[int, int]:
+    c = ferrodbc.counters()
+    return c["bulk_array_loads"], c["bulk_bcp_loads"]
+
+
+def test_rows_go_in_as_parameter_arrays(peer, conn, table):
+    t = peer.types
+    cur = conn.cursor()
+    cur.execute(
+        f"CREATE TABLE {table} (i {t['int']}, s {t['varchar']}, f {t['float']}, d {t['date']}, "
+        f"ts {t['timestamp']}, n {t['decimal']})"
+    )
+    rows = [
+        (1, "é€", 0.5, dt.date(2020, 2, 29), dt.datetime(2020, 1, 2, 3, 4, 5, 123000), Decimal("12.5")),
+        (2, None, None, None, None, None),
+    ]
+    arrays, bcp = loads()
+    result = cur.bulkcopy(table, rows)
+    assert loads() == (arrays + 1, bcp)
+    assert result["rows_copied"] == 2 and result["batch_count"] == 1
+    got = cur.execute(f"SELECT i, s, f, d, ts, n FROM {table} ORDER BY i").fetchall()
+    assert [tuple(r[:5]) for r in got] == [row[:5] for row in rows]
+    assert Decimal(str(got[0][5])) == Decimal("12.5") and got[1][5] is None
+
+
+def test_batches_and_a_generator_source(peer, conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (i {peer.types['int']} NOT NULL, s {peer.types['varchar']})")
+    r = cur.bulkcopy(table, ((i, f"r{i}") for i in range(2500)), batch_size=1000)
+    assert r["rows_copied"] == 2500 and r["batch_count"] == 3
+    assert cur.execute(f"SELECT COUNT(*), MAX(i) FROM {table}").fetchone() == (2500, 2499)
+
+
+def test_a_failing_array_leaves_none_of_its_rows_in_autocommit(peer, table):
+    cn = peer.connect(autocommit=True)
+    try:
+        cur = cn.cursor()
+        cur.execute(f"CREATE TABLE {table} (i {peer.types['int']} PRIMARY KEY)")
+        # SQLite3 ODBC reports a UNIQUE failure as HY000 (DatabaseError), psqlODBC as 23505.
+        error = ferrodbc.DatabaseError if peer.is_sqlite else ferrodbc.IntegrityError
+        with pytest.raises(error, match=r"source rows 2\.\.4 \(2 rows copied before them\)"):
+            cur.bulkcopy(table, [(1,), (2,), (3,), (3,)], batch_size=2)
+        assert cur.execute(f"SELECT i FROM {table} ORDER BY i").fetchall() == [(1,), (2,)]
+        assert cn.autocommit
+    finally:
+        cn.close()
+
+
+def test_manual_commit_rows_are_in_the_callers_transaction(peer, conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (i {peer.types['int']})")
+    conn.commit()
+    cur.bulkcopy(table, [(1,), (2,)])
+    conn.rollback()
+    assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
+    cur.bulkcopy(table, [(3,)])
+    conn.commit()
+    assert cur.execute(f"SELECT i FROM {table}").fetchall() == [(3,)]
+
+
+def test_mappings_and_errors(peer, conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (a {peer.types['int']}, b {peer.types['varchar']})")
+    cur.bulkcopy(table, [("x", 7)], column_mappings=["b", "a"])
+    assert cur.execute(f"SELECT a, b FROM {table}").fetchall() == [(7, "x")]
+    with pytest.raises(ferrodbc.ProgrammingError, match='no column "zz"'):
+        cur.bulkcopy(table, [(1,)], column_mappings=["zz"])
+    with pytest.raises(ferrodbc.ProgrammingError, match="source row 1 has 1 fields; row 0 has 2"):
+        cur.bulkcopy(table, [(1, "a"), (2,)])
+    with pytest.raises(ferrodbc.DataError, match=r'column "a", source row 0.*a bytes value'):
+        cur.bulkcopy(table, [(b"x", "a")])

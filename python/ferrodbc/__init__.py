@@ -12,7 +12,7 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, entra, sqlconstants, sqltypes
+from . import _native, bulk, entra, sqlconstants, sqltypes
 from ._native import (
     Connection,
     Cursor,

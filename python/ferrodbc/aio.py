@@ -480,6 +480,20 @@ class AsyncCursor:
         await self._call(self.sync.executemany, sql, seq_of_params, timeout=timeout)
         return self
 
+    async def bulkcopy(self, table_name: str, data: Any, **options: Any) -> dict[str, Any]:
+        """``Cursor.bulkcopy`` on the connection's worker thread (the rows are read there: a
+        plain iterable or generator, not an async one). ``timeout`` is the load's own limit in
+        seconds, as in the sync call; cancelling the awaiting task cancels the load."""
+        self._ahead.clear()
+        call = functools.partial(self.sync.bulkcopy, table_name, data, **options)
+        return await self._call(call)
+
+    async def bulkcopy_arrow(self, table_name: str, source: Any, **options: Any) -> dict[str, Any]:
+        """``Cursor.bulkcopy_arrow`` on the connection's worker thread."""
+        self._ahead.clear()
+        call = functools.partial(self.sync.bulkcopy_arrow, table_name, source, **options)
+        return await self._call(call)
+
     async def callproc(
         self, procname: str, parameters: Sequence[Any] | None = None, *, timeout: float | None = None
     ) -> Any:

@@ -111,6 +111,29 @@ def test_transactions_executemany_and_autocommit(cs):
     asyncio.run(main())
 
 
+def test_bulkcopy_and_bulkcopy_arrow_are_awaited(cs):
+    import pyarrow as pa
+
+    t = tname("aiobulk")
+
+    async def main() -> None:
+        async with await aio.connect(cs) as conn:
+            cur = conn.cursor()
+            await cur.execute(f"CREATE TABLE {t} (id INT NOT NULL, name NVARCHAR(20))")
+            await conn.commit()
+            result = await cur.bulkcopy(t, ((i, f"n{i}") for i in range(100)), batch_size=30)
+            assert (result["rows_copied"], result["batch_count"]) == (100, 4)
+            await conn.rollback()  # the rows were in the connection's transaction
+            assert await (await cur.execute(f"SELECT COUNT(*) FROM {t}")).fetchval() == 0
+            table = pa.table({"id": pa.array([1, 2], pa.int32()), "name": ["a", None]})
+            assert (await cur.bulkcopy_arrow(t, table))["rows_copied"] == 2
+            await conn.commit()
+            rows = await (await cur.execute(f"SELECT id, name FROM {t} ORDER BY id")).fetchall()
+            assert [tuple(r) for r in rows] == [(1, "a"), (2, None)]
+
+    asyncio.run(main())
+
+
 def test_settings_of_the_sync_connection_pass_through(cs):
     async def main() -> None:
         async with await aio.connect(cs, autocommit=True) as conn:

@@ -229,3 +229,42 @@ def test_polars_read_database(engine, raw, table, through):
     frames = list(pl.read_database(query, raw, iter_batches=True, batch_size=2, schema_overrides=OVERRIDES))
     assert [len(f) for f in frames] == [2, 2, 1]
     assert_frame_equal(pl.concat(frames), arrow_polars(raw, table))
+
+
+# ---- bulk loads: pandas to_sql(method=...) and polars write_database through Cursor.bulkcopy
+
+
+def test_pandas_to_sql_with_the_bulkcopy_method(engine, raw):
+    name = tname("pdbulk")
+    # The table first (to_sql with if_exists="append" needs it), then the rows by bulk copy.
+    typed_frame().head(0).to_sql(name, engine, index=False, dtype=SQL_TYPES)
+    before = ferrodbc.counters()["bulk_bcp_loads"]
+    written = typed_frame().to_sql(
+        name, engine, index=False, if_exists="append", method=ferrodbc.bulk.to_sql_method
+    )
+    assert ferrodbc.counters()["bulk_bcp_loads"] == before + 1
+    assert written == len(ROWS)
+    assert stored_rows(raw, name) == ROWS
+
+
+def test_polars_write_database_with_the_bulkcopy_method(engine, raw):
+    name = tname("plbulk")
+    typed_frame().head(0).to_sql(name, engine, index=False, dtype=SQL_TYPES)
+    frame = pl.from_pandas(typed_frame().drop(columns=["tso"]))
+    before = ferrodbc.counters()["bulk_bcp_loads"]
+    frame.write_database(
+        name, engine, if_table_exists="append", engine_options={"method": ferrodbc.bulk.to_sql_method}
+    )
+    assert ferrodbc.counters()["bulk_bcp_loads"] == before + 1
+    got = [tuple(r) for r in raw.cursor().execute(f"SELECT id, small, amount, name, ts, flag FROM {name} ORDER BY id").fetchall()]
+    assert got == [(i, s, a, n, t, f) for i, s, a, n, t, _, f in ROWS]
+
+
+def test_polars_frame_straight_into_bulkcopy_arrow(raw):
+    name = tname("plarrow")
+    cur = raw.cursor()
+    cur.execute(f"CREATE TABLE {name} (id bigint, name nvarchar(50), ts datetime2(6))")
+    frame = pl.DataFrame({"id": IDS, "name": NAME, "ts": TS})
+    assert cur.bulkcopy_arrow(name, frame)["rows_copied"] == len(IDS)
+    got = [tuple(r) for r in cur.execute(f"SELECT id, name, ts FROM {name} ORDER BY id").fetchall()]
+    assert got == list(zip(IDS, NAME, TS))

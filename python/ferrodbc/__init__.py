@@ -12,7 +12,8 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, bulk, entra, sqlconstants, sqltypes
+from . import _native, entra, sqlconstants, sqltypes
+from . import bulk as bulk  # ferrodbc.bulk.to_sql_method without a second import
 from ._native import (
     Connection,
     Cursor,

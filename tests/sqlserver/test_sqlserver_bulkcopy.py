@@ -236,3 +236,21 @@ def test_a_generator_source_is_streamed_in_chunks(conn):
     r = cur.bulkcopy("#g", ((i, f"row {i}") for i in range(30_000)), batch_size=10_000)
     assert r["rows_copied"] == 30_000 and r["batch_count"] == 3
     assert cur.execute("SELECT COUNT(*), MAX(a) FROM #g").fetchone() == (30_000, 29_999)
+
+
+def test_timeout_stops_the_load_and_the_connection_stays_usable(conn):
+    import time
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #slow (a int)")
+
+    def rows():
+        for i in range(20_000):
+            time.sleep(0.0002)  # 8,192 rows (one chunk) take over a second
+            yield (i,)
+
+    with pytest.raises(ferrodbc.OperationalError, match="timed out after 1 s with 0 rows copied"):
+        cur.bulkcopy("#slow", rows(), timeout=1)
+    assert cur.execute("SELECT COUNT(*) FROM #slow").fetchval() == 0
+    # timeout=0: no limit.
+    assert cur.bulkcopy("#slow", [(1,)], timeout=0)["rows_copied"] == 1

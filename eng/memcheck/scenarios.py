@@ -251,6 +251,7 @@ def tds_scenarios(driver: str, connstr: str) -> None:
     query = f"SELECT * FROM peer.int_nvarchar_{n}"
     fetch_shapes(connstr, query, n)  # arrays of 2,048 come back full: the prefetch thread runs
     parameters_tds(connstr)
+    bulk_loads(connstr, sql_server=True)
     arrow(connstr, query, n)
     close_from_thread(connstr, query)
     fork_child(connstr, query)
@@ -301,6 +302,44 @@ def lazy_rows(connstr: str, query: str, n: int) -> None:
     conn.close()
 
 
+def bulk_loads(connstr: str, sql_server: bool) -> None:
+    """bulkcopy and bulkcopy_arrow: the driver reads each cell through a pointer into the chunk
+    (bcp_colptr), so every value it reads must be bytes ferrodbc wrote; a cancelled and a
+    refused load on the way."""
+    import pyarrow as pa
+
+    conn = ferrodbc.connect(connstr, autocommit=True)
+    cur = conn.cursor()
+    text, blob = ("nvarchar(max)", "varbinary(max)") if sql_server else ("TEXT", "BLOB")
+    cur.execute(f"CREATE TABLE bk_mem (id int NOT NULL PRIMARY KEY, s {text}, b {blob}, d date, f float)")
+    rows = [(i, "é" * (i % 50), b"\x01" * (i % 30), dt.date(2024, 1, 1 + i % 28), i / 4) for i in range(3000)]
+    rows[5] = (5, None, b"", None, None)
+    check(cur.bulkcopy("bk_mem", rows, batch_size=1000)["rows_copied"] == 3000, "bulkcopy rows")
+    got = cur.execute("SELECT id, s, b, d, f FROM bk_mem ORDER BY id").fetchall()
+    check([tuple(r) for r in got] == rows, "bulkcopy round trip")
+    table = pa.table({"id": pa.array(range(3000, 4000), pa.int32()), "s": ["x" * 10] * 1000})
+    check(cur.bulkcopy_arrow("bk_mem", table, column_mappings=["id", "s"])["rows_copied"] == 1000, "arrow")
+    try:
+        cur.bulkcopy("bk_mem", [(1, "dup", b"", None, None)])
+        check(False, "a duplicate key is refused")
+    except ferrodbc.DatabaseError:
+        pass
+
+    def cancelled():
+        for i in range(10_000, 30_000):
+            if i == 20_000:
+                cur.cancel()
+            yield (i, None, None, None, None)
+
+    try:
+        cur.bulkcopy("bk_mem", cancelled())
+    except ferrodbc.OperationalError:
+        pass
+    check(cur.execute("SELECT COUNT(*) FROM bk_mem").fetchval() == 4000, "nothing of the refused loads")
+    cur.execute("DROP TABLE bk_mem")
+    conn.close()
+
+
 def parameters_tds(connstr: str) -> None:
     conn = ferrodbc.connect(connstr, autocommit=True)
     cur = conn.cursor()
@@ -331,6 +370,7 @@ def main() -> None:
             lambda: close_from_thread(connstr, query),
             lambda: fork_child(connstr, query),
             lambda: decode_errors(connstr),
+            lambda: bulk_loads(connstr, sql_server=False),
         ):
             scenario()
         print("sqlite ok", flush=True)

@@ -104,8 +104,7 @@ pub struct BcpLoad<'c> {
     options: LoadOptions,
     count: LoadCount,
     rows_in_batch: u64,
-    started: Instant,
-    cancel: Arc<AtomicBool>,
+    stopper: Stopper,
     /// The hint text handed to `bcp_control(BCPHINTS)`: the driver may keep its address.
     _hints: Vec<u8>,
     /// Each batch runs in a transaction of the load's own (FreeTDS in autocommit mode).
@@ -150,6 +149,7 @@ impl<'c> BcpLoad<'c> {
                 }
             }
         }
+        let stopper = Stopper::new(cancel, options.timeout_secs);
         let mut load = BcpLoad {
             dbc,
             bcp,
@@ -158,8 +158,7 @@ impl<'c> BcpLoad<'c> {
             options,
             count: LoadCount::default(),
             rows_in_batch: 0,
-            started: Instant::now(),
-            cancel,
+            stopper,
             _hints: Vec::new(),
             identity_insert: keeps_identity.then(|| table.name.clone()),
             keeps_identity,
@@ -388,29 +387,7 @@ impl<'c> BcpLoad<'c> {
     }
 
     fn check_stop(&self) -> Result<()> {
-        if self.cancel.load(Ordering::Relaxed) {
-            return Err(Error::Bulk {
-                context: format!(
-                    "bulk load cancelled after {} rows were copied",
-                    self.count.rows_copied
-                ),
-                inner: Box::new(Error::Cancelled {
-                    records: Vec::new(),
-                }),
-            });
-        }
-        if self.options.timeout_secs > 0
-            && self.started.elapsed().as_secs() >= self.options.timeout_secs
-        {
-            return Err(Error::Bulk {
-                context: format!(
-                    "bulk load timed out after {} s with {} rows copied",
-                    self.options.timeout_secs, self.count.rows_copied
-                ),
-                inner: Box::new(Error::Operational("timeout expired (HYT00)".into())),
-            });
-        }
-        Ok(())
+        self.stopper.check(self.count.rows_copied)
     }
 
     fn failed(&mut self, e: Error, what: &str) -> Error {
@@ -442,4 +419,43 @@ fn set_identity_insert(dbc: &Dbc, table: &str, on: bool) -> Result<()> {
 /// One statement on the connection, outside any cursor.
 fn exec(dbc: &Dbc, sql: &str) -> Result<()> {
     crate::odbc::Stmt::new(dbc)?.exec_direct(sql).map(|_| ())
+}
+
+/// What stops a load between rows: `cursor.cancel()` (the flag) and the load's timeout.
+pub(super) struct Stopper {
+    cancel: Arc<AtomicBool>,
+    started: Instant,
+    timeout_secs: u64,
+}
+
+impl Stopper {
+    pub(super) fn new(cancel: Arc<AtomicBool>, timeout_secs: u64) -> Stopper {
+        Stopper {
+            cancel,
+            started: Instant::now(),
+            timeout_secs,
+        }
+    }
+
+    /// `Err` when the load must stop; `copied`: the rows committed so far, for the message.
+    pub(super) fn check(&self, copied: u64) -> Result<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Error::Bulk {
+                context: format!("bulk load cancelled after {copied} rows were copied"),
+                inner: Box::new(Error::Cancelled {
+                    records: Vec::new(),
+                }),
+            });
+        }
+        if self.timeout_secs > 0 && self.started.elapsed().as_secs() >= self.timeout_secs {
+            return Err(Error::Bulk {
+                context: format!(
+                    "bulk load timed out after {} s with {copied} rows copied",
+                    self.timeout_secs
+                ),
+                inner: Box::new(Error::Operational("timeout expired (HYT00)".into())),
+            });
+        }
+        Ok(())
+    }
 }

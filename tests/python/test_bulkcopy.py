@@ -83,3 +83,25 @@ def test_mappings_and_errors(peer, conn, table):
         cur.bulkcopy(table, [(1, "a"), (2,)])
     with pytest.raises(ferrodbc.DataError, match=r'column "a", source row 0.*a bytes value'):
         cur.bulkcopy(table, [(b"x", "a")])
+
+
+def test_batch_size_0_is_one_transaction_and_cancel_rolls_it_back(peer, table):
+    cn = peer.connect(autocommit=True)
+    try:
+        cur = cn.cursor()
+        cur.execute(f"CREATE TABLE {table} (i {peer.types['int']})")
+
+        def rows():
+            for i in range(25_000):
+                if i == 20_000:  # two arrays of 10,000 already sent
+                    cur.cancel()
+                yield (i,)
+
+        with pytest.raises(ferrodbc.OperationalError, match="cancelled after 0 rows"):
+            cur.bulkcopy(table, rows())
+        assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
+        assert cn.autocommit
+        r = cur.bulkcopy(table, ((i,) for i in range(25_000)))
+        assert (r["rows_copied"], r["batch_count"]) == (25_000, 1)
+    finally:
+        cn.close()

@@ -251,15 +251,23 @@ impl Cursor {
                         .map_err(|e| to_pyerr(py, e))?;
                     let dbc = conn.autocommit().then(|| conn.dbc_mut());
                     Way::Arrays(
-                        ArrayLoad::begin(dbc, stmt, backend, &table, fed, args.options.clone())
-                            .map_err(|e| to_pyerr(py, e))?,
+                        ArrayLoad::begin(
+                            dbc,
+                            stmt,
+                            backend,
+                            &table,
+                            fed,
+                            args.options.clone(),
+                            self.bulk_cancel.clone(),
+                        )
+                        .map_err(|e| to_pyerr(py, e))?,
                     )
                 }
             };
             feed(py, &mut way)?;
             match way {
                 Way::Bcp(load) => py.detach(|| load.done()).map_err(|e| to_pyerr(py, e)),
-                Way::Arrays(load) => Ok(load.count()),
+                Way::Arrays(load) => py.detach(|| load.finish()).map_err(|e| to_pyerr(py, e)),
             }
         })();
         if internal {

@@ -91,6 +91,13 @@ impl CellColumn {
         Some(&self.bytes[s..s + len])
     }
 
+    /// Row `row`'s cell as the driver reads it: prefix and value.
+    pub fn cell(&self, row: usize) -> &[u8] {
+        let s = self.starts[row];
+        let len = self.len_of(row).unwrap_or(0);
+        &self.bytes[s..s + P + len]
+    }
+
     /// The address `bcp_colptr` is given for row `row`: its prefix.
     pub fn prefix_ptr(&self, row: usize) -> *const u8 {
         self.bytes[self.starts[row]..].as_ptr()

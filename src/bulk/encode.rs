@@ -157,8 +157,8 @@ impl Sink for CellSink<'_> {
     fn decimal(&mut self, text: &str) -> Put {
         match self.form {
             Form::Decimal { precision, scale } => {
-                check_digits(text, precision, scale)?;
-                self.rendered(text)
+                let fitted = fit_decimal(text, precision, scale)?;
+                self.rendered(&fitted)
             }
             Form::Int { name, .. } => {
                 let i = text.parse::<i64>().map_err(|_| overflow(text, name))?;
@@ -185,7 +185,9 @@ impl Sink for CellSink<'_> {
 
     fn time(&mut self, t: Time) -> Put {
         match self.form {
-            Form::Temporal(Temporal::Time { scale }) => self.rendered(&time_text(&t, scale)),
+            Form::Temporal(Temporal::Time { scale }) => {
+                self.rendered(&time_text(&rounded_time(t, scale).0, scale))
+            }
             _ => self.wrong("time"),
         }
     }
@@ -193,9 +195,16 @@ impl Sink for CellSink<'_> {
     fn timestamp(&mut self, ts: Timestamp) -> Put {
         match self.form {
             Form::Temporal(Temporal::Date) => self.rendered(&ts.date.to_text()),
-            Form::Temporal(Temporal::Time { scale }) => self.rendered(&time_text(&ts.time, scale)),
-            Form::Temporal(Temporal::DateTime { scale }) => {
-                self.rendered(&timestamp_text(&ts, scale))
+            Form::Temporal(Temporal::Time { scale }) => {
+                self.rendered(&time_text(&rounded_time(ts.time, scale).0, scale))
+            }
+            Form::Temporal(Temporal::DateTime { scale, minutes }) => {
+                let rounded = if minutes {
+                    rounded_to_minute(ts)?
+                } else {
+                    rounded_timestamp(ts, scale)?
+                };
+                self.rendered(&timestamp_text(&rounded, scale))
             }
             // A naive datetime into datetimeoffset: offset +00:00, as SQL Server converts.
             Form::Temporal(Temporal::Offset { .. }) => self.offset(TimestampOffset {
@@ -208,7 +217,14 @@ impl Sink for CellSink<'_> {
 
     fn offset(&mut self, o: TimestampOffset) -> Put {
         match self.form {
-            Form::Temporal(Temporal::Offset { scale }) => self.rendered(&offset_text(&o, scale)),
+            Form::Temporal(Temporal::Offset { scale }) => {
+                let local = rounded_timestamp(o.timestamp, scale)?;
+                let o = TimestampOffset {
+                    timestamp: local,
+                    ..o
+                };
+                self.rendered(&offset_text(&o, scale))
+            }
             // SQL Server keeps the local time when it drops an offset.
             Form::Temporal(Temporal::DateTime { .. } | Temporal::Date | Temporal::Time { .. }) => {
                 self.timestamp(o.timestamp)
@@ -309,26 +325,163 @@ pub fn parse_guid(s: &str) -> Option<u128> {
         .filter(|_| hex.len() == 32)
 }
 
-/// Refuse decimal digits the column cannot hold: more integer digits than `precision - scale`
-/// (SQL Server: arithmetic overflow). More fraction digits than `scale` are rounded by the
-/// conversion, as SQL Server rounds them.
-pub fn check_digits(text: &str, precision: u8, scale: u8) -> Result<(), String> {
-    let body = text.strip_prefix(['-', '+']).unwrap_or(text);
+/// Decimal text fitted to `decimal(precision, scale)` as SQL Server converts a value of more
+/// scale: rounded half away from zero to `scale` fraction digits. Refused: more integer digits
+/// than `precision - scale` after rounding (SQL Server: arithmetic overflow), or no number.
+/// Done here because the drivers differ: Driver 18 refuses a longer fraction (22001 "String
+/// data, right truncation") and FreeTDS cuts it (3.99995 into scale 4 became 3.9999).
+pub fn fit_decimal(text: &str, precision: u8, scale: u8) -> Result<String, String> {
+    let (negative, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
     let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-    let valid = !body.is_empty()
+    let valid = !(int.is_empty() && frac.is_empty())
         && int.bytes().all(|c| c.is_ascii_digit())
         && frac.bytes().all(|c| c.is_ascii_digit());
     if !valid {
         return Err(format!("{text:?} is not a decimal number"));
     }
-    let int_digits = int.trim_start_matches('0').len();
-    let room = usize::from(precision.saturating_sub(scale));
-    if int_digits > room {
+    let scale = usize::from(scale);
+    // The digits kept, integer part then `scale` fraction digits, as one number.
+    let mut digits: Vec<u8> = int.trim_start_matches('0').bytes().collect();
+    let kept_frac = &frac.as_bytes()[..frac.len().min(scale)];
+    digits.extend_from_slice(kept_frac);
+    digits.resize(digits.len() + (scale - kept_frac.len()), b'0');
+    if frac.as_bytes().get(scale).is_some_and(|&d| d >= b'5') {
+        // Round the magnitude up: carry from the last digit.
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let int_digits = digits.len() - scale;
+    let int_part = &digits[..int_digits];
+    let int_significant = int_part.iter().skip_while(|&&d| d == b'0').count();
+    let room = usize::from(precision).saturating_sub(scale);
+    if int_significant > room {
         return Err(format!(
-            "{text} does not fit decimal({precision},{scale}): {int_digits} integer digits, room for {room}"
+            "{text} does not fit decimal({precision},{scale}): {int_significant} integer digits, room for {room}"
         ));
     }
-    Ok(())
+    let zero = digits.iter().all(|&d| d == b'0');
+    let mut out = String::with_capacity(digits.len() + 3);
+    if negative && !zero {
+        out.push('-');
+    }
+    let int_text = std::str::from_utf8(&int_part[int_part.len() - int_significant..]).unwrap_or("");
+    out.push_str(if int_text.is_empty() { "0" } else { int_text });
+    if scale > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[int_digits..]).unwrap_or(""));
+    }
+    Ok(out)
+}
+
+/// `t` rounded half up to `scale` fraction digits, as SQL Server converts a time of more
+/// precision (Driver 18 refuses more digits than the scale: 22008 "Fractional second precision
+/// exceeds the scale"); `true` when it rounded past midnight (to 00:00:00, as time wraps).
+pub fn rounded_time(t: Time, scale: u8) -> (Time, bool) {
+    let unit = 10u32.pow(9 - u32::from(scale.min(7)));
+    let rem = t.nanosecond % unit;
+    let mut ns = t.nanosecond - rem;
+    if rem < unit - rem {
+        return (
+            Time {
+                nanosecond: ns,
+                ..t
+            },
+            false,
+        );
+    }
+    ns += unit;
+    if ns < 1_000_000_000 {
+        return (
+            Time {
+                nanosecond: ns,
+                ..t
+            },
+            false,
+        );
+    }
+    let secs = u32::from(t.hour) * 3600 + u32::from(t.minute) * 60 + u32::from(t.second) + 1;
+    let wrapped = secs >= 86_400;
+    let secs = secs % 86_400;
+    let time = Time {
+        hour: (secs / 3600) as u16,
+        minute: (secs / 60 % 60) as u16,
+        second: (secs % 60) as u16,
+        nanosecond: 0,
+    };
+    (time, wrapped)
+}
+
+/// `ts` rounded half up to `scale` fraction digits, into the next day when it must; past
+/// 9999-12-31 is SQL Server's overflow.
+pub fn rounded_timestamp(ts: Timestamp, scale: u8) -> Result<Timestamp, String> {
+    let (time, next_day) = rounded_time(ts.time, scale);
+    if !next_day {
+        return Ok(Timestamp { time, ..ts });
+    }
+    let d = ts.date;
+    let days = crate::types::temporal::arrow::days_from_civil(
+        i32::from(d.year),
+        u32::from(d.month),
+        u32::from(d.day),
+    ) + 1;
+    let (year, month, day) = super::arrow::civil_from_days(days);
+    if year > 9999 {
+        return Err(format!(
+            "{} rounds past 9999-12-31 at scale {scale} (out of range)",
+            timestamp_text(&ts, 7)
+        ));
+    }
+    Ok(Timestamp {
+        date: Date {
+            year: year as i16,
+            month: month as u16,
+            day: day as u16,
+        },
+        time,
+    })
+}
+
+/// smalldatetime's rounding: 29.998 seconds or less down to the minute, 29.999 or more up
+/// (SQL Server's documented rule; Driver 18 refuses seconds in a smalldatetime: 22008).
+pub fn rounded_to_minute(ts: Timestamp) -> Result<Timestamp, String> {
+    let millis = u32::from(ts.time.second) * 1000 + ts.time.nanosecond / 1_000_000;
+    let down = Timestamp {
+        time: Time {
+            second: 0,
+            nanosecond: 0,
+            ..ts.time
+        },
+        ..ts
+    };
+    if millis < 29_999 {
+        return Ok(down);
+    }
+    // Up: the last second of the minute, rounded at scale 0, carries into the next minute.
+    let last = Timestamp {
+        time: Time {
+            second: 59,
+            nanosecond: 500_000_000,
+            ..ts.time
+        },
+        ..ts
+    };
+    rounded_timestamp(last, 0)
 }
 
 fn midnight(date: Date) -> Timestamp {
@@ -389,7 +542,8 @@ pub fn form_name(form: Form) -> String {
         Form::Decimal { precision, scale } => format!("decimal({precision},{scale})"),
         Form::Temporal(Temporal::Date) => "date".into(),
         Form::Temporal(Temporal::Time { scale }) => format!("time({scale})"),
-        Form::Temporal(Temporal::DateTime { scale }) => format!("datetime2({scale})"),
+        Form::Temporal(Temporal::DateTime { minutes: true, .. }) => "smalldatetime".into(),
+        Form::Temporal(Temporal::DateTime { scale, .. }) => format!("datetime2({scale})"),
         Form::Temporal(Temporal::Offset { scale }) => format!("datetimeoffset({scale})"),
         Form::Text {
             max_units: Some(n), ..
@@ -417,11 +571,29 @@ mod tests {
 
     #[test]
     fn decimal_digits_are_checked_against_precision() {
-        assert!(check_digits("123.45", 5, 2).is_ok());
-        assert!(check_digits("-0001.5", 3, 2).is_ok());
-        assert!(check_digits("1234.5", 5, 2).is_err());
-        assert!(check_digits("1e5", 10, 0).is_err());
-        assert!(check_digits("", 10, 0).is_err());
+        assert_eq!(fit_decimal("123.45", 5, 2).unwrap(), "123.45");
+        assert_eq!(fit_decimal("-0001.5", 3, 2).unwrap(), "-1.50");
+        assert!(fit_decimal("1234.5", 5, 2).is_err());
+        assert!(fit_decimal("1e5", 10, 0).is_err());
+        assert!(fit_decimal("", 10, 0).is_err());
+        assert!(fit_decimal("-", 10, 0).is_err());
+        // Rounded half away from zero, as SQL Server converts.
+        assert_eq!(fit_decimal("3.99995", 18, 4).unwrap(), "4.0000");
+        assert_eq!(fit_decimal("-2.00005", 18, 4).unwrap(), "-2.0001");
+        assert_eq!(fit_decimal("2.00004999", 18, 4).unwrap(), "2.0000");
+        assert_eq!(fit_decimal("-0.00001", 18, 4).unwrap(), "0.0000");
+        assert_eq!(fit_decimal(".5", 3, 0).unwrap(), "1");
+        assert_eq!(fit_decimal("12", 4, 2).unwrap(), "12.00");
+        // Rounding can carry into one integer digit too many.
+        assert!(
+            fit_decimal("99.995", 4, 2)
+                .unwrap_err()
+                .contains("3 integer digits")
+        );
+        assert_eq!(
+            fit_decimal(&format!("1.{}1", "0".repeat(80)), 18, 4).unwrap(),
+            "1.0000"
+        );
     }
 
     #[test]
@@ -472,5 +644,54 @@ mod tests {
         assert_eq!(time_text(&t, 7), "01:02:03.1234567");
         assert_eq!(time_text(&t, 3), "01:02:03.123");
         assert_eq!(time_text(&t, 0), "01:02:03");
+    }
+
+    #[test]
+    fn fractions_round_half_up_and_carry_into_the_date() {
+        let t = |h, m, s, ns| Time {
+            hour: h,
+            minute: m,
+            second: s,
+            nanosecond: ns,
+        };
+        assert_eq!(
+            rounded_time(t(0, 0, 0, 123_500_000), 3).0,
+            t(0, 0, 0, 124_000_000)
+        );
+        assert_eq!(
+            rounded_time(t(0, 0, 0, 123_499_999), 3).0,
+            t(0, 0, 0, 123_000_000)
+        );
+        assert_eq!(
+            rounded_time(t(1, 59, 59, 999_999_000), 6).0,
+            t(1, 59, 59, 999_999_000)
+        );
+        assert_eq!(rounded_time(t(1, 59, 59, 999_999_000), 3).0, t(2, 0, 0, 0));
+        assert_eq!(
+            rounded_time(t(23, 59, 59, 500_000_000), 0),
+            (t(0, 0, 0, 0), true)
+        );
+        let ts = |y, mo, d, time| Timestamp {
+            date: Date {
+                year: y,
+                month: mo,
+                day: d,
+            },
+            time,
+        };
+        let late = t(23, 59, 59, 999_999_900);
+        assert_eq!(
+            rounded_timestamp(ts(2024, 2, 28, late), 6).unwrap(),
+            ts(2024, 2, 29, t(0, 0, 0, 0))
+        );
+        assert_eq!(
+            rounded_timestamp(ts(2023, 12, 31, late), 2).unwrap(),
+            ts(2024, 1, 1, t(0, 0, 0, 0))
+        );
+        assert_eq!(
+            rounded_timestamp(ts(2024, 1, 1, late), 7).unwrap(),
+            ts(2024, 1, 1, late)
+        );
+        assert!(rounded_timestamp(ts(9999, 12, 31, late), 3).is_err());
     }
 }

@@ -27,9 +27,11 @@ pub enum Temporal {
     Time {
         scale: u8,
     },
-    /// `datetime2(scale)`, `datetime` (3) and `smalldatetime` (0).
+    /// `datetime2(scale)`, `datetime` (3) and `smalldatetime` (0, `minutes`: whole minutes,
+    /// described with column size 16).
     DateTime {
         scale: u8,
+        minutes: bool,
     },
     /// `datetimeoffset(scale)`.
     Offset {
@@ -103,7 +105,10 @@ impl Form {
             },
             sql::TYPE_DATE => Form::Temporal(Temporal::Date),
             sql::TYPE_TIME | sql::SS_TIME2 => Form::Temporal(Temporal::Time { scale }),
-            sql::TYPE_TIMESTAMP => Form::Temporal(Temporal::DateTime { scale }),
+            sql::TYPE_TIMESTAMP => Form::Temporal(Temporal::DateTime {
+                scale,
+                minutes: desc.size == 16,
+            }),
             sql::SS_TIMESTAMPOFFSET => Form::Temporal(Temporal::Offset { scale }),
             sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
                 max_units: bounded(desc.size),
@@ -146,6 +151,23 @@ impl Form {
             },
             Form::Binary { .. } => Form::Binary { max_bytes: None },
             other => other,
+        }
+    }
+
+    /// The most bytes one value of this form usually takes (`None`: no small bound). Text forms
+    /// of decimals and dates can be longer (more fraction digits than the scale): the bulk load
+    /// points at such a value instead of copying it.
+    pub fn max_cell_bytes(self) -> Option<usize> {
+        match self {
+            Form::Bit => Some(1),
+            Form::Int { .. } | Form::Float => Some(8),
+            Form::Guid => Some(16),
+            // Sign, 38 digits, a point, and room for a longer fraction.
+            Form::Decimal { .. } => Some(64),
+            // `YYYY-MM-DD hh:mm:ss.fffffff +hh:mm` is 34.
+            Form::Temporal(_) => Some(48),
+            Form::Text { max_units, utf8 } => max_units.map(|n| n * if utf8 { 4 } else { 2 }),
+            Form::Binary { max_bytes } => max_bytes,
         }
     }
 

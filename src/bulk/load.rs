@@ -114,8 +114,8 @@ pub struct BcpLoad<'c> {
     table: Table,
     /// The table whose IDENTITY_INSERT this load turned on, to turn off at its end.
     identity_insert: Option<String>,
-    /// Per fed column: its length goes by `bcp_collen` instead of the cell's prefix.
-    by_collen: Vec<bool>,
+    /// Per fed column: how each row's value reaches the driver.
+    feeds: Vec<Feed>,
     ended: bool,
 }
 
@@ -167,7 +167,7 @@ impl<'c> BcpLoad<'c> {
             // leaving no room for a COMMIT), so a failed or cancelled batch rolls back as with
             // Driver 18's BCPABORT.
             batch_txn: freetds && autocommit,
-            by_collen: Vec::new(),
+            feeds: Vec::new(),
             ended: false,
         };
         // Dropped on an error: `stop` turns IDENTITY_INSERT off and rolls back.
@@ -194,7 +194,7 @@ impl<'c> BcpLoad<'c> {
             // FreeTDS lists an identity column in its INSERT BULK only with its KEEPIDENTITY.
             bcp.control(self.dbc, BcpOption::KeepIdentity, 1)?;
         }
-        self.by_collen.clear();
+        self.feeds.clear();
         for (i, c) in self.table.columns.iter().enumerate() {
             let number =
                 u32::try_from(i + 1).map_err(|_| Error::Internal("column number".into()))?;
@@ -208,29 +208,27 @@ impl<'c> BcpLoad<'c> {
             // Driver 18 reads a zero length prefix of a (MAX) column as 65,535 bytes (it sent
             // that much of the memory after the value: seen against the peer, 2026-12-04), so
             // those columns get their lengths from bcp_collen, row by row, instead.
-            let by_collen = fed && !freetds && form.is_some_and(Form::unbounded);
-            let (prefix, var_len) = if by_collen {
-                (0, 0)
-            } else {
-                (PREFIX_LEN, SQL_VARLEN_DATA)
+            let feed = match form {
+                Some(form) if fed => Feed::for_form(form, freetds),
+                _ => Feed::Pointer,
+            };
+            let (prefix, var_len) = match feed {
+                Feed::Collen => (0, 0),
+                _ => (PREFIX_LEN, SQL_VARLEN_DATA),
+            };
+            let address = match &feed {
+                Feed::Slot { buf, .. } => buf.as_ptr(),
+                _ => NULL_CELL.as_ptr(),
             };
             if fed {
-                self.by_collen.push(by_collen);
+                self.feeds.push(feed);
             }
             let bcp_type = form.map_or(super::form::bcp_type::CHARACTER, Form::bcp_type);
             // SAFETY: the bound address is a static NULL cell (Driver 18 refuses a null
-            // pointer); for a fed column `send` replaces it with each row's (bcp_colptr)
-            // before every bcp_sendrow, pointing into the chunk it is sending.
-            unsafe {
-                bcp.bind(
-                    self.dbc,
-                    NULL_CELL.as_ptr(),
-                    prefix,
-                    var_len,
-                    bcp_type,
-                    number,
-                )?
-            };
+            // pointer) or the column's slot, which this load owns at a fixed address (a boxed
+            // slice, never resized) until it ends; `send` fills the slot, or points the driver
+            // at the row's cell (bcp_colptr) inside the chunk it is sending.
+            unsafe { bcp.bind(self.dbc, address, prefix, var_len, bcp_type, number)? };
         }
         Ok(())
     }
@@ -259,23 +257,42 @@ impl<'c> BcpLoad<'c> {
             }
         }
         for row in 0..chunk.rows() {
-            self.check_stop()?;
-            for ((f, col), by_collen) in self.fed.iter().zip(&chunk.columns).zip(&self.by_collen) {
-                if *by_collen {
-                    let len = col
-                        .len_of(row)
-                        .map_or(SQL_NULL_DATA, |n| i32::try_from(n).unwrap_or(i32::MAX));
-                    // SAFETY: the address is the row's value inside `chunk` (after its prefix),
-                    // which the caller keeps (borrowed here) until this sendrow returns.
-                    unsafe {
-                        self.bcp
-                            .colptr(self.dbc, col.prefix_ptr(row).add(8), f.number)?
-                    };
-                    self.bcp.collen(self.dbc, len, f.number)?;
-                } else {
-                    // SAFETY: the address is the row's prefix inside `chunk`, which the caller
-                    // keeps (borrowed here) until this sendrow returns.
-                    unsafe { self.bcp.colptr(self.dbc, col.prefix_ptr(row), f.number)? };
+            // The clock and the cancel flag every 256 rows: a row is well under a microsecond.
+            if row % 256 == 0 {
+                self.check_stop()?;
+            }
+            for ((f, col), feed) in self.fed.iter().zip(&chunk.columns).zip(&mut self.feeds) {
+                let cell = col.cell(row);
+                match feed {
+                    Feed::Slot { buf, pointing_away } => {
+                        if cell.len() <= buf.len() {
+                            // The common case: one copy, no call into the driver.
+                            buf[..cell.len()].copy_from_slice(cell);
+                            if *pointing_away {
+                                // SAFETY: the slot is this load's, at a fixed address.
+                                unsafe { self.bcp.colptr(self.dbc, buf.as_ptr(), f.number)? };
+                                *pointing_away = false;
+                            }
+                        } else {
+                            // SAFETY: the row's prefix inside `chunk`, which the caller keeps
+                            // (borrowed here) until this sendrow returns.
+                            unsafe { self.bcp.colptr(self.dbc, cell.as_ptr(), f.number)? };
+                            *pointing_away = true;
+                        }
+                    }
+                    Feed::Pointer => {
+                        // SAFETY: as above: the row's prefix inside the borrowed `chunk`.
+                        unsafe { self.bcp.colptr(self.dbc, cell.as_ptr(), f.number)? };
+                    }
+                    Feed::Collen => {
+                        let len = col
+                            .len_of(row)
+                            .map_or(SQL_NULL_DATA, |n| i32::try_from(n).unwrap_or(i32::MAX));
+                        // SAFETY: the row's value (after its prefix) inside the borrowed
+                        // `chunk`, valid until this sendrow returns.
+                        unsafe { self.bcp.colptr(self.dbc, cell.as_ptr().add(8), f.number)? };
+                        self.bcp.collen(self.dbc, len, f.number)?;
+                    }
                 }
             }
             let source_row = chunk.first_row + row as u64;
@@ -457,5 +474,35 @@ impl Stopper {
             });
         }
         Ok(())
+    }
+}
+
+/// How one fed column's value reaches the driver for each row.
+enum Feed {
+    /// The column is bound once to this slot (prefix and value) and each row's cell is copied
+    /// into it: no call into the driver per cell. A cell too big for it (a long decimal's or
+    /// date's text) is pointed at instead, and the slot taken back on the next row that fits.
+    Slot { buf: Box<[u8]>, pointing_away: bool },
+    /// `bcp_colptr` to the row's cell (prefix and value): values with no small bound.
+    Pointer,
+    /// `bcp_colptr` to the value and `bcp_collen` for its length: Driver 18's (MAX) columns.
+    Collen,
+}
+
+/// Slots are for cells up to this size (prefix included); bigger columns are pointed at.
+const MAX_SLOT: usize = 8 + 8000;
+
+impl Feed {
+    fn for_form(form: Form, freetds: bool) -> Feed {
+        if form.unbounded() && !freetds {
+            return Feed::Collen;
+        }
+        match form.max_cell_bytes() {
+            Some(n) if n + 8 <= MAX_SLOT => Feed::Slot {
+                buf: vec![0u8; n + 8].into_boxed_slice(),
+                pointing_away: false,
+            },
+            _ => Feed::Pointer,
+        }
     }
 }

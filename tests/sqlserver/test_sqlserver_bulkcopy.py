@@ -254,3 +254,38 @@ def test_timeout_stops_the_load_and_the_connection_stays_usable(conn):
     assert cur.execute("SELECT COUNT(*) FROM #slow").fetchval() == 0
     # timeout=0: no limit.
     assert cur.bulkcopy("#slow", [(1,)], timeout=0)["rows_copied"] == 1
+
+
+def test_decimals_are_rounded_to_the_column_scale_as_sql_server_rounds(conn):
+    # Driver 18 refuses a longer fraction (22001) and FreeTDS cut it: ferrodbc rounds first.
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #dec (i int, d decimal(18,4))")
+    cur.bulkcopy("#dec", [
+        (1, Decimal("1." + "0" * 80 + "1")), (2, Decimal("3.99995")), (3, Decimal("-2.00005")),
+        (4, Decimal("2.00004999")), (5, 1.23456789),
+    ])
+    got = [r[0] for r in cur.execute("SELECT d FROM #dec ORDER BY i").fetchall()]
+    assert got == [Decimal("1.0000"), Decimal("4.0000"), Decimal("-2.0001"), Decimal("2.0000"), Decimal("1.2346")]
+    with pytest.raises(ferrodbc.DataError, match=r"does not fit decimal\(18,4\)"):
+        cur.bulkcopy("#dec", [(6, Decimal("99999999999999.99995"))])
+
+
+def test_fractions_are_rounded_to_the_column_scale_as_sql_server_rounds(conn):
+    # Driver 18 refuses more fraction digits than the scale (22008): ferrodbc rounds first,
+    # half up, into the next second, minute or day when it must.
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #frac (i int, a datetime2(3), t time(2), o datetimeoffset(0), s smalldatetime)")
+    tz = dt.timezone(dt.timedelta(hours=-3))
+    cur.bulkcopy("#frac", [
+        (1, dt.datetime(2024, 1, 1, 0, 0, 0, 123500), dt.time(0, 0, 0, 125000),
+         dt.datetime(2024, 1, 1, 0, 0, 0, 499999, tzinfo=tz), dt.datetime(2024, 1, 1, 0, 0, 29)),
+        (2, dt.datetime(2023, 12, 31, 23, 59, 59, 999600), dt.time(23, 59, 59, 999000),
+         dt.datetime(2024, 2, 28, 23, 59, 59, 500000, tzinfo=tz), dt.datetime(2024, 1, 1, 23, 59)),
+    ])
+    got = [tuple(r) for r in cur.execute("SELECT a, t, o, s FROM #frac ORDER BY i").fetchall()]
+    assert got == [
+        (dt.datetime(2024, 1, 1, 0, 0, 0, 124000), dt.time(0, 0, 0, 130000),
+         dt.datetime(2024, 1, 1, 0, 0, 0, tzinfo=tz), dt.datetime(2024, 1, 1, 0, 0)),
+        (dt.datetime(2024, 1, 1, 0, 0), dt.time(0, 0), dt.datetime(2024, 2, 29, 0, 0, tzinfo=tz),
+         dt.datetime(2024, 1, 1, 23, 59)),
+    ]

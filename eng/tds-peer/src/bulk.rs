@@ -251,12 +251,15 @@ pub fn parse_bulk_message(
                 out.rows.push(row);
             }
             DONE => {
-                get(d, p, 12)?;
-                p += 12;
-                if p != d.len() {
-                    return Err(proto_err("bytes after the bulk load's DONE"));
+                // Status, CurCmd and an 8-byte row count (TDS 7.2+), or a 4-byte one as
+                // mssql-python 1.16 sends it (captures/bulk-load.md): the message ends there.
+                match d.len().checked_sub(p) {
+                    Some(12 | 8) => return Ok(out),
+                    Some(n) if n > 12 => {
+                        return Err(proto_err("bytes after the bulk load's DONE"));
+                    }
+                    _ => return Err(proto_err("truncated DONE in a bulk load")),
                 }
-                return Ok(out);
             }
             t => {
                 return Err(proto_err(format!(
@@ -499,7 +502,16 @@ mod tests {
     fn truncated_and_malformed_messages_are_protocol_errors() {
         let whole = hex("8101002600000004002604016100d10407000000fd000000000000000000000000");
         assert_eq!(parse_bulk_message(&whole, read).unwrap().rows.len(), 1);
-        for cut in 1..whole.len() {
+        // A DONE with a 4-byte row count (mssql-python 1.16) is whole too.
+        let short_done = whole.len() - 4;
+        assert_eq!(
+            parse_bulk_message(&whole[..short_done], read)
+                .unwrap()
+                .rows
+                .len(),
+            1
+        );
+        for cut in (1..whole.len()).filter(|&c| c != short_done) {
             assert!(
                 parse_bulk_message(&whole[..cut], read).is_err(),
                 "cut at {cut}"

@@ -209,6 +209,10 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
             P_BULK => {
                 if cfg.verbose {
                     eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
+                    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+                        let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+                        eprintln!("tds-peer: [{spid}] bulk load bytes {hex}");
+                    }
                 }
                 // Parsed here, above the engine: rows decode as RPC parameters do (rpc.rs).
                 let rows = crate::bulk::parse_bulk_message(&data, rpc::decode_value)?;

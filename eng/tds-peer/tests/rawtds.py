@@ -54,3 +54,26 @@ def sql_batch(sql: str) -> bytes:
     """A SQL batch payload: ALL_HEADERS (transaction descriptor, no transaction) + the text."""
     headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
     return headers + sql.encode("utf-16-le")
+
+
+def errors(msg: bytes) -> list[tuple[int, int, int, str]]:
+    """The ERROR tokens (0xAA) of a reply with no result set: (number, class, state, text)."""
+    out, p = [], 0
+    while p < len(msg):
+        tok = msg[p]
+        if tok in (0xAA, 0xAB, 0xE3):  # ERROR, INFO, ENVCHANGE: u16 length
+            n = int.from_bytes(msg[p + 1:p + 3], "little")
+            body = msg[p + 3:p + 3 + n]
+            if tok == 0xAA:
+                number = int.from_bytes(body[0:4], "little")
+                state, cls = body[4], body[5]
+                chars = int.from_bytes(body[6:8], "little")
+                out.append((number, cls, state, body[8:8 + 2 * chars].decode("utf-16-le")))
+            p += 3 + n
+        elif tok in (0xFD, 0xFE, 0xFF):  # DONE*
+            p += 13
+        elif tok == 0x79:  # RETURNSTATUS
+            p += 5
+        else:
+            break
+    return out

@@ -162,3 +162,69 @@ def test_float_to_integer(connect, sqlstate):
     assert_overflow(ei, 232, "Arithmetic overflow error for type bigint, value = 10000000000000000000.000000.", sqlstate)
     # In range: truncated toward zero, as SQL Server does.
     assert tuple(cur.execute("SELECT CAST(-2.9e0 AS INT), CAST(255.9e0 AS TINYINT)").fetchone()) == (-2, 255)
+
+
+# Integer arithmetic has an integer result type (int + int is int, the wider type wins:
+# bigint > int > smallint > tinyint; an integer literal is int); leaving it is 8115 state 2,
+# as SQL Server raises it, where SQLite would compute in 64 bits (or turn a bigint overflow
+# into a float).
+ARITHMETIC = [
+    ("SELECT 2147483647 + 1", "int"),
+    ("SELECT -2147483647 - 2", "int"),
+    ("SELECT 65536 * 65536", "int"),
+    ("DECLARE @a int = 2147483647; SELECT @a + 1", "int"),
+    ("DECLARE @a int = -2147483648; SELECT @a - 1", "int"),
+    ("DECLARE @a int = -2147483648; SELECT -@a", "int"),
+    ("DECLARE @a int = 2; SELECT @a * 1073741824", "int"),
+    ("DECLARE @a int = 5; SET @a += 2147483647", "int"),
+    ("DECLARE @a int = 2147483647; DECLARE @b int = @a + 1", "int"),
+    ("SELECT (2147483647 + 0) + 1", "int"),
+    ("SELECT 2147483647 + 1 - 1", "int"),
+    ("DECLARE @a tinyint = 200; SELECT @a + @a", "tinyint"),
+    ("SELECT CAST(200 AS tinyint) * CAST(2 AS tinyint)", "tinyint"),
+    ("DECLARE @a smallint = 32767; SELECT @a + CAST(1 AS smallint)", "smallint"),
+    ("DECLARE @a smallint = -32768; SELECT -@a", "smallint"),
+    ("DECLARE @a bigint = 9223372036854775807; SELECT @a + 1", "bigint"),
+    ("SELECT CAST(9223372036854775807 AS bigint) + 1", "bigint"),
+    ("SELECT CAST(4611686018427387904 AS bigint) * 2", "bigint"),
+    ("SELECT -CAST(-9223372036854775808 AS bigint)", "bigint"),
+    ("DECLARE @a bigint = -9223372036854775808; SELECT @a - 1", "bigint"),
+]
+
+
+@pytest.mark.parametrize("sql,ty", ARITHMETIC, ids=[s for s, _ in ARITHMETIC])
+def test_integer_arithmetic_overflow(connect, sqlstate, sql, ty):
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(sql)
+        cur.fetchall()
+    assert_overflow(ei, 8115, f"Arithmetic overflow error converting expression to data type {ty}.", sqlstate)
+
+
+def test_integer_arithmetic_in_range_and_widening(connect):
+    cur = connect().cursor()
+    # In range: plain results. A wider operand widens the result (tinyint + int literal is int,
+    # int + bigint is bigint); a literal past int is numeric, not int.
+    assert tuple(cur.execute("SELECT 2147483646 + 1, 1 + 2 * 3 - 4, 10 - 2 - 3, 2 * 3 + 4 * 5").fetchone()) == (
+        2147483647, 3, 5, 26)
+    assert cur.execute("DECLARE @a tinyint = 200; SELECT @a + 100").fetchone()[0] == 300
+    assert cur.execute("DECLARE @a int = 2147483647; SELECT @a + CAST(1 AS bigint)").fetchone()[0] == 2**31
+    assert cur.execute("SELECT 2147483648 + 1").fetchone()[0] == 2147483649
+    assert tuple(cur.execute("DECLARE @a int = 3; SELECT -@a * 2, @a - -1").fetchone()) == (-6, 4)
+    assert cur.execute("SELECT CAST(9223372036854775806 AS bigint) + 1").fetchone()[0] == 2**63 - 1
+
+
+def test_integer_arithmetic_overflow_error_token(peer):
+    """Number, class (level) and state as SQL Server sends them: Msg 8115, Level 16, State 2."""
+    import rawtds
+
+    s = rawtds.connect(peer.port)
+    try:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("SELECT 2147483647 + 1")))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (8115, 16, 2, "Arithmetic overflow error converting expression to data type int.")]
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("DECLARE @b bigint = 9223372036854775807; SELECT @b + 1")))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (8115, 16, 2, "Arithmetic overflow error converting expression to data type bigint.")]
+    finally:
+        s.close()

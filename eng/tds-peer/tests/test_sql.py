@@ -509,3 +509,26 @@ def test_count_big_counts_as_bigint(connect):
     # bigint (19 digits) where COUNT is int (10), and NOT NULL as SQL Server describes them.
     assert [(d[0], d[4], d[6]) for d in cur.description] == [
         ("n", 19, False), ("nx", 19, False), ("d", 19, False), ("c", 10, False)]
+
+
+def test_plus_concatenates_typed_string_operands(connect):
+    """`+` of strings whose type only their declaration tells (variables, RPC parameters,
+    string functions, columns beside a parameter) concatenates, as SQL Server does; the peer
+    used to add them as numbers (0)."""
+    cur = connect().cursor()
+    assert cur.execute("SELECT N'abc' + ?", "def").fetchone()[0] == "abcdef"
+    assert cur.execute("SELECT ? + ?", "ab", "cd").fetchone()[0] == "abcd"
+    assert cur.execute("DECLARE @v varchar(10) = 'yz'; DECLARE @w nvarchar(10) = N'q'; SELECT @v + @w").fetchone()[0] == "yzq"
+    assert tuple(cur.execute("DECLARE @v varchar(10) = 'yz'; SELECT 'x' + @v, @v + 'x'").fetchone()) == ("xyz", "yzx")
+    assert cur.execute("EXEC sp_executesql N'SELECT N''abc'' + @p', N'@p nvarchar(10)', @p = N'def'").fetchone()[0] == "abcdef"
+    assert tuple(cur.execute("SELECT QUOTENAME('a]b') + UPPER('c'), COALESCE(NULL, 'x') + LOWER('Y')").fetchone()) == (
+        "[a]]b]C", "xy")
+    assert cur.execute("DECLARE @v nvarchar(10) = N'v'; SELECT (@v + N'1') + @v").fetchone()[0] == "v1v"
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id int, s nvarchar(20))")
+    cur.execute(f"INSERT INTO {t} VALUES (1, N'col')")
+    assert cur.execute(f"SELECT s + ? FROM {t}", "+p").fetchone()[0] == "col+p"
+    assert cur.execute(f"SELECT ? + s FROM {t}", "p+").fetchone()[0] == "p+col"
+    # Numbers still add: an int variable and an int parameter, or an int beside a number.
+    assert cur.execute("DECLARE @i int = 2; SELECT @i + 3").fetchone()[0] == 5
+    assert cur.execute(f"SELECT id + 1 FROM {t}").fetchone()[0] == 2

@@ -563,3 +563,73 @@ pub(crate) fn sp_sproc_columns(
     }
     cx.send_rows(&cols, &rows, out, r)
 }
+
+/// The parts of a multi-part object name given as text (`[dbo].[t]`, `s.t`, `#t`), brackets
+/// and quotes removed.
+fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut in_bracket = false;
+    for ch in name.trim().chars() {
+        match ch {
+            '[' if !in_bracket => in_bracket = true,
+            ']' if in_bracket => in_bracket = false,
+            '"' if !in_bracket => {}
+            '.' if !in_bracket => parts.push(String::new()),
+            c => parts.last_mut().unwrap().push(c),
+        }
+    }
+    parts
+}
+
+/// sp_tablecollations_100 @object (mssql-python's bulk copy asks it): every column of the
+/// object in column order, `colid` smallint, `name` sysname, `tds_collation` binary(5) (the
+/// 5 bytes TDS sends) and `collation` sysname, both NULL for a column without a collation.
+/// An unknown object lists no rows, as in SQL Server.
+pub(crate) fn sp_tablecollations(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> Result<Flow, StmtErr> {
+    let object = text_arg(params, "@object", 0).unwrap_or_default();
+    let cols = vec![
+        small("colid"),
+        sysname("name"),
+        Column::new("tds_collation", Ty::Binary(5)),
+        sysname("collation"),
+    ];
+    let parts = name_parts(&object);
+    let table = super::schema::sqlite_name(&parts).unwrap_or_default();
+    let decls: Vec<(String, String)> = cx
+        .db
+        .prepare(&format!(
+            "PRAGMA table_info(\"{}\")",
+            table.replace('"', "\"\"")
+        ))
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((
+                    r.get(1)?,
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                ))
+            })
+            .map(|it| it.flatten().collect())
+        })
+        .unwrap_or_default();
+    let rows: Vec<Vec<Value>> = decls
+        .into_iter()
+        .enumerate()
+        .map(|(n, (name, decl))| {
+            let ty = Ty::from_sqlite_decl(&decl).or_else(|| Ty::parse(&decl));
+            let coll = ty.and_then(|t| t.tds_collation());
+            let coll_name = ty.and_then(crate::sql::typemeta::collation);
+            vec![
+                i(n as i64 + 1),
+                t(&name),
+                coll.map_or(Value::Null, |c| Value::Blob(c.to_vec())),
+                coll_name.map_or(Value::Null, t),
+            ]
+        })
+        .collect();
+    cx.send_rows(&cols, &rows, out, r)
+}

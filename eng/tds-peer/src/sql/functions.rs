@@ -358,6 +358,18 @@ fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result
         )
     })?;
     db.create_scalar_function("__nz", 1, det, |ctx| nonzero_divisor(arg(ctx, 0)))?;
+    // __ck(result, 'int'): integer arithmetic whose T-SQL result type the rewriter knows
+    // (`optype.rs`). SQLite computes in 64 bits and turns an overflow into a REAL; SQL Server
+    // raises 8115 when the result leaves its type.
+    db.create_scalar_function("__ck", 2, det, |ctx| {
+        let v = arg(ctx, 0);
+        let ty = parse_ty(&ctx.get::<String>(1)?)?;
+        match v {
+            Value::Integer(i) if super::ranges::int_in(ty, i) => Ok(Value::Integer(i)),
+            Value::Integer(_) | Value::Real(_) => Err(super::ranges::arith_overflow(ty)),
+            v => Ok(v),
+        }
+    })?;
     db.create_scalar_function("__now", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let mode: i64 = ctx.get(0)?;
         let (d, t) = now();
@@ -417,6 +429,39 @@ fn register_strings(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()>
             Value::Text(s) => Some(s.encode_utf16().count() as i64 * 2),
         })
     })?;
+    // QUOTENAME(s [, q]): s delimited with [] (or the quote q), its closing quote doubled;
+    // NULL for more than 128 characters or another quote character.
+    for n_args in [1, 2] {
+        db.create_scalar_function("QUOTENAME", n_args, det, |ctx| {
+            let s = match arg(ctx, 0) {
+                Value::Null => return Ok(None),
+                v => as_text(&v),
+            };
+            let q = if ctx.len() > 1 {
+                match arg(ctx, 1) {
+                    Value::Null => return Ok(None),
+                    v => as_text(&v).chars().next().unwrap_or('['),
+                }
+            } else {
+                '['
+            };
+            let (open, close) = match q {
+                '[' | ']' => ('[', ']'),
+                '"' => ('"', '"'),
+                '\'' => ('\'', '\''),
+                '`' => ('`', '`'),
+                '(' | ')' => ('(', ')'),
+                '<' | '>' => ('<', '>'),
+                '{' | '}' => ('{', '}'),
+                _ => return Ok(None),
+            };
+            if s.chars().count() > 128 {
+                return Ok(None);
+            }
+            let doubled = s.replace(close, &format!("{close}{close}"));
+            Ok(Some(format!("{open}{doubled}{close}")))
+        })?;
+    }
     db.create_scalar_function("REPLICATE", 2, det, |ctx| {
         let n: i64 = ctx.get::<Option<i64>>(1)?.unwrap_or(-1);
         Ok(match arg(ctx, 0) {

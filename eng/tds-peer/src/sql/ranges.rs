@@ -60,6 +60,20 @@ fn int_fits(ty: Ty, i: i64) -> bool {
     }
 }
 
+/// Does `i` fit the integer type `ty` (bigint: always)?
+pub fn int_in(ty: Ty, i: i64) -> bool {
+    int_fits(ty, i)
+}
+
+/// 8115 "converting expression to data type T": integer arithmetic (`2147483647 + 1`, a
+/// bigint sum past 2^63) leaving its result type, tinyint and smallint included.
+pub fn arith_overflow(ty: Ty) -> Error {
+    user_err(format!(
+        "Arithmetic overflow error converting expression to data type {}.",
+        ty.name()
+    ))
+}
+
 /// 8115 for int/bigint (and any non-integer source), 220 naming the value for tinyint/smallint.
 pub fn int_overflow(ty: Ty, value: Option<i64>) -> Error {
     user_err(match (ty, value) {

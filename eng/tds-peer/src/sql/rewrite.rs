@@ -33,7 +33,7 @@ pub const VERSION: &str =
 /// End (exclusive) of the operand that starts at `from` (spaces skipped): signs, then a
 /// parenthesized expression, `CASE … END`, a (dotted) name or call, a literal or a variable.
 /// None for anything else.
-fn operand_end(toks: &[Tok], from: usize) -> Option<usize> {
+pub(super) fn operand_end(toks: &[Tok], from: usize) -> Option<usize> {
     let mut j = next_sig(toks, from)?;
     while toks[j].is_punct('-') || toks[j].is_punct('+') {
         j = next_sig(toks, j + 1)?;
@@ -395,9 +395,20 @@ impl Ctx<'_> {
             out: String::new(),
             limits: Vec::new(),
             depth: 0,
+            starts: Vec::new(),
+            wrapped: None,
         };
+        let arith = toks
+            .iter()
+            .any(|t| matches!(t, Tok::Punct('+' | '-' | '*')));
+        if arith {
+            w.starts = vec![usize::MAX; toks.len()];
+        }
         let mut i = 0;
         while i < toks.len() {
+            if arith {
+                w.starts[i] = w.out.len();
+            }
             i = w.token(i)?.unwrap_or(i + 1);
         }
         while let Some((_, n)) = w.limits.pop() {
@@ -951,6 +962,11 @@ struct Rw<'a, 'c> {
     /// (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
     limits: Vec<(i32, String)>,
     depth: i32,
+    /// Where each token's text starts in `out` (filled when the statement has `+ - *`), so an
+    /// arithmetic result can be wrapped in its overflow check after its left operand is out.
+    starts: Vec<usize>,
+    /// The last checked arithmetic: (token index after it, its start in `out`, result type).
+    wrapped: Option<(usize, usize, Ty)>,
 }
 
 type Step = Result<Option<usize>, String>;
@@ -991,7 +1007,13 @@ impl Rw<'_, '_> {
                     return Err(format!("Must declare the scalar variable \"{v}\"."));
                 }
             }
-            Tok::Punct('+') => self.plus(i),
+            Tok::Punct('+') => return self.plus(i),
+            Tok::Punct(op @ ('-' | '*')) => {
+                if let Some(end) = self.int_arith(i, *op)? {
+                    return Ok(Some(end));
+                }
+                self.out.push(*op);
+            }
             Tok::Punct(op @ ('/' | '%')) => {
                 // SQLite divides by zero into NULL; T-SQL raises 8134: guard the divisor.
                 self.out.push(*op);
@@ -1047,7 +1069,7 @@ impl Rw<'_, '_> {
     }
 
     /// `+`: T-SQL string concatenation when an operand is a string or a text column.
-    fn plus(&mut self, i: usize) {
+    fn plus(&mut self, i: usize) -> Step {
         let toks = self.toks;
         let prev = toks[..i].iter().rev().find(|t| !t.is_space());
         let next = next_sig(toks, i + 1).map(|j| &toks[j]);
@@ -1071,11 +1093,113 @@ impl Rw<'_, '_> {
             || matches!(next, Some(Tok::Str { .. }))
             || text_col(prev)
             || text_col(next_col.flatten())
+            || self.typed_concat(i)
         {
             self.out.push_str("||");
-        } else {
-            self.out.push('+');
+            return Ok(None);
         }
+        if let Some(end) = self.int_arith(i, '+')? {
+            return Ok(Some(end));
+        }
+        self.out.push('+');
+        Ok(None)
+    }
+
+    /// `+` where one operand is a string by its type (a variable, parameter, string function,
+    /// parenthesized string expression) and the other is not a number: concatenation.
+    fn typed_concat(&self, i: usize) -> bool {
+        let toks = self.toks;
+        let left = super::optype::operand_start(toks, i).map(|s| &toks[s..i]);
+        let right = operand_end(toks, i + 1).map(|e| &toks[i + 1..e]);
+        let (Some(left), Some(right)) = (left, right) else {
+            return false;
+        };
+        let cx = self.cx;
+        (cx.is_text(left) && !cx.is_number(right)) || (cx.is_text(right) && !cx.is_number(left))
+    }
+
+    /// `+ - *` between integer operands, or a unary minus of one (not of a literal): the
+    /// result goes through `__ck(…, 'type')`, SQL Server's 8115 when it leaves its type.
+    /// Some(index after the right operand) when it wrapped; None leaves the operator as is.
+    fn int_arith(&mut self, i: usize, op: char) -> Step {
+        let toks = self.toks;
+        let cx = self.cx;
+        let prev_sig = |end: usize| toks[..end].iter().rposition(|t| !t.is_space());
+        if op == '-'
+            && let Some(n) = next_sig(toks, i + 1)
+            && unary_minus_before(toks, n)
+        {
+            if matches!(toks[n], Tok::Num(_)) {
+                return Ok(None);
+            }
+            let Some(end) = operand_end(toks, n) else {
+                return Ok(None);
+            };
+            let Some(ty) = cx.int_ty(&toks[n..end]).filter(|t| *t != Ty::TinyInt) else {
+                return Ok(None);
+            };
+            let inner = cx.rw(&toks[n..end])?;
+            let p = self.out.len();
+            self.out
+                .push_str(&format!("__ck(-{}, '{}')", inner.trim(), ty.name()));
+            self.wrapped = Some((end, p, ty));
+            return Ok(Some(end));
+        }
+        if self.starts.is_empty() {
+            return Ok(None);
+        }
+        let j = prev_sig(i);
+        let (p, lt) = match self.wrapped {
+            Some((e, p, t)) if j.map(|j| j + 1) == Some(e) => (p, t),
+            _ => {
+                let Some(mut s) = super::optype::operand_start(toks, i) else {
+                    return Ok(None);
+                };
+                if unary_minus_before(toks, s)
+                    && let Some(m) = prev_sig(s)
+                {
+                    s = m;
+                }
+                // An operator binding as tight or tighter already holds the left operand.
+                match prev_sig(s).map(|b| &toks[b]) {
+                    Some(Tok::Punct('*' | '/' | '%' | '.' | '~' | '&' | '|' | '^')) => {
+                        return Ok(None);
+                    }
+                    Some(Tok::Punct('+' | '-')) if op != '*' => return Ok(None),
+                    _ => {}
+                }
+                let Some(t) = cx.int_ty(&toks[s..i]) else {
+                    return Ok(None);
+                };
+                match self.starts[s] {
+                    usize::MAX => return Ok(None),
+                    p => (p, t),
+                }
+            }
+        };
+        let Some(mut end) = operand_end(toks, i + 1) else {
+            return Ok(None);
+        };
+        if op != '*' {
+            while let Some(q) =
+                next_sig(toks, end).filter(|&q| matches!(toks[q], Tok::Punct('*' | '/' | '%')))
+            {
+                let Some(e) = operand_end(toks, q + 1) else {
+                    return Ok(None);
+                };
+                end = e;
+            }
+        }
+        let Some(rt) = cx.int_expr_ty(&toks[i + 1..end]) else {
+            return Ok(None);
+        };
+        let ty = super::optype::wider(lt, rt);
+        let right = cx.rw(&toks[i + 1..end])?;
+        self.out.insert_str(p, "__ck(");
+        self.out
+            .push_str(&format!("{op} {}, '{}')", right.trim(), ty.name()));
+        self.wrapped = Some((end, p, ty));
+        Ok(Some(end))
     }
 
     /// The parenthesised arguments of a call whose `(` is at `open`: the index of its `)`.

@@ -37,6 +37,9 @@ pub fn is_system_proc(name: &str) -> bool {
                 | "sp_table_privileges"
                 | "sp_special_columns"
                 | "sp_special_columns_100"
+                | "sp_tablecollations"
+                | "sp_tablecollations_90"
+                | "sp_tablecollations_100"
                 | "sp_stored_procedures"
                 | "sp_sproc_columns"
                 | "sp_sproc_columns_100"
@@ -84,6 +87,9 @@ fn system_proc(
         "sp_table_privileges" => catalog_keys::sp_table_privileges(cx, params, out, r),
         "sp_special_columns" | "sp_special_columns_100" => {
             catalog_keys::sp_special_columns(cx, params, out, r)
+        }
+        "sp_tablecollations" | "sp_tablecollations_90" | "sp_tablecollations_100" => {
+            catalog_keys::sp_tablecollations(cx, params, out, r)
         }
         "sp_stored_procedures" => catalog_keys::sp_stored_procedures(cx, params, out, r),
         "sp_sproc_columns" | "sp_sproc_columns_100" => {

@@ -67,7 +67,11 @@ pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
 /// One connection: the handshake, then its requests until it closes.
 fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     match handshake(io, cfg, spid)? {
-        Some(engine) => requests(io, cfg, spid, engine),
+        Some(mut engine) => {
+            let res = requests(io, cfg, spid, &mut engine);
+            crate::sql::ddl::end_session(&mut engine.cx);
+            res
+        }
         None => Ok(()),
     }
 }
@@ -193,7 +197,7 @@ fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>>
 }
 
 /// The request loop of a logged-in session.
-fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Result<()> {
+fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Result<()> {
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;
@@ -204,8 +208,8 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
             engine.reset_session();
         }
         match typ {
-            P_SQL => sql_batch(io, cfg, spid, &mut engine, &data)?,
-            P_RPC => rpc_batch(io, cfg, spid, &mut engine, &data)?,
+            P_SQL => sql_batch(io, cfg, spid, engine, &data)?,
+            P_RPC => rpc_batch(io, cfg, spid, engine, &data)?,
             P_BULK => {
                 if cfg.verbose {
                     eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
@@ -221,7 +225,7 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
                 r.finish()?;
             }
             P_TM => {
-                let out = transaction(&mut engine, &data);
+                let out = transaction(engine, &data);
                 let mut r = Resp::new(io);
                 r.put(&out)?;
                 r.finish()?;

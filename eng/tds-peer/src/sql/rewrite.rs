@@ -851,8 +851,10 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
     let head = sig(&toks[..open]);
     let name_tok = head.last().ok_or("Incorrect syntax near 'TABLE'.")?;
-    let temp = matches!(name_tok, Tok::Word(w) if w.starts_with('#'))
-        || matches!(name_tok, Tok::Quoted(q) if q.starts_with('#'));
+    // `#t` is the session's own (a SQLite TEMP table); `##t`, a global temporary table, is
+    // a table of the shared database that every session sees (ddl.rs drops it at the end of
+    // the session that made it).
+    let temp = matches!(name_tok, Tok::Word(w) | Tok::Quoted(w) if w.starts_with('#') && !w.starts_with("##"));
     let name = ctx.rw(&toks[head
         .iter()
         .position(|t| t.is_word("TABLE"))

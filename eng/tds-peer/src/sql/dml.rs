@@ -46,10 +46,15 @@ pub(crate) fn dml(
         .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
     cx.before_write()?;
+    crate::sql::functions::take_identity_note();
     let n = cx.exec(&sql, params)?;
     cx.rowcount = n as i64;
     if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
+        // A table with an identity increment other than 1 renumbers its rows in a trigger.
+        cx.identity = Some(
+            crate::sql::functions::take_identity_note()
+                .unwrap_or_else(|| cx.db.last_insert_rowid()),
+        );
     }
     let cmd = match kind {
         DmlKind::Insert => token::CMD_INSERT,
@@ -173,9 +178,13 @@ fn dml_with_output(
         }
     }
     cx.before_write()?;
+    crate::sql::functions::take_identity_note();
     let (cols, rows) = cx.fetch(&sql, params)?;
     if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
+        cx.identity = Some(
+            crate::sql::functions::take_identity_note()
+                .unwrap_or_else(|| cx.db.last_insert_rowid()),
+        );
     }
     let columns: Vec<Column> = cols
         .iter()

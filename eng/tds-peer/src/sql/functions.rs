@@ -318,6 +318,25 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     register_math_and_dates(db, det)
 }
 
+thread_local! {
+    /// The table `SET IDENTITY_INSERT … ON` names in this session (one thread serves one
+    /// connection), for the identity triggers.
+    static IDENTITY_INSERT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The last value an identity trigger gave a row (taken by the INSERT that ran it).
+    static IDENT_NOTE: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Notes `SET IDENTITY_INSERT t ON|OFF` (the SQLite name of t, or None) for the triggers.
+pub fn set_identity_insert(table: Option<String>) {
+    IDENTITY_INSERT.with(|c| *c.borrow_mut() = table);
+}
+
+/// The value an identity trigger gave the last row the statement inserted, if one ran
+/// (cleared by reading it).
+pub fn take_identity_note() -> Option<i64> {
+    IDENT_NOTE.with(|c| c.take())
+}
+
 /// CAST/CONVERT, the range checks of typed columns, the zero-divisor guard, the clock.
 fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     // __cast(value, 'target type'[, 'source type'])
@@ -358,6 +377,21 @@ fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result
         )
     })?;
     db.create_scalar_function("__nz", 1, det, |ctx| nonzero_divisor(arg(ctx, 0)))?;
+    // The identity trigger of an IDENTITY(seed, increment ≠ 1) table (constraints.rs): is
+    // SET IDENTITY_INSERT on for it, and the value it gave the row it renumbered.
+    db.create_scalar_function("__identity_insert", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let t: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        Ok(IDENTITY_INSERT.with(|c| {
+            c.borrow()
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(&t))
+        }))
+    })?;
+    db.create_scalar_function("__ident_note", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let v = ctx.get::<Option<i64>>(0)?;
+        IDENT_NOTE.with(|c| c.set(v));
+        Ok(v)
+    })?;
     // __ck(result, 'int'): integer arithmetic whose T-SQL result type the rewriter knows
     // (`optype.rs`). SQLite computes in 64 bits and turns an overflow into a REAL; SQL Server
     // raises 8115 when the result leaves its type.

@@ -492,7 +492,9 @@ impl Ctx<'_> {
                     "SYSDATETIME" | "SYSUTCDATETIME" => Some(Ty::DateTime2(7)),
                     "SYSDATETIMEOFFSET" => Some(Ty::DateTimeOffset(7)),
                     "NEWID" => Some(Ty::Guid),
-                    "SCOPE_IDENTITY" => Some(Ty::Numeric(38, 0)),
+                    "SCOPE_IDENTITY" | "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
+                        Some(Ty::Numeric(38, 0))
+                    }
                     "ERROR_MESSAGE" | "ERROR_PROCEDURE" => Some(Ty::NVarChar(Some(4000))),
                     "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE" => {
                         Some(Ty::Int)
@@ -1249,6 +1251,7 @@ impl Rw<'_, '_> {
                 self.date_call(&up, open)
             }
             "OBJECT_ID" if call => self.object_id(open),
+            "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" if call => self.ident_info(&up, open),
             "SQL_VARIANT_PROPERTY" if call => self.variant_property(open),
             "OBJECTPROPERTY" if call => self.object_property(open),
             "INFORMATION_SCHEMA" | "SYS"
@@ -1439,6 +1442,37 @@ impl Rw<'_, '_> {
             kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
                 .unwrap_or_default()
         ));
+        Ok(Some(close + 1))
+    }
+
+    /// IDENT_SEED / IDENT_INCR / IDENT_CURRENT('t'): the declared seed and increment, and the
+    /// last value given (the seed before any row): kept by an increment's trigger in
+    /// `__tdspeer_ident`, else SQLite's AUTOINCREMENT counter. NULL for a table without an
+    /// IDENTITY column.
+    fn ident_info(&mut self, up: &str, open: usize) -> Step {
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let arg = self.cx.rw(&self.toks[open + 1..close])?;
+        let t = format!("__base_name({})", arg.trim());
+        let part = |n: u8| {
+            let pick = if n == 1 {
+                "substr(k.cols, 1, instr(k.cols, ',') - 1)"
+            } else {
+                "substr(k.cols, instr(k.cols, ',') + 1)"
+            };
+            format!(
+                "(SELECT CAST({pick} AS INTEGER) FROM __tdspeer_constraints k WHERE k.tbl = {t} COLLATE NOCASE AND k.kind = 'ID')"
+            )
+        };
+        let sql = match up {
+            "IDENT_SEED" => part(1),
+            "IDENT_INCR" => part(2),
+            _ => format!(
+                "(CASE WHEN {seed} IS NULL THEN NULL WHEN {incr} <> 1 THEN (SELECT COALESCE(cur, seed) FROM __tdspeer_ident WHERE tbl = {t} COLLATE NOCASE) ELSE (SELECT CASE WHEN q.seq IS NULL OR q.seq < {seed} THEN {seed} ELSE q.seq END FROM (SELECT (SELECT seq FROM sqlite_sequence WHERE name = {t} COLLATE NOCASE) AS seq) q) END)",
+                seed = part(1),
+                incr = part(2),
+            ),
+        };
+        self.out.push_str(&sql);
         Ok(Some(close + 1))
     }
 

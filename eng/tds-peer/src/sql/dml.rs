@@ -23,6 +23,10 @@ pub(crate) fn dml(
     r: &mut Resp,
 ) -> Result<Flow, StmtErr> {
     use crate::sql::rowversion;
+    // SET FMTONLY ON: SQL Server answers metadata only and runs no INSERT/UPDATE/DELETE/MERGE.
+    if cx.fmtonly {
+        return Ok(Flow::Continue);
+    }
     if kind == DmlKind::Update
         && let Some((table, cols)) = rowversion::updated_columns(&sig(toks))
         && cols

@@ -779,18 +779,37 @@ fn call_by_name(
     }
 }
 
-/// SQL Server checks RPC parameter values before running anything: a float/real NaN or
-/// infinity (no such FLOAT value exists) rejects the whole RPC with 8023.
-fn invalid_param(params: &[Param]) -> Option<SqlError> {
-    let (i, p) = params
-        .iter()
-        .enumerate()
-        .find(|(_, p)| matches!(p.value, Value::Real(f) if !f.is_finite()))?;
-    let ty = if p.ty == Some(Ty::Real) {
-        "real"
-    } else {
-        "float"
+/// A date/datetime2/datetimeoffset parameter whose day count is past 9999-12-31 (3,652,058
+/// days from 0001-01-01): its decoded text has a year of five digits or more.
+fn day_out_of_range(p: &Param) -> Option<&'static str> {
+    let name = match p.ty? {
+        Ty::Date => "date",
+        Ty::DateTime2(_) => "datetime2",
+        Ty::DateTimeOffset(_) => "datetimeoffset",
+        _ => return None,
     };
+    match &p.value {
+        Value::Text(t) if t.split('-').next().is_some_and(|y| y.len() > 4) => Some(name),
+        _ => None,
+    }
+}
+
+/// SQL Server checks RPC parameter values before running anything: a float/real NaN or
+/// infinity (no such FLOAT value exists), or a date whose day count is past 9999-12-31,
+/// rejects the whole RPC with 8023.
+fn invalid_param(params: &[Param]) -> Option<SqlError> {
+    let (i, p, ty) = params.iter().enumerate().find_map(|(i, p)| match p.value {
+        Value::Real(f) if !f.is_finite() => Some((
+            i,
+            p,
+            if p.ty == Some(Ty::Real) {
+                "real"
+            } else {
+                "float"
+            },
+        )),
+        _ => day_out_of_range(p).map(|t| (i, p, t)),
+    })?;
     Some(SqlError::new(
         8023,
         16,

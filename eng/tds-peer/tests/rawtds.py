@@ -77,3 +77,20 @@ def errors(msg: bytes) -> list[tuple[int, int, int, str]]:
         else:
             break
     return out
+
+
+def rpc_executesql(stmt: str, decl: str, params: list[tuple[str, bytes]]) -> bytes:
+    """An RPC payload calling sp_executesql (ProcID 10): the statement and declaration as
+    NVARCHAR(4000), then `params` as (name, TYPE_INFO + value bytes)."""
+    headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
+    out = headers + b"\xff\xff" + (10).to_bytes(2, "little") + b"\x00\x00"
+
+    def nvarchar(name: str, text: str) -> bytes:
+        v = text.encode("utf-16-le")
+        return (bytes([len(name)]) + name.encode("utf-16-le") + b"\x00" + b"\xe7" + (8000).to_bytes(2, "little")
+                + bytes([0x09, 0x04, 0xD0, 0x00, 0x34]) + len(v).to_bytes(2, "little") + v)
+
+    out += nvarchar("", stmt) + nvarchar("", decl)
+    for name, body in params:
+        out += bytes([len(name)]) + name.encode("utf-16-le") + b"\x00" + body
+    return out

@@ -228,3 +228,75 @@ def test_integer_arithmetic_overflow_error_token(peer):
             (8115, 16, 2, "Arithmetic overflow error converting expression to data type bigint.")]
     finally:
         s.close()
+
+
+# A bound float past an integer column: 232 naming the target type and the value as C `%f`
+# prints it (Msg 232, Level 16, State 1), as SQL Server reports a float source; past a decimal
+# or money column, 8115 "converting float to data type numeric|money". The peer used to
+# report 8115 "converting expression to data type int" / "converting numeric to …" here.
+FLOAT_PARAMS = [
+    ("i", 1e20, 232, "Arithmetic overflow error for type int, value = 100000000000000000000.000000."),
+    ("i", -3e9, 232, "Arithmetic overflow error for type int, value = -3000000000.000000."),
+    ("b", 1e19, 232, "Arithmetic overflow error for type bigint, value = 10000000000000000000.000000."),
+    ("si", 40000.5, 232, "Arithmetic overflow error for type smallint, value = 40000.500000."),
+    ("ti", 256.25, 232, "Arithmetic overflow error for type tinyint, value = 256.250000."),
+    ("d", 1e20, 8115, "Arithmetic overflow error converting float to data type numeric."),
+    ("d", 1234.5, 8115, "Arithmetic overflow error converting float to data type numeric."),
+    ("m", 1e16, 8115, "Arithmetic overflow error converting float to data type money."),
+]
+
+
+@pytest.mark.parametrize("col,value,number,message", FLOAT_PARAMS, ids=[f"{c}={v}" for c, v, *_ in FLOAT_PARAMS])
+def test_float_parameter_out_of_range(connect, sqlstate, col, value, number, message):
+    cur = connect().cursor()
+    t = table(cur)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 1, value)
+    assert_overflow(ei, number, message, sqlstate)
+    cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 2, 1.0)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"UPDATE {t} SET {col} = ? WHERE id = ?", value, 2)
+    assert_overflow(ei, number, message, sqlstate)
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+
+
+def test_float_parameter_overflow_error_token(peer):
+    """Msg 232, Level 16, State 1 on the wire (a FLTN parameter through sp_executesql)."""
+    import rawtds
+    import struct
+
+    with rawtds.connect(peer.port) as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("CREATE TABLE fp_tok (i int)")))
+        rawtds.message(s)
+        body = b"\x6d\x08\x08" + struct.pack("<d", 1e20)  # FLTN(8), length 8, value
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("INSERT INTO fp_tok VALUES (@f)", "@f float", [("@f", body)])))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (232, 16, 1, "Arithmetic overflow error for type int, value = 100000000000000000000.000000.")]
+
+
+# A DATEN / DATETIME2N / DATETIMEOFFSETN value whose day count is past 9999-12-31 (day
+# 3,652,058 from 0001-01-01) is no valid value of its type: SQL Server rejects the RPC with
+# 8023 before running anything. Drivers never send one, so the bytes are sent raw.
+BAD_DAY = (3652059).to_bytes(3, "little")
+BAD_DATES = [
+    ("date", b"\x28\x03" + BAD_DAY),
+    ("datetime2", b"\x2a\x07\x08" + bytes(5) + BAD_DAY),
+    ("datetimeoffset", b"\x2b\x07\x0a" + bytes(5) + BAD_DAY + bytes(2)),
+]
+
+
+@pytest.mark.parametrize("type_name,body", BAD_DATES, ids=[n for n, _ in BAD_DATES])
+def test_rpc_date_past_9999_is_8023(peer, type_name, body):
+    import rawtds
+
+    with rawtds.connect(peer.port) as s:
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("SELECT @d", f"@d {type_name}", [("@d", body)])))
+        assert rawtds.errors(rawtds.message(s)) == [(8023, 16, 1, (
+            "The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is incorrect. "
+            f"Parameter 3 (\"@d\"): The supplied value is not a valid instance of data type {type_name}. "
+            "Check the source data for invalid values. An example of an invalid value is data of numeric type "
+            "with scale greater than precision."))]
+        # The last valid day goes through, and the session is still usable.
+        last = (3652058).to_bytes(3, "little")
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("SELECT @d", "@d date", [("@d", b"\x28\x03" + last)])))
+        assert rawtds.errors(rawtds.message(s)) == []

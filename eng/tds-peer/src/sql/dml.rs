@@ -51,7 +51,16 @@ pub(crate) fn dml(
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
     cx.before_write()?;
     crate::sql::functions::take_identity_note();
-    let n = cx.exec(&sql, params)?;
+    let floats = float_params(params);
+    let any_float = !floats.is_empty();
+    if any_float {
+        crate::sql::ranges::set_float_params(floats);
+    }
+    let res = cx.exec(&sql, params);
+    if any_float {
+        crate::sql::ranges::set_float_params(Vec::new());
+    }
+    let n = res?;
     cx.rowcount = n as i64;
     if kind == DmlKind::Insert {
         // A table with an identity increment other than 1 renumbers its rows in a trigger.
@@ -69,6 +78,20 @@ pub(crate) fn dml(
         out.done(r, token::DONE_COUNT, cmd, n as u64)?;
     }
     Ok(Flow::Continue)
+}
+
+/// The float/real parameters' values (bits) and types, for the overflow messages of the
+/// columns they go into (`ranges::float_source`).
+fn float_params(params: &[Param]) -> Vec<(u64, Ty)> {
+    params
+        .iter()
+        .filter_map(|p| match (p.ty, &p.value) {
+            (Some(t @ (Ty::Float | Ty::Real)), rusqlite::types::Value::Real(f)) => {
+                Some((f.to_bits(), t))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `ctx.rw` of a DML statement, remembered for the next call with the same tokens and

@@ -218,6 +218,9 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
 pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
     if ty.range_checked() {
         ranges::stored_real_checked(&v, ty)?;
+        if let Some((from, f)) = ranges::float_source(&v) {
+            return cast_from(Value::Real(f), Some(from), ty).map(|_| true);
+        }
         return cast_value(v, ty).map(|_| true);
     }
     let Some(n) = ty.length_limit().map(usize::from) else {

@@ -88,6 +88,44 @@ pub fn int_overflow(ty: Ty, value: Option<i64>) -> Error {
     })
 }
 
+thread_local! {
+    /// The float/real parameters of the statement being run (bit patterns, types): a REAL
+    /// reaching a column's range check with one of these values came from a float, which SQL
+    /// Server reports as such (232, "converting float to …") rather than as a numeric.
+    static FLOAT_PARAMS: std::cell::RefCell<Vec<(u64, Ty)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Notes the statement's float/real parameter values (empty: none) for `float_source`.
+pub fn set_float_params(values: Vec<(u64, Ty)>) {
+    FLOAT_PARAMS.with(|c| *c.borrow_mut() = values);
+}
+
+/// The float type and value a stored value came from, when it is one of the statement's float
+/// parameters: the REAL itself, the INTEGER SQLite's INT affinity made of an integral one, or
+/// (in a text-affinity column: decimal, money) SQLite's text of it, 15 significant digits.
+pub fn float_source(v: &Value) -> Option<(Ty, f64)> {
+    let f = match v {
+        Value::Real(f) => *f,
+        // An integral float in an integer column: SQLite's INT affinity made it an INTEGER.
+        Value::Integer(i) => *i as f64,
+        Value::Text(t) => t.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    FLOAT_PARAMS.with(|c| {
+        let params = c.borrow();
+        if params.is_empty() {
+            return None;
+        }
+        params
+            .iter()
+            .find(|(b, _)| {
+                let p = f64::from_bits(*b);
+                p == f || (p - f).abs() <= p.abs() * 1e-14
+            })
+            .map(|(b, t)| (*t, f64::from_bits(*b)))
+    })
+}
+
 /// 232: a float value into an integer type.
 fn float_overflow(ty: Ty, f: f64) -> Error {
     user_err(format!(

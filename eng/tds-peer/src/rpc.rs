@@ -638,8 +638,8 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     }
     let id = match &rpc.proc {
         Proc::Id(i) => *i,
-        Proc::Name(n) => {
-            let n = n.to_ascii_lowercase().replace(['[', ']'], "");
+        Proc::Name(full) => {
+            let n = full.to_ascii_lowercase().replace(['[', ']'], "");
             let n = n.rsplit('.').next().unwrap_or("").to_string();
             match n.as_str() {
                 "sp_executesql" => 10,
@@ -648,7 +648,8 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 "sp_prepexec" => 13,
                 "sp_unprepare" => 15,
                 _ if crate::sql::sysprocs::is_system_proc(&n) => {
-                    return engine.call_system_rpc(&n, &rpc.params, more, r);
+                    // The whole name: a database part (`[tempdb].[sys].sp_tables`) matters.
+                    return engine.call_system_rpc(full, &rpc.params, more, r);
                 }
                 _ if engine.lookup_proc(&n).is_some() => {
                     let def = engine.lookup_proc(&n).unwrap();

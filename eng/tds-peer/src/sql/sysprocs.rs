@@ -62,6 +62,19 @@ fn system_proc(
     r: &mut Resp,
 ) -> Option<Result<Flow, StmtErr>> {
     let n = normalize(name);
+    if !is_system_proc(&n) {
+        return None;
+    }
+    // `[tempdb].[sys].sp_tables` (Driver 18 for a catalog other than the current one) runs in
+    // that database, as SQL Server runs a procedure named with a database: its qualifier
+    // checks and TABLE_QUALIFIER see that name (the peer has one database behind every name).
+    let parts = catalog_keys::name_parts(name);
+    if parts.len() >= 3 && !parts[0].is_empty() && !parts[0].eq_ignore_ascii_case(&cx.database) {
+        let saved = std::mem::replace(&mut cx.database, parts[0].clone());
+        let res = system_proc(cx, &n, params, out, r);
+        cx.database = saved;
+        return res;
+    }
     Some(match n.as_str() {
         _ if n.starts_with("sp_datatype_info") => {
             let dt = params

@@ -104,18 +104,19 @@ pub fn set_float_params(values: Vec<(u64, Ty)>) {
 /// parameters: the REAL itself, the INTEGER SQLite's INT affinity made of an integral one, or
 /// (in a text-affinity column: decimal, money) SQLite's text of it, 15 significant digits.
 pub fn float_source(v: &Value) -> Option<(Ty, f64)> {
-    let f = match v {
-        Value::Real(f) => *f,
-        // An integral float in an integer column: SQLite's INT affinity made it an INTEGER.
-        Value::Integer(i) => *i as f64,
-        Value::Text(t) => t.trim().parse::<f64>().ok()?,
-        _ => return None,
-    };
     FLOAT_PARAMS.with(|c| {
         let params = c.borrow();
+        // The common case (no float parameter): nothing parsed.
         if params.is_empty() {
             return None;
         }
+        let f = match v {
+            Value::Real(f) => *f,
+            // An integral float in an integer column: SQLite's INT affinity made it an INTEGER.
+            Value::Integer(i) => *i as f64,
+            Value::Text(t) => t.trim().parse::<f64>().ok()?,
+            _ => return None,
+        };
         params
             .iter()
             .find(|(b, _)| {

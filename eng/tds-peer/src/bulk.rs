@@ -251,12 +251,15 @@ pub fn parse_bulk_message(
                 out.rows.push(row);
             }
             DONE => {
-                get(d, p, 12)?;
-                p += 12;
-                if p != d.len() {
-                    return Err(proto_err("bytes after the bulk load's DONE"));
+                // Status, CurCmd and an 8-byte row count (TDS 7.2+), or a 4-byte one as
+                // mssql-python 1.16 sends it (captures/bulk-load.md): the message ends there.
+                match d.len().checked_sub(p) {
+                    Some(12 | 8) => return Ok(out),
+                    Some(n) if n > 12 => {
+                        return Err(proto_err("bytes after the bulk load's DONE"));
+                    }
+                    _ => return Err(proto_err("truncated DONE in a bulk load")),
                 }
-                return Ok(out);
             }
             t => {
                 return Err(proto_err(format!(
@@ -507,11 +510,12 @@ mod tests {
         let whole = hex("8101002600000004002604016100d10407000000fd000000000000000000000000");
         assert_eq!(parse_bulk_message(&whole, read).unwrap().rows.len(), 1);
         // FreeTDS's form: the message ends after COLMETADATA or after a whole row, no DONE.
-        let (metadata_end, done_at) = (14, whole.len() - 13);
+        // A DONE with a 4-byte row count (mssql-python 1.16) is whole too.
+        let (metadata_end, done_at, short_done) = (14, whole.len() - 13, whole.len() - 4);
         for cut in 1..whole.len() {
             let parsed = parse_bulk_message(&whole[..cut], read);
-            if cut == metadata_end || cut == done_at {
-                assert_eq!(parsed.unwrap().rows.len(), usize::from(cut == done_at));
+            if cut == metadata_end || cut == done_at || cut == short_done {
+                assert_eq!(parsed.unwrap().rows.len(), usize::from(cut != metadata_end));
             } else {
                 assert!(parsed.is_err(), "cut at {cut}");
             }

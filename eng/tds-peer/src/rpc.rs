@@ -638,8 +638,8 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
     }
     let id = match &rpc.proc {
         Proc::Id(i) => *i,
-        Proc::Name(n) => {
-            let n = n.to_ascii_lowercase().replace(['[', ']'], "");
+        Proc::Name(full) => {
+            let n = full.to_ascii_lowercase().replace(['[', ']'], "");
             let n = n.rsplit('.').next().unwrap_or("").to_string();
             match n.as_str() {
                 "sp_executesql" => 10,
@@ -648,7 +648,8 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 "sp_prepexec" => 13,
                 "sp_unprepare" => 15,
                 _ if crate::sql::sysprocs::is_system_proc(&n) => {
-                    return engine.call_system_rpc(&n, &rpc.params, more, r);
+                    // The whole name: a database part (`[tempdb].[sys].sp_tables`) matters.
+                    return engine.call_system_rpc(full, &rpc.params, more, r);
                 }
                 _ if engine.lookup_proc(&n).is_some() => {
                     let def = engine.lookup_proc(&n).unwrap();
@@ -779,18 +780,37 @@ fn call_by_name(
     }
 }
 
-/// SQL Server checks RPC parameter values before running anything: a float/real NaN or
-/// infinity (no such FLOAT value exists) rejects the whole RPC with 8023.
-fn invalid_param(params: &[Param]) -> Option<SqlError> {
-    let (i, p) = params
-        .iter()
-        .enumerate()
-        .find(|(_, p)| matches!(p.value, Value::Real(f) if !f.is_finite()))?;
-    let ty = if p.ty == Some(Ty::Real) {
-        "real"
-    } else {
-        "float"
+/// A date/datetime2/datetimeoffset parameter whose day count is past 9999-12-31 (3,652,058
+/// days from 0001-01-01): its decoded text has a year of five digits or more.
+fn day_out_of_range(p: &Param) -> Option<&'static str> {
+    let name = match p.ty? {
+        Ty::Date => "date",
+        Ty::DateTime2(_) => "datetime2",
+        Ty::DateTimeOffset(_) => "datetimeoffset",
+        _ => return None,
     };
+    match &p.value {
+        Value::Text(t) if t.split('-').next().is_some_and(|y| y.len() > 4) => Some(name),
+        _ => None,
+    }
+}
+
+/// SQL Server checks RPC parameter values before running anything: a float/real NaN or
+/// infinity (no such FLOAT value exists), or a date whose day count is past 9999-12-31,
+/// rejects the whole RPC with 8023.
+fn invalid_param(params: &[Param]) -> Option<SqlError> {
+    let (i, p, ty) = params.iter().enumerate().find_map(|(i, p)| match p.value {
+        Value::Real(f) if !f.is_finite() => Some((
+            i,
+            p,
+            if p.ty == Some(Ty::Real) {
+                "real"
+            } else {
+                "float"
+            },
+        )),
+        _ => day_out_of_range(p).map(|t| (i, p, t)),
+    })?;
     Some(SqlError::new(
         8023,
         16,

@@ -67,7 +67,11 @@ pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
 /// One connection: the handshake, then its requests until it closes.
 fn run(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<()> {
     match handshake(io, cfg, spid)? {
-        Some(engine) => requests(io, cfg, spid, engine),
+        Some(mut engine) => {
+            let res = requests(io, cfg, spid, &mut engine);
+            crate::sql::ddl::end_session(&mut engine.cx);
+            res
+        }
         None => Ok(()),
     }
 }
@@ -193,7 +197,7 @@ fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>>
 }
 
 /// The request loop of a logged-in session.
-fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Result<()> {
+fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Result<()> {
     loop {
         let (typ, data) = io.read_message()?;
         io.attention = false;
@@ -204,11 +208,15 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
             engine.reset_session();
         }
         match typ {
-            P_SQL => sql_batch(io, cfg, spid, &mut engine, &data)?,
-            P_RPC => rpc_batch(io, cfg, spid, &mut engine, &data)?,
+            P_SQL => sql_batch(io, cfg, spid, engine, &data)?,
+            P_RPC => rpc_batch(io, cfg, spid, engine, &data)?,
             P_BULK => {
                 if cfg.verbose {
                     eprintln!("tds-peer: [{spid}] bulk load of {} bytes", data.len());
+                    if std::env::var_os("TDS_PEER_TRACE").is_some() {
+                        let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+                        eprintln!("tds-peer: [{spid}] bulk load bytes {hex}");
+                    }
                 }
                 // Parsed here, above the engine: rows decode as RPC parameters do (rpc.rs).
                 let rows = crate::bulk::parse_bulk_message(&data, rpc::decode_value)?;
@@ -217,7 +225,7 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, mut engine: Engine) -> io::Res
                 r.finish()?;
             }
             P_TM => {
-                let out = transaction(&mut engine, &data);
+                let out = transaction(engine, &data);
                 let mut r = Resp::new(io);
                 r.put(&out)?;
                 r.finish()?;

@@ -54,3 +54,43 @@ def sql_batch(sql: str) -> bytes:
     """A SQL batch payload: ALL_HEADERS (transaction descriptor, no transaction) + the text."""
     headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
     return headers + sql.encode("utf-16-le")
+
+
+def errors(msg: bytes) -> list[tuple[int, int, int, str]]:
+    """The ERROR tokens (0xAA) of a reply with no result set: (number, class, state, text)."""
+    out, p = [], 0
+    while p < len(msg):
+        tok = msg[p]
+        if tok in (0xAA, 0xAB, 0xE3):  # ERROR, INFO, ENVCHANGE: u16 length
+            n = int.from_bytes(msg[p + 1:p + 3], "little")
+            body = msg[p + 3:p + 3 + n]
+            if tok == 0xAA:
+                number = int.from_bytes(body[0:4], "little")
+                state, cls = body[4], body[5]
+                chars = int.from_bytes(body[6:8], "little")
+                out.append((number, cls, state, body[8:8 + 2 * chars].decode("utf-16-le")))
+            p += 3 + n
+        elif tok in (0xFD, 0xFE, 0xFF):  # DONE*
+            p += 13
+        elif tok == 0x79:  # RETURNSTATUS
+            p += 5
+        else:
+            break
+    return out
+
+
+def rpc_executesql(stmt: str, decl: str, params: list[tuple[str, bytes]]) -> bytes:
+    """An RPC payload calling sp_executesql (ProcID 10): the statement and declaration as
+    NVARCHAR(4000), then `params` as (name, TYPE_INFO + value bytes)."""
+    headers = (22).to_bytes(4, "little") + (18).to_bytes(4, "little") + (2).to_bytes(2, "little") + bytes(8) + (1).to_bytes(4, "little")
+    out = headers + b"\xff\xff" + (10).to_bytes(2, "little") + b"\x00\x00"
+
+    def nvarchar(name: str, text: str) -> bytes:
+        v = text.encode("utf-16-le")
+        return (bytes([len(name)]) + name.encode("utf-16-le") + b"\x00" + b"\xe7" + (8000).to_bytes(2, "little")
+                + bytes([0x09, 0x04, 0xD0, 0x00, 0x34]) + len(v).to_bytes(2, "little") + v)
+
+    out += nvarchar("", stmt) + nvarchar("", decl)
+    for name, body in params:
+        out += bytes([len(name)]) + name.encode("utf-16-le") + b"\x00" + body
+    return out

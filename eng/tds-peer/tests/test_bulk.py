@@ -374,3 +374,97 @@ def test_bulk_discard_counts_and_checks_but_stores_nothing(msodbcsql):
             assert _errors(reply) == [(4815, 17)]
         finally:
             cn.close()
+
+
+# ---- mssql-python 1.16's bulk copy: its own TDS client on a second login -------------------
+
+@pytest.fixture
+def mssql_python_conn(peer):
+    """A mssql-python connection to the session peer (its bulkcopy logs in once more itself)."""
+    mssql_python = pytest.importorskip("mssql_python") if not tdspeer.in_ci() else __import__("mssql_python")
+    cn = mssql_python.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no;TrustServerCertificate=yes",
+                              autocommit=True)
+    yield cn
+    cn.close()
+
+
+MP_TABLE = "(id int NOT NULL PRIMARY KEY, name nvarchar(50) NULL, amt decimal(18,4) NULL, ts datetime2(7) NULL, big bigint NULL)"
+MP_ROWS = [
+    (1, "a", decimal.Decimal("12.3400"), datetime.datetime(2024, 5, 6, 7, 8, 9, 123456), 2**40),
+    (2, "b é中", None, None, None),
+    (3, None, decimal.Decimal("-99999999999999.9999"), datetime.datetime(1, 1, 1), -(2**63)),
+]
+
+
+def test_mssql_python_bulkcopy_metadata_batch(mssql_python_conn):
+    """The batch mssql-python sends before a load (captures/bulk-load.md), answered as SQL
+    Server does: @@TRANCOUNT, the FMTONLY column metadata of the column list it built from
+    sys.all_columns, then sp_tablecollations_100 (colid, name, tds_collation, collation)."""
+    cur = mssql_python_conn.cursor()
+    t = tname("mp")
+    cur.execute(f"CREATE TABLE {t} {MP_TABLE}")
+    cur.execute(f"""SELECT @@TRANCOUNT;
+
+DECLARE @Column_Names NVARCHAR(MAX) = NULL;
+DECLARE @object_id INT = OBJECT_ID(N'[{t}]');
+DECLARE @sql NVARCHAR(MAX);
+SET @sql = N'SELECT @CN = COALESCE(@CN + N'', '', N'''') + QUOTENAME([name]) FROM sys.all_columns WHERE [object_id] = @ObjId';
+IF EXISTS (SELECT TOP 1 * FROM sys.all_columns WHERE [object_id] = OBJECT_ID('sys.all_columns') AND [name] = 'graph_type')
+    SET @sql = @sql + N' AND COALESCE([graph_type], 0) NOT IN (1, 3, 4, 6, 7)';
+SET @sql = @sql + N' ORDER BY [column_id] ASC';
+EXEC sp_executesql @sql, N'@CN NVARCHAR(MAX) OUTPUT, @ObjId INT', @CN = @Column_Names OUTPUT, @ObjId = @object_id;
+
+SELECT @Column_Names = COALESCE(@Column_Names, '*');
+
+SET FMTONLY ON;
+EXEC(N'SELECT ' + @Column_Names + N' FROM [{t}]');
+SET FMTONLY OFF;
+
+EXEC sp_tablecollations_100 N'[{t}]';
+""")
+    assert [tuple(r) for r in cur.fetchall()] == [(0,)]
+    assert cur.nextset()
+    assert [d[0] for d in cur.description] == ["id", "name", "amt", "ts", "big"]
+    assert cur.fetchall() == []
+    assert cur.nextset()
+    assert [d[0] for d in cur.description] == ["colid", "name", "tds_collation", "collation"]
+    rows = [tuple(r) for r in cur.fetchall()]
+    assert rows == [
+        (1, "id", None, None),
+        (2, "name", bytes.fromhex("0904d00034"), "SQL_Latin1_General_CP1_CI_AS"),
+        (3, "amt", None, None),
+        (4, "ts", None, None),
+        (5, "big", None, None),
+    ]
+
+
+def test_mssql_python_bulkcopy(mssql_python_conn):
+    cur = mssql_python_conn.cursor()
+    t = tname("mp")
+    cur.execute(f"CREATE TABLE {t} {MP_TABLE}")
+    res = cur.bulkcopy(t, MP_ROWS)
+    assert res["rows_copied"] == 3
+    cur.execute(f"SELECT id, name, amt, ts, big FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == MP_ROWS
+    # Twice more, small: the rows of a second load go in after the first.
+    cur.execute(f"CREATE TABLE {t}_2 (id int NOT NULL PRIMARY KEY, name nvarchar(50) NULL)")
+    assert cur.bulkcopy(f"{t}_2", [(1, "a"), (2, "b")])["rows_copied"] == 2
+    assert cur.bulkcopy(f"{t}_2", [(3, "c")])["rows_copied"] == 1
+    cur.execute(f"SELECT id, name FROM {t}_2 ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "a"), (2, "b"), (3, "c")]
+
+
+def test_mssql_python_bulkcopy_arrow(mssql_python_conn):
+    pa = pytest.importorskip("pyarrow") if not tdspeer.in_ci() else __import__("pyarrow")
+    cur = mssql_python_conn.cursor()
+    t = tname("mp")
+    cur.execute(f"CREATE TABLE {t} (id int NOT NULL PRIMARY KEY, name nvarchar(50) NULL, big bigint NULL, f float NULL)")
+    table = pa.table({
+        "id": pa.array([1, 2, 3], pa.int32()),
+        "name": pa.array(["a", None, "c ü"], pa.string()),
+        "big": pa.array([2**40, None, -5], pa.int64()),
+        "f": pa.array([0.25, 1.5, None], pa.float64()),
+    })
+    assert cur.bulkcopy_arrow(t, table)["rows_copied"] == 3
+    cur.execute(f"SELECT id, name, big, f FROM {t} ORDER BY id")
+    assert [tuple(r) for r in cur.fetchall()] == [(1, "a", 2**40, 0.25), (2, None, None, 1.5), (3, "c ü", -5, None)]

@@ -175,3 +175,49 @@ def test_cast_without_length_is_30_and_sysname_is_128(connect, driver):
     assert cur.execute("SELECT CAST(SERVERPROPERTY('ProductVersion') AS VARCHAR)").fetchone()[0] == "16.0.4096.0"
     assert cur.execute("SELECT CAST(REPLICATE('x', 40) AS VARCHAR)").fetchone()[0] == "x" * 30
     assert cur.execute("DECLARE @n sysname = REPLICATE(N'y', 100); SELECT @n").fetchone()[0] == "y" * 100
+
+
+def test_catalog_patterns_escapes_and_qualifiers(connect, driver):
+    """SQLTables / SQLColumns / SQLPrimaryKeys / SQLProcedures / SQLStatistics as the drivers
+    send them: `_` and `%` are LIKE wildcards, an ODBC-escaped `\\_` arrives as `[_]` (both
+    drivers rewrite it so) and matches only `_`; sp_pkeys and sp_statistics take an exact name;
+    an empty schema or catalog (Driver 18 sends '' for it) lists nothing; another catalog is
+    called as `[db].[sys].sp_tables` and answered in that database's name; a qualifier naming
+    another database in the call itself is SQL Server's 15250."""
+    cur = connect().cursor()
+    u = uuid.uuid4().hex[:6]
+    a_b, axb = f"q{u}_b", f"q{u}xb"
+    cur.execute(f"CREATE TABLE {a_b} (id int PRIMARY KEY, v int)")
+    cur.execute(f"CREATE TABLE {axb} (id int PRIMARY KEY, w int)")
+    cur.execute(f"CREATE PROCEDURE p{u}_1 AS SELECT 1")
+    cur.execute(f"CREATE PROCEDURE p{u}x1 AS SELECT 1")
+
+    def names(rows, k=2):
+        return sorted({r[k] for r in rows})
+
+    assert names(cur.tables(table=f"q{u}_b").fetchall()) == sorted([a_b, axb])
+    assert names(cur.tables(table=f"q{u}\\_b").fetchall()) == [a_b]
+    assert names(cur.tables(table=f"q{u}%", catalog="master", schema="dbo").fetchall()) == sorted([a_b, axb])
+    assert names(cur.tables(table=f"q{u}%", schema="d%").fetchall()) == sorted([a_b, axb])
+    assert cur.tables(table=f"q{u}%", schema="other").fetchall() == []
+    assert [r[3] for r in cur.columns(table=f"q{u}\\_b").fetchall()] == ["id", "v"]
+    assert names(cur.columns(table=f"q{u}_b").fetchall()) == sorted([a_b, axb])
+    assert [(r[2], r[3]) for r in cur.primaryKeys(a_b).fetchall()] == [(a_b, "id")]
+    assert names(cur.statistics(a_b).fetchall()) == [a_b]
+    assert names(cur.procedures(procedure=f"p{u}\\_1").fetchall()) == [f"p{u}_1;1"]
+    assert names(cur.procedures(procedure=f"p{u}_1").fetchall()) == sorted([f"p{u}_1;1", f"p{u}x1;1"])
+    assert [(r[0], r[2]) for r in cur.tables(table=f"q{u}\\_b", catalog="tempdb").fetchall()] == [("tempdb", a_b)]
+    if driver == "msodbcsql":
+        # FreeTDS sends NULL for an empty string here, which means "any".
+        assert cur.tables(table=a_b, schema="").fetchall() == []
+        assert cur.tables(table=a_b, catalog="").fetchall() == []
+        assert cur.procedures(procedure=f"p{u}_1", catalog="").fetchall() == []
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"EXEC sp_tables @table_name = '{a_b}', @table_qualifier = 'otherdb'")
+        cur.fetchall()
+    assert "(15250)" in ei.value.args[1]
+    assert "The database name component of the object qualifier must be the name of the current database." in ei.value.args[1]
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"EXEC sp_pkeys @table_name = '{a_b}', @table_qualifier = 'otherdb'")
+        cur.fetchall()
+    assert "(15250)" in ei.value.args[1]

@@ -76,3 +76,23 @@ def test_fmtonly_exec_returns_columns_and_no_rows(connect):
     assert cur.fetchall() == []
     # FMTONLY OFF again: rows come back.
     assert cur.execute("SELECT COUNT(*) FROM #fmt").fetchval() == 1
+
+
+def test_fmtonly_runs_no_insert_update_delete(connect):
+    """Under SET FMTONLY ON SQL Server returns metadata only: INSERT, UPDATE, DELETE and MERGE
+    are not run (FreeTDS's bcp_init sends `SET FMTONLY ON select * from t SET FMTONLY OFF`)."""
+    import uuid
+
+    cur = connect().cursor()
+    t = f"fmt_{uuid.uuid4().hex[:8]}"
+    cur.execute(f"CREATE TABLE {t} (id INT, v NVARCHAR(10))")
+    cur.execute(f"INSERT INTO {t} VALUES (1, N'a')")
+    cur.execute(f"SET NOCOUNT ON; SET FMTONLY ON; INSERT INTO {t} VALUES (2, N'b'); UPDATE {t} SET v = N'z'; "
+                f"DELETE FROM {t} WHERE id = 1; SELECT id, v FROM {t}; SET FMTONLY OFF")
+    assert [d[0] for d in cur.description] == ["id", "v"]
+    assert cur.fetchall() == []
+    cur.execute("SET FMTONLY ON")
+    cur.execute(f"INSERT INTO {t} VALUES (?, ?)", 3, "c")
+    cur.execute(f"EXEC(N'INSERT INTO {t} VALUES (4, N''d'')')")
+    cur.execute("SET FMTONLY OFF")
+    assert [tuple(r) for r in cur.execute(f"SELECT id, v FROM {t}").fetchall()] == [(1, "a")]

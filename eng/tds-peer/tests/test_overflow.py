@@ -162,3 +162,141 @@ def test_float_to_integer(connect, sqlstate):
     assert_overflow(ei, 232, "Arithmetic overflow error for type bigint, value = 10000000000000000000.000000.", sqlstate)
     # In range: truncated toward zero, as SQL Server does.
     assert tuple(cur.execute("SELECT CAST(-2.9e0 AS INT), CAST(255.9e0 AS TINYINT)").fetchone()) == (-2, 255)
+
+
+# Integer arithmetic has an integer result type (int + int is int, the wider type wins:
+# bigint > int > smallint > tinyint; an integer literal is int); leaving it is 8115 state 2,
+# as SQL Server raises it, where SQLite would compute in 64 bits (or turn a bigint overflow
+# into a float).
+ARITHMETIC = [
+    ("SELECT 2147483647 + 1", "int"),
+    ("SELECT -2147483647 - 2", "int"),
+    ("SELECT 65536 * 65536", "int"),
+    ("DECLARE @a int = 2147483647; SELECT @a + 1", "int"),
+    ("DECLARE @a int = -2147483648; SELECT @a - 1", "int"),
+    ("DECLARE @a int = -2147483648; SELECT -@a", "int"),
+    ("DECLARE @a int = 2; SELECT @a * 1073741824", "int"),
+    ("DECLARE @a int = 5; SET @a += 2147483647", "int"),
+    ("DECLARE @a int = 2147483647; DECLARE @b int = @a + 1", "int"),
+    ("SELECT (2147483647 + 0) + 1", "int"),
+    ("SELECT 2147483647 + 1 - 1", "int"),
+    ("DECLARE @a tinyint = 200; SELECT @a + @a", "tinyint"),
+    ("SELECT CAST(200 AS tinyint) * CAST(2 AS tinyint)", "tinyint"),
+    ("DECLARE @a smallint = 32767; SELECT @a + CAST(1 AS smallint)", "smallint"),
+    ("DECLARE @a smallint = -32768; SELECT -@a", "smallint"),
+    ("DECLARE @a bigint = 9223372036854775807; SELECT @a + 1", "bigint"),
+    ("SELECT CAST(9223372036854775807 AS bigint) + 1", "bigint"),
+    ("SELECT CAST(4611686018427387904 AS bigint) * 2", "bigint"),
+    ("SELECT -CAST(-9223372036854775808 AS bigint)", "bigint"),
+    ("DECLARE @a bigint = -9223372036854775808; SELECT @a - 1", "bigint"),
+]
+
+
+@pytest.mark.parametrize("sql,ty", ARITHMETIC, ids=[s for s, _ in ARITHMETIC])
+def test_integer_arithmetic_overflow(connect, sqlstate, sql, ty):
+    cur = connect().cursor()
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(sql)
+        cur.fetchall()
+    assert_overflow(ei, 8115, f"Arithmetic overflow error converting expression to data type {ty}.", sqlstate)
+
+
+def test_integer_arithmetic_in_range_and_widening(connect):
+    cur = connect().cursor()
+    # In range: plain results. A wider operand widens the result (tinyint + int literal is int,
+    # int + bigint is bigint); a literal past int is numeric, not int.
+    assert tuple(cur.execute("SELECT 2147483646 + 1, 1 + 2 * 3 - 4, 10 - 2 - 3, 2 * 3 + 4 * 5").fetchone()) == (
+        2147483647, 3, 5, 26)
+    assert cur.execute("DECLARE @a tinyint = 200; SELECT @a + 100").fetchone()[0] == 300
+    assert cur.execute("DECLARE @a int = 2147483647; SELECT @a + CAST(1 AS bigint)").fetchone()[0] == 2**31
+    assert cur.execute("SELECT 2147483648 + 1").fetchone()[0] == 2147483649
+    assert tuple(cur.execute("DECLARE @a int = 3; SELECT -@a * 2, @a - -1").fetchone()) == (-6, 4)
+    assert cur.execute("SELECT CAST(9223372036854775806 AS bigint) + 1").fetchone()[0] == 2**63 - 1
+
+
+def test_integer_arithmetic_overflow_error_token(peer):
+    """Number, class (level) and state as SQL Server sends them: Msg 8115, Level 16, State 2."""
+    import rawtds
+
+    s = rawtds.connect(peer.port)
+    try:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("SELECT 2147483647 + 1")))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (8115, 16, 2, "Arithmetic overflow error converting expression to data type int.")]
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("DECLARE @b bigint = 9223372036854775807; SELECT @b + 1")))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (8115, 16, 2, "Arithmetic overflow error converting expression to data type bigint.")]
+    finally:
+        s.close()
+
+
+# A bound float past an integer column: 232 naming the target type and the value as C `%f`
+# prints it (Msg 232, Level 16, State 1), as SQL Server reports a float source; past a decimal
+# or money column, 8115 "converting float to data type numeric|money". The peer used to
+# report 8115 "converting expression to data type int" / "converting numeric to …" here.
+FLOAT_PARAMS = [
+    ("i", 1e20, 232, "Arithmetic overflow error for type int, value = 100000000000000000000.000000."),
+    ("i", -3e9, 232, "Arithmetic overflow error for type int, value = -3000000000.000000."),
+    ("b", 1e19, 232, "Arithmetic overflow error for type bigint, value = 10000000000000000000.000000."),
+    ("si", 40000.5, 232, "Arithmetic overflow error for type smallint, value = 40000.500000."),
+    ("ti", 256.25, 232, "Arithmetic overflow error for type tinyint, value = 256.250000."),
+    ("d", 1e20, 8115, "Arithmetic overflow error converting float to data type numeric."),
+    ("d", 1234.5, 8115, "Arithmetic overflow error converting float to data type numeric."),
+    ("m", 1e16, 8115, "Arithmetic overflow error converting float to data type money."),
+]
+
+
+@pytest.mark.parametrize("col,value,number,message", FLOAT_PARAMS, ids=[f"{c}={v}" for c, v, *_ in FLOAT_PARAMS])
+def test_float_parameter_out_of_range(connect, sqlstate, col, value, number, message):
+    cur = connect().cursor()
+    t = table(cur)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 1, value)
+    assert_overflow(ei, number, message, sqlstate)
+    cur.execute(f"INSERT INTO {t} (id, {col}) VALUES (?, ?)", 2, 1.0)
+    with pytest.raises(pyodbc.Error) as ei:
+        cur.execute(f"UPDATE {t} SET {col} = ? WHERE id = ?", value, 2)
+    assert_overflow(ei, number, message, sqlstate)
+    assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] == 1
+
+
+def test_float_parameter_overflow_error_token(peer):
+    """Msg 232, Level 16, State 1 on the wire (a FLTN parameter through sp_executesql)."""
+    import rawtds
+    import struct
+
+    with rawtds.connect(peer.port) as s:
+        s.sendall(rawtds.packet(0x01, rawtds.sql_batch("CREATE TABLE fp_tok (i int)")))
+        rawtds.message(s)
+        body = b"\x6d\x08\x08" + struct.pack("<d", 1e20)  # FLTN(8), length 8, value
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("INSERT INTO fp_tok VALUES (@f)", "@f float", [("@f", body)])))
+        assert rawtds.errors(rawtds.message(s)) == [
+            (232, 16, 1, "Arithmetic overflow error for type int, value = 100000000000000000000.000000.")]
+
+
+# A DATEN / DATETIME2N / DATETIMEOFFSETN value whose day count is past 9999-12-31 (day
+# 3,652,058 from 0001-01-01) is no valid value of its type: SQL Server rejects the RPC with
+# 8023 before running anything. Drivers never send one, so the bytes are sent raw.
+BAD_DAY = (3652059).to_bytes(3, "little")
+BAD_DATES = [
+    ("date", b"\x28\x03" + BAD_DAY),
+    ("datetime2", b"\x2a\x07\x08" + bytes(5) + BAD_DAY),
+    ("datetimeoffset", b"\x2b\x07\x0a" + bytes(5) + BAD_DAY + bytes(2)),
+]
+
+
+@pytest.mark.parametrize("type_name,body", BAD_DATES, ids=[n for n, _ in BAD_DATES])
+def test_rpc_date_past_9999_is_8023(peer, type_name, body):
+    import rawtds
+
+    with rawtds.connect(peer.port) as s:
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("SELECT @d", f"@d {type_name}", [("@d", body)])))
+        assert rawtds.errors(rawtds.message(s)) == [(8023, 16, 1, (
+            "The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is incorrect. "
+            f"Parameter 3 (\"@d\"): The supplied value is not a valid instance of data type {type_name}. "
+            "Check the source data for invalid values. An example of an invalid value is data of numeric type "
+            "with scale greater than precision."))]
+        # The last valid day goes through, and the session is still usable.
+        last = (3652058).to_bytes(3, "little")
+        s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("SELECT @d", "@d date", [("@d", b"\x28\x03" + last)])))
+        assert rawtds.errors(rawtds.message(s)) == []

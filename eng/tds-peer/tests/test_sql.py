@@ -509,3 +509,79 @@ def test_count_big_counts_as_bigint(connect):
     # bigint (19 digits) where COUNT is int (10), and NOT NULL as SQL Server describes them.
     assert [(d[0], d[4], d[6]) for d in cur.description] == [
         ("n", 19, False), ("nx", 19, False), ("d", 19, False), ("c", 10, False)]
+
+
+def test_plus_concatenates_typed_string_operands(connect):
+    """`+` of strings whose type only their declaration tells (variables, RPC parameters,
+    string functions, columns beside a parameter) concatenates, as SQL Server does; the peer
+    used to add them as numbers (0)."""
+    cur = connect().cursor()
+    assert cur.execute("SELECT N'abc' + ?", "def").fetchone()[0] == "abcdef"
+    assert cur.execute("SELECT ? + ?", "ab", "cd").fetchone()[0] == "abcd"
+    assert cur.execute("DECLARE @v varchar(10) = 'yz'; DECLARE @w nvarchar(10) = N'q'; SELECT @v + @w").fetchone()[0] == "yzq"
+    assert tuple(cur.execute("DECLARE @v varchar(10) = 'yz'; SELECT 'x' + @v, @v + 'x'").fetchone()) == ("xyz", "yzx")
+    assert cur.execute("EXEC sp_executesql N'SELECT N''abc'' + @p', N'@p nvarchar(10)', @p = N'def'").fetchone()[0] == "abcdef"
+    assert tuple(cur.execute("SELECT QUOTENAME('a]b') + UPPER('c'), COALESCE(NULL, 'x') + LOWER('Y')").fetchone()) == (
+        "[a]]b]C", "xy")
+    assert cur.execute("DECLARE @v nvarchar(10) = N'v'; SELECT (@v + N'1') + @v").fetchone()[0] == "v1v"
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id int, s nvarchar(20))")
+    cur.execute(f"INSERT INTO {t} VALUES (1, N'col')")
+    assert cur.execute(f"SELECT s + ? FROM {t}", "+p").fetchone()[0] == "col+p"
+    assert cur.execute(f"SELECT ? + s FROM {t}", "p+").fetchone()[0] == "p+col"
+    # Numbers still add: an int variable and an int parameter, or an int beside a number.
+    assert cur.execute("DECLARE @i int = 2; SELECT @i + 3").fetchone()[0] == 5
+    assert cur.execute(f"SELECT id + 1 FROM {t}").fetchone()[0] == 2
+
+
+def _gone(cur, sql, seconds=5.0):
+    """Polls until `sql` fails with 208 (the peer drops a global temp table when it sees its
+    creator's socket close, which happens a moment after the client's close returns)."""
+    import time
+
+    end = time.monotonic() + seconds
+    while True:
+        try:
+            cur.execute(sql)
+            cur.fetchall()
+        except pyodbc.Error as e:
+            assert "(208)" in e.args[1], e.args
+            return
+        assert time.monotonic() < end, f"{sql} still works"
+        time.sleep(0.05)
+
+
+def test_global_temp_tables_are_shared_and_dropped_with_their_creator(connect):
+    """`##t` is one table for every session (SQL Server's global temporary table), dropped
+    when the session that created it ends; `#t` stays private to its session."""
+    a, b = connect(), connect()
+    ca, cb = a.cursor(), b.cursor()
+    g = "##" + tname("g")
+    ca.execute(f"CREATE TABLE {g} (id int, s nvarchar(10))")
+    ca.execute(f"INSERT INTO {g} VALUES (1, N'a')")
+    cb.execute(f"INSERT INTO {g} VALUES (2, N'b')")
+    assert [tuple(r) for r in cb.execute(f"SELECT id, s FROM {g} ORDER BY id").fetchall()] == [(1, "a"), (2, "b")]
+    assert [tuple(r) for r in ca.execute(f"SELECT id FROM tempdb..{g} ORDER BY id").fetchall()] == [(1,), (2,)]
+    assert cb.execute(f"SELECT OBJECT_ID('tempdb..{g}')").fetchone()[0] is not None
+    # A second CREATE of the same name, from another session, is 2714.
+    with pytest.raises(pyodbc.Error) as ei:
+        cb.execute(f"CREATE TABLE {g} (x int)")
+    assert "(2714)" in ei.value.args[1]
+    # SELECT … INTO ##t makes one too, owned by its creator (b).
+    g2 = "##" + tname("g2")
+    cb.execute(f"SELECT id INTO {g2} FROM {g}")
+    assert ca.execute(f"SELECT COUNT(*) FROM {g2}").fetchone()[0] == 2
+    # Local temp tables stay per session.
+    ca.execute("CREATE TABLE #mine (id int)")
+    with pytest.raises(pyodbc.Error) as ei:
+        cb.execute("SELECT * FROM #mine")
+    assert "(208)" in ei.value.args[1]
+    a.close()
+    _gone(cb, f"SELECT * FROM {g}")
+    assert cb.execute(f"SELECT COUNT(*) FROM {g2}").fetchone()[0] == 2
+    # The name is free again.
+    cb.execute(f"CREATE TABLE {g} (x int)")
+    b.close()
+    c = connect().cursor()
+    _gone(c, f"SELECT * FROM {g}")
+    _gone(c, f"SELECT * FROM {g2}")

@@ -8,19 +8,105 @@ use crate::types::Ty;
 use rusqlite::types::Value;
 use std::io;
 
-/// SQL Server LIKE pattern (`%`, `_`, `[…]` unsupported) match, case-insensitive.
+/// SQL Server LIKE pattern match, case-insensitive: `%`, `_` and `[…]` sets (`[_]`, `[%]`,
+/// `[abc]`, `[a-c]`, `[^x]`), which is how Driver 18 and FreeTDS send an ODBC search pattern's
+/// escaped `\_` to the catalog procedures.
 pub(super) fn like(pattern: &str, s: &str) -> bool {
+    /// The set at `p[0] == '['`: (matches `c`, its length in the pattern), None without `]`.
+    fn set(p: &[char], c: char) -> Option<(bool, usize)> {
+        let close = p.iter().skip(2).position(|&x| x == ']')? + 2;
+        let body = &p[1..close];
+        let (neg, body) = match body.first() {
+            Some('^') if body.len() > 1 => (true, &body[1..]),
+            _ => (false, body),
+        };
+        let lc = c.to_ascii_lowercase();
+        let mut hit = false;
+        let mut i = 0;
+        while i < body.len() {
+            if i + 2 < body.len() && body[i + 1] == '-' {
+                let (a, b) = (
+                    body[i].to_ascii_lowercase(),
+                    body[i + 2].to_ascii_lowercase(),
+                );
+                hit |= a <= lc && lc <= b;
+                i += 3;
+            } else {
+                hit |= body[i].to_ascii_lowercase() == lc;
+                i += 1;
+            }
+        }
+        Some((hit != neg, close + 1))
+    }
     fn m(p: &[char], s: &[char]) -> bool {
         match p.first() {
             None => s.is_empty(),
             Some('%') => (0..=s.len()).any(|i| m(&p[1..], &s[i..])),
             Some('_') => !s.is_empty() && m(&p[1..], &s[1..]),
+            Some('[') if s.first().is_some_and(|&c| set(p, c).is_some()) => {
+                let (hit, len) = set(p, s[0]).unwrap();
+                hit && m(&p[len..], &s[1..])
+            }
             Some(c) => s.first().is_some_and(|x| x.eq_ignore_ascii_case(c)) && m(&p[1..], &s[1..]),
         }
     }
     let p: Vec<char> = pattern.chars().collect();
     let s: Vec<char> = s.chars().collect();
     m(&p, &s)
+}
+
+/// The qualifier (catalog) argument of a catalog procedure, as SQL Server's procedures check
+/// it: NULL or the current database goes on (`Ok(true)`); an empty string forces an empty
+/// result where the procedure says so (`empty_ok`: sp_tables, sp_stored_procedures;
+/// `Ok(false)`); any other name is 15250.
+pub(super) fn qualifier(
+    cx: &Context,
+    params: &[Param],
+    name: &str,
+    pos: usize,
+    empty_ok: bool,
+) -> Result<bool, crate::sql::errors::SqlError> {
+    let Some(q) = param(params, name, pos).map(as_text) else {
+        return Ok(true);
+    };
+    if q.eq_ignore_ascii_case(&cx.database) {
+        return Ok(true);
+    }
+    if q.is_empty() && empty_ok {
+        return Ok(false);
+    }
+    Err(crate::sql::errors::SqlError::new(
+        15250,
+        16,
+        "The database name component of the object qualifier must be the name of the current database.",
+    ))
+}
+
+/// The owner (schema) argument: NULL is any; a pattern (`fUsePattern`) or a name otherwise,
+/// matched against `dbo`, the schema of every object the catalog procedures list.
+pub(super) fn owner_matches(params: &[Param], name: &str, pos: usize, pattern: bool) -> bool {
+    match param(params, name, pos).map(as_text) {
+        None => true,
+        Some(o) if pattern => like(&o, "dbo"),
+        Some(o) => o.eq_ignore_ascii_case("dbo"),
+    }
+}
+
+/// `@fUsePattern` (1 by default): name arguments are LIKE patterns; 0: exact names.
+pub(super) fn use_pattern(params: &[Param]) -> bool {
+    params
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case("@fUsePattern"))
+        .is_none_or(|p| as_text(&p.value) != "0")
+}
+
+/// A name argument matched as a pattern or exactly (case-insensitive, as the default collation).
+pub(super) fn name_matches(pattern: &str, name: &str, use_pattern: bool) -> bool {
+    if use_pattern {
+        like(pattern, name)
+    } else {
+        pattern.eq_ignore_ascii_case(name)
+    }
 }
 
 pub(super) fn param<'a>(params: &'a [Param], name: &str, pos: usize) -> Option<&'a Value> {
@@ -134,6 +220,11 @@ pub(super) fn buffer_length(ty: Ty) -> i64 {
     }
 }
 
+/// A catalog procedure's error (15250): sent, the call goes on to its DONEPROC.
+fn send_error(out: &mut Out, r: &mut Resp, e: &crate::sql::errors::SqlError) -> io::Result<()> {
+    out.error(r, e)
+}
+
 pub(crate) fn user_tables(cx: &mut Context) -> Vec<(String, String)> {
     let mut st = match cx.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
         Ok(s) => s,
@@ -165,9 +256,15 @@ pub(crate) fn sp_tables(
         Column::new("TABLE_TYPE", Ty::VarChar(Some(32), false)),
         Column::new("REMARKS", Ty::VarChar(Some(254), false)),
     ];
+    let pattern = use_pattern(params);
+    let go = match qualifier(cx, params, "@table_qualifier", 2, true) {
+        Ok(go) => go && owner_matches(params, "@table_owner", 1, pattern),
+        Err(e) => return send_error(out, r, &e),
+    };
     let rows: Vec<Vec<Value>> = user_tables(cx)
         .into_iter()
-        .filter(|(n, _)| like(&name, n))
+        .filter(|_| go)
+        .filter(|(n, _)| name_matches(&name, n, pattern))
         .map(|(n, ty)| (n, if ty == "view" { "VIEW" } else { "TABLE" }))
         .filter(|(_, ty)| types.is_empty() || types.contains(ty))
         .map(|(n, ty)| {
@@ -233,8 +330,17 @@ pub(crate) fn sp_columns(
         n("SS_XML_SCHEMACOLLECTION_NAME"),
         Column::new("SS_DATA_TYPE", Ty::TinyInt),
     ];
+    let pattern = use_pattern(params);
+    let go = match qualifier(cx, params, "@table_qualifier", 2, false) {
+        Ok(go) => go && owner_matches(params, "@table_owner", 1, pattern),
+        Err(e) => return send_error(out, r, &e),
+    };
     let mut rows = Vec::new();
-    for (table, _) in user_tables(cx).into_iter().filter(|(n, _)| like(&tname, n)) {
+    for (table, _) in user_tables(cx)
+        .into_iter()
+        .filter(|_| go)
+        .filter(|(n, _)| name_matches(&tname, n, pattern))
+    {
         let info: Vec<(String, String, bool, Option<String>, bool)> = match cx.db.prepare(&format!(
             "PRAGMA table_info(\"{}\")",
             table.replace('"', "\"\"")
@@ -254,7 +360,7 @@ pub(crate) fn sp_columns(
             Err(_) => continue,
         };
         for (pos, (col, decl, notnull, dflt, pk)) in info.into_iter().enumerate() {
-            if !like(&cname, &col) {
+            if !name_matches(&cname, &col, pattern) {
                 continue;
             }
             let identity = pk && decl.eq_ignore_ascii_case("INTEGER");
@@ -328,6 +434,10 @@ mod tests {
     fn like_patterns() {
         assert!(super::like("%", "abc"));
         assert!(super::like("a_c", "ABC"));
+        assert!(super::like("a[_]b", "a_b") && !super::like("a[_]b", "axb"));
+        assert!(super::like("t[%]%", "t%1") && !super::like("t[%]%", "tx"));
+        assert!(super::like("[a-c]x", "Bx") && !super::like("[^a-c]x", "bx"));
+        assert!(super::like("a[b", "a[b"));
         assert!(super::like("t%", "table1"));
         assert!(!super::like("x%", "table1"));
     }

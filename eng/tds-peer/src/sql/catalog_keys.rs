@@ -3,7 +3,10 @@
 //! `sp_fkeys`, `sp_table_privileges`, `sp_special_columns_100`, `sp_stored_procedures`), with
 //! SQL Server 2022's result columns, answered from SQLite's schema (indexes, keys, procedures).
 
-use super::catalog::{buffer_length, i, like, odbc_type, param, t};
+use super::catalog::{
+    buffer_length, i, like, name_matches, odbc_type, owner_matches, param, qualifier, t,
+    use_pattern,
+};
 use crate::resp::Resp;
 use crate::sql::context::{Context, Flow, Out, Param, StmtErr};
 use crate::token::{Column, value::as_text};
@@ -27,6 +30,22 @@ type ForeignKeyRow = (i64, i64, String, String, Option<String>, String, String);
 
 /// One index of a table: (name, unique, is primary key, column names in key order).
 type Index = (String, bool, bool, Vec<String>);
+
+/// The user table named `name` (sp_pkeys, sp_statistics, sp_fkeys find their table by
+/// OBJECT_ID in SQL Server: an exact name, not a pattern), after the qualifier and owner
+/// checks (`@table_qualifier` 15250, `@table_owner` other than dbo: none).
+fn table_named(cx: &mut Context, params: &[Param], name: &str) -> Result<Vec<String>, StmtErr> {
+    if !qualifier(cx, params, "@table_qualifier", 2, false).map_err(StmtErr::Sql)?
+        || !owner_matches(params, "@table_owner", 1, false)
+    {
+        return Ok(Vec::new());
+    }
+    Ok(crate::sql::catalog::user_tables(cx)
+        .into_iter()
+        .filter(|(n, ty)| ty == "table" && n.eq_ignore_ascii_case(name))
+        .map(|(n, _)| n)
+        .collect())
+}
 
 fn tables_like(cx: &mut Context, pattern: &str) -> Vec<String> {
     crate::sql::catalog::user_tables(cx)
@@ -117,7 +136,7 @@ pub(crate) fn sp_statistics(
     ];
     let mut rows = Vec::new();
     let db = cx.database.clone();
-    for name in tables_like(cx, &table) {
+    for name in table_named(cx, params, &table)? {
         let count: i64 = cx
             .db
             .query_row(
@@ -187,7 +206,7 @@ pub(crate) fn sp_pkeys(
     ];
     let db = cx.database.clone();
     let mut rows = Vec::new();
-    for name in tables_like(cx, &table) {
+    for name in table_named(cx, params, &table)? {
         for (iname, _, pk, icols) in indexes(cx, &name) {
             if pk {
                 for (seq, c) in icols.iter().enumerate() {
@@ -352,6 +371,11 @@ pub(crate) fn sp_special_columns(
         small("PSEUDO_COLUMN"),
     ];
     let mut rows = Vec::new();
+    if !qualifier(cx, params, "@qualifier", 2, false).map_err(StmtErr::Sql)?
+        || !owner_matches(params, "@table_owner", 1, false)
+    {
+        return cx.send_rows(&cols, &rows, out, r);
+    }
     if col_type.eq_ignore_ascii_case("R") {
         let all = super::schema::table_columns(&cx.db, &table).unwrap_or_default();
         if let Some((_, _, _, key)) = indexes(cx, &table).into_iter().find(|x| x.2) {
@@ -404,6 +428,10 @@ pub(crate) fn sp_stored_procedures(
 ) -> Result<Flow, StmtErr> {
     let pattern = text_arg(params, "@sp_name", 0).unwrap_or_else(|| "%".into());
     let pattern = pattern.split(';').next().unwrap_or("%").to_string();
+    let use_pat = use_pattern(params);
+    // An empty qualifier lists nothing; another database's name is 15250 (SQL Server's).
+    let go = qualifier(cx, params, "@sp_qualifier", 2, true).map_err(StmtErr::Sql)?
+        && owner_matches(params, "@sp_owner", 1, use_pat);
     let cols = vec![
         sysname("PROCEDURE_QUALIFIER"),
         sysname("PROCEDURE_OWNER"),
@@ -426,7 +454,8 @@ pub(crate) fn sp_stored_procedures(
     // SQL Server answers -1 for the counts (unknown) and SQL_PT_FUNCTION (2) as the type.
     let rows: Vec<Vec<Value>> = names
         .into_iter()
-        .filter(|n| like(&pattern, n))
+        .filter(|_| go)
+        .filter(|n| name_matches(&pattern, n, use_pat))
         .map(|n| {
             vec![
                 t(&db),
@@ -561,5 +590,75 @@ pub(crate) fn sp_sproc_columns(
             rows.push(row);
         }
     }
+    cx.send_rows(&cols, &rows, out, r)
+}
+
+/// The parts of a multi-part object name given as text (`[dbo].[t]`, `s.t`, `#t`), brackets
+/// and quotes removed.
+pub(crate) fn name_parts(name: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    let mut in_bracket = false;
+    for ch in name.trim().chars() {
+        match ch {
+            '[' if !in_bracket => in_bracket = true,
+            ']' if in_bracket => in_bracket = false,
+            '"' if !in_bracket => {}
+            '.' if !in_bracket => parts.push(String::new()),
+            c => parts.last_mut().unwrap().push(c),
+        }
+    }
+    parts
+}
+
+/// sp_tablecollations_100 @object (mssql-python's bulk copy asks it): every column of the
+/// object in column order, `colid` smallint, `name` sysname, `tds_collation` binary(5) (the
+/// 5 bytes TDS sends) and `collation` sysname, both NULL for a column without a collation.
+/// An unknown object lists no rows, as in SQL Server.
+pub(crate) fn sp_tablecollations(
+    cx: &mut Context,
+    params: &[Param],
+    out: &mut Out,
+    r: &mut Resp,
+) -> Result<Flow, StmtErr> {
+    let object = text_arg(params, "@object", 0).unwrap_or_default();
+    let cols = vec![
+        small("colid"),
+        sysname("name"),
+        Column::new("tds_collation", Ty::Binary(5)),
+        sysname("collation"),
+    ];
+    let parts = name_parts(&object);
+    let table = super::schema::sqlite_name(&parts).unwrap_or_default();
+    let decls: Vec<(String, String)> = cx
+        .db
+        .prepare(&format!(
+            "PRAGMA table_info(\"{}\")",
+            table.replace('"', "\"\"")
+        ))
+        .and_then(|mut st| {
+            st.query_map([], |r| {
+                Ok((
+                    r.get(1)?,
+                    r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+                ))
+            })
+            .map(|it| it.flatten().collect())
+        })
+        .unwrap_or_default();
+    let rows: Vec<Vec<Value>> = decls
+        .into_iter()
+        .enumerate()
+        .map(|(n, (name, decl))| {
+            let ty = Ty::from_sqlite_decl(&decl).or_else(|| Ty::parse(&decl));
+            let coll = ty.and_then(|t| t.tds_collation());
+            let coll_name = ty.and_then(crate::sql::typemeta::collation);
+            vec![
+                i(n as i64 + 1),
+                t(&name),
+                coll.map_or(Value::Null, |c| Value::Blob(c.to_vec())),
+                coll_name.map_or(Value::Null, t),
+            ]
+        })
+        .collect();
     cx.send_rows(&cols, &rows, out, r)
 }

@@ -50,13 +50,17 @@ pub fn of_create_table(
                     _ => {}
                 }
             }
-            if nums.len() == 2 {
-                named.push(Named {
-                    kind: "ID",
-                    name: col,
-                    cols: nums.join(","),
-                });
-            }
+            // A bare `IDENTITY` is IDENTITY(1,1).
+            let cols = if nums.len() == 2 {
+                nums.join(",")
+            } else {
+                "1,1".to_string()
+            };
+            named.push(Named {
+                kind: "ID",
+                name: col,
+                cols,
+            });
         }
         // Table constraints (`CONSTRAINT n PRIMARY KEY (…)`) and column constraints
         // (`id INT CONSTRAINT n PRIMARY KEY`): the column list or the column itself.
@@ -95,17 +99,21 @@ pub fn of_create_table(
 }
 
 /// Records the names (replacing those of an earlier table of the same name). An IDENTITY
-/// seed other than 1 becomes the table's AUTOINCREMENT start (`sqlite_sequence`); the
-/// increment is only reported (sys.identity_columns), the values still go up by 1.
+/// seed other than 1 becomes the table's AUTOINCREMENT start (`sqlite_sequence`). An
+/// increment other than 1 gets a trigger (`identity_trigger`).
 pub fn record(db: &rusqlite::Connection, table: &str, named: &[Named]) {
     let _ = db.execute("DELETE FROM __tdspeer_constraints WHERE tbl = ?1", [table]);
     for n in named.iter().filter(|n| n.kind == "ID") {
-        let seed = n.cols.split(',').next().and_then(|v| v.parse::<i64>().ok());
+        let mut it = n.cols.split(',').map(|v| v.trim().parse::<i64>().ok());
+        let (seed, incr) = (it.next().flatten(), it.next().flatten());
         if let Some(seed) = seed.filter(|&s| s != 1) {
             let _ = db.execute(
                 "INSERT INTO sqlite_sequence (name, seq) VALUES (?1, ?2)",
                 rusqlite::params![table, seed - 1],
             );
+        }
+        if let (Some(seed), Some(incr)) = (seed, incr.filter(|&i| i != 1)) {
+            identity_trigger(db, table, &n.name, seed, incr);
         }
     }
     for n in named {
@@ -148,4 +156,37 @@ pub fn identity_part(sname: &str, col: &str, part: u8) -> String {
     format!(
         "COALESCE((SELECT CAST({pick} AS INTEGER) FROM __tdspeer_constraints k WHERE k.tbl = {sname} COLLATE NOCASE AND k.kind = 'ID' AND k.name = {col} COLLATE NOCASE), 1)"
     )
+}
+
+/// IDENTITY(seed, increment) with an increment other than 1: SQLite numbers a new row max + 1,
+/// so an AFTER INSERT trigger renumbers each row the server numbered with the table's next
+/// value, kept in `__tdspeer_ident` (a TEMP one for `#t`), and notes it for SCOPE_IDENTITY() /
+/// @@IDENTITY (`__ident_note`). A row inserted under `SET IDENTITY_INSERT t ON` keeps its
+/// value, which becomes the current one when it is past it (as in SQL Server).
+fn identity_trigger(db: &rusqlite::Connection, table: &str, col: &str, seed: i64, incr: i64) {
+    let temp = table.starts_with('#') && !table.starts_with("##");
+    let (schema, tt) = if temp {
+        ("temp", "TEMP ")
+    } else {
+        ("main", "")
+    };
+    let qi = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    let ql = |s: &str| format!("'{}'", s.replace('\'', "''"));
+    let sql = format!(
+        "CREATE {tt}TABLE IF NOT EXISTS {schema}.__tdspeer_ident (tbl TEXT PRIMARY KEY COLLATE NOCASE, seed INTEGER NOT NULL, incr INTEGER NOT NULL, cur INTEGER);
+         INSERT OR REPLACE INTO {schema}.__tdspeer_ident (tbl, seed, incr, cur) VALUES ({t}, {seed}, {incr}, NULL);
+         CREATE {tt}TRIGGER {trig} AFTER INSERT ON {table_on} BEGIN
+           UPDATE __tdspeer_ident SET cur = CASE WHEN NOT __identity_insert({t}) THEN (CASE WHEN cur IS NULL THEN seed ELSE cur + incr END) WHEN cur IS NULL THEN NEW.rowid WHEN incr > 0 THEN max(cur, NEW.rowid) ELSE min(cur, NEW.rowid) END WHERE tbl = {t};
+           UPDATE {table_q} SET {c} = (SELECT cur FROM __tdspeer_ident WHERE tbl = {t}) WHERE rowid = NEW.rowid AND NOT __identity_insert({t});
+           SELECT __ident_note(CASE WHEN __identity_insert({t}) THEN NEW.rowid ELSE (SELECT cur FROM __tdspeer_ident WHERE tbl = {t}) END);
+         END;",
+        t = ql(table),
+        trig = qi(&format!("__tdspeer_ident_{table}")),
+        table_on = if temp { format!("temp.{}", qi(table)) } else { qi(table) },
+        table_q = qi(table),
+        c = qi(col),
+    );
+    if let Err(e) = db.execute_batch(&sql) {
+        eprintln!("tds-peer: identity increment of {table}: {e}");
+    }
 }

@@ -52,7 +52,9 @@ pub(crate) fn exec_executesql(
             table: None,
         })
         .collect();
+    let mut copy_back: Vec<(String, usize)> = Vec::new();
     for (pos, a) in parts.iter().skip(2).enumerate() {
+        let output = a.iter().any(|t| t.is_word("OUTPUT") || t.is_word("OUT"));
         let sg: Vec<Tok> = a
             .iter()
             .filter(|t| !t.is_space() && !t.is_word("OUTPUT") && !t.is_word("OUT"))
@@ -72,20 +74,52 @@ pub(crate) fn exec_executesql(
                 "Procedure or function sp_executesql has too many arguments specified.",
             )));
         };
+        if output
+            && defs[idx].output
+            && let [Tok::Var(v)] = expr.as_slice()
+        {
+            copy_back.push((v.clone(), idx));
+        }
         let v = variables::eval_value(ex, &expr, params)?;
         bound[idx].value =
             cast_value(v, defs[idx].ty).map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
     }
     // The statement runs in its own scope: the caller's variables are not visible, and its
-    // SET NOCOUNT ends with it.
-    let saved = std::mem::take(&mut ex.vars);
+    // SET NOCOUNT ends with it. With OUTPUT parameters the parameters are the scope's
+    // variables (assignable, as a procedure's), copied back to the caller's at the end.
+    let as_vars = !copy_back.is_empty();
+    let scope: Vec<Var> = if as_vars {
+        bound
+            .iter()
+            .map(|b| Var {
+                name: b.name.clone(),
+                ty: b.ty.unwrap_or(Ty::NVarChar(None)),
+                value: b.value.clone(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let saved = std::mem::replace(&mut ex.vars, scope);
     let saved_nocount = ex.nocount;
     ex.proc_depth += 1;
-    let res = ex.run_text(&stmt, &bound, out, r);
+    let res = if as_vars {
+        ex.run_text(&stmt, &[], out, r)
+    } else {
+        ex.run_text(&stmt, &bound, out, r)
+    };
     ex.proc_depth -= 1;
     ex.nocount = saved_nocount;
-    ex.vars = saved;
+    let inner = std::mem::replace(&mut ex.vars, saved);
     res.map_err(StmtErr::Io)?;
+    for (var, idx) in copy_back {
+        if let Some(v) = inner
+            .iter()
+            .find(|x| x.name.eq_ignore_ascii_case(&bound[idx].name))
+        {
+            variables::set_var(ex, &var, v.value.clone())?;
+        }
+    }
     Ok(Flow::Continue)
 }
 

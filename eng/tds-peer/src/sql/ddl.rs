@@ -48,8 +48,57 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     if let Some((table, named)) = named {
         constraints::record(&cx.db, &table, &named);
     }
+    if create_table
+        && let Some(at) = sg.iter().position(|t| t.is_word("TABLE"))
+        && let Some(Tok::Word(n) | Tok::Quoted(n)) = sg.get(at + 1).copied()
+    {
+        global_temp_created(cx, n)?;
+    }
     cx.rowcount = 0;
     Ok(Flow::Continue)
+}
+
+/// The shared table of global temporary tables (`##t`) and the session that made each.
+const GLOBAL_TEMPS: &str = "CREATE TABLE IF NOT EXISTS __tdspeer_global_temps (name TEXT PRIMARY KEY COLLATE NOCASE, spid INTEGER NOT NULL)";
+
+/// After `CREATE TABLE ##t` / `SELECT … INTO ##t`: this session owns `##t` (in the same
+/// transaction as the table, so a rollback forgets both).
+pub(crate) fn global_temp_created(cx: &mut Context, name: &str) -> Result<(), StmtErr> {
+    if !name.starts_with("##") {
+        return Ok(());
+    }
+    let sql = format!(
+        "{GLOBAL_TEMPS}; INSERT OR REPLACE INTO __tdspeer_global_temps (name, spid) VALUES ('{}', {})",
+        name.replace('\'', "''"),
+        cx.spid
+    );
+    cx.db
+        .execute_batch(&sql)
+        .map_err(|e| StmtErr::Sql(from_sqlite(&e)))
+}
+
+/// The session ends: its open transaction is rolled back, then the global temporary tables it
+/// created are dropped. (SQL Server drops one when its creator ends and the other sessions'
+/// statements using it have finished; here it goes when its creator disconnects.)
+pub(crate) fn end_session(cx: &mut Context) {
+    if !cx.db.is_autocommit() {
+        let _ = cx.db.execute_batch("ROLLBACK");
+    }
+    let names: Vec<String> = cx
+        .db
+        .prepare("SELECT name FROM __tdspeer_global_temps WHERE spid = ?1")
+        .and_then(|mut st| {
+            st.query_map([cx.spid], |r| r.get::<_, String>(0))
+                .map(|it| it.flatten().collect())
+        })
+        .unwrap_or_default();
+    for n in names {
+        let q = n.replace('"', "\"\"");
+        let _ = cx.db.execute_batch(&format!(
+            "DROP TABLE IF EXISTS main.\"{q}\"; DELETE FROM __tdspeer_global_temps WHERE name = '{}'",
+            n.replace('\'', "''")
+        ));
+    }
 }
 
 /// `IF OBJECT_ID('t') IS NOT NULL DROP TABLE t` as SQLite's `DROP TABLE IF EXISTS`.

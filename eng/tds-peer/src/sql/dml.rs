@@ -23,6 +23,10 @@ pub(crate) fn dml(
     r: &mut Resp,
 ) -> Result<Flow, StmtErr> {
     use crate::sql::rowversion;
+    // SET FMTONLY ON: SQL Server answers metadata only and runs no INSERT/UPDATE/DELETE/MERGE.
+    if cx.fmtonly {
+        return Ok(Flow::Continue);
+    }
     if kind == DmlKind::Update
         && let Some((table, cols)) = rowversion::updated_columns(&sig(toks))
         && cols
@@ -46,10 +50,24 @@ pub(crate) fn dml(
         .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
     cx.before_write()?;
-    let n = cx.exec(&sql, params)?;
+    crate::sql::functions::take_identity_note();
+    let floats = float_params(params);
+    let any_float = !floats.is_empty();
+    if any_float {
+        crate::sql::ranges::set_float_params(floats);
+    }
+    let res = cx.exec(&sql, params);
+    if any_float {
+        crate::sql::ranges::set_float_params(Vec::new());
+    }
+    let n = res?;
     cx.rowcount = n as i64;
     if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
+        // A table with an identity increment other than 1 renumbers its rows in a trigger.
+        cx.identity = Some(
+            crate::sql::functions::take_identity_note()
+                .unwrap_or_else(|| cx.db.last_insert_rowid()),
+        );
     }
     let cmd = match kind {
         DmlKind::Insert => token::CMD_INSERT,
@@ -60,6 +78,20 @@ pub(crate) fn dml(
         out.done(r, token::DONE_COUNT, cmd, n as u64)?;
     }
     Ok(Flow::Continue)
+}
+
+/// The float/real parameters' values (bits) and types, for the overflow messages of the
+/// columns they go into (`ranges::float_source`).
+fn float_params(params: &[Param]) -> Vec<(u64, Ty)> {
+    params
+        .iter()
+        .filter_map(|p| match (p.ty, &p.value) {
+            (Some(t @ (Ty::Float | Ty::Real)), rusqlite::types::Value::Real(f)) => {
+                Some((f.to_bits(), t))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// `ctx.rw` of a DML statement, remembered for the next call with the same tokens and
@@ -173,9 +205,13 @@ fn dml_with_output(
         }
     }
     cx.before_write()?;
+    crate::sql::functions::take_identity_note();
     let (cols, rows) = cx.fetch(&sql, params)?;
     if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
+        cx.identity = Some(
+            crate::sql::functions::take_identity_note()
+                .unwrap_or_else(|| cx.db.last_insert_rowid()),
+        );
     }
     let columns: Vec<Column> = cols
         .iter()

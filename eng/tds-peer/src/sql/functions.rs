@@ -218,6 +218,9 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
 pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
     if ty.range_checked() {
         ranges::stored_real_checked(&v, ty)?;
+        if let Some((from, f)) = ranges::float_source(&v) {
+            return cast_from(Value::Real(f), Some(from), ty).map(|_| true);
+        }
         return cast_value(v, ty).map(|_| true);
     }
     let Some(n) = ty.length_limit().map(usize::from) else {
@@ -318,6 +321,25 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     register_math_and_dates(db, det)
 }
 
+thread_local! {
+    /// The table `SET IDENTITY_INSERT … ON` names in this session (one thread serves one
+    /// connection), for the identity triggers.
+    static IDENTITY_INSERT: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The last value an identity trigger gave a row (taken by the INSERT that ran it).
+    static IDENT_NOTE: std::cell::Cell<Option<i64>> = const { std::cell::Cell::new(None) };
+}
+
+/// Notes `SET IDENTITY_INSERT t ON|OFF` (the SQLite name of t, or None) for the triggers.
+pub fn set_identity_insert(table: Option<String>) {
+    IDENTITY_INSERT.with(|c| *c.borrow_mut() = table);
+}
+
+/// The value an identity trigger gave the last row the statement inserted, if one ran
+/// (cleared by reading it).
+pub fn take_identity_note() -> Option<i64> {
+    IDENT_NOTE.with(|c| c.take())
+}
+
 /// CAST/CONVERT, the range checks of typed columns, the zero-divisor guard, the clock.
 fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()> {
     // __cast(value, 'target type'[, 'source type'])
@@ -358,6 +380,33 @@ fn register_conversions(db: &Connection, det: FunctionFlags) -> rusqlite::Result
         )
     })?;
     db.create_scalar_function("__nz", 1, det, |ctx| nonzero_divisor(arg(ctx, 0)))?;
+    // The identity trigger of an IDENTITY(seed, increment ≠ 1) table (constraints.rs): is
+    // SET IDENTITY_INSERT on for it, and the value it gave the row it renumbered.
+    db.create_scalar_function("__identity_insert", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let t: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
+        Ok(IDENTITY_INSERT.with(|c| {
+            c.borrow()
+                .as_deref()
+                .is_some_and(|n| n.eq_ignore_ascii_case(&t))
+        }))
+    })?;
+    db.create_scalar_function("__ident_note", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let v = ctx.get::<Option<i64>>(0)?;
+        IDENT_NOTE.with(|c| c.set(v));
+        Ok(v)
+    })?;
+    // __ck(result, 'int'): integer arithmetic whose T-SQL result type the rewriter knows
+    // (`optype.rs`). SQLite computes in 64 bits and turns an overflow into a REAL; SQL Server
+    // raises 8115 when the result leaves its type.
+    db.create_scalar_function("__ck", 2, det, |ctx| {
+        let v = arg(ctx, 0);
+        let ty = parse_ty(&ctx.get::<String>(1)?)?;
+        match v {
+            Value::Integer(i) if super::ranges::int_in(ty, i) => Ok(Value::Integer(i)),
+            Value::Integer(_) | Value::Real(_) => Err(super::ranges::arith_overflow(ty)),
+            v => Ok(v),
+        }
+    })?;
     db.create_scalar_function("__now", 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let mode: i64 = ctx.get(0)?;
         let (d, t) = now();
@@ -417,6 +466,39 @@ fn register_strings(db: &Connection, det: FunctionFlags) -> rusqlite::Result<()>
             Value::Text(s) => Some(s.encode_utf16().count() as i64 * 2),
         })
     })?;
+    // QUOTENAME(s [, q]): s delimited with [] (or the quote q), its closing quote doubled;
+    // NULL for more than 128 characters or another quote character.
+    for n_args in [1, 2] {
+        db.create_scalar_function("QUOTENAME", n_args, det, |ctx| {
+            let s = match arg(ctx, 0) {
+                Value::Null => return Ok(None),
+                v => as_text(&v),
+            };
+            let q = if ctx.len() > 1 {
+                match arg(ctx, 1) {
+                    Value::Null => return Ok(None),
+                    v => as_text(&v).chars().next().unwrap_or('['),
+                }
+            } else {
+                '['
+            };
+            let (open, close) = match q {
+                '[' | ']' => ('[', ']'),
+                '"' => ('"', '"'),
+                '\'' => ('\'', '\''),
+                '`' => ('`', '`'),
+                '(' | ')' => ('(', ')'),
+                '<' | '>' => ('<', '>'),
+                '{' | '}' => ('{', '}'),
+                _ => return Ok(None),
+            };
+            if s.chars().count() > 128 {
+                return Ok(None);
+            }
+            let doubled = s.replace(close, &format!("{close}{close}"));
+            Ok(Some(format!("{open}{doubled}{close}")))
+        })?;
+    }
     db.create_scalar_function("REPLICATE", 2, det, |ctx| {
         let n: i64 = ctx.get::<Option<i64>>(1)?.unwrap_or(-1);
         Ok(match arg(ctx, 0) {

@@ -20,6 +20,7 @@ pub mod functions;
 pub mod lexer;
 pub mod messages;
 pub mod nullability;
+pub mod optype;
 pub mod procs;
 pub mod ranges;
 pub mod rewrite;

@@ -60,6 +60,20 @@ fn int_fits(ty: Ty, i: i64) -> bool {
     }
 }
 
+/// Does `i` fit the integer type `ty` (bigint: always)?
+pub fn int_in(ty: Ty, i: i64) -> bool {
+    int_fits(ty, i)
+}
+
+/// 8115 "converting expression to data type T": integer arithmetic (`2147483647 + 1`, a
+/// bigint sum past 2^63) leaving its result type, tinyint and smallint included.
+pub fn arith_overflow(ty: Ty) -> Error {
+    user_err(format!(
+        "Arithmetic overflow error converting expression to data type {}.",
+        ty.name()
+    ))
+}
+
 /// 8115 for int/bigint (and any non-integer source), 220 naming the value for tinyint/smallint.
 pub fn int_overflow(ty: Ty, value: Option<i64>) -> Error {
     user_err(match (ty, value) {
@@ -71,6 +85,45 @@ pub fn int_overflow(ty: Ty, value: Option<i64>) -> Error {
             "Arithmetic overflow error converting expression to data type {}.",
             ty.name()
         ),
+    })
+}
+
+thread_local! {
+    /// The float/real parameters of the statement being run (bit patterns, types): a REAL
+    /// reaching a column's range check with one of these values came from a float, which SQL
+    /// Server reports as such (232, "converting float to …") rather than as a numeric.
+    static FLOAT_PARAMS: std::cell::RefCell<Vec<(u64, Ty)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Notes the statement's float/real parameter values (empty: none) for `float_source`.
+pub fn set_float_params(values: Vec<(u64, Ty)>) {
+    FLOAT_PARAMS.with(|c| *c.borrow_mut() = values);
+}
+
+/// The float type and value a stored value came from, when it is one of the statement's float
+/// parameters: the REAL itself, the INTEGER SQLite's INT affinity made of an integral one, or
+/// (in a text-affinity column: decimal, money) SQLite's text of it, 15 significant digits.
+pub fn float_source(v: &Value) -> Option<(Ty, f64)> {
+    FLOAT_PARAMS.with(|c| {
+        let params = c.borrow();
+        // The common case (no float parameter): nothing parsed.
+        if params.is_empty() {
+            return None;
+        }
+        let f = match v {
+            Value::Real(f) => *f,
+            // An integral float in an integer column: SQLite's INT affinity made it an INTEGER.
+            Value::Integer(i) => *i as f64,
+            Value::Text(t) => t.trim().parse::<f64>().ok()?,
+            _ => return None,
+        };
+        params
+            .iter()
+            .find(|(b, _)| {
+                let p = f64::from_bits(*b);
+                p == f || (p - f).abs() <= p.abs() * 1e-14
+            })
+            .map(|(b, t)| (*t, f64::from_bits(*b)))
     })
 }
 

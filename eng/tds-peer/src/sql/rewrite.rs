@@ -33,7 +33,7 @@ pub const VERSION: &str =
 /// End (exclusive) of the operand that starts at `from` (spaces skipped): signs, then a
 /// parenthesized expression, `CASE … END`, a (dotted) name or call, a literal or a variable.
 /// None for anything else.
-fn operand_end(toks: &[Tok], from: usize) -> Option<usize> {
+pub(super) fn operand_end(toks: &[Tok], from: usize) -> Option<usize> {
     let mut j = next_sig(toks, from)?;
     while toks[j].is_punct('-') || toks[j].is_punct('+') {
         j = next_sig(toks, j + 1)?;
@@ -395,9 +395,20 @@ impl Ctx<'_> {
             out: String::new(),
             limits: Vec::new(),
             depth: 0,
+            starts: Vec::new(),
+            wrapped: None,
         };
+        let arith = toks
+            .iter()
+            .any(|t| matches!(t, Tok::Punct('+' | '-' | '*')));
+        if arith {
+            w.starts = vec![usize::MAX; toks.len()];
+        }
         let mut i = 0;
         while i < toks.len() {
+            if arith {
+                w.starts[i] = w.out.len();
+            }
             i = w.token(i)?.unwrap_or(i + 1);
         }
         while let Some((_, n)) = w.limits.pop() {
@@ -481,7 +492,9 @@ impl Ctx<'_> {
                     "SYSDATETIME" | "SYSUTCDATETIME" => Some(Ty::DateTime2(7)),
                     "SYSDATETIMEOFFSET" => Some(Ty::DateTimeOffset(7)),
                     "NEWID" => Some(Ty::Guid),
-                    "SCOPE_IDENTITY" => Some(Ty::Numeric(38, 0)),
+                    "SCOPE_IDENTITY" | "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
+                        Some(Ty::Numeric(38, 0))
+                    }
                     "ERROR_MESSAGE" | "ERROR_PROCEDURE" => Some(Ty::NVarChar(Some(4000))),
                     "ERROR_NUMBER" | "ERROR_SEVERITY" | "ERROR_STATE" | "ERROR_LINE" => {
                         Some(Ty::Int)
@@ -840,8 +853,10 @@ pub fn create_table(ctx: &Ctx, toks: &[Tok]) -> Result<CreateTable, String> {
     let close = matching(toks, open).ok_or("Incorrect syntax near ')'.")?;
     let head = sig(&toks[..open]);
     let name_tok = head.last().ok_or("Incorrect syntax near 'TABLE'.")?;
-    let temp = matches!(name_tok, Tok::Word(w) if w.starts_with('#'))
-        || matches!(name_tok, Tok::Quoted(q) if q.starts_with('#'));
+    // `#t` is the session's own (a SQLite TEMP table); `##t`, a global temporary table, is
+    // a table of the shared database that every session sees (ddl.rs drops it at the end of
+    // the session that made it).
+    let temp = matches!(name_tok, Tok::Word(w) | Tok::Quoted(w) if w.starts_with('#') && !w.starts_with("##"));
     let name = ctx.rw(&toks[head
         .iter()
         .position(|t| t.is_word("TABLE"))
@@ -951,6 +966,11 @@ struct Rw<'a, 'c> {
     /// (paren depth of the SELECT, LIMIT text) for TOP clauses waiting for their scope end.
     limits: Vec<(i32, String)>,
     depth: i32,
+    /// Where each token's text starts in `out` (filled when the statement has `+ - *`), so an
+    /// arithmetic result can be wrapped in its overflow check after its left operand is out.
+    starts: Vec<usize>,
+    /// The last checked arithmetic: (token index after it, its start in `out`, result type).
+    wrapped: Option<(usize, usize, Ty)>,
 }
 
 type Step = Result<Option<usize>, String>;
@@ -991,7 +1011,13 @@ impl Rw<'_, '_> {
                     return Err(format!("Must declare the scalar variable \"{v}\"."));
                 }
             }
-            Tok::Punct('+') => self.plus(i),
+            Tok::Punct('+') => return self.plus(i),
+            Tok::Punct(op @ ('-' | '*')) => {
+                if let Some(end) = self.int_arith(i, *op)? {
+                    return Ok(Some(end));
+                }
+                self.out.push(*op);
+            }
             Tok::Punct(op @ ('/' | '%')) => {
                 // SQLite divides by zero into NULL; T-SQL raises 8134: guard the divisor.
                 self.out.push(*op);
@@ -1047,7 +1073,7 @@ impl Rw<'_, '_> {
     }
 
     /// `+`: T-SQL string concatenation when an operand is a string or a text column.
-    fn plus(&mut self, i: usize) {
+    fn plus(&mut self, i: usize) -> Step {
         let toks = self.toks;
         let prev = toks[..i].iter().rev().find(|t| !t.is_space());
         let next = next_sig(toks, i + 1).map(|j| &toks[j]);
@@ -1071,11 +1097,113 @@ impl Rw<'_, '_> {
             || matches!(next, Some(Tok::Str { .. }))
             || text_col(prev)
             || text_col(next_col.flatten())
+            || self.typed_concat(i)
         {
             self.out.push_str("||");
-        } else {
-            self.out.push('+');
+            return Ok(None);
         }
+        if let Some(end) = self.int_arith(i, '+')? {
+            return Ok(Some(end));
+        }
+        self.out.push('+');
+        Ok(None)
+    }
+
+    /// `+` where one operand is a string by its type (a variable, parameter, string function,
+    /// parenthesized string expression) and the other is not a number: concatenation.
+    fn typed_concat(&self, i: usize) -> bool {
+        let toks = self.toks;
+        let left = super::optype::operand_start(toks, i).map(|s| &toks[s..i]);
+        let right = operand_end(toks, i + 1).map(|e| &toks[i + 1..e]);
+        let (Some(left), Some(right)) = (left, right) else {
+            return false;
+        };
+        let cx = self.cx;
+        (cx.is_text(left) && !cx.is_number(right)) || (cx.is_text(right) && !cx.is_number(left))
+    }
+
+    /// `+ - *` between integer operands, or a unary minus of one (not of a literal): the
+    /// result goes through `__ck(…, 'type')`, SQL Server's 8115 when it leaves its type.
+    /// Some(index after the right operand) when it wrapped; None leaves the operator as is.
+    fn int_arith(&mut self, i: usize, op: char) -> Step {
+        let toks = self.toks;
+        let cx = self.cx;
+        let prev_sig = |end: usize| toks[..end].iter().rposition(|t| !t.is_space());
+        if op == '-'
+            && let Some(n) = next_sig(toks, i + 1)
+            && unary_minus_before(toks, n)
+        {
+            if matches!(toks[n], Tok::Num(_)) {
+                return Ok(None);
+            }
+            let Some(end) = operand_end(toks, n) else {
+                return Ok(None);
+            };
+            let Some(ty) = cx.int_ty(&toks[n..end]).filter(|t| *t != Ty::TinyInt) else {
+                return Ok(None);
+            };
+            let inner = cx.rw(&toks[n..end])?;
+            let p = self.out.len();
+            self.out
+                .push_str(&format!("__ck(-{}, '{}')", inner.trim(), ty.name()));
+            self.wrapped = Some((end, p, ty));
+            return Ok(Some(end));
+        }
+        if self.starts.is_empty() {
+            return Ok(None);
+        }
+        let j = prev_sig(i);
+        let (p, lt) = match self.wrapped {
+            Some((e, p, t)) if j.map(|j| j + 1) == Some(e) => (p, t),
+            _ => {
+                let Some(mut s) = super::optype::operand_start(toks, i) else {
+                    return Ok(None);
+                };
+                if unary_minus_before(toks, s)
+                    && let Some(m) = prev_sig(s)
+                {
+                    s = m;
+                }
+                // An operator binding as tight or tighter already holds the left operand.
+                match prev_sig(s).map(|b| &toks[b]) {
+                    Some(Tok::Punct('*' | '/' | '%' | '.' | '~' | '&' | '|' | '^')) => {
+                        return Ok(None);
+                    }
+                    Some(Tok::Punct('+' | '-')) if op != '*' => return Ok(None),
+                    _ => {}
+                }
+                let Some(t) = cx.int_ty(&toks[s..i]) else {
+                    return Ok(None);
+                };
+                match self.starts[s] {
+                    usize::MAX => return Ok(None),
+                    p => (p, t),
+                }
+            }
+        };
+        let Some(mut end) = operand_end(toks, i + 1) else {
+            return Ok(None);
+        };
+        if op != '*' {
+            while let Some(q) =
+                next_sig(toks, end).filter(|&q| matches!(toks[q], Tok::Punct('*' | '/' | '%')))
+            {
+                let Some(e) = operand_end(toks, q + 1) else {
+                    return Ok(None);
+                };
+                end = e;
+            }
+        }
+        let Some(rt) = cx.int_expr_ty(&toks[i + 1..end]) else {
+            return Ok(None);
+        };
+        let ty = super::optype::wider(lt, rt);
+        let right = cx.rw(&toks[i + 1..end])?;
+        self.out.insert_str(p, "__ck(");
+        self.out
+            .push_str(&format!("{op} {}, '{}')", right.trim(), ty.name()));
+        self.wrapped = Some((end, p, ty));
+        Ok(Some(end))
     }
 
     /// The parenthesised arguments of a call whose `(` is at `open`: the index of its `)`.
@@ -1123,6 +1251,7 @@ impl Rw<'_, '_> {
                 self.date_call(&up, open)
             }
             "OBJECT_ID" if call => self.object_id(open),
+            "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" if call => self.ident_info(&up, open),
             "SQL_VARIANT_PROPERTY" if call => self.variant_property(open),
             "OBJECTPROPERTY" if call => self.object_property(open),
             "INFORMATION_SCHEMA" | "SYS"
@@ -1313,6 +1442,37 @@ impl Rw<'_, '_> {
             kind.map(|k| format!(" AND xtype = '{}'", k.replace('\'', "")))
                 .unwrap_or_default()
         ));
+        Ok(Some(close + 1))
+    }
+
+    /// IDENT_SEED / IDENT_INCR / IDENT_CURRENT('t'): the declared seed and increment, and the
+    /// last value given (the seed before any row): kept by an increment's trigger in
+    /// `__tdspeer_ident`, else SQLite's AUTOINCREMENT counter. NULL for a table without an
+    /// IDENTITY column.
+    fn ident_info(&mut self, up: &str, open: usize) -> Step {
+        let close = self.close(open, "Incorrect syntax near ')'.")?;
+        let arg = self.cx.rw(&self.toks[open + 1..close])?;
+        let t = format!("__base_name({})", arg.trim());
+        let part = |n: u8| {
+            let pick = if n == 1 {
+                "substr(k.cols, 1, instr(k.cols, ',') - 1)"
+            } else {
+                "substr(k.cols, instr(k.cols, ',') + 1)"
+            };
+            format!(
+                "(SELECT CAST({pick} AS INTEGER) FROM __tdspeer_constraints k WHERE k.tbl = {t} COLLATE NOCASE AND k.kind = 'ID')"
+            )
+        };
+        let sql = match up {
+            "IDENT_SEED" => part(1),
+            "IDENT_INCR" => part(2),
+            _ => format!(
+                "(CASE WHEN {seed} IS NULL THEN NULL WHEN {incr} <> 1 THEN (SELECT COALESCE(cur, seed) FROM __tdspeer_ident WHERE tbl = {t} COLLATE NOCASE) ELSE (SELECT CASE WHEN q.seq IS NULL OR q.seq < {seed} THEN {seed} ELSE q.seq END FROM (SELECT (SELECT seq FROM sqlite_sequence WHERE name = {t} COLLATE NOCASE) AS seq) q) END)",
+                seed = part(1),
+                incr = part(2),
+            ),
+        };
+        self.out.push_str(&sql);
         Ok(Some(close + 1))
     }
 

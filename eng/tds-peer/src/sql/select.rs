@@ -87,7 +87,10 @@ pub(crate) fn query(
                 }
                 end += 2;
             }
-            target = Some((name.clone(), name.starts_with('#')));
+            target = Some((
+                name.clone(),
+                name.starts_with('#') && !name.starts_with("##"),
+            ));
             owned = toks[..i]
                 .iter()
                 .chain(toks[end..].iter())
@@ -149,6 +152,7 @@ pub(crate) fn query(
                 defs.join(", ")
             ))
             .map_err(|e| StmtErr::Sql(from_sqlite(&e)))?;
+        super::ddl::global_temp_created(cx, &name)?;
         let marks = vec!["?"; cols.len()].join(", ");
         let mut ins = cx
             .db

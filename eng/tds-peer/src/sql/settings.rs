@@ -32,6 +32,7 @@ pub(crate) fn set(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
         }
         let on = sg.get(k).is_some_and(|t| t.is_word("ON"));
         cx.identity_insert = on.then(|| super::schema::sqlite_name(&parts)).flatten();
+        super::functions::set_identity_insert(cx.identity_insert.clone());
     }
     if sg.get(1).is_some_and(|t| t.is_word("FMTONLY")) {
         cx.fmtonly = sg.get(2).is_some_and(|t| t.is_word("ON"));

@@ -37,6 +37,9 @@ pub fn is_system_proc(name: &str) -> bool {
                 | "sp_table_privileges"
                 | "sp_special_columns"
                 | "sp_special_columns_100"
+                | "sp_tablecollations"
+                | "sp_tablecollations_90"
+                | "sp_tablecollations_100"
                 | "sp_stored_procedures"
                 | "sp_sproc_columns"
                 | "sp_sproc_columns_100"
@@ -59,6 +62,19 @@ fn system_proc(
     r: &mut Resp,
 ) -> Option<Result<Flow, StmtErr>> {
     let n = normalize(name);
+    if !is_system_proc(&n) {
+        return None;
+    }
+    // `[tempdb].[sys].sp_tables` (Driver 18 for a catalog other than the current one) runs in
+    // that database, as SQL Server runs a procedure named with a database: its qualifier
+    // checks and TABLE_QUALIFIER see that name (the peer has one database behind every name).
+    let parts = catalog_keys::name_parts(name);
+    if parts.len() >= 3 && !parts[0].is_empty() && !parts[0].eq_ignore_ascii_case(&cx.database) {
+        let saved = std::mem::replace(&mut cx.database, parts[0].clone());
+        let res = system_proc(cx, &n, params, out, r);
+        cx.database = saved;
+        return res;
+    }
     Some(match n.as_str() {
         _ if n.starts_with("sp_datatype_info") => {
             let dt = params
@@ -84,6 +100,9 @@ fn system_proc(
         "sp_table_privileges" => catalog_keys::sp_table_privileges(cx, params, out, r),
         "sp_special_columns" | "sp_special_columns_100" => {
             catalog_keys::sp_special_columns(cx, params, out, r)
+        }
+        "sp_tablecollations" | "sp_tablecollations_90" | "sp_tablecollations_100" => {
+            catalog_keys::sp_tablecollations(cx, params, out, r)
         }
         "sp_stored_procedures" => catalog_keys::sp_stored_procedures(cx, params, out, r),
         "sp_sproc_columns" | "sp_sproc_columns_100" => {

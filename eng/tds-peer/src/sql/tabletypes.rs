@@ -14,7 +14,10 @@ pub const TYPES_TABLE: &str = "CREATE TABLE IF NOT EXISTS __tdspeer_types (name 
      CREATE TABLE IF NOT EXISTS __tdspeer_schemas (name TEXT PRIMARY KEY COLLATE NOCASE); \
      CREATE TABLE IF NOT EXISTS __tdspeer_extprops (sch TEXT COLLATE NOCASE, tbl TEXT COLLATE NOCASE, col TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, value TEXT, PRIMARY KEY (sch, tbl, col, name)); \
      CREATE TABLE IF NOT EXISTS __tdspeer_constraints (tbl TEXT COLLATE NOCASE, kind TEXT, name TEXT, cols TEXT); \
-     CREATE TABLE IF NOT EXISTS __tdspeer_sequences (sch TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, type TEXT, start INTEGER, incr INTEGER, minv INTEGER, maxv INTEGER, cycle INTEGER, current INTEGER, PRIMARY KEY (sch, name))";
+     CREATE TABLE IF NOT EXISTS __tdspeer_sequences (sch TEXT COLLATE NOCASE, name TEXT COLLATE NOCASE, type TEXT, start INTEGER, incr INTEGER, minv INTEGER, maxv INTEGER, cycle INTEGER, current INTEGER, PRIMARY KEY (sch, name)); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_ident (tbl TEXT PRIMARY KEY COLLATE NOCASE, seed INTEGER NOT NULL, incr INTEGER NOT NULL, cur INTEGER); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_autoinc (id INTEGER PRIMARY KEY AUTOINCREMENT); \
+     CREATE TABLE IF NOT EXISTS __tdspeer_global_temps (name TEXT PRIMARY KEY COLLATE NOCASE, spid INTEGER NOT NULL)";
 
 use super::typemeta::USER_TYPE_BASE;
 

@@ -163,6 +163,42 @@ pub(crate) fn select_assign(
     q.extend_from_slice(&toks[from..]);
     let decl: Decl = params.iter().map(|p| (p.name.clone(), p.ty)).collect();
     let sql = cx.ctx(&decl).rw(&q).map_err(err)?;
+    // `SELECT @s = @s + x FROM t`: each row's expression sees the value the rows before it
+    // assigned (SQL Server's row-by-row assignment; string lists such as mssql-python's
+    // `@CN = COALESCE(@CN + N', ', N'') + QUOTENAME(name)`). Row k is read with the current
+    // values bound, so the query runs once per row.
+    let reads_itself = names.iter().any(|n| {
+        toks[sel..]
+            .iter()
+            .filter(|t| matches!(t, Tok::Var(v) if v.eq_ignore_ascii_case(n)))
+            .count()
+            > 1
+    });
+    if reads_itself && from < toks.len() {
+        let mut bound: Vec<Param> = params.to_vec();
+        for k in 0.. {
+            let (_, rows) =
+                cx.fetch(&format!("SELECT * FROM ({sql}) LIMIT 1 OFFSET {k}"), &bound)?;
+            let Some(row) = rows.into_iter().next() else {
+                break;
+            };
+            for (n, v) in names.iter().zip(row) {
+                set_var(cx, n, v)?;
+                let now = cx
+                    .vars
+                    .iter()
+                    .find(|x| x.name.eq_ignore_ascii_case(n))
+                    .map(|x| x.value.clone());
+                if let (Some(now), Some(p)) = (
+                    now,
+                    bound.iter_mut().find(|p| p.name.eq_ignore_ascii_case(n)),
+                ) {
+                    p.value = now;
+                }
+            }
+        }
+        return Ok(Flow::Continue);
+    }
     let (_, rows) = cx.fetch(&sql, params)?;
     if let Some(last) = rows.into_iter().last() {
         for (n, v) in names.iter().zip(last) {

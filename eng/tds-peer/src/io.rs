@@ -215,6 +215,33 @@ impl Io {
     }
 
     /// Non-blocking check for an ATTENTION packet from the client while we stream a response.
+    /// Waits up to `t` for the client's next bytes: true when some are buffered, or when the
+    /// stream ended or failed (the next read reports that).
+    pub fn wait_readable(&mut self, t: std::time::Duration) -> bool {
+        if self.avail() > 0 {
+            return true;
+        }
+        let Some(Ok(tcp)) = self.stream.tcp().map(|t| t.try_clone()) else {
+            return true;
+        };
+        if tcp.set_read_timeout(Some(t)).is_err() {
+            return true;
+        }
+        let mut tmp = [0u8; 4096];
+        let r = self.stream.read(&mut tmp);
+        let _ = tcp.set_read_timeout(None);
+        match r {
+            Ok(n) => {
+                self.rbuf.extend_from_slice(&tmp[..n]);
+                true
+            }
+            Err(e) => !matches!(
+                e.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+            ),
+        }
+    }
+
     pub fn poll_attention(&mut self) -> bool {
         if self.attention {
             return true;

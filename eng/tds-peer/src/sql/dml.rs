@@ -7,7 +7,7 @@ use crate::sql::context::{Context, Decl, Flow, Out, Param, StmtErr};
 use crate::sql::errors::SqlError;
 use crate::sql::lexer::{Tok, depth0_word, sig};
 use crate::sql::statement::DmlKind;
-use crate::sql::{forms, schema, select};
+use crate::sql::{forms, locks, schema, select};
 use crate::token::{self, Column};
 use crate::types::Ty;
 
@@ -45,12 +45,14 @@ pub(crate) fn dml(
         .flatten()
         .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
-    cx.before_write()?;
-    let n = cx.exec(&sql, params)?;
+    let n = locks::write(cx, &mut || r.io.poll_attention(), |cx| {
+        let n = cx.exec(&sql, params)?;
+        if kind == DmlKind::Insert {
+            cx.identity = Some(cx.db.last_insert_rowid());
+        }
+        Ok(n)
+    })?;
     cx.rowcount = n as i64;
-    if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
-    }
     let cmd = match kind {
         DmlKind::Insert => token::CMD_INSERT,
         DmlKind::Delete => token::CMD_DELETE,
@@ -172,11 +174,13 @@ fn dml_with_output(
             }
         }
     }
-    cx.before_write()?;
-    let (cols, rows) = cx.fetch(&sql, params)?;
-    if kind == DmlKind::Insert {
-        cx.identity = Some(cx.db.last_insert_rowid());
-    }
+    let (cols, rows) = locks::write(cx, &mut || r.io.poll_attention(), |cx| {
+        let res = cx.fetch(&sql, params)?;
+        if kind == DmlKind::Insert {
+            cx.identity = Some(cx.db.last_insert_rowid());
+        }
+        Ok(res)
+    })?;
     let columns: Vec<Column> = cols
         .iter()
         .enumerate()

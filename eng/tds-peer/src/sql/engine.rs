@@ -318,6 +318,7 @@ impl Engine {
             }
             locks::yield_if_wanted(&mut self.cx);
         }
+        io.end_waits();
     }
 
     /// A stored procedure by name: its parameter list and body (procs.rs).

@@ -320,6 +320,9 @@ struct TableInfo {
     /// Columns written back when a yielded transaction resumes (rowversion columns are
     /// their triggers' business).
     cols: Vec<String>,
+    /// `SELECT <key columns> … WHERE rowid = ?1`, and the key's prefix (the table's name).
+    key_sql: String,
+    key_prefix: String,
 }
 
 /// One session's side: its transaction's rows, locks and state towards the writer slot.
@@ -693,13 +696,21 @@ fn table_info(cx: &mut Context, table: &str) -> Result<Rc<TableInfo>, StmtErr> {
     cols.retain(|c| !crate::sql::rowversion::is_column(&cx.db, table, c));
     pk.sort();
     let alias = pk.len() == 1 && pk[0].2.eq_ignore_ascii_case("INTEGER");
+    let pk: Vec<String> = if alias {
+        Vec::new()
+    } else {
+        pk.into_iter().map(|p| p.1).collect()
+    };
+    let key_cols: Vec<String> = pk.iter().map(|c| quote(c)).collect();
     let info = Rc::new(TableInfo {
         alias,
-        pk: if alias {
-            Vec::new()
-        } else {
-            pk.into_iter().map(|p| p.1).collect()
-        },
+        key_sql: format!(
+            "SELECT {} FROM {} WHERE rowid = ?1",
+            key_cols.join(", "),
+            quote(table)
+        ),
+        key_prefix: table.to_ascii_lowercase(),
+        pk,
         cols,
     });
     cx.lk.tables.insert(table.to_string(), Rc::clone(&info));
@@ -707,21 +718,15 @@ fn table_info(cx: &mut Context, table: &str) -> Result<Rc<TableInfo>, StmtErr> {
 }
 
 /// The key values of row `rowid` (a table keyed by other columns than the rowid).
-fn key_values(cx: &Context, table: &str, info: &TableInfo, rowid: i64) -> Option<String> {
-    let cols: Vec<String> = info.pk.iter().map(|c| quote(c)).collect();
-    let sql = format!(
-        "SELECT {} FROM {} WHERE rowid = ?1",
-        cols.join(", "),
-        quote(table)
-    );
-    let n = cols.len();
+fn key_values(cx: &Context, info: &TableInfo, rowid: i64) -> Option<String> {
+    let n = info.pk.len();
     let vals: Vec<Value> = cx
         .db
-        .prepare_cached(&sql)
+        .prepare_cached(&info.key_sql)
         .ok()?
         .query_row([rowid], |r| (0..n).map(|i| r.get::<_, Value>(i)).collect())
         .ok()?;
-    Some(format!("{}\0k{:?}", table.to_ascii_lowercase(), vals))
+    Some(format!("{}\0k{:?}", info.key_prefix, vals))
 }
 
 /// What one statement's changes lock: keys, the rows touched, identity values taken, and
@@ -761,7 +766,7 @@ fn effects(cx: &mut Context, changes: &[Change]) -> Result<Effects, StmtErr> {
             .index
             .get(&(table.to_string(), c.rowid))
             .map(|&i| cx.lk.touched[i].inserted);
-        let rowid_key = || format!("{}\0r{}", table.to_ascii_lowercase(), c.rowid);
+        let rowid_key = || format!("{}\0r{}", ti.key_prefix, c.rowid);
         let inserted = match c.action {
             Action::SQLITE_INSERT => {
                 if ti.alias {
@@ -769,7 +774,7 @@ fn effects(cx: &mut Context, changes: &[Change]) -> Result<Effects, StmtErr> {
                     let e = fx.ids.entry(table.to_string()).or_insert(c.rowid);
                     *e = (*e).max(c.rowid);
                 } else if !ti.pk.is_empty()
-                    && let Some(k) = key_values(cx, table, &ti, c.rowid)
+                    && let Some(k) = key_values(cx, &ti, c.rowid)
                 {
                     fx.keys.push(k);
                 }
@@ -782,7 +787,7 @@ fn effects(cx: &mut Context, changes: &[Change]) -> Result<Effects, StmtErr> {
                 if c.action == Action::SQLITE_UPDATE
                     && !ti.alias
                     && !ti.pk.is_empty()
-                    && let Some(k) = key_values(cx, table, &ti, c.rowid)
+                    && let Some(k) = key_values(cx, &ti, c.rowid)
                 {
                     fx.keys.push(k);
                 }

@@ -95,6 +95,8 @@ pub struct Io {
     pub reset_requested: bool,
     /// The read timeout `wait_readable` set on the socket, if any.
     read_timeout: Option<std::time::Duration>,
+    /// `poll_attention` found the stream ended or broken (the client is gone).
+    pub closed: bool,
 }
 
 fn timed_out(e: &io::Error) -> bool {
@@ -118,6 +120,7 @@ impl Io {
             attention: false,
             reset_requested: false,
             read_timeout: None,
+            closed: false,
         }
     }
 
@@ -134,6 +137,7 @@ impl Io {
             attention: false,
             reset_requested: false,
             read_timeout: None,
+            closed: false,
         }
     }
 
@@ -282,10 +286,11 @@ impl Io {
         // For TLS the read goes through rustls, which buffers partial records itself.
         let r = self.stream.read(&mut tmp);
         let _ = tcp.set_nonblocking(false);
-        if let Ok(n) = r
-            && n > 0
-        {
-            self.rbuf.extend_from_slice(&tmp[..n]);
+        match r {
+            Ok(0) => self.closed = true,
+            Ok(n) => self.rbuf.extend_from_slice(&tmp[..n]),
+            Err(e) if !timed_out(&e) => self.closed = true,
+            Err(_) => {}
         }
         if self.avail() >= HEADER_LEN && self.rbuf[self.rpos] == P_ATTN {
             let len =

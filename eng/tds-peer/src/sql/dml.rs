@@ -45,7 +45,7 @@ pub(crate) fn dml(
         .flatten()
         .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
-    let n = locks::write(cx, &mut || r.io.poll_attention(), |cx| {
+    let n = locks::write(cx, &mut || r.io.poll_attention() || r.io.closed, |cx| {
         let n = cx.exec(&sql, params)?;
         if kind == DmlKind::Insert {
             cx.identity = Some(cx.db.last_insert_rowid());
@@ -174,7 +174,7 @@ fn dml_with_output(
             }
         }
     }
-    let (cols, rows) = locks::write(cx, &mut || r.io.poll_attention(), |cx| {
+    let (cols, rows) = locks::write(cx, &mut || r.io.poll_attention() || r.io.closed, |cx| {
         let res = cx.fetch(&sql, params)?;
         if kind == DmlKind::Insert {
             cx.identity = Some(cx.db.last_insert_rowid());

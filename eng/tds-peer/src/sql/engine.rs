@@ -210,7 +210,7 @@ impl Engine {
         let (stmt, toks) = statement::classify(toks, |name| procs::lookup_proc(&self.cx, name));
         if !matches!(stmt, Statement::EndTran { .. }) {
             // A transaction that yielded the writer takes it back to see its own writes.
-            locks::before_statement(&mut self.cx, &mut || r.io.poll_attention())?;
+            locks::before_statement(&mut self.cx, &mut || r.io.poll_attention() || r.io.closed)?;
         }
         match stmt {
             Statement::TryCatch => return control::try_catch(self, toks, params, out, r),

@@ -11,6 +11,8 @@ import threading
 import time
 
 import pytest
+import rawtds
+import tdspeer
 
 from conftest import pyodbc
 
@@ -185,3 +187,77 @@ def test_readers_see_only_committed_rows_and_rollback_restores(connect):
     a.rollback()
     assert _rows(reader, "cc_read") == [(1, 1), (2, 2), (3, 30)]
     assert _rows(a, "cc_read") == [(1, 1), (2, 2), (3, 30)]
+
+
+def _error(reply: bytes, number: int):
+    """(state, class) of ERROR `number` in a reply, or None."""
+    i = reply.find(b"\xaa")
+    while i >= 0:
+        if int.from_bytes(reply[i + 3 : i + 7], "little") == number:
+            return reply[i + 7], reply[i + 8]
+        i = reply.find(b"\xaa", i + 1)
+    return None
+
+
+def _raw(port):
+    s = rawtds.connect(port, "test_concurrency")
+    s.settimeout(FINISH)
+    return s
+
+
+def _batch(s, sql):
+    s.sendall(rawtds.packet(0x01, rawtds.sql_batch(sql)))
+
+
+def test_lock_errors_carry_sql_servers_class_and_state(peer, msodbcsql):
+    setup = pyodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), autocommit=True)
+    setup.execute("DROP TABLE IF EXISTS cc_raw")
+    setup.execute("CREATE TABLE cc_raw (id INT PRIMARY KEY, v INT)")
+    setup.execute("INSERT INTO cc_raw (id, v) VALUES (1, 1), (2, 2)")
+    with _raw(peer.port) as a, _raw(peer.port) as b:
+        _batch(a, "BEGIN TRAN; UPDATE cc_raw SET v = 10 WHERE id = 1")
+        assert _error(rawtds.message(a), 1222) is None
+        _batch(b, "SET LOCK_TIMEOUT 0; BEGIN TRAN; UPDATE cc_raw SET v = 20 WHERE id = 2; UPDATE cc_raw SET v = 20 WHERE id = 1")
+        assert _error(rawtds.message(b), 1222) == (51, 16)
+        # a waits for row 2 (b holds it); b's wait for row 1 closes the cycle: b is the victim,
+        # its transaction rolled back (ENVCHANGE 10), and a's statement goes on.
+        _batch(a, "UPDATE cc_raw SET v = 12 WHERE id = 2")
+        _batch(b, "SET LOCK_TIMEOUT -1; UPDATE cc_raw SET v = 21 WHERE id = 1")
+        reply = rawtds.message(b)
+        assert _error(reply, 1205) == (51, 13)
+        assert b"\xe3\x0b\x00\x0a" in reply  # ENVCHANGE rollback transaction
+        assert _error(rawtds.message(a), 1205) is None
+        _batch(a, "COMMIT")
+        rawtds.message(a)
+    assert [tuple(r) for r in setup.execute("SELECT id, v FROM cc_raw ORDER BY id")] == [(1, 10), (2, 12)]
+    setup.close()
+
+
+def test_a_client_gone_while_waiting_frees_its_locks(peer, msodbcsql):
+    cs = tdspeer.conn_str(peer, "msodbcsql")
+    setup = pyodbc.connect(cs, autocommit=True)
+    setup.execute("DROP TABLE IF EXISTS cc_gone")
+    setup.execute("CREATE TABLE cc_gone (id INT PRIMARY KEY, v INT)")
+    setup.execute("INSERT INTO cc_gone (id, v) VALUES (1, 1), (2, 2)")
+    a = pyodbc.connect(cs, autocommit=False)
+    a.timeout = 60
+    a.execute("UPDATE cc_gone SET v = 10 WHERE id = 1")
+    s = _raw(peer.port)
+    _batch(s, "BEGIN TRAN; UPDATE cc_gone SET v = 20 WHERE id = 2; UPDATE cc_gone SET v = 20 WHERE id = 1")
+    time.sleep(0.5)  # the raw session now holds row 2 and waits for row 1
+    s.close()
+    # Its session ends and rolls back, freeing row 2: an autocommit writer (which holds no
+    # locks, so it closes no cycle) gets 1222 until then.
+    setup.execute("SET LOCK_TIMEOUT 0")
+    deadline = time.monotonic() + FINISH
+    while True:
+        try:
+            setup.execute("UPDATE cc_gone SET v = v WHERE id = 2")
+            break
+        except pyodbc.Error as e:
+            assert "(1222)" in str(e) and time.monotonic() < deadline, e
+            time.sleep(0.05)
+    a.execute("UPDATE cc_gone SET v = 11 WHERE id = 2")
+    a.commit()
+    assert [tuple(r) for r in setup.execute("SELECT id, v FROM cc_gone ORDER BY id")] == [(1, 10), (2, 11)]
+    setup.close()

@@ -203,7 +203,8 @@ impl LockManager {
                     st.waits.remove(&me);
                 }
             }
-            if timeout.is_some_and(|t| waited >= t) {
+            // A wait that does not count (a yielding writer) never times out, even at 0.
+            if counts(&st) && timeout.is_some_and(|t| waited >= t) {
                 st.waits.remove(&me);
                 return Wait::Timeout;
             }

@@ -921,3 +921,41 @@ pub(crate) fn ended(cx: &mut Context) {
     cx.lk.clear_log();
     cx.shared.locks.end(cx.spid);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cycle_is_found_only_through_the_waiter() {
+        let waits: HashMap<u16, u16> = [(51, 52), (52, 53)].into_iter().collect();
+        assert!(!cycle(&waits, 51));
+        let mut closed = waits.clone();
+        closed.insert(53, 51);
+        assert!(cycle(&closed, 51) && cycle(&closed, 53));
+        // A chain that loops elsewhere does not make 50 a victim.
+        let side: HashMap<u16, u16> = [(50, 51), (51, 52), (52, 51)].into_iter().collect();
+        assert!(!cycle(&side, 50));
+    }
+
+    #[test]
+    fn row_keys_conflict_only_between_sessions() {
+        let m = LockManager::default();
+        let k = vec!["t\0r1".to_string()];
+        assert_eq!(m.try_lock(51, &k, true), None);
+        assert_eq!(m.try_lock(51, &k, true), None);
+        assert_eq!(m.try_lock(52, &k, false), Some(k[0].clone()));
+        assert!(!m.quiet());
+        // LOCK_TIMEOUT 0: a held key fails at once; the writer slot of a yielding holder not.
+        assert!(matches!(
+            m.wait_row(52, &k[0], Some(Duration::ZERO), &mut || false),
+            Wait::Timeout
+        ));
+        m.end(51);
+        assert!(m.quiet());
+        assert!(matches!(
+            m.wait_row(52, &k[0], Some(Duration::ZERO), &mut || false),
+            Wait::Granted
+        ));
+    }
+}

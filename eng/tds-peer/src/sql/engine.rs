@@ -316,7 +316,7 @@ impl Engine {
             if io.wait_readable(std::time::Duration::from_millis(10)) {
                 return;
             }
-            locks::yield_if_wanted(&mut self.cx);
+            locks::yield_if_wanted(&mut self.cx, true);
         }
         io.end_waits();
     }
@@ -374,7 +374,7 @@ impl Engine {
                 return Ok(Flow::Stop);
             }
         }
-        locks::yield_if_wanted(&mut self.cx);
+        locks::yield_if_wanted(&mut self.cx, false);
         let res = self.statement_inner(toks, params, out, r);
         locks::after_statement(&mut self.cx);
         if !matches!(res, Err(StmtErr::Sql(_)))

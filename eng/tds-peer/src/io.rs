@@ -93,6 +93,17 @@ pub struct Io {
     /// The last message asked for a session reset (RESETCONNECTION or RESETCONNECTIONSKIPTRAN
     /// in its first packet's status: a pooled connection handed to a new user).
     pub reset_requested: bool,
+    /// The read timeout `wait_readable` set on the socket, if any.
+    read_timeout: Option<std::time::Duration>,
+    /// `poll_attention` found the stream ended or broken (the client is gone).
+    pub closed: bool,
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
 }
 
 impl Io {
@@ -108,6 +119,8 @@ impl Io {
             spid,
             attention: false,
             reset_requested: false,
+            read_timeout: None,
+            closed: false,
         }
     }
 
@@ -123,6 +136,8 @@ impl Io {
             spid: 51,
             attention: false,
             reset_requested: false,
+            read_timeout: None,
+            closed: false,
         }
     }
 
@@ -140,7 +155,13 @@ impl Io {
             self.rpos = 0;
         }
         let mut tmp = [0u8; 65536];
-        let n = self.stream.read(&mut tmp)?;
+        let n = loop {
+            match self.stream.read(&mut tmp) {
+                // The read timeout `wait_readable` left on the socket: read on.
+                Err(e) if self.read_timeout.is_some() && timed_out(&e) => continue,
+                r => break r?,
+            }
+        };
         if n == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
@@ -220,6 +241,40 @@ impl Io {
     }
 
     /// Non-blocking check for an ATTENTION packet from the client while we stream a response.
+    /// Waits up to `t` for the client's next bytes: true when some are buffered, or when the
+    /// stream ended or failed (the next read reports that). The socket keeps its read timeout
+    /// afterwards (`fill` reads on through it) until `end_waits` clears it, so a session that
+    /// waits like this before every request pays no system call for it.
+    pub fn wait_readable(&mut self, t: std::time::Duration) -> bool {
+        if self.avail() > 0 {
+            return true;
+        }
+        if self.read_timeout != Some(t) {
+            match self.stream.tcp().map(|tcp| tcp.set_read_timeout(Some(t))) {
+                Some(Ok(())) => self.read_timeout = Some(t),
+                _ => return true,
+            }
+        }
+        let mut tmp = [0u8; 4096];
+        match self.stream.read(&mut tmp) {
+            Ok(n) => {
+                self.rbuf.extend_from_slice(&tmp[..n]);
+                true
+            }
+            Err(e) => !timed_out(&e),
+        }
+    }
+
+    /// Blocking reads again (after `wait_readable`).
+    pub fn end_waits(&mut self) {
+        if self.read_timeout.is_some() {
+            if let Some(tcp) = self.stream.tcp() {
+                let _ = tcp.set_read_timeout(None);
+            }
+            self.read_timeout = None;
+        }
+    }
+
     pub fn poll_attention(&mut self) -> bool {
         if self.attention {
             return true;
@@ -236,10 +291,11 @@ impl Io {
         // For TLS the read goes through rustls, which buffers partial records itself.
         let r = self.stream.read(&mut tmp);
         let _ = tcp.set_nonblocking(false);
-        if let Ok(n) = r
-            && n > 0
-        {
-            self.rbuf.extend_from_slice(&tmp[..n]);
+        match r {
+            Ok(0) => self.closed = true,
+            Ok(n) => self.rbuf.extend_from_slice(&tmp[..n]),
+            Err(e) if !timed_out(&e) => self.closed = true,
+            Err(_) => {}
         }
         if self.avail() >= HEADER_LEN && self.rbuf[self.rpos] == P_ATTN {
             let len =

@@ -133,6 +133,7 @@ fn main() {
             verbose,
             sessions: Default::default(),
             bulk_discard: args.bulk_discard,
+            locks: Default::default(),
         }),
         verbose,
         fedauth: args.fedauth,

@@ -199,6 +199,7 @@ fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>>
 /// The request loop of a logged-in session.
 fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Result<()> {
     loop {
+        engine.idle(io);
         let (typ, data) = io.read_message()?;
         io.attention = false;
         if io.reset_requested {
@@ -251,6 +252,7 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Re
             }
             other => return Err(proto_err(format!("unsupported packet type {other:#04x}"))),
         }
+        engine.request_done();
     }
 }
 

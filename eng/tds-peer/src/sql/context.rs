@@ -9,7 +9,7 @@ use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::Tok;
 use crate::sql::nullability::{self, Origin};
 use crate::sql::rewrite::Ctx;
-use crate::sql::{schema, sysviews};
+use crate::sql::{locks, schema, sysviews};
 use crate::synthetic;
 use crate::token::{self, Column, value};
 use crate::types::Ty;
@@ -47,6 +47,8 @@ pub struct Shared {
     pub sessions: crate::sessions::Sessions,
     /// `--bulk-discard`: bulk loads are checked and counted, their rows not stored.
     pub bulk_discard: bool,
+    /// Row locks and the writer slot between sessions (locks.rs).
+    pub locks: crate::sql::locks::LockManager,
 }
 
 /// A batch-scoped variable.
@@ -102,6 +104,18 @@ pub struct Context {
     /// The table `SET IDENTITY_INSERT t ON` names (SQLite name): a bulk load keeps the
     /// identity values it sends only there.
     pub(crate) identity_insert: Option<String>,
+    /// This session's row locks, written rows and place towards the writer (locks.rs).
+    pub(crate) lk: crate::sql::locks::TxnLocks,
+}
+
+impl Drop for Context {
+    /// A session that ends (closed, killed) rolls back and frees whatever it held.
+    fn drop(&mut self) {
+        if self.sqlite_txn {
+            let _ = self.db.execute_batch("ROLLBACK");
+        }
+        self.shared.locks.end(self.spid);
+    }
 }
 
 impl Context {
@@ -126,13 +140,18 @@ impl Context {
         } else {
             Vec::new()
         };
+        locks::before_end(self, commit)?;
+        let mut res = Ok(());
         if self.sqlite_txn {
             self.sqlite_txn = false;
-            self.db
+            res = self
+                .db
                 .execute_batch(if commit { "COMMIT" } else { "ROLLBACK" })
-                .map_err(|e| from_sqlite(&e))?;
+                .map_err(|e| from_sqlite(&e));
         }
+        locks::ended(self);
         self.txn_open = false;
+        res?;
         Ok(token::envchange_bytes(
             if commit { 9 } else { 10 },
             &[],
@@ -148,14 +167,10 @@ impl Context {
         self.end_txn(false)
     }
 
+    /// Before a write other than INSERT/UPDATE/DELETE (those go through `locks::write`): the
+    /// writer slot, and inside a transaction SQLite's write transaction, kept to the end.
     pub(crate) fn before_write(&mut self) -> Result<(), SqlError> {
-        if self.txn_open && !self.sqlite_txn {
-            self.db
-                .execute_batch("BEGIN IMMEDIATE")
-                .map_err(|e| from_sqlite(&e))?;
-            self.sqlite_txn = true;
-        }
-        Ok(())
+        locks::before_other_write(self)
     }
 
     /// sp_reset_connection: what a pooled connection's previous user left is gone (open
@@ -180,6 +195,7 @@ impl Context {
         self.nocount = false;
         self.bulk = None;
         self.identity_insert = None;
+        self.lk.lock_timeout = -1;
         self.fmtonly = false;
         sysviews::reset_isolation();
         self.rowcount = 0;

@@ -7,7 +7,7 @@ use crate::sql::context::{Context, Decl, Flow, Out, Param, StmtErr};
 use crate::sql::errors::SqlError;
 use crate::sql::lexer::{Tok, depth0_word, sig};
 use crate::sql::statement::DmlKind;
-use crate::sql::{forms, schema, select};
+use crate::sql::{forms, locks, schema, select};
 use crate::token::{self, Column};
 use crate::types::Ty;
 
@@ -49,26 +49,28 @@ pub(crate) fn dml(
         .flatten()
         .and_then(|targets| forms::wrap_variant_values(toks, &targets));
     let sql = rewrite_dml(cx, wrapped.as_deref().unwrap_or(toks), &decl)?;
-    cx.before_write()?;
-    crate::sql::functions::take_identity_note();
     let floats = float_params(params);
     let any_float = !floats.is_empty();
-    if any_float {
-        crate::sql::ranges::set_float_params(floats);
-    }
-    let res = cx.exec(&sql, params);
-    if any_float {
-        crate::sql::ranges::set_float_params(Vec::new());
-    }
-    let n = res?;
+    let n = locks::write(cx, &mut || r.io.poll_attention() || r.io.closed, |cx| {
+        crate::sql::functions::take_identity_note();
+        if any_float {
+            crate::sql::ranges::set_float_params(floats.clone());
+        }
+        let res = cx.exec(&sql, params);
+        if any_float {
+            crate::sql::ranges::set_float_params(Vec::new());
+        }
+        let n = res?;
+        if kind == DmlKind::Insert {
+            // A table with an identity increment other than 1 renumbers its rows in a trigger.
+            cx.identity = Some(
+                crate::sql::functions::take_identity_note()
+                    .unwrap_or_else(|| cx.db.last_insert_rowid()),
+            );
+        }
+        Ok(n)
+    })?;
     cx.rowcount = n as i64;
-    if kind == DmlKind::Insert {
-        // A table with an identity increment other than 1 renumbers its rows in a trigger.
-        cx.identity = Some(
-            crate::sql::functions::take_identity_note()
-                .unwrap_or_else(|| cx.db.last_insert_rowid()),
-        );
-    }
     let cmd = match kind {
         DmlKind::Insert => token::CMD_INSERT,
         DmlKind::Delete => token::CMD_DELETE,
@@ -204,15 +206,17 @@ fn dml_with_output(
             }
         }
     }
-    cx.before_write()?;
-    crate::sql::functions::take_identity_note();
-    let (cols, rows) = cx.fetch(&sql, params)?;
-    if kind == DmlKind::Insert {
-        cx.identity = Some(
-            crate::sql::functions::take_identity_note()
-                .unwrap_or_else(|| cx.db.last_insert_rowid()),
-        );
-    }
+    let (cols, rows) = locks::write(cx, &mut || r.io.poll_attention() || r.io.closed, |cx| {
+        crate::sql::functions::take_identity_note();
+        let res = cx.fetch(&sql, params)?;
+        if kind == DmlKind::Insert {
+            cx.identity = Some(
+                crate::sql::functions::take_identity_note()
+                    .unwrap_or_else(|| cx.db.last_insert_rowid()),
+            );
+        }
+        Ok(res)
+    })?;
     let columns: Vec<Column> = cols
         .iter()
         .enumerate()

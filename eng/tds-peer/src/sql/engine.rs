@@ -9,8 +9,8 @@ use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
 use crate::sql::{
-    bulkload, control, ddl, dml, dynamic, messages, procs, select, sequences, settings, sysprocs,
-    tabletypes, variables,
+    bulkload, control, ddl, dml, dynamic, locks, messages, procs, select, sequences, settings,
+    sysprocs, tabletypes, variables,
 };
 use crate::synthetic;
 use rusqlite::{Connection, OpenFlags};
@@ -66,6 +66,7 @@ impl Engine {
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);
+        let lk = locks::TxnLocks::new(&db);
         Ok(Engine {
             cx: Context {
                 db,
@@ -91,6 +92,7 @@ impl Engine {
                 txn_epoch: 0,
                 bulk: None,
                 identity_insert: None,
+                lk,
                 shared,
             },
             handles: Default::default(),
@@ -206,6 +208,10 @@ impl Engine {
             toks = &with_values;
         }
         let (stmt, toks) = statement::classify(toks, |name| procs::lookup_proc(&self.cx, name));
+        if !matches!(stmt, Statement::EndTran { .. }) {
+            // A transaction that yielded the writer takes it back to see its own writes.
+            locks::before_statement(&mut self.cx, &mut || r.io.poll_attention() || r.io.closed)?;
+        }
         match stmt {
             Statement::TryCatch => return control::try_catch(self, toks, params, out, r),
             Statement::Block => return control::run_body(self, toks, params, out, r),
@@ -293,7 +299,26 @@ impl Engine {
     /// A BULK LOAD message (packet type 0x07), parsed (`bulk::parse_bulk_message`): the rows of
     /// the pending `INSERT BULK`.
     pub fn bulk_load(&mut self, rows: crate::bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
-        bulkload::load(&mut self.cx, rows, r)
+        let res = bulkload::load(&mut self.cx, rows, r);
+        locks::after_statement(&mut self.cx);
+        res
+    }
+
+    /// After each request: an autocommit session holds no writer.
+    pub fn request_done(&mut self) {
+        locks::after_statement(&mut self.cx);
+    }
+
+    /// Between requests: a session whose transaction holds SQLite's writer watches for
+    /// another session asking for it (and yields) while it waits for its client.
+    pub fn idle(&mut self, io: &mut crate::io::Io) {
+        while self.lk.writer && self.txn_open && !self.lk.pinned {
+            if io.wait_readable(std::time::Duration::from_millis(10)) {
+                return;
+            }
+            locks::yield_if_wanted(&mut self.cx, true);
+        }
+        io.end_waits();
     }
 
     /// A stored procedure by name: its parameter list and body (procs.rs).
@@ -349,15 +374,32 @@ impl Engine {
                 return Ok(Flow::Stop);
             }
         }
-        match self.statement_inner(toks, params, out, r) {
+        locks::yield_if_wanted(&mut self.cx, false);
+        let res = self.statement_inner(toks, params, out, r);
+        locks::after_statement(&mut self.cx);
+        if !matches!(res, Err(StmtErr::Sql(_)))
+            && let Some(env) = self.lk.pending_env.take()
+        {
+            out.emit(r, &env)?;
+        }
+        match res {
             Ok(f) => Ok(f),
             Err(StmtErr::Io(e)) => Err(e),
+            Err(StmtErr::Sql(e)) if e.number == locks::CANCELLED => {
+                // ATTENTION while waiting for a lock: the statement did not run.
+                out.cancelled(r)?;
+                Ok(Flow::Stop)
+            }
             Err(StmtErr::Sql(e)) if self.try_depth > 0 => {
                 // BEGIN TRY: the CATCH block handles it; nothing reaches the client.
                 self.caught = Some(e);
                 Ok(Flow::Stop)
             }
             Err(StmtErr::Sql(e)) => {
+                if let Some(env) = self.lk.pending_env.take() {
+                    // A deadlock victim's transaction was rolled back.
+                    out.emit(r, &env)?;
+                }
                 out.error(r, &e)?;
                 // Compile-type errors abort the batch like SQL Server; runtime errors continue.
                 let compile = matches!(e.number, 102 | 105 | 156 | 207 | 208 | 272);
@@ -369,7 +411,8 @@ impl Engine {
                     )?;
                 }
                 // So do conversion failures (245), unlike overflow or truncation errors.
-                Ok(if compile || matches!(e.number, 245 | 2812) {
+                // A deadlock victim's batch ends with its transaction.
+                Ok(if compile || matches!(e.number, 245 | 2812 | 1205) {
                     Flow::Stop
                 } else {
                     Flow::Continue

@@ -18,6 +18,7 @@ pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod lexer;
+pub mod locks;
 pub mod messages;
 pub mod nullability;
 pub mod optype;

@@ -34,6 +34,11 @@ pub(crate) fn set(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
         cx.identity_insert = on.then(|| super::schema::sqlite_name(&parts)).flatten();
         super::functions::set_identity_insert(cx.identity_insert.clone());
     }
+    // `SET LOCK_TIMEOUT n` (ms; -1: wait for ever), for the row-lock waits of locks.rs.
+    if sg.get(1).is_some_and(|t| t.is_word("LOCK_TIMEOUT")) {
+        let n: String = sg[2..].iter().map(|t| t.text()).collect();
+        cx.lk.lock_timeout = n.trim().parse::<i64>().map(|v| v.max(-1)).unwrap_or(-1);
+    }
     if sg.get(1).is_some_and(|t| t.is_word("FMTONLY")) {
         cx.fmtonly = sg.get(2).is_some_and(|t| t.is_word("ON"));
     }

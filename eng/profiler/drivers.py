@@ -121,6 +121,41 @@ class Driver:
         """The result of `sql` as an Arrow stream (`arrow_polars_*`)."""
         return self.arrow_table(conn, sql)
 
+    # ---- bulk loads (bulk_tasks.py) ----
+
+    def require_bulk(self, task: str) -> None:
+        from .bulk_tasks import require
+
+        require(self.name, task)
+
+    def insert_arrays(self, conn: Any, table: str, columns: str, rows: list) -> None:
+        """`executemany` of an INSERT over `rows` (pyodbc: with fast_executemany), then commit.
+        Returns None: the rows are stored whatever the peer's bulk mode."""
+        cur = conn.cursor()
+        self.fast_executemany(cur)
+        marks = ", ".join("?" * len(columns.split(",")))
+        cur.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", rows)
+        conn.commit()
+        return None
+
+    def bulk_rows(self, conn: Any, table: str, columns: str, rows: list) -> Any:
+        """Load tuples the driver's fastest way; returns the rows it says it copied (bulk copy)
+        or None (INSERT paths)."""
+        cur = conn.cursor()
+        if not hasattr(cur, "bulkcopy"):
+            raise NotApplicable(f"this {self.name} has no cursor.bulkcopy")
+        copied = cur.bulkcopy(table, rows)["rows_copied"]
+        conn.commit()
+        return copied
+
+    def bulk_arrow(self, conn: Any, table: str, reader: Any) -> Any:
+        cur = conn.cursor()
+        if not hasattr(cur, "bulkcopy_arrow"):
+            raise NotApplicable(f"this {self.name} has no cursor.bulkcopy_arrow")
+        copied = cur.bulkcopy_arrow(table, reader)["rows_copied"]
+        conn.commit()
+        return copied
+
     #: The SQLAlchemy dialect of this driver (`pandas_*` tasks).
     dialect = ""
 
@@ -224,7 +259,8 @@ class Pyodbc(Driver):
         "pyodbc: defaults (row-by-row SQLGetData, executemany without fast_executemany, "
         "no pooling: unixODBC's is not configured), "
         "native_uuid=True so GUIDs compare as uuid.UUID; mssql+pyodbc with its defaults "
-        "(fast_executemany off: to_sql goes through insertmanyvalues batches)",
+        "(fast_executemany off: to_sql goes through insertmanyvalues batches); "
+        "bulk_*_tuples: executemany INSERT with fast_executemany=True (pyodbc has no bulk copy)",
     )
 
     def __init__(self) -> None:
@@ -244,6 +280,10 @@ class Pyodbc(Driver):
         raise NotApplicable("pyodbc pools only through unixODBC (Pooling=Yes in odbcinst.ini), not set up here")
 
     # connect_unpooled: the default connect (unixODBC pooling is not configured here).
+
+    def bulk_rows(self, conn: Any, table: str, columns: str, rows: list) -> Any:
+        # No bulk copy in pyodbc: its documented fast path is fast_executemany (parameter arrays).
+        return self.insert_arrays(conn, table, columns, rows)
 
 
 def _dto_from_struct(raw: bytes | None) -> dt.datetime | None:
@@ -329,7 +369,8 @@ class ArrowOdbc(Driver):
     notes = (
         "arrow-odbc: reused connection (`arrow_odbc.connect` before the timed body), batch_size=8192, "
         "its default concurrent fetch; (MAX) columns bound with max_text_size/max_binary_size="
-        f"{MAX_TEXT_BYTES} (without one it refuses them); only the arrow_* tasks (it has no DB-API)",
+        f"{MAX_TEXT_BYTES} (without one it refuses them); only the arrow_* tasks (it has no DB-API) and "
+        "the bulk_*_arrow tasks (insert_into_table, chunk_size=8192: INSERT parameter arrays)",
     )
 
     def version(self) -> str:
@@ -338,8 +379,13 @@ class ArrowOdbc(Driver):
         return version("arrow-odbc")
 
     def require(self, task: str) -> None:
-        if not task.startswith("arrow_"):
+        if not task.startswith(("arrow_", "bulk_")):
             raise NotApplicable("arrow-odbc reads Arrow only")
+
+    def bulk_arrow(self, conn: Any, table: str, reader: Any) -> Any:
+        # INSERT parameter arrays of chunk_size rows (autocommit): stored even with --bulk-discard.
+        conn.insert_into_table(reader, table, chunk_size=8192)
+        return None
 
     def connect(self, conn_str: str, autocommit: bool = False) -> Any:
         return self.mod.connect(conn_str, autocommit=True)

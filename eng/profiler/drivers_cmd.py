@@ -30,6 +30,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="ODBC driver between the Python drivers and the peer (default: Microsoft ODBC Driver 18)")
     ap.add_argument("--drivers", nargs="*", default=list(DRIVERS), choices=list(DRIVERS))
     ap.add_argument("--no-floor", action="store_true")
+    ap.add_argument("--bulk-discard", action="store_true",
+                    help="peer with --bulk-discard: bulk rows counted, not stored (bulk_* tasks measure the client)")
 
 
 def rounds_for(args: argparse.Namespace) -> int:
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
     if args.odbc_driver == "freetds" and "mssql-python" in drivers:
         drivers.remove("mssql-python")
         run_notes.append("mssql-python left out: it always uses its bundled Microsoft driver, not FreeTDS")
-    with connection_string(args.connection_string, args.pin, run_notes, args.odbc_driver) as cs:
+    with connection_string(args.connection_string, args.pin, run_notes, args.odbc_driver,
+                           getattr(args, "bulk_discard", False)) as cs:
         run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:

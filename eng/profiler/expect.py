@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,13 +22,15 @@ from .workloads import select
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-SOURCES = [HERE / "task.py", HERE / "workloads.py", HERE / "arrow_tasks.py", HERE / "workdata.py", HERE / "digest.py",
-           ROOT / "eng/peers/synthetic.py"]
+SOURCES = [HERE / "task.py", HERE / "workloads.py", HERE / "arrow_tasks.py", HERE / "bulk_tasks.py", HERE / "workdata.py",
+           HERE / "digest.py", ROOT / "eng/peers/synthetic.py"]
 
 
 def cache_key(quick: bool) -> str:
     """Changes whenever a generator or a task definition does."""
     h = hashlib.sha256(b"quick" if quick else b"full")
+    # The bulk tasks expect (n, "rows_copied") when the peer discards bulk rows.
+    h.update(b"bulk-discard" if os.environ.get("PROFILER_BULK_DISCARD") == "1" else b"")
     for p in SOURCES:
         h.update(p.read_bytes() if p.exists() else b"missing:" + p.name.encode())
     return h.hexdigest()[:16]

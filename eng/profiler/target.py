@@ -34,22 +34,38 @@ def _pin(peer_pid: int) -> str:
 
 @contextmanager
 def connection_string(
-    given: str | None, pin: bool = False, notes: list[str] | None = None, odbc_driver: str = "msodbcsql"
+    given: str | None, pin: bool = False, notes: list[str] | None = None, odbc_driver: str = "msodbcsql",
+    bulk_discard: bool = False,
 ) -> Iterator[str]:
     """Yield the connection string every driver uses (mssql-python drops Driver=).
-    `odbc_driver`: "msodbcsql" (Microsoft ODBC Driver 18, the default) or "freetds"."""
+    `odbc_driver`: "msodbcsql" (Microsoft ODBC Driver 18, the default) or "freetds".
+    `bulk_discard`: start the peer with --bulk-discard (bulk rows checked and counted, not
+    stored) and tell the workers (the bulk tasks' checks and expectations depend on it).
+    The peer's pid goes to the workers too (PROFILER_PEER_PID: the bulk tasks' peer CPU)."""
+    if bulk_discard:
+        if given:
+            raise SystemExit("--bulk-discard needs the profiler's own peer, not --connection-string")
+        os.environ["PROFILER_BULK_DISCARD"] = "1"
     if given:
         yield given
         return
     _prefer_newest_peer_binary()
     from eng.peers import tdspeer
 
-    with tdspeer.start_peer(encrypt="notsup") as peer:
+    extra = ["--bulk-discard"] if bulk_discard else []
+    with tdspeer.start_peer(encrypt="notsup", extra_args=extra) as peer:
         if pin:
             note = _pin(peer.proc.pid)
             if notes is not None:
                 notes.append(note)
-        yield tdspeer.conn_str(peer, driver=odbc_driver)
+        if bulk_discard and notes is not None:
+            notes.append("peer started with --bulk-discard: bulk loads are checked and counted, not stored "
+                         "(INSERT paths still store); bulk checks are the driver's rows_copied and an empty table")
+        os.environ["PROFILER_PEER_PID"] = str(peer.proc.pid)
+        try:
+            yield tdspeer.conn_str(peer, driver=odbc_driver)
+        finally:
+            os.environ.pop("PROFILER_PEER_PID", None)
 
 
 def describe(conn_str: str) -> str:

@@ -41,6 +41,9 @@ class Ctx:
     #: Figures a task measures besides its time (e.g. peak RSS): copied into the worker's result.
     metrics: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # dataframe tasks: engine, frame
+    task_name: str = ""
+    #: Run by the worker's teardown, after the connection's tables are dropped (best effort).
+    cleanups: list[Callable[[], None]] = field(default_factory=list)
 
     def connect(self, autocommit: bool = False) -> Any:
         return self.driver.connect(self.conn_str, autocommit=autocommit)
@@ -84,3 +87,5 @@ class Task:
     floor_chunk: int = 0
     #: False for tasks that time connecting itself: the worker then opens no connection for them.
     needs_connection: bool = True
+    #: Also record rows/s, the client's and the TDS peer's CPU time over the body (bulk tasks).
+    cpu: bool = False

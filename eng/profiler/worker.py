@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import resource
 import sys
 import time
 import traceback
@@ -33,6 +35,15 @@ def _counter_delta(before: dict | None, after: dict | None) -> dict | None:
 
 
 def _teardown(ctx: Ctx) -> None:
+    _close(ctx)
+    for cleanup in ctx.cleanups:
+        try:
+            cleanup()
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _close(ctx: Ctx) -> None:
     if ctx.conn is None:
         return
     try:
@@ -51,10 +62,30 @@ def _teardown(ctx: Ctx) -> None:
         pass
 
 
+#: Set by target.connection_string when it starts the peer: whose CPU time `Task.cpu` reads.
+PEER_PID_ENV = "PROFILER_PEER_PID"
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_now() -> tuple[float, float | None]:
+    """(this process's user+system seconds, all threads; the peer's, or None if unknown)."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    peer = None
+    pid = os.environ.get(PEER_PID_ENV)
+    if pid:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            peer = (int(fields[11]) + int(fields[12])) / _TICK  # utime + stime
+        except (OSError, IndexError, ValueError):
+            peer = None
+    return r.ru_utime + r.ru_stime, peer
+
+
 def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: Any, via_ffi: bool = False) -> dict:
     """Setup, time the body, validate. `expected` is [rows, checksum], or None to only report.
     `via_ffi`: call the body through a C trampoline so callgrind can count just the body."""
-    ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick))
+    ctx = Ctx(driver=driver, conn_str=conn_str, n=task.size.pick(quick), task_name=task.name)
     result: dict[str, Any] = {"status": "failed", "ms": None, "n": ctx.n}
     try:
         driver.require(task.name)
@@ -63,9 +94,16 @@ def run_task(driver: Driver, task: Task, conn_str: str, quick: bool, expected: A
         task.setup(ctx)
         gc.collect()
         before = driver.counters()
+        cpu0 = _cpu_now() if task.cpu else None
         t0 = time.perf_counter_ns()
         out = call_via_ffi(lambda: task.body(ctx)) if via_ffi else task.body(ctx)
         elapsed = time.perf_counter_ns() - t0
+        if cpu0 is not None:
+            cpu1 = _cpu_now()
+            ctx.metrics["rows_per_s"] = round(ctx.n / (elapsed / 1e9))
+            ctx.metrics["client_cpu_ms"] = round((cpu1[0] - cpu0[0]) * 1000)
+            if cpu0[1] is not None and cpu1[1] is not None:
+                ctx.metrics["peer_cpu_ms"] = round((cpu1[1] - cpu0[1]) * 1000)
         result["counters"] = _counter_delta(before, driver.counters())
         got = task.check(ctx, out)
         del out

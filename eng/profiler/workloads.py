@@ -13,6 +13,7 @@ from typing import Any
 
 from . import arrow_tasks as at
 from . import workdata as wd
+from .bulk_tasks import TASKS as BULK_TASKS
 from .dataframe_tasks import TASKS as DATAFRAME_TASKS
 from .digest import Digest, of_rows, of_sets, of_values
 from .drivers import INPUT_SIZES
@@ -541,6 +542,7 @@ _TASKS = [
     Task("multiple_result_sets", "three result sets via nextset", Size(1000, 500), multiple_sets_body, sets_check,
          sets_expect),
     *DATAFRAME_TASKS,
+    *BULK_TASKS,
 ]
 
 REGISTRY: dict[str, Task] = {t.name: t for t in _TASKS}

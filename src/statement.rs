@@ -268,7 +268,7 @@ impl Statement {
     fn execute_many_inner(
         &mut self,
         sql: &str,
-        rows: Vec<Vec<ParamValue>>,
+        mut rows: Vec<Vec<ParamValue>>,
         sizes: &[InputSize],
     ) -> Result<()> {
         self.reset()?;
@@ -293,42 +293,54 @@ impl Statement {
                 .iter()
                 .any(|r| r.iter().any(|v| matches!(v, ParamValue::Timestamp(_))));
         let arrays_ok = self.backend.dbms != Dbms::Sqlite && !freetds_timestamps;
-        let array = if arrays_ok {
-            BoundParams::build(&rows, sizes, self.backend)?
-        } else {
-            None
-        };
-        match array {
-            Some(bound) if self.backend.driver == crate::backend::Driver::FreeTds => {
-                // Prepared: FreeTDS then sends one RPC per row with the values bound, instead
-                // of a text batch with every value spliced in (parameters are never
-                // interpolated into SQL; tests/sqlserver/test_sqlserver_security.py).
-                self.unbind_params()?;
-                let mut bound = bound;
-                // SAFETY: as in `exec_bound`.
-                unsafe { bound.bind(&mut self.stmt)? };
-                self.params = Some(bound);
-                let outcome = self.stmt.prepare_execute(sql)?;
-                self.note(outcome, "SQLExecute", false)?;
-                let n = self.drain_counts(outcome)?;
-                add(n, &mut total);
+        let mut start = 0;
+        while start < rows.len() {
+            let end = if arrays_ok {
+                crate::params::request_end(sql.len(), &rows, start, crate::params::REQUEST_BYTES)
+            } else {
+                rows.len()
+            };
+            if start > 0 {
+                self.stmt.close_cursor()?;
             }
-            Some(bound) => {
-                let outcome = self.exec_bound(sql, bound)?;
-                self.note(outcome, "SQLExecDirect", false)?;
-                let n = self.drain_counts(outcome)?;
-                add(n, &mut total);
-            }
-            None => {
-                for row in rows {
-                    self.stmt.close_cursor()?;
-                    let bound = single_row(row, sizes, self.backend)?;
+            let array = if arrays_ok {
+                BoundParams::build(&rows[start..end], sizes, self.backend)?
+            } else {
+                None
+            };
+            match array {
+                Some(bound) if self.backend.driver == crate::backend::Driver::FreeTds => {
+                    // Prepared: FreeTDS then sends one RPC per row with the values bound,
+                    // instead of a text batch with every value spliced in (parameters are
+                    // never interpolated into SQL; tests/sqlserver/test_sqlserver_security.py).
+                    self.unbind_params()?;
+                    let mut bound = bound;
+                    // SAFETY: as in `exec_bound`.
+                    unsafe { bound.bind(&mut self.stmt)? };
+                    self.params = Some(bound);
+                    let outcome = self.stmt.prepare_execute(sql)?;
+                    self.note(outcome, "SQLExecute", false)?;
+                    let n = self.drain_counts(outcome)?;
+                    add(n, &mut total);
+                }
+                Some(bound) => {
                     let outcome = self.exec_bound(sql, bound)?;
                     self.note(outcome, "SQLExecDirect", false)?;
                     let n = self.drain_counts(outcome)?;
                     add(n, &mut total);
                 }
+                None => {
+                    for row in &mut rows[start..end] {
+                        self.stmt.close_cursor()?;
+                        let bound = single_row(std::mem::take(row), sizes, self.backend)?;
+                        let outcome = self.exec_bound(sql, bound)?;
+                        self.note(outcome, "SQLExecDirect", false)?;
+                        let n = self.drain_counts(outcome)?;
+                        add(n, &mut total);
+                    }
+                }
             }
+            start = end;
         }
         self.unbind_params()?;
         self.stmt.close_cursor()?;

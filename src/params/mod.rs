@@ -7,6 +7,7 @@ use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, ParamType, Pointer};
 use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
+mod chunks;
 mod encode;
 mod identifier;
 mod kind;
@@ -19,6 +20,7 @@ mod tests;
 use encode::{encode_cell, encode_column, fixed_binding};
 use kind::{Kind, carried_kind, kind_of, unify};
 
+pub use chunks::{REQUEST_BYTES, request_end};
 pub use identifier::{check_procedure_name, check_table_name};
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};

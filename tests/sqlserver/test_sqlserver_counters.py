@@ -222,6 +222,21 @@ def test_executemany_is_one_execute(conn, driver):
     assert cur.execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 500
 
 
+def test_long_executemany_is_cut_into_requests(conn, driver):
+    """A parameter array whose request would pass the engine's 16 MiB budget goes as several
+    requests (a million narrow rows made one of over 256 MiB, more than SQL Server takes);
+    every row arrives once, in order, and rowcount is the total."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, body NVARCHAR(MAX))")
+    rows = [(i, chr(0x41 + i) * (1 << 20)) for i in range(20)]  # 2 MiB of UTF-16 each
+    _, c = snapshot(lambda: cur.executemany(f"INSERT INTO {t} VALUES (?, ?)", rows))
+    assert c["executes"] == 3, c  # 7 + 7 + 6 rows
+    assert cur.rowcount == 20
+    got = cur.execute(f"SELECT id, LEN(body), LEFT(body, 1) FROM {t} ORDER BY id").fetchall()
+    assert [tuple(r) for r in got] == [(i, 1 << 20, chr(0x41 + i)) for i in range(20)]
+
+
 def test_reused_plan_never_serves_stale_metadata(conn, driver):
     """The same cursor re-executing differently named / sized / scaled result sets, and the same
     query around converter and native_uuid changes: names, description and values follow."""

@@ -7,6 +7,7 @@ Where a test shows that a statement *waits*, it waits longer than the 3 s SQLite
 peer used to give up after, and a statement that does not wait fails the test at once.
 """
 
+import select
 import threading
 import time
 
@@ -222,6 +223,9 @@ def test_lock_errors_carry_sql_servers_class_and_state(peer, msodbcsql):
         # a waits for row 2 (b holds it); b's wait for row 1 closes the cycle: b is the victim,
         # its transaction rolled back (ENVCHANGE 10), and a's statement goes on.
         _batch(a, "UPDATE cc_raw SET v = 12 WHERE id = 2")
+        # a must be waiting before b asks: sent back to back, b could ask first and a would be
+        # the one closing the cycle (seen on a loaded machine).
+        assert select.select([a], [], [], BLOCKED)[0] == [], "a did not wait for b's row"
         _batch(b, "SET LOCK_TIMEOUT -1; UPDATE cc_raw SET v = 21 WHERE id = 1")
         reply = rawtds.message(b)
         assert _error(reply, 1205) == (51, 13)

@@ -114,9 +114,10 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "eng/tds-peer/tests"))
     sys.path.insert(0, str(ROOT / "eng/peers"))
     import bcp_driver18 as b18
-    import ferrodbc
-    import tdspeer
 
+    import ferrodbc
+
+    import tdspeer
     from .target import _prefer_newest_peer_binary
 
     floor = build()

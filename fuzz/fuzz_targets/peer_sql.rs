@@ -44,6 +44,7 @@ fuzz_target!(|data: &[u8]| {
                     table: "t".into(),
                     notnull: true,
                     rowversion: false,
+                    identity: false,
                 })
             })
             .collect();

@@ -13,8 +13,8 @@ import time
 
 import pytest
 import rawtds
-import tdspeer
 
+import tdspeer
 from conftest import pyodbc
 
 # Longer than the old 3 s busy timeout: a statement still blocked after it is waiting on a lock.

@@ -262,8 +262,9 @@ def test_float_parameter_out_of_range(connect, sqlstate, col, value, number, mes
 
 def test_float_parameter_overflow_error_token(peer):
     """Msg 232, Level 16, State 1 on the wire (a FLTN parameter through sp_executesql)."""
-    import rawtds
     import struct
+
+    import rawtds
 
     with rawtds.connect(peer.port) as s:
         s.sendall(rawtds.packet(0x01, rawtds.sql_batch("CREATE TABLE fp_tok (i int)")))

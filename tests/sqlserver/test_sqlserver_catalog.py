@@ -17,6 +17,12 @@ def test_row_id_columns_are_the_primary_key_and_row_ver_the_rowversion(conn, dri
     ids = cur.rowIdColumns(t).fetchall()
     assert [(r.column_name, r.type_name) for r in ids] == [("a", "int"), ("b", "varchar")]
     assert all(r.pseudo_column == 1 for r in ids)  # SQL_PC_NOT_PSEUDO: SQL Server has none
+    assert all(r.scope == 0 for r in ids)  # SQL_SCOPE_CURROW: SQL Server always says 0
+    # Catalog and schema are exact names: the current database and dbo find the table, any
+    # other schema finds nothing.
+    assert len(cur.rowIdColumns(t, catalog="master", schema="dbo").fetchall()) == 2
+    assert cur.rowIdColumns(t, schema="other").fetchall() == []
+    assert cur.rowVerColumns(t, schema="other").fetchall() == []
     vers = cur.rowVerColumns(t).fetchall()
     assert [(r.column_name, r.type_name, r.column_size) for r in vers] == [("rv", "timestamp", 8)]
 

@@ -385,8 +385,10 @@ pub(crate) fn sp_special_columns(
                 };
                 let (code, tname, size, digits, _) = odbc_type(c.ty);
                 let o = |v: Option<i64>| v.map(Value::Integer).unwrap_or(Value::Null);
+                // SCOPE: SQL Server always says 0 (SQL_SCOPE_CURROW), the only scope it
+                // answers; Driver 18 itself returns no rows for a wider one.
                 rows.push(vec![
-                    i(1),
+                    i(0),
                     t(&c.name),
                     i(code),
                     t(&tname),

@@ -252,9 +252,10 @@ impl Statement {
         }
     }
 
-    /// Execute `sql` once per parameter row: as one parameter array (one round trip) when every
-    /// column has one binding type, else row by row. Any result sets are discarded; `row_count`
-    /// is the total affected (or -1 when the driver does not say).
+    /// Execute `sql` once per parameter row: as parameter arrays (one round trip per request
+    /// of about 16 MiB, `params::request_end`) when every column has one binding type, else row
+    /// by row. Any result sets are discarded; `row_count` is the total affected (or -1 when the
+    /// driver does not say).
     pub fn execute_many(
         &mut self,
         sql: &str,

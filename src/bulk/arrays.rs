@@ -3,7 +3,7 @@
 
 use super::load::{LoadCount, LoadOptions, Stopper};
 use super::target::{Fed, Table};
-use crate::backend::Backend;
+use crate::backend::{Backend, Dbms};
 use crate::error::{Error, Result};
 use crate::odbc::{Dbc, Stmt};
 use crate::params::ParamValue;
@@ -15,7 +15,8 @@ use std::sync::atomic::AtomicBool;
 enum Txn<'c> {
     /// Manual commit: in the caller's transaction.
     Callers,
-    /// Autocommit, `batch_size` > 0: each array (one batch) is its own transaction.
+    /// Autocommit, `batch_size` > 0: each array (one batch, at most 100,000 rows: see
+    /// `rows_per_send`) is its own transaction.
     PerArray(&'c mut Dbc),
     /// Autocommit, `batch_size` 0: the whole load is one batch, one transaction (open while
     /// `Some`; committed by `finish`, rolled back on an error or a drop).
@@ -30,6 +31,8 @@ pub struct ArrayLoad<'c> {
     options: LoadOptions,
     count: LoadCount,
     stopper: Stopper,
+    /// The table whose IDENTITY_INSERT this load turned on, to turn off at its end.
+    identity_insert: Option<String>,
 }
 
 impl<'c> ArrayLoad<'c> {
@@ -44,9 +47,29 @@ impl<'c> ArrayLoad<'c> {
         options: LoadOptions,
         cancel: Arc<AtomicBool>,
     ) -> Result<ArrayLoad<'c>> {
-        // keep_identity, check_constraints, table_lock and fire_triggers need nothing here:
-        // plain INSERTs check constraints and fire triggers, and identity and table locks are
-        // SQL Server's, whose drivers take the bcp path.
+        // SQL Server's tables take this path only where the driver cannot bulk-copy them
+        // (FreeTDS with a (MAX) or datetimeoffset column, a DSN without bcp turned on). Plain
+        // INSERTs always check constraints and fire triggers (stricter than a bulk copy without
+        // check_constraints / fire_triggers, never looser) and take row locks, not TABLOCK. Two
+        // options would change what is stored, so they are carried over: kept identity values
+        // need IDENTITY_INSERT, and a NULL into a column with a DEFAULT is refused (an INSERT
+        // would store NULL, a bulk copy the default) unless keep_nulls.
+        let sql_server = backend.dbms == Dbms::SqlServer;
+        let mut fed = fed;
+        if sql_server && !options.keep_nulls {
+            for f in &mut fed {
+                if table.columns[f.number as usize - 1].has_default == Some(true) {
+                    f.refuses_null = true;
+                    f.default_lost = true;
+                }
+            }
+        }
+        let identity_insert = (sql_server
+            && options.keep_identity
+            && fed
+                .iter()
+                .any(|f| table.columns[f.number as usize - 1].identity))
+        .then(|| table.name.clone());
         let quote = |n: &str| format!("\"{}\"", n.replace('"', "\"\""));
         let columns: Vec<String> = fed.iter().map(|f| quote(&f.name)).collect();
         let sql = format!(
@@ -64,7 +87,7 @@ impl<'c> ArrayLoad<'c> {
             }
         };
         let stopper = Stopper::new(cancel, options.timeout_secs);
-        Ok(ArrayLoad {
+        let mut load = ArrayLoad {
             txn,
             stmt: Statement::new(stmt, backend),
             sql,
@@ -72,7 +95,15 @@ impl<'c> ArrayLoad<'c> {
             options,
             count: LoadCount::default(),
             stopper,
-        })
+            identity_insert: None,
+        };
+        if let Some(table) = identity_insert {
+            // Dropped on an error from here on: `drop` turns it off again.
+            load.stmt
+                .execute(&format!("SET IDENTITY_INSERT {table} ON"), Vec::new(), &[])?;
+            load.identity_insert = Some(table);
+        }
+        Ok(load)
     }
 
     pub fn fed(&self) -> &[Fed] {
@@ -139,6 +170,7 @@ impl<'c> ArrayLoad<'c> {
 
     /// End the load: the whole-load transaction commits.
     pub fn finish(mut self) -> Result<LoadCount> {
+        self.identity_insert_off()?;
         if let Txn::WholeLoad(open) = &mut self.txn {
             if let Some(dbc) = open.take() {
                 let committed = dbc.end_transaction(true);
@@ -149,6 +181,16 @@ impl<'c> ArrayLoad<'c> {
             }
         }
         Ok(self.count)
+    }
+
+    fn identity_insert_off(&mut self) -> Result<()> {
+        match self.identity_insert.take() {
+            Some(table) => {
+                self.stmt
+                    .execute(&format!("SET IDENTITY_INSERT {table} OFF"), Vec::new(), &[])
+            }
+            None => Ok(()),
+        }
     }
 
     /// The whole-load transaction, if open, rolls back (and autocommit comes back).
@@ -164,6 +206,7 @@ impl<'c> ArrayLoad<'c> {
 
 impl Drop for ArrayLoad<'_> {
     fn drop(&mut self) {
+        let _ = self.identity_insert_off();
         self.roll_back();
     }
 }

@@ -474,6 +474,10 @@ pub fn offset_of(v: i64, unit: TimeUnit, offset_minutes: i16) -> Result<Timestam
 /// The minutes of a fixed-offset zone (`+05:30`, `-08:00`, `+0530`, `+05`); `None` for any
 /// other zone (`UTC`, `Europe/Paris`), which [`put_array`] sends at +00:00.
 pub fn fixed_offset(zone: &str) -> Option<i16> {
+    // ASCII only: the slicing below is by byte (a zone name is the user's text).
+    if !zone.is_ascii() {
+        return None;
+    }
     let (sign, rest) = match zone.as_bytes().first()? {
         b'+' => (1, &zone[1..]),
         b'-' => (-1, &zone[1..]),
@@ -727,6 +731,9 @@ mod tests {
         assert_eq!(fixed_offset("+0100"), Some(60));
         assert_eq!(fixed_offset("UTC"), None);
         assert_eq!(fixed_offset("Europe/Paris"), None);
+        // Not ASCII: refused, not sliced inside a character.
+        assert_eq!(fixed_offset("+1é1"), None);
+        assert_eq!(fixed_offset("+é:00"), None);
         let o = offset_of(0, TimeUnit::Second, -90).unwrap();
         assert_eq!(
             super::super::encode::offset_text(&o, 0),

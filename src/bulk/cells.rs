@@ -3,10 +3,11 @@
 //! wants 8 bytes for the (MAX) types: "Variable length types of unlimited length should have 8
 //! byte prefix"; one width for every column keeps one layout.)
 //!
-//! Both drivers read the prefix themselves when a column is bound with `cbIndicator = 4`, so a
-//! row costs one `bcp_colptr` per column and one `bcp_sendrow`, and no `bcp_collen` (which
-//! FreeTDS does not have). Values are stored back to back: no worst-case buffer for a (MAX)
-//! column, only the bytes its values have.
+//! Both drivers read the prefix themselves when a column is bound with an 8-byte indicator;
+//! how each row's cell reaches the driver (copied into a per-column slot bound once, pointed at
+//! with `bcp_colptr`, or, for Driver 18's (MAX) columns, given its length with `bcp_collen`,
+//! which FreeTDS does not have) is `load::Feed`'s choice. Values are stored back to back: no
+//! worst-case buffer for a (MAX) column, only the bytes its values have.
 
 /// The prefix's width, passed to `bcp_bind` as `cbIndicator`.
 pub const PREFIX_LEN: i32 = 8;

@@ -55,6 +55,14 @@ pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
     }
 }
 
+/// Whether `v` suits a column of `form` (the parameter-array paths' check, with the form's
+/// limits left to the DBMS: `form.without_limits()`), encoding it into `scratch`, which is
+/// cleared first.
+pub fn check_param(v: &ParamValue, form: Form, scratch: &mut CellColumn) -> Put {
+    scratch.clear();
+    put_param(v, &mut CellSink { form, out: scratch })
+}
+
 /// A sink that encodes into a bcp cell column in the column's form.
 pub struct CellSink<'a> {
     pub form: Form,
@@ -161,7 +169,14 @@ impl Sink for CellSink<'_> {
                 self.rendered(&fitted)
             }
             Form::Int { name, .. } => {
-                let i = text.parse::<i64>().map_err(|_| overflow(text, name))?;
+                // Decimal("12.0") is a whole number; Decimal("12.5") is refused, not cut.
+                let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+                if !fraction.bytes().all(|c| c == b'0') {
+                    return Err(format!(
+                        "{text} has a fraction; a {name} column holds whole numbers"
+                    ));
+                }
+                let i = whole.parse::<i64>().map_err(|_| overflow(text, name))?;
                 self.checked_int(i)
             }
             Form::Float => self.float(
@@ -320,9 +335,11 @@ pub fn parse_guid(s: &str) -> Option<u128> {
         return None;
     }
     let hex: String = s.chars().filter(|&c| c != '-').collect();
-    u128::from_str_radix(&hex, 16)
-        .ok()
-        .filter(|_| hex.len() == 32)
+    // Hex digits only: from_str_radix would also take a leading '+'.
+    if hex.len() != 32 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok()
 }
 
 /// Decimal text fitted to `decimal(precision, scale)` as SQL Server converts a value of more
@@ -631,6 +648,8 @@ mod tests {
         let g = parse_guid("{12345678-1234-5678-9abc-def012345678}").unwrap();
         assert_eq!(g, 0x12345678_1234_5678_9abc_def012345678);
         assert!(parse_guid("12345678-1234-5678-9abc-def01234567").is_none());
+        // A sign is not a hex digit (from_str_radix alone would read +2345678 as 02345678).
+        assert!(parse_guid("+2345678-1234-5678-9abc-def012345678").is_none());
     }
 
     #[test]

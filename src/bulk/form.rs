@@ -132,8 +132,9 @@ impl Form {
         })
     }
 
-    /// The form with no length, width or precision limit: what a parameter-array load checks
-    /// (the type only; the DBMS keeps its own limits, and SQLite enforces none it declares).
+    /// The form with no length or width limit: what a parameter-array load checks (the type,
+    /// and a decimal that fits decimal(38, 0) once rounded; the DBMS keeps its own limits, and
+    /// SQLite enforces none it declares).
     pub fn without_limits(self) -> Form {
         match self {
             Form::Int { .. } => Form::Int {

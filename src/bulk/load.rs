@@ -285,9 +285,17 @@ impl<'c> BcpLoad<'c> {
                         unsafe { self.bcp.colptr(self.dbc, cell.as_ptr(), f.number)? };
                     }
                     Feed::Collen => {
-                        let len = col
-                            .len_of(row)
-                            .map_or(SQL_NULL_DATA, |n| i32::try_from(n).unwrap_or(i32::MAX));
+                        let len = match col.len_of(row) {
+                            None => SQL_NULL_DATA,
+                            // bcp_collen takes an i32: SQL Server's (MAX) limit too.
+                            Some(n) => i32::try_from(n).map_err(|_| {
+                                Error::Data(format!(
+                                    "column {:?}, source row {}: a value of {n} bytes; one value holds at most 2,147,483,647",
+                                    f.name,
+                                    chunk.first_row + row as u64
+                                ))
+                            })?,
+                        };
                         // SAFETY: the row's value (after its prefix) inside the borrowed
                         // `chunk`, valid until this sendrow returns.
                         unsafe { self.bcp.colptr(self.dbc, cell.as_ptr().add(8), f.number)? };

@@ -23,7 +23,7 @@ pub mod target;
 
 pub use arrays::ArrayLoad;
 pub use cells::CellColumn;
-pub use encode::{CellSink, Put, Sink, put_param};
+pub use encode::{CellSink, Put, Sink, check_param, put_param};
 pub use form::Form;
 pub use load::{BcpLoad, Chunk, LoadCount, LoadOptions};
 pub use target::{Fed, Mapping, Table};

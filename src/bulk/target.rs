@@ -49,6 +49,9 @@ pub struct Fed {
     pub form: Form,
     /// NULL cannot go in: NOT NULL, and no DEFAULT to take instead (or `keep_nulls`).
     pub refuses_null: bool,
+    /// NULL is refused because this load's INSERTs would store it where a bulk copy takes the
+    /// column's DEFAULT (parameter arrays into SQL Server; see `ArrayLoad::begin`).
+    pub default_lost: bool,
 }
 
 impl Table {
@@ -184,6 +187,7 @@ impl Table {
                 name: c.desc.name.clone(),
                 form: Form::of(&c.desc)?,
                 refuses_null: not_null && (keep_nulls || c.has_default == Some(false)),
+                default_lost: false,
             });
         }
         fed.sort_by_key(|f| f.number);
@@ -207,7 +211,7 @@ fn catalog_names(stmt: &mut Stmt, table: &str, condition: &str) -> Result<Vec<St
 }
 
 /// Every row's first column as text (a short catalog answer).
-pub fn read_text_column(stmt: &mut Stmt) -> Result<Vec<String>> {
+fn read_text_column(stmt: &mut Stmt) -> Result<Vec<String>> {
     let mut out = Vec::new();
     loop {
         match stmt.fetch_raw() {

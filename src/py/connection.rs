@@ -24,7 +24,7 @@ impl Connection {
         py: Python<'_>,
         f: impl FnOnce(&mut crate::Connection) -> crate::Result<T> + Send,
     ) -> PyResult<T> {
-        let mut guard = self.shared.lock_conn(py);
+        let mut guard = self.shared.lock_conn(py)?;
         let conn = guard
             .as_mut()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?;
@@ -98,6 +98,7 @@ impl Connection {
                 shown: crate::connstr::redact(connection_string),
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
                 row_factory: Mutex::new(None),
+                conn_holder: AtomicUsize::new(0),
                 owner: crate::process::Owner::current(),
             }),
         })
@@ -123,7 +124,7 @@ impl Connection {
 
     #[getter]
     fn get_autocommit(&self, py: Python<'_>) -> PyResult<bool> {
-        let guard = self.shared.lock_conn(py);
+        let guard = self.shared.lock_conn(py)?;
         Ok(guard
             .as_ref()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?
@@ -155,14 +156,14 @@ impl Connection {
     /// or the driver reports the connection dead): every later call raises OperationalError,
     /// and close() never returns it to the pool. False once closed.
     #[getter]
-    fn broken(&self, py: Python<'_>) -> bool {
+    fn broken(&self, py: Python<'_>) -> PyResult<bool> {
         if self.shared.lost.load(Ordering::Acquire) {
-            return !self.shared.is_closed();
+            return Ok(!self.shared.is_closed());
         }
-        let mut guard = self.shared.lock_conn(py);
-        guard
+        let mut guard = self.shared.lock_conn(py)?;
+        Ok(guard
             .as_mut()
-            .is_some_and(|c| py.detach(move || c.is_dead()))
+            .is_some_and(|c| py.detach(move || c.is_dead())))
     }
 
     /// The largest value, in bytes, a fetch reads into memory for one (MAX)/LOB cell (or any
@@ -193,7 +194,7 @@ impl Connection {
     /// The DBMS name the driver reports (e.g. "Microsoft SQL Server").
     #[getter]
     fn dbms_name(&self, py: Python<'_>) -> PyResult<String> {
-        let guard = self.shared.lock_conn(py);
+        let guard = self.shared.lock_conn(py)?;
         Ok(guard
             .as_ref()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?
@@ -204,7 +205,7 @@ impl Connection {
     /// The ODBC driver's file name (`SQL_DRIVER_NAME`).
     #[getter]
     fn driver_name(&self, py: Python<'_>) -> PyResult<String> {
-        let mut guard = self.shared.lock_conn(py);
+        let mut guard = self.shared.lock_conn(py)?;
         let conn = guard
             .as_mut()
             .ok_or_else(|| programming("Attempt to use a closed connection."))?;
@@ -392,7 +393,7 @@ impl Connection {
     fn hdbc(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         let address = self
             .shared
-            .lock_conn(py)
+            .lock_conn(py)?
             .as_ref()
             .map(|c| c.handle_address());
         address.map(|a| super::compat::void_p(py, a)).transpose()
@@ -494,7 +495,7 @@ impl Connection {
             ));
         }
         {
-            let _guard = self.shared.lock_conn(py);
+            let _guard = self.shared.lock_conn(py)?;
             self.shared.closed.store(true, Ordering::Release);
         }
         self.shared.bump();
@@ -511,7 +512,7 @@ impl Connection {
                 py.detach(move || drop(stmt));
             }
         }
-        let conn = self.shared.lock_conn(py).take();
+        let conn = self.shared.lock_conn(py)?.take();
         if let Some(conn) = conn {
             let lost = self.shared.lost.load(Ordering::Relaxed);
             match &self.shared.pool_key {

@@ -42,6 +42,10 @@ pub struct ConnShared {
     pub compat: Mutex<super::compat::ConnCompat>,
     /// The `row_factory` new cursors start with.
     pub row_factory: Mutex<Option<Py<PyAny>>>,
+    /// The thread of a bulk load that holds `conn` while it runs Python code (the rows'
+    /// iterator, `progress`); 0: none. A call on the connection from that code would wait for
+    /// the lock its own thread holds, so it is refused instead.
+    pub conn_holder: AtomicUsize,
     /// The process that opened the connection. In a forked child every use raises; closing or
     /// dropping it there sends nothing (the session and its socket are the parent's).
     pub owner: crate::process::Owner,
@@ -104,9 +108,19 @@ impl ConnShared {
              parent's on the same socket).",
         ))
     }
-    pub fn lock_conn<'a>(&'a self, py: Python<'_>) -> MutexGuard<'a, Option<crate::Connection>> {
-        self.conn
+    pub fn lock_conn<'a>(
+        &'a self,
+        py: Python<'_>,
+    ) -> PyResult<MutexGuard<'a, Option<crate::Connection>>> {
+        if self.conn_holder.load(Ordering::Acquire) == super::cursor::state::thread_token() {
+            return Err(super::errors::programming(
+                "The connection is busy: a bulk load on one of its cursors is running the callback \
+                 (its rows' iterator or progress) that used it.",
+            ));
+        }
+        Ok(self
+            .conn
             .lock_py_attached(py)
-            .unwrap_or_else(|e| e.into_inner())
+            .unwrap_or_else(|e| e.into_inner()))
     }
 }

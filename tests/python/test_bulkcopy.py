@@ -105,3 +105,56 @@ def test_batch_size_0_is_one_transaction_and_cancel_rolls_it_back(peer, table):
         assert (r["rows_copied"], r["batch_count"]) == (25_000, 1)
     finally:
         cn.close()
+
+
+def test_values_of_the_wrong_kind_are_data_errors_naming_column_and_row(peer, conn, table):
+    """A Python value no column takes (a dict), a Decimal with a fraction into an integer
+    column, and Arrow text into an integer column are DataErrors with column and source row; a
+    whole Decimal goes into an integer column."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (a {peer.types['int']}, b {peer.types['varchar']})")
+    with pytest.raises(ferrodbc.DataError, match=r'column "a", source row 1'):
+        cur.bulkcopy(table, [(1, "x"), ({"k": 1}, "y")])
+    with pytest.raises(ferrodbc.DataError, match=r'column "a", source row 0.*12\.5 has a fraction'):
+        cur.bulkcopy(table, [(Decimal("12.5"), "x")])
+    cur.bulkcopy(table, [(Decimal("12.000"), "whole")])
+    assert cur.execute(f"SELECT a FROM {table} WHERE b = 'whole'").fetchone()[0] == 12
+    pa = pytest.importorskip("pyarrow")
+    with pytest.raises(ferrodbc.DataError, match=r'column "a", source row 1'):
+        cur.bulkcopy_arrow(table, pa.table({"a": pa.array(["1", "two"]), "b": pa.array(["p", "q"])}))
+
+
+def test_use_internal_transaction_in_manual_commit_mode(peer, conn, table):
+    """Refused in manual-commit mode (a batch's own commit would commit the caller's work);
+    the caller's transaction is left as it was."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (i {peer.types['int']})")
+    conn.commit()
+    cur.execute(f"INSERT INTO {table} VALUES (0)")
+    with pytest.raises(ferrodbc.ProgrammingError, match="use_internal_transaction=True needs autocommit"):
+        cur.bulkcopy(table, [(1,)], use_internal_transaction=True)
+    conn.rollback()
+    assert cur.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 0
+    assert not conn.autocommit
+
+
+def test_a_callback_using_the_connection_is_refused_not_a_hang(peer, conn, table):
+    """progress (and the rows' iterator) run while the load holds the connection: a call on
+    the connection from there is a ProgrammingError, not a wait for itself."""
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (i {peer.types['int']})")
+    conn.commit()
+    with pytest.raises(ferrodbc.ProgrammingError, match="The connection is busy"):
+        cur.bulkcopy(table, ((i,) for i in range(10)), progress=lambda n: conn.commit(), notify_after=5)
+
+    def rows():
+        yield (1,)
+        conn.rollback()
+        yield (2,)
+
+    with pytest.raises(ferrodbc.ProgrammingError, match="The connection is busy"):
+        cur.bulkcopy(table, rows())
+    conn.rollback()
+    cur.bulkcopy(table, [(7,)])
+    conn.commit()
+    assert cur.execute(f"SELECT i FROM {table}").fetchall() == [(7,)]

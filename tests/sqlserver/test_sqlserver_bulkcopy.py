@@ -289,3 +289,54 @@ def test_fractions_are_rounded_to_the_column_scale_as_sql_server_rounds(conn):
         (dt.datetime(2024, 1, 1, 0, 0), dt.time(0, 0), dt.datetime(2024, 2, 29, 0, 0, tzinfo=tz),
          dt.datetime(2024, 1, 1, 23, 59)),
     ]
+
+
+def test_use_internal_transaction_needs_autocommit(connect):
+    """In manual-commit mode the drivers keep a transaction open at all times (@@TRANCOUNT is 1
+    right after a commit), so a batch committing on its own would commit the caller's work:
+    refused before anything is sent. In autocommit every batch commits as it ends."""
+    cn = connect(autocommit=False)
+    cur = cn.cursor()
+    cur.execute("CREATE TABLE bk_internal (a int)")
+    cn.commit()
+    assert cur.execute("SELECT @@TRANCOUNT").fetchval() == 1
+    try:
+        cur.execute("INSERT INTO bk_internal VALUES (99)")
+        with pytest.raises(ferrodbc.ProgrammingError, match="use_internal_transaction=True needs autocommit"):
+            cur.bulkcopy("bk_internal", [(6,)], use_internal_transaction=True)
+        cn.rollback()
+        assert cur.execute("SELECT COUNT(*) FROM bk_internal").fetchval() == 0
+        assert not cn.autocommit
+        cn.autocommit = True
+        r = cur.bulkcopy("bk_internal", [(i,) for i in range(5)], batch_size=2, use_internal_transaction=True)
+        assert (r["rows_copied"], r["batch_count"]) == (5, 3)
+        assert cur.execute("SELECT COUNT(*) FROM bk_internal").fetchval() == 5
+    finally:
+        cn.autocommit = True
+        cur.execute("DROP TABLE bk_internal")
+
+
+def test_a_load_freetds_sends_as_inserts_keeps_bulk_semantics(conn, driver):
+    """FreeTDS cannot bulk-copy a (MAX) column, so that load goes as INSERT parameter arrays:
+    kept identity values still go in (IDENTITY_INSERT), and a NULL into a column with a DEFAULT,
+    which a bulk copy turns into the default, is refused rather than stored as NULL."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE bk_fa (id int IDENTITY(1,1) NOT NULL, body nvarchar(max) NULL, d int NULL DEFAULT 5)")
+    try:
+        before = ferrodbc.counters()
+        cur.bulkcopy("bk_fa", [(100, "kept", 1)], keep_identity=True)
+        if driver == "freetds":
+            with pytest.raises(ferrodbc.IntegrityError, match='column "d", source row 0.*has a DEFAULT'):
+                cur.bulkcopy("bk_fa", [("x", None)], column_mappings=["body", "d"])
+        else:
+            cur.bulkcopy("bk_fa", [("x", None)], column_mappings=["body", "d"])
+        cur.bulkcopy("bk_fa", [("y", None)], column_mappings=["body", "d"], keep_nulls=True)
+        after = ferrodbc.counters()
+        path = "bulk_array_loads" if driver == "freetds" else "bulk_bcp_loads"
+        assert after[path] - before[path] >= 2
+        got = [tuple(r) for r in cur.execute("SELECT body, d FROM bk_fa ORDER BY body").fetchall()]
+        expected = [("kept", 1), ("y", None)] if driver == "freetds" else [("kept", 1), ("x", 5), ("y", None)]
+        assert got == expected
+        assert cur.execute("SELECT id FROM bk_fa WHERE body = N'kept'").fetchval() == 100
+    finally:
+        cur.execute("DROP TABLE bk_fa")

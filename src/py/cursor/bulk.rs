@@ -5,7 +5,8 @@
 use super::*;
 use crate::backend::Driver;
 use crate::bulk::{
-    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, LoadCount, LoadOptions, Mapping, Table, put_param,
+    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, LoadCount, LoadOptions, Mapping, Table, check_param,
+    put_param,
 };
 use crate::error::Error;
 use crate::odbc::bcp::Bcp;
@@ -174,16 +175,31 @@ impl Cursor {
         }
         guard.plan = None;
         self.bulk_cancel.store(false, Ordering::Relaxed);
-        let mut conn_guard = self.shared.lock_conn(py);
+        // A lost link noted once, as any other call notes it (later calls fail fast).
+        let err = |e: Error| to_pyerr(py, self.shared.track(e));
+        let mut conn_guard = self.shared.lock_conn(py)?;
         let conn = conn_guard
             .as_mut()
             .ok_or_else(|| programming("The cursor's connection has been closed."))?;
+        // The rows' iterator and `progress` run while the connection is held.
+        let _holding = Holding::new(&self.shared.conn_holder);
         let dbms = conn.dbms();
+        if args.options.use_internal_transaction && !conn.autocommit() {
+            // In manual-commit mode an ODBC connection is always inside a transaction (SQL
+            // Server's drivers begin the next one at each commit: @@TRANCOUNT is 1 right after
+            // it), so a batch committing on its own would commit the caller's work with it.
+            // In autocommit each batch already is its own transaction.
+            return Err(programming(
+                "use_internal_transaction=True needs autocommit: in manual-commit mode the \
+                 connection is always inside the caller's transaction, which a batch's own \
+                 commit would commit too",
+            ));
+        }
         let dbc = conn.dbc_mut();
         let name = args.table.as_str();
         let table = py
             .detach(move || Table::describe(dbc, dbms, name))
-            .map_err(|e| to_pyerr(py, e))?;
+            .map_err(err)?;
         let fed = table
             .feed(
                 &args.mapping,
@@ -191,24 +207,8 @@ impl Cursor {
                 args.options.keep_identity,
                 args.options.keep_nulls,
             )
-            .map_err(|e| to_pyerr(py, e))?;
+            .map_err(err)?;
         let backend = conn.backend();
-        let internal = args.options.use_internal_transaction && !conn.autocommit();
-        if args.options.use_internal_transaction {
-            let dbc = conn.dbc_mut();
-            if py.detach(move || trancount(dbc)).unwrap_or(0) > 0 {
-                return Err(programming(
-                    "use_internal_transaction=True cannot be used inside an open transaction: commit or roll back first",
-                ));
-            }
-        }
-        if internal {
-            // Each batch its own transaction: the batches commit as they end (SqlBulkCopy's
-            // UseInternalTransaction), then the connection's manual commit comes back.
-            let c = &mut *conn;
-            py.detach(move || c.set_autocommit(true))
-                .map_err(|e| to_pyerr(py, e))?;
-        }
         // FreeTDS 1.3's bcp cannot take two kinds of column: a (MAX) one aborts the process (an
         // assertion in its row writer), and it parses no datetimeoffset text with an offset
         // (22018 for every form tried). Loads with such columns go as parameter arrays on the
@@ -219,7 +219,12 @@ impl Cursor {
             && !freetds_arrays
             && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds)
         {
-            Some(Bcp::of(conn.dbc(), backend.driver).map_err(|e| to_pyerr(py, e))?)
+            // `&mut`: a `&Dbc` is not `Send` (the handle is a raw pointer).
+            let dbc = conn.dbc_mut();
+            Some(
+                py.detach(move || Bcp::of(dbc, backend.driver))
+                    .map_err(err)?,
+            )
         } else {
             None
         };
@@ -236,44 +241,45 @@ impl Cursor {
                             BcpLoad::begin(dbc, bcp, &table, fed, options, autocommit, cancel)
                         })
                         .map_err(|e| {
-                            to_pyerr(
-                                py,
-                                at(e, format!("bulk load into {}: bcp_init", args.table)),
-                            )
+                            err(at(e, format!("bulk load into {}: bcp_init", args.table)))
                         })?,
                     )
                 }
                 None => {
                     crate::counters::bump(&crate::counters::BULK_ARRAY_LOADS);
                     let c = &mut *conn;
-                    let stmt = py
-                        .detach(move || c.new_statement())
-                        .map_err(|e| to_pyerr(py, e))?;
+                    let stmt = py.detach(move || c.new_statement()).map_err(err)?;
                     let dbc = conn.autocommit().then(|| conn.dbc_mut());
+                    let options = args.options.clone();
+                    let cancel = self.bulk_cancel.clone();
                     Way::Arrays(
-                        ArrayLoad::begin(
-                            dbc,
-                            stmt,
-                            backend,
-                            &table,
-                            fed,
-                            args.options.clone(),
-                            self.bulk_cancel.clone(),
-                        )
-                        .map_err(|e| to_pyerr(py, e))?,
+                        py.detach(move || {
+                            ArrayLoad::begin(dbc, stmt, backend, &table, fed, options, cancel)
+                        })
+                        .map_err(err)?,
                     )
                 }
             };
-            feed(py, &mut way)?;
+            if let Err(e) = feed(py, &mut way) {
+                // Ending a load that failed is driver work too (abort, bcp_done, rollback).
+                py.detach(move || drop(way));
+                return Err(e);
+            }
             match way {
-                Way::Bcp(load) => py.detach(|| load.done()).map_err(|e| to_pyerr(py, e)),
-                Way::Arrays(load) => py.detach(|| load.finish()).map_err(|e| to_pyerr(py, e)),
+                Way::Bcp(load) => py.detach(|| load.done()).map_err(err),
+                Way::Arrays(load) => py.detach(|| load.finish()).map_err(err),
             }
         })();
-        if internal {
+        if result.is_err() && !self.shared.lost.load(Ordering::Acquire) {
+            // A failure while sending (the rows' errors go through the load, not `err`): a dead
+            // link is noted as any other call notes it.
             let c = &mut *conn;
-            let _ = py.detach(move || c.set_autocommit(false));
+            if py.detach(move || c.is_dead()) {
+                self.shared.lost.store(true, Ordering::Release);
+                self.shared.bump();
+            }
         }
+        drop(_holding);
         drop(conn_guard);
         drop(guard);
         let count = result?;
@@ -292,15 +298,21 @@ impl Cursor {
     }
 }
 
-/// `@@TRANCOUNT` of the session.
-fn trancount(dbc: &crate::odbc::Dbc) -> crate::Result<i64> {
-    let mut stmt = crate::odbc::Stmt::new(dbc)?;
-    stmt.exec_direct("SELECT CAST(@@TRANCOUNT AS nvarchar(10))")?;
-    let rows = crate::bulk::target::read_text_column(&mut stmt)?;
-    Ok(rows
-        .first()
-        .and_then(|t| t.trim().parse().ok())
-        .unwrap_or(0))
+/// Marks the connection held by this thread for as long as it lives (see
+/// `ConnShared::conn_holder`).
+struct Holding<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Holding<'a> {
+    fn new(holder: &'a std::sync::atomic::AtomicUsize) -> Self {
+        holder.store(super::state::thread_token(), Ordering::Release);
+        Holding(holder)
+    }
+}
+
+impl Drop for Holding<'_> {
+    fn drop(&mut self) {
+        self.0.store(0, Ordering::Release);
+    }
 }
 
 /// Sends a chunk of the tuple path, releasing the GIL.
@@ -348,6 +360,15 @@ pub(super) fn bad_value(
 }
 
 pub(super) fn null_refused(f: &Fed) -> String {
+    if f.default_lost {
+        return format!(
+            "NULL into column {:?}, which has a DEFAULT: this load goes as INSERT parameter arrays \
+             (the driver's bulk copy cannot take this table), which would store NULL where a \
+             bulk copy stores the default; pass keep_nulls=True to store NULL, or leave the \
+             column out of the mapping to take its default",
+            f.name
+        );
+    }
     format!(
         "NULL cannot go into column {:?}: it is NOT NULL and has no default (or keep_nulls=True)",
         f.name
@@ -358,7 +379,8 @@ pub(super) fn null_refused(f: &Fed) -> String {
 impl Cursor {
     /// Copy rows (tuples, lists or Rows) into `table_name` with the driver's bulk-copy API on
     /// this connection (parameter arrays where the driver has none). mssql-python 1.16's
-    /// signature and result; `progress(rows_sent)` is called every `notify_after` rows.
+    /// signature and result; `progress(rows)` is called with the source rows taken so far every
+    /// `notify_after` rows (sent, or in the chunk about to go).
     #[pyo3(signature = (table_name, data, batch_size = None, timeout = None, column_mappings = None,
         keep_identity = false, check_constraints = false, table_lock = false, keep_nulls = false,
         fire_triggers = false, use_internal_transaction = false, *, progress = None, notify_after = 10000))]
@@ -435,6 +457,18 @@ impl Cursor {
             let mut params: Vec<Vec<ParamValue>> = Vec::new();
             let mut scratch = crate::bulk::CellColumn::default();
             let arrays = matches!(way, Way::Arrays(_));
+            // What a value is checked as, decided once: the arrays path keeps the type checks
+            // and leaves limits to the DBMS (SQLite enforces no declared length or width).
+            let forms: Vec<_> = fed
+                .iter()
+                .map(|f| {
+                    if arrays {
+                        f.form.without_limits()
+                    } else {
+                        f.form
+                    }
+                })
+                .collect();
             let per_send = match way {
                 Way::Arrays(l) => l.rows_per_send(),
                 Way::Bcp(_) => CHUNK_ROWS,
@@ -455,26 +489,20 @@ impl Cursor {
                 let mut values = Vec::with_capacity(fed.len());
                 for (i, f) in fed.iter().enumerate() {
                     let item = row.get_item(f.field)?;
-                    let v = to_param(&item, f.field)?;
+                    let v = to_param(&item, f.field)
+                        .map_err(|e| bad_value(py, f, n, e.value(py).to_string(), copied, false))?;
                     if f.refuses_null && matches!(v, ParamValue::Null) {
                         return Err(bad_value(py, f, n, null_refused(f), copied, true));
                     }
                     if arrays {
-                        // The value must suit the column's type; the DBMS keeps its own limits
-                        // (SQLite enforces no declared length or integer width).
-                        scratch.clear();
-                        let mut check = CellSink {
-                            form: f.form.without_limits(),
-                            out: &mut scratch,
-                        };
-                        put_param(&v, &mut check)
+                        check_param(&v, forms[i], &mut scratch)
                             .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
                         values.push(v);
                     } else {
                         put_param(
                             &v,
                             &mut CellSink {
-                                form: f.form,
+                                form: forms[i],
                                 out: &mut chunk.columns[i],
                             },
                         )

@@ -11,7 +11,7 @@
 use super::bulk::{Args, CHUNK_BYTES, CHUNK_ROWS, Way, bad_value, check_args, null_refused};
 use super::*;
 use crate::bulk::arrow::{ParamSink, check_type, put_array};
-use crate::bulk::{ArrayLoad, BcpLoad, CellSink, Chunk, Fed};
+use crate::bulk::{ArrayLoad, BcpLoad, CellSink, Chunk, Fed, check_param};
 use crate::error::Error;
 use crate::params::ParamValue;
 use crate::py::errors::to_pyerr;
@@ -207,6 +207,10 @@ fn send_arrays(
     first_row: u64,
 ) -> Result<(), Fail> {
     let per_send = load.rows_per_send().max(1);
+    // Each value must suit its column's type, as on the tuple path (SQLite would store text in
+    // an INTEGER column); the DBMS keeps its own limits.
+    let forms: Vec<_> = fed.iter().map(|f| f.form.without_limits()).collect();
+    let mut scratch = crate::bulk::CellColumn::default();
     let mut start = 0;
     while start < rows {
         let len = (per_send - pending.rows.len()).min(rows - start);
@@ -227,6 +231,14 @@ fn send_arrays(
                     null: false,
                 }
             })?;
+            for (k, v) in out.iter().enumerate() {
+                check_param(v, forms[i], &mut scratch).map_err(|reason| Fail::Value {
+                    col: i,
+                    row: first + k as u64,
+                    reason,
+                    null: false,
+                })?;
+            }
             values.push(out.into_iter());
         }
         pending.rows.extend((0..len).map(|_| {
@@ -282,7 +294,8 @@ impl Cursor {
     /// Copy Arrow data (any object with `__arrow_c_stream__` or `__arrow_c_array__`) into
     /// `table_name` with the driver's bulk-copy API on this connection (parameter arrays where
     /// the driver has none), one record batch at a time. mssql-python 1.16's signature and
-    /// result; `progress(rows_sent)` is called after the batch that passes each `notify_after`.
+    /// result; `progress(rows)` is called with the source rows taken so far after the batch that passes
+    /// each `notify_after` (they are sent, or in the chunk about to go).
     #[pyo3(signature = (table_name, source, batch_size = None, timeout = None, column_mappings = None,
         keep_identity = false, check_constraints = false, table_lock = false, keep_nulls = false,
         fire_triggers = false, use_internal_transaction = false, *, progress = None, notify_after = 10000))]

@@ -145,7 +145,7 @@ impl Cursor {
         st: &'a mut CursorState,
     ) -> PyResult<&'a mut Statement> {
         if st.stmt.is_none() {
-            let mut conn = self.shared.lock_conn(py);
+            let mut conn = self.shared.lock_conn(py)?;
             let conn = conn
                 .as_mut()
                 .ok_or_else(|| programming("The cursor's connection has been closed."))?;

@@ -113,7 +113,7 @@ impl Drop for Guard<'_> {
 }
 
 /// A per-thread token (the address of a thread-local).
-pub(super) fn thread_token() -> usize {
+pub(crate) fn thread_token() -> usize {
     thread_local!(static TOKEN: u8 = const { 0 });
     TOKEN.with(|t| std::ptr::from_ref::<u8>(t) as usize)
 }

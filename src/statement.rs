@@ -310,10 +310,15 @@ impl Statement {
                 None
             };
             match array {
-                Some(bound) if self.backend.driver == crate::backend::Driver::FreeTds => {
-                    // Prepared: FreeTDS then sends one RPC per row with the values bound,
-                    // instead of a text batch with every value spliced in (parameters are
-                    // never interpolated into SQL; tests/sqlserver/test_sqlserver_security.py).
+                Some(bound) if self.backend.dbms == Dbms::SqlServer => {
+                    // Prepared, as pyodbc's fast_executemany does: Driver 18 then sends the
+                    // statement once (sp_prepare) and each row as sp_execute with the handle
+                    // (seen at the peer), not an sp_executesql repeating the statement text per
+                    // row (the peer spent
+                    // a fifth less CPU, ferrodbc a third less, on 100k narrow rows), and
+                    // FreeTDS sends one RPC per row with the values bound instead of a text
+                    // batch with every value spliced in (parameters are never interpolated
+                    // into SQL; tests/sqlserver/test_sqlserver_security.py).
                     self.unbind_params()?;
                     let mut bound = bound;
                     // SAFETY: as in `exec_bound`.

@@ -38,7 +38,7 @@ pub(super) fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mu
         (ParamValue::Date(d), _) => out.extend(d.to_ne_bytes()),
         (ParamValue::Time(t), _) if backend.ss_c_types() => out.extend(t.to_ss_time2()),
         // FreeTDS: text the server converts, with SQL Server's seven fraction digits.
-        (ParamValue::Time(t), _) if dbms == Dbms::SqlServer => wide(&t.to_text_100ns(), out),
+        (ParamValue::Time(t), Kind::TimeText) => wide(&t.to_text_100ns(), out),
         (ParamValue::Time(t), _) => wide(&t.to_text(), out),
         (ParamValue::Timestamp(ts), _) => out.extend(ts.to_ne_bytes()),
         (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => out.extend(v.to_ne_bytes()),
@@ -84,8 +84,8 @@ pub(super) fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding
         Kind::TimestampText => wide(sql::WVARCHAR, 27, 0),
         Kind::Time if backend.ss_c_types() => (CDataType::SsTime2, sql::SS_TIME2, 16, 7, 12),
         // FreeTDS: nvarchar text (7 fraction digits) that the server converts to the column's
-        // time(n); as TYPE_TIME the driver kept 6 digits and lost time(7)'s last one.
-        Kind::Time if sql_server => wide(sql::WVARCHAR, 16, 0),
+        // time(n); as TYPE_TIME the driver keeps 6 digits and loses time(7)'s last one.
+        Kind::TimeText => wide(sql::WVARCHAR, 16, 0),
         Kind::Time => wide(sql::TYPE_TIME, 15, 6),
         Kind::Timestamp if sql_server => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 27, 7, 16),
         Kind::Timestamp => (CDataType::TypeTimestamp, sql::TYPE_TIMESTAMP, 26, 6, 16),

@@ -25,6 +25,9 @@ pub(super) enum Kind {
     /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
     DateText,
     TimestampText,
+    /// Times with a digit below the microsecond, sent through FreeTDS as text with seven
+    /// fraction digits (its TYPE_TIME keeps six); chosen per column like `DateText`.
+    TimeText,
 }
 
 pub(super) fn kind_of(v: &ParamValue) -> Kind {
@@ -79,8 +82,19 @@ pub(super) fn carried_kind<'a>(
     values: impl IntoIterator<Item = &'a ParamValue>,
     backend: Backend,
 ) -> Kind {
-    if backend.driver != Driver::FreeTds || !matches!(kind, Kind::Date | Kind::Timestamp) {
+    if backend.driver != Driver::FreeTds
+        || !matches!(kind, Kind::Date | Kind::Timestamp | Kind::Time)
+    {
         return kind;
+    }
+    if kind == Kind::Time {
+        // Python times have microseconds; an Arrow ns time (bulk copy as parameter arrays)
+        // can have the 100-ns digit of a time(7). Only then is the column sent as text (the
+        // server's answer to `SELECT ?` is then nvarchar, not time).
+        let sub_micro = values
+            .into_iter()
+            .any(|v| matches!(v, ParamValue::Time(t) if t.nanosecond % 1000 != 0));
+        return if sub_micro { Kind::TimeText } else { kind };
     }
     let early = values.into_iter().any(|v| match v {
         ParamValue::Date(d) => freetds_misencodes(*d),

@@ -37,7 +37,7 @@ def ints(conn, table):
 
 def test_counters_report_every_path_counter_and_reset_to_zero():
     names = {"fetch_calls", "getdata_calls", "plans_built", "binds", "buffer_allocs", "executes", "connects",
-             "pinned_batches", "pool_checks", "prefetches"}
+             "pinned_batches", "pool_checks", "prefetches", "bulk_bcp_loads", "bulk_array_loads"}
     assert set(ferrodbc.counters()) == names
     ferrodbc.reset_counters()
     assert all(v == 0 for v in ferrodbc.counters().values())

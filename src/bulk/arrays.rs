@@ -106,6 +106,11 @@ impl<'c> ArrayLoad<'c> {
         Ok(load)
     }
 
+    /// What stops the array in flight from another thread (`cursor.cancel()`).
+    pub fn cancel_handle(&self) -> crate::odbc::CancelHandle {
+        self.stmt.cancel_handle()
+    }
+
     pub fn fed(&self) -> &[Fed] {
         &self.fed
     }
@@ -130,6 +135,10 @@ impl<'c> ArrayLoad<'c> {
         }
         let stopped = self.stopper.check(self.count.rows_copied);
         let sent = stopped.and_then(|()| {
+            // An array waiting on the server (a row lock) ends at the load's timeout too.
+            if let Some(left) = self.stopper.seconds_left() {
+                self.stmt.set_query_timeout(left)?;
+            }
             if let Txn::PerArray(dbc) = &mut self.txn {
                 dbc.set_autocommit(false)?;
             }

@@ -462,6 +462,17 @@ impl Stopper {
         }
     }
 
+    /// The whole seconds left before the load's timeout (at least 1), for a statement's query
+    /// timeout; `None` without a timeout.
+    pub(super) fn seconds_left(&self) -> Option<usize> {
+        (self.timeout_secs > 0).then(|| {
+            let left = self
+                .timeout_secs
+                .saturating_sub(self.started.elapsed().as_secs());
+            usize::try_from(left.max(1)).unwrap_or(usize::MAX)
+        })
+    }
+
     /// `Err` when the load must stop; `copied`: the rows committed so far, for the message.
     pub(super) fn check(&self, copied: u64) -> Result<()> {
         if self.cancel.load(Ordering::Relaxed) {

@@ -340,3 +340,39 @@ def test_a_load_freetds_sends_as_inserts_keeps_bulk_semantics(conn, driver):
         assert cur.execute("SELECT id FROM bk_fa WHERE body = N'kept'").fetchval() == 100
     finally:
         cur.execute("DROP TABLE bk_fa")
+
+
+@pytest.mark.parametrize("driver", ["freetds"], indirect=True)  # the INSERT-array path on SQL Server
+def test_an_array_waiting_on_a_lock_ends_at_cancel_and_at_the_timeout(connect):
+    """A load FreeTDS sends as INSERT arrays ((MAX) column) that waits on another session's row
+    lock is stopped by cursor.cancel() from another thread, and by the load's own timeout: the
+    statement in flight is cancelled on the server, the connection stays usable."""
+    import threading
+    import time
+
+    holder = connect(autocommit=False)
+    hcur = holder.cursor()
+    hcur.execute("CREATE TABLE bk_lockwait (id int NOT NULL PRIMARY KEY, body nvarchar(max) NULL)")
+    holder.commit()
+    try:
+        hcur.execute("INSERT INTO bk_lockwait VALUES (1, N'held')")  # row lock until rollback
+        cn = connect()
+        cur = cn.cursor()
+        before = ferrodbc.counters()["bulk_array_loads"]
+        threading.Timer(1.0, cur.cancel).start()
+        started = time.monotonic()
+        with pytest.raises(ferrodbc.OperationalError):
+            cur.bulkcopy("bk_lockwait", [(1, "waits")], timeout=0)
+        assert time.monotonic() - started < 8  # without the cancel it waits for the lock
+        started = time.monotonic()
+        with pytest.raises(ferrodbc.OperationalError):
+            cur.bulkcopy("bk_lockwait", [(1, "waits")], timeout=2)
+        assert 1.5 < time.monotonic() - started < 8
+        assert ferrodbc.counters()["bulk_array_loads"] == before + 2
+        holder.rollback()
+        assert cur.bulkcopy("bk_lockwait", [(1, "after")])["rows_copied"] == 1
+        assert cur.execute("SELECT body FROM bk_lockwait").fetchall() == [("after",)]
+    finally:
+        holder.rollback()
+        hcur.execute("DROP TABLE bk_lockwait")
+        holder.commit()

@@ -228,6 +228,9 @@ impl Cursor {
         } else {
             None
         };
+        // While an array load runs, `cursor.cancel()` reaches its statement (SQLCancel on an
+        // array waiting on the server); the cursor's own comes back after.
+        let mut cursor_cancel = None;
         let result = (|| -> PyResult<LoadCount> {
             let mut way = match bcp {
                 Some(bcp) => {
@@ -260,6 +263,14 @@ impl Cursor {
                     )
                 }
             };
+            if let Way::Arrays(load) = &way {
+                cursor_cancel = Some(
+                    self.cancel
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .replace(load.cancel_handle()),
+                );
+            }
             if let Err(e) = feed(py, &mut way) {
                 // Ending a load that failed is driver work too (abort, bcp_done, rollback).
                 py.detach(move || drop(way));
@@ -270,6 +281,9 @@ impl Cursor {
                 Way::Arrays(load) => py.detach(|| load.finish()).map_err(err),
             }
         })();
+        if let Some(previous) = cursor_cancel {
+            *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = previous;
+        }
         if result.is_err() && !self.shared.lost.load(Ordering::Acquire) {
             // A failure while sending (the rows' errors go through the load, not `err`): a dead
             // link is noted as any other call notes it.

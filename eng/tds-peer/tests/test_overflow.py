@@ -301,3 +301,22 @@ def test_rpc_date_past_9999_is_8023(peer, type_name, body):
         last = (3652058).to_bytes(3, "little")
         s.sendall(rawtds.packet(0x03, rawtds.rpc_executesql("SELECT @d", "@d date", [("@d", b"\x28\x03" + last)])))
         assert rawtds.errors(rawtds.message(s)) == []
+
+
+def test_a_default_reads_back_as_written_not_as_checked(connect):
+    """A column DEFAULT with integer arithmetic or a division is checked for overflow and zero
+    when it runs, but the catalog shows it as written (SQLAlchemy's server-default reflection
+    read '__ck3*5,int' for `DEFAULT 3*5`)."""
+    cur = connect().cursor()
+    t = f"dflt_{uuid.uuid4().hex[:8]}"
+    cur.execute(f"CREATE TABLE {t} (id int, a int DEFAULT (3*5), b int DEFAULT (10/2))")
+    cur.execute(f"INSERT INTO {t} (id) VALUES (1)")
+    assert tuple(cur.execute(f"SELECT a, b FROM {t}").fetchone()) == (15, 5)
+    defaults = dict(cur.execute(
+        f"SELECT COLUMN_NAME, COLUMN_DEFAULT FROM INFORMATION_SCHEMA.COLUMNS WHERE TABLE_NAME = '{t}' AND COLUMN_DEFAULT IS NOT NULL").fetchall())
+    assert set(defaults) == {"a", "b"}
+    assert all("__" not in v for v in defaults.values()), defaults
+    assert "3*5" in defaults["a"].replace(" ", "") and "10/2" in defaults["b"].replace(" ", "")
+    definitions = [r[0] for r in cur.execute(
+        f"SELECT definition FROM sys.default_constraints WHERE parent_object_id = OBJECT_ID('{t}')").fetchall()]
+    assert len(definitions) == 2 and all("__" not in d for d in definitions), definitions

@@ -563,6 +563,13 @@ def test_global_temp_tables_are_shared_and_dropped_with_their_creator(connect):
     assert [tuple(r) for r in cb.execute(f"SELECT id, s FROM {g} ORDER BY id").fetchall()] == [(1, "a"), (2, "b")]
     assert [tuple(r) for r in ca.execute(f"SELECT id FROM tempdb..{g} ORDER BY id").fetchall()] == [(1,), (2,)]
     assert cb.execute(f"SELECT OBJECT_ID('tempdb..{g}')").fetchone()[0] is not None
+    # They are tempdb's: listed by tempdb's catalog views, not by the current database's
+    # (SQLAlchemy's get_table_names listed ##user_tmp_main among the user's tables).
+    for view in ("sys.tables", "sys.objects", "INFORMATION_SCHEMA.TABLES", "INFORMATION_SCHEMA.COLUMNS"):
+        col = "TABLE_NAME" if view.startswith("INFORMATION") else "name"
+        assert cb.execute(f"SELECT COUNT(*) FROM {view} WHERE {col} = '{g}'").fetchone()[0] == 0, view
+        assert cb.execute(f"SELECT COUNT(*) FROM tempdb.{view} WHERE {col} = '{g}'").fetchone()[0] > 0, view
+    assert g not in [r.table_name for r in cb.tables(tableType="TABLE").fetchall()]
     # A second CREATE of the same name, from another session, is 2714.
     with pytest.raises(pyodbc.Error) as ei:
         cb.execute(f"CREATE TABLE {g} (x int)")

@@ -226,7 +226,7 @@ fn send_error(out: &mut Out, r: &mut Resp, e: &crate::sql::errors::SqlError) -> 
 }
 
 pub(crate) fn user_tables(cx: &mut Context) -> Vec<(String, String)> {
-    let mut st = match cx.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' ORDER BY name") {
+    let mut st = match cx.db.prepare("SELECT name, type FROM sqlite_master WHERE type IN ('table','view') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '__tdspeer%' AND name NOT LIKE '##%' ORDER BY name") {
         Ok(s) => s,
         Err(_) => return Vec::new(),
     };

@@ -53,7 +53,7 @@ fn sysobjects_query() -> Vec<Tok> {
         "(SELECT name, id, xtype, xtype AS type, 1 AS uid, {created} AS crdate, {created} AS refdate \
          FROM (SELECT name, rowid + 100 AS id, CASE type WHEN 'view' THEN 'V ' ELSE 'U ' END AS xtype \
          FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' \
-         AND name NOT LIKE '__tdspeer%' UNION ALL SELECT name, 1000000 + rowid, 'P ' \
+         AND name NOT LIKE '__tdspeer%' AND name NOT LIKE '##%' UNION ALL SELECT name, 1000000 + rowid, 'P ' \
          FROM __tdspeer_procs{system}))"
     );
     super::lexer::tokenize(&sql).unwrap_or_default()

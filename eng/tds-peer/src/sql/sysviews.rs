@@ -22,8 +22,49 @@ use rusqlite::{Connection, types::Value};
 pub const EXTPROPS_VIEW: &str = "SELECT 1 AS class, 'OBJECT_OR_COLUMN' AS class_desc, m.rowid + 100 AS major_id, COALESCE((SELECT p.cid + 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE), 0) AS minor_id, e.name AS name, e.value AS value FROM __tdspeer_extprops e JOIN sqlite_master m ON m.type IN ('table', 'view') AND m.name = CASE WHEN lower(e.sch) = 'dbo' THEN e.tbl ELSE e.sch || '.' || e.tbl END COLLATE NOCASE WHERE e.col = '' OR EXISTS (SELECT 1 FROM pragma_table_info(m.name) p WHERE p.name = e.col COLLATE NOCASE)";
 
 /// User tables and views: object id, name (without its schema), the SQLite table name
-/// (`"s.t"` for an object of a user schema), schema id and name, SQLite type.
-const OBJ: &str = "SELECT m.rowid + 100 AS rid, CASE WHEN s.name IS NULL THEN m.name ELSE substr(m.name, length(s.name) + 2) END AS name, m.name AS sname, COALESCE(4 + s.rowid, 1) AS schema_id, COALESCE(s.name, 'dbo') AS schema_name, m.type AS type FROM sqlite_master m LEFT JOIN __tdspeer_schemas s ON lower(substr(m.name, 1, length(s.name) + 1)) = lower(s.name || '.') WHERE m.type IN ('table','view') AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '__tdspeer%'";
+/// (`"s.t"` for an object of a user schema), schema id and name, SQLite type. Global temporary
+/// tables (`##t`, tables of the shared SQLite file) are tempdb's: [`IN_THIS_DATABASE`] is
+/// turned into [`IN_TEMPDB`] for `tempdb.sys.…` / `tempdb.INFORMATION_SCHEMA.…`.
+const OBJ: &str = "SELECT m.rowid + 100 AS rid, CASE WHEN s.name IS NULL THEN m.name ELSE substr(m.name, length(s.name) + 2) END AS name, m.name AS sname, COALESCE(4 + s.rowid, 1) AS schema_id, COALESCE(s.name, 'dbo') AS schema_name, m.type AS type FROM sqlite_master m LEFT JOIN __tdspeer_schemas s ON lower(substr(m.name, 1, length(s.name) + 1)) = lower(s.name || '.') WHERE m.type IN ('table','view') AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE '__tdspeer%' AND m.name NOT LIKE '##%'";
+const IN_THIS_DATABASE: &str = "m.name NOT LIKE '##%'";
+const IN_TEMPDB: &str = "m.name LIKE '##%'";
+
+/// `expr` with every `__ck(e, 'type')` replaced by `e` and `__nz(e)` by `e`.
+fn without_checks(expr: &str) -> String {
+    let mut out = expr.to_string();
+    for name in ["__ck(", "__nz("] {
+        while let Some(start) = out.find(name) {
+            let open = start + name.len() - 1;
+            // The call's closing paren and its last top-level comma, outside quotes.
+            let (mut depth, mut quoted, mut comma, mut close) = (0usize, false, None, None);
+            for (i, c) in out[open..].char_indices().map(|(i, c)| (open + i, c)) {
+                match c {
+                    '\'' => quoted = !quoted,
+                    _ if quoted => {}
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = Some(i);
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => comma = Some(i),
+                    _ => {}
+                }
+            }
+            let Some(close) = close else { break };
+            let end = if name == "__ck(" {
+                comma.unwrap_or(close)
+            } else {
+                close
+            };
+            let inner = out[open + 1..end].trim().to_string();
+            out.replace_range(start..=close, &inner);
+        }
+    }
+    out
+}
 
 /// The schema name / bare name of a SQLite table name `x` (an FK's target table).
 fn schema_of(x: &str) -> String {
@@ -49,6 +90,11 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         Ok(ctx
             .get::<Option<String>>(0)?
             .map(|n| crate::sql::schema::base_name(&n)))
+    })?;
+    // A column DEFAULT as written: without the checks the rewriter wraps around integer
+    // arithmetic and divisors (`__ck(3*5, 'int')`, `__nz(2)`), which reflection showed.
+    db.create_scalar_function("__tsql_default", 1, det, |ctx| {
+        Ok(ctx.get::<Option<String>>(0)?.map(|d| without_checks(&d)))
     })?;
     db.create_scalar_function("__colmeta", 3, det, |ctx| {
         let decl: String = ctx.get::<Option<String>>(0)?.unwrap_or_default();
@@ -155,7 +201,7 @@ fn types_view() -> String {
 /// rowversion column's "no value" default is the peer's, not a default SQL Server lists).
 fn cols() -> String {
     format!(
-        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, CASE WHEN p.type = '{rv}' THEN NULL ELSE p.dflt_value END AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p",
+        "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_id AS schema_id, o.schema_name AS schema_name, o.type AS otype, p.cid AS cid, p.name AS cname, p.type AS decl, p.\"notnull\" AS nn, CASE WHEN p.type = '{rv}' THEN NULL ELSE __tsql_default(p.dflt_value) END AS dflt, p.pk AS pk FROM ({OBJ}) o JOIN pragma_table_info(o.sname) p",
         rv = crate::sql::typemeta::ROWVERSION_DECL
     )
 }
@@ -169,6 +215,11 @@ fn indexes_src() -> String {
     format!(
         "SELECT o.rid AS rid, o.name AS tname, o.sname AS sname, o.schema_name AS schema_name, l.name AS iname, CASE WHEN o.schema_id > 4 AND lower(substr(l.name, 1, length(o.schema_name) + 1)) = lower(o.schema_name || '.') THEN substr(l.name, length(o.schema_name) + 2) ELSE l.name END AS dname, l.seq AS seq, l.\"unique\" AS uniq, l.origin AS origin FROM ({OBJ}) o JOIN pragma_index_list(o.sname) l WHERE o.type = 'table'"
     )
+}
+
+/// The view's SQL in tempdb (`tempdb.sys.tables`): the global temporary tables only.
+pub fn tempdb_view(schema: &str, name: &str, spid: u16) -> Option<String> {
+    view(schema, name, spid).map(|sql| sql.replace(IN_THIS_DATABASE, IN_TEMPDB))
 }
 
 pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
@@ -294,6 +345,22 @@ fn action(col: &str, desc: bool) -> String {
     }
 }
 
+/// Whether the schema before `dot` is qualified by tempdb (`tempdb.sys.tables`,
+/// `[tempdb].INFORMATION_SCHEMA.COLUMNS`).
+fn in_tempdb(toks: &[Tok], dot: usize) -> bool {
+    let prev = |j: usize| (0..j).rev().find(|&k| !toks[k].is_space());
+    let Some(schema) = prev(dot) else {
+        return false;
+    };
+    let Some(db_dot) = prev(schema).filter(|&k| toks[k].is_punct('.')) else {
+        return false;
+    };
+    prev(db_dot).is_some_and(|k| match &toks[k] {
+        Tok::Word(w) | Tok::Quoted(w) => w.eq_ignore_ascii_case("tempdb"),
+        _ => false,
+    })
+}
+
 impl Ctx<'_> {
     /// `sys.<view>` / `INFORMATION_SCHEMA.<view>` (bare or bracketed) at the token after
     /// `schema`, whose `.` is at `dot`: as a table reference, the view's subquery named by its
@@ -314,7 +381,11 @@ impl Ctx<'_> {
             Tok::Word(w) | Tok::Quoted(w) => w.to_ascii_uppercase(),
             _ => return None,
         };
-        let sql = view(schema, &name, self.spid)?;
+        let sql = if in_tempdb(toks, dot) {
+            tempdb_view(schema, &name, self.spid)?
+        } else {
+            view(schema, &name, self.spid)?
+        };
         let alias = format!(
             "__{}_{}",
             if schema == "SYS" { "sys" } else { "is" },
@@ -525,4 +596,20 @@ pub fn register_json(db: &Connection) -> rusqlite::Result<()> {
             t.to_string()
         }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_checks;
+
+    #[test]
+    fn defaults_are_shown_without_the_rewriters_checks() {
+        assert_eq!(without_checks("(__ck(3*5, 'int'))"), "(3*5)");
+        assert_eq!(
+            without_checks("__ck(__ck(1+f(2, 3), 'int') * 2, 'bigint')"),
+            "1+f(2, 3) * 2"
+        );
+        assert_eq!(without_checks("10 / __nz(2)"), "10 / 2");
+        assert_eq!(without_checks("getdate()"), "getdate()");
+    }
 }

@@ -37,6 +37,21 @@ pub enum Driver {
 }
 
 impl Driver {
+    /// The driver a connection string's `DRIVER=` value names: a registered name
+    /// (`ODBC Driver 18 for SQL Server`, `FreeTDS`) or a library path.
+    pub fn from_driver_keyword(value: &str) -> Driver {
+        let lower = value.to_ascii_lowercase();
+        if lower.contains("odbc driver 17 for sql server")
+            || lower.contains("odbc driver 18 for sql server")
+        {
+            Driver::MsOdbc
+        } else if lower.contains("freetds") {
+            Driver::FreeTds
+        } else {
+            Driver::from_file_name(&lower)
+        }
+    }
+
     pub fn from_file_name(name: &str) -> Driver {
         let lower = name.to_ascii_lowercase();
         if lower.contains("msodbcsql") {

@@ -387,21 +387,6 @@ const NS_PER_DAY: i64 = 86_400_000_000_000;
 const FIRST_DAY: i64 = -719_162;
 const LAST_DAY: i64 = 2_932_896;
 
-/// The `(year, month, day)` of a day number (days since 1970-01-01), proleptic Gregorian:
-/// Howard Hinnant's `civil_from_days`, the inverse of `days_from_civil`.
-pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
 /// The date of a day number; `Err` outside 0001-01-01..9999-12-31.
 pub fn date_of_days(days: i64) -> Result<Date, String> {
     if !(FIRST_DAY..=LAST_DAY).contains(&days) {
@@ -409,7 +394,7 @@ pub fn date_of_days(days: i64) -> Result<Date, String> {
             "day {days} since 1970-01-01 is outside 0001-01-01..9999-12-31"
         ));
     }
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = crate::types::temporal::arrow::civil_from_days(days);
     Ok(Date {
         year: year as i16,
         month: month as u16,

@@ -457,7 +457,7 @@ pub fn rounded_timestamp(ts: Timestamp, scale: u8) -> Result<Timestamp, String> 
         u32::from(d.month),
         u32::from(d.day),
     ) + 1;
-    let (year, month, day) = super::arrow::civil_from_days(days);
+    let (year, month, day) = crate::types::temporal::arrow::civil_from_days(days);
     if year > 9999 {
         return Err(format!(
             "{} rounds past 9999-12-31 at scale {scale} (out of range)",

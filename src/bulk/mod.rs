@@ -47,12 +47,8 @@ pub fn bcp_attr_for(
     let driver = attrs
         .iter()
         .find(|a| a.key.eq_ignore_ascii_case("driver"))?;
-    let name = driver.value.to_ascii_lowercase();
-    let has_bcp = name.contains("odbc driver 17 for sql server")
-        || name.contains("odbc driver 18 for sql server")
-        || name.contains("msodbcsql")
-        || name.contains("freetds")
-        || name.contains("tdsodbc");
+    let has_bcp =
+        crate::backend::Driver::from_driver_keyword(&driver.value) != crate::backend::Driver::Other;
     has_bcp.then_some((SQL_COPT_SS_BCP, AttrValue::Int(SQL_BCP_ON)))
 }
 

@@ -312,6 +312,27 @@ impl Cursor {
     }
 }
 
+/// When `progress` is due: each time the source rows taken pass a multiple of `every` (a record
+/// batch passing several at once makes one call); never when `every` is 0.
+pub(super) struct Notices {
+    every: u64,
+    next: u64,
+}
+
+impl Notices {
+    pub(super) fn new(every: u64) -> Self {
+        Notices { every, next: every }
+    }
+
+    pub(super) fn due(&mut self, rows: u64) -> bool {
+        if self.every == 0 || rows < self.next {
+            return false;
+        }
+        self.next = (rows / self.every + 1) * self.every;
+        true
+    }
+}
+
 /// Marks the connection held by this thread for as long as it lives (see
 /// `ConnShared::conn_holder`).
 struct Holding<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -487,7 +508,7 @@ impl Cursor {
                 Way::Arrays(l) => l.rows_per_send(),
                 Way::Bcp(_) => CHUNK_ROWS,
             };
-            let mut next_notice = args.notify_after;
+            let mut notices = Notices::new(args.notify_after);
             let mut n: u64 = 0;
             let mut chunk_first = 0u64;
             for row in first.into_iter().map(Ok).chain(rows) {
@@ -539,9 +560,8 @@ impl Cursor {
                     chunk_first = n;
                 }
                 if let Some(cb) = &args.progress {
-                    if args.notify_after > 0 && n >= next_notice {
+                    if notices.due(n) {
                         cb.call1(py, (n,))?;
-                        next_notice += args.notify_after;
                     }
                 }
             }

@@ -8,7 +8,9 @@
 //! every fed column (`crate::bulk::arrow`, one loop per Arrow type) and the send. Memory stays
 //! bounded by a batch: the stream is never collected.
 
-use super::bulk::{Args, CHUNK_BYTES, CHUNK_ROWS, Way, bad_value, check_args, null_refused};
+use super::bulk::{
+    Args, CHUNK_BYTES, CHUNK_ROWS, Notices, Way, bad_value, check_args, null_refused,
+};
 use super::*;
 use crate::bulk::arrow::{ParamSink, check_type, put_array};
 use crate::bulk::{ArrayLoad, BcpLoad, CellSink, Chunk, Fed, check_param};
@@ -364,7 +366,7 @@ impl Cursor {
                 first: 0,
             };
             let mut n: u64 = 0;
-            let mut next_notice = args.notify_after;
+            let mut notices = Notices::new(args.notify_after);
             loop {
                 let result =
                     py.detach(|| step(&mut source, way, &mut chunk, &mut pending, &fed, n));
@@ -397,9 +399,8 @@ impl Cursor {
                 };
                 n += rows;
                 if let Some(cb) = &args.progress {
-                    if args.notify_after > 0 && n >= next_notice {
+                    if notices.due(n) {
                         cb.call1(py, (n,))?;
-                        next_notice = (n / args.notify_after + 1) * args.notify_after;
                     }
                 }
             }

@@ -280,6 +280,21 @@ pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The `(year, month, day)` of a day number (days since 1970-01-01), proleptic Gregorian:
+/// Howard Hinnant's `civil_from_days`, the inverse of `days_from_civil`.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 /// Whether a date's fields are a real calendar day (drivers can hand out junk, e.g.
 /// psqlODBC's `-infinity`): the row path's `date()` refuses those too.
 pub fn valid_date(d: Date) -> bool {

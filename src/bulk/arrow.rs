@@ -676,20 +676,20 @@ mod tests {
         let first = -62_135_596_800_000_000i64; // 0001-01-01 00:00 in microseconds
         let ts = timestamp_of(first, TimeUnit::Microsecond).unwrap();
         assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7),
+            super::super::encode::timestamp_text(&ts, 7).as_str(),
             "0001-01-01 00:00:00.0000000"
         );
         assert!(timestamp_of(first - 1, TimeUnit::Microsecond).is_err());
         let last = (LAST_DAY + 1) * 86_400_000_000 - 1;
         let ts = timestamp_of(last, TimeUnit::Microsecond).unwrap();
         assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7),
+            super::super::encode::timestamp_text(&ts, 7).as_str(),
             "9999-12-31 23:59:59.9999990"
         );
         assert!(timestamp_of(last + 1, TimeUnit::Microsecond).is_err());
         let ts = timestamp_of(-1, TimeUnit::Nanosecond).unwrap();
         assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7),
+            super::super::encode::timestamp_text(&ts, 7).as_str(),
             "1969-12-31 23:59:59.9999999"
         );
         let ts = timestamp_of(i64::MAX, TimeUnit::Nanosecond).unwrap();
@@ -721,7 +721,7 @@ mod tests {
         assert_eq!(fixed_offset("+é:00"), None);
         let o = offset_of(0, TimeUnit::Second, -90).unwrap();
         assert_eq!(
-            super::super::encode::offset_text(&o, 0),
+            super::super::encode::offset_text(&o, 0).as_str(),
             "1969-12-31 22:30:00 -01:30"
         );
         let a = TimestampMicrosecondArray::from(vec![0]).with_timezone("+02:00");

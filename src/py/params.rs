@@ -80,7 +80,12 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
                 nanosecond: dt.get_microsecond() * 1000,
             },
         };
-        let offset = value.call_method0("utcoffset")?;
+        // Naive (no tzinfo, the common case): no call into Python. A tzinfo whose utcoffset()
+        // is None is naive too, as Python has it.
+        if pyo3::types::PyTzInfoAccess::get_tzinfo(dt).is_none() {
+            return Ok(ParamValue::Timestamp(ts));
+        }
+        let offset = value.call_method0(pyo3::intern!(py, "utcoffset"))?;
         if offset.is_none() {
             return Ok(ParamValue::Timestamp(ts));
         }
@@ -140,13 +145,22 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
 /// PostgreSQL stores them, SQL Server's driver refuses them (DataError).
 fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
     use pyo3::exceptions::PyTypeError;
+    // The exact Decimal type: its str() says the same as as_tuple() without building a tuple
+    // of digit objects (as_tuple was a quarter of a mixed 8-column bulk load's instructions).
+    // Subclasses, NaN and the infinities take the as_tuple() path below.
+    if value.get_type().is(cache::decimal_type(value.py())?) {
+        let text = value.str()?;
+        if let Some((negative, digits, exponent)) = parse_decimal_str(text.to_str()?) {
+            return decimal_from_parts(negative, &digits, exponent, index);
+        }
+    }
     let bad = |what: &str| {
         PyTypeError::new_err(format!(
             "parameter {index}: Decimal.as_tuple() returned {what}; expected (sign 0 or 1, \
              a non-empty tuple of digits 0-9, an int exponent or 'n', 'N', 'F')"
         ))
     };
-    let t = value.call_method0("as_tuple")?;
+    let t = value.call_method0(pyo3::intern!(value.py(), "as_tuple"))?;
     let t = t
         .cast::<PyTuple>()
         .map_err(|_| bad("something that is not a tuple"))?;
@@ -194,6 +208,49 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
     if digits.is_empty() {
         return Err(bad("no digits"));
     }
+    let exponent: i64 = match exponent_int.extract::<i64>() {
+        Ok(e) => e,
+        // Beyond 64 bits (only a subclass can say that): the same errors as a large i64.
+        Err(_) if exponent_int.lt(0)? => i64::MIN,
+        Err(_) => i64::MAX,
+    };
+    decimal_from_parts(sign == 1, &digits, exponent, index)
+}
+
+/// Sign, digits (no leading zeros but one) and exponent of a finite Decimal's str()
+/// (`-12.340`, `0.05`, `1.5E-7`, `1E+3`); `None` for anything else (NaN, Infinity).
+fn parse_decimal_str(s: &str) -> Option<(bool, Vec<u8>, i64)> {
+    let (negative, body) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let (mantissa, exp) = match body.find(['E', 'e']) {
+        Some(i) => (&body[..i], body[i + 1..].parse::<i64>().ok()?),
+        None => (body, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if int.is_empty() && frac.is_empty() {
+        return None;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|c| c - b'0').collect();
+    let leading = digits.iter().take_while(|&&d| d == 0).count();
+    digits.drain(..leading.min(digits.len() - 1));
+    let exponent = exp.checked_sub(i64::try_from(frac.len()).ok()?)?;
+    Some((negative, digits, exponent))
+}
+
+/// The plain text of a decimal `(-1)^negative * digits * 10^exponent`, checked as pyodbc
+/// checks it (see [`decimal_param`]).
+fn decimal_from_parts(
+    negative: bool,
+    digits: &[u8],
+    exponent: i64,
+    index: usize,
+) -> PyResult<ParamValue> {
     // The largest scale ODBC can describe (decimal digits are a SQLSMALLINT).
     const MAX_SCALE: i64 = i16::MAX as i64;
     let too_many_after_point = || {
@@ -201,12 +258,6 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
             "parameter {index}: Decimal has more digits after the decimal point than can be \
              bound (at most {MAX_SCALE})"
         ))
-    };
-    let exponent: i64 = match exponent_int.extract::<i64>() {
-        Ok(e) => e,
-        // Beyond 64 bits (only a subclass can say that): the same errors as a large i64.
-        Err(_) if exponent_int.lt(0)? => return Err(too_many_after_point()),
-        Err(_) => i64::MAX,
     };
     if exponent < -MAX_SCALE {
         return Err(too_many_after_point());
@@ -223,7 +274,7 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
         )));
     }
     let mut text = String::with_capacity(digits.len() + 4);
-    if sign == 1 {
+    if negative {
         text.push('-');
     }
     let digit_chars: String = digits.iter().map(|d| (b'0' + d) as char).collect();
@@ -340,7 +391,7 @@ fn table_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
 /// A `uuid.UUID` from its `bytes_le` (what pyodbc binds as SQL_GUID), so a subclass whose
 /// `bytes_le` is not 16 bytes is a TypeError, as in pyodbc, not a wrong value.
 fn uuid_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
-    let le = value.getattr("bytes_le")?;
+    let le = value.getattr(pyo3::intern!(value.py(), "bytes_le"))?;
     let le: [u8; 16] = le
         .cast::<PyBytes>()
         .ok()

@@ -261,3 +261,22 @@ def test_executemany_mixed_nulls_lengths_and_scales(conn, driver):
     got = [tuple(r) for r in cur.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()]
     assert got == exp
     assert all(str(r[2]).split(".")[1].__len__() == 10 for r in got if r[2] is not None)
+
+
+class _DecimalSubclass(Decimal):
+    """Takes the as_tuple() path: only the exact Decimal type is read through str()."""
+
+
+DECIMAL_TEXTS = ["0", "-0", "0.00", "0.05", "-0.0500", "100", "1E+2", "1.5E-7", "-12.340", "7",
+                 "123456789012345678901234567890.12345678", "1E-38", "9.99E+20", "0E-10", "00012.50"]
+
+
+@pytest.mark.parametrize("text", DECIMAL_TEXTS)
+def test_a_decimal_read_through_str_binds_as_through_as_tuple(conn, driver, text):
+    """Both ways of reading a Decimal give the same precision, scale and value: what SELECT ?
+    returns (decimal(p, s) as described to the server) is identical, digit for digit."""
+    cur = conn.cursor()
+    exact = cur.execute("SELECT ?", Decimal(text)).fetchval()
+    via_tuple = cur.execute("SELECT ?", _DecimalSubclass(text)).fetchval()
+    assert str(exact) == str(via_tuple)
+    assert exact == Decimal(text)

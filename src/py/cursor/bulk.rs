@@ -5,8 +5,8 @@
 use super::*;
 use crate::backend::Driver;
 use crate::bulk::{
-    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, LoadCount, LoadOptions, Mapping, Table, check_param,
-    put_param,
+    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, Form, LoadCount, LoadOptions, Mapping, Put, Table,
+    check_param, put_param,
 };
 use crate::error::Error;
 use crate::odbc::bcp::Bcp;
@@ -488,88 +488,155 @@ impl Cursor {
         };
         self.bulk_load(py, &args, fields, |py, way| {
             let fed: Vec<Fed> = way.fed().to_vec();
-            let mut chunk = Chunk::new(fed.len(), 0);
-            let mut params: Vec<Vec<ParamValue>> = Vec::new();
-            let mut scratch = crate::bulk::CellColumn::default();
-            let arrays = matches!(way, Way::Arrays(_));
-            // What a value is checked as, decided once: the arrays path keeps the type checks
-            // and leaves limits to the DBMS (SQLite enforces no declared length or width).
-            let forms: Vec<_> = fed
-                .iter()
-                .map(|f| {
-                    if arrays {
-                        f.form.without_limits()
-                    } else {
-                        f.form
-                    }
-                })
-                .collect();
-            let per_send = match way {
-                Way::Arrays(l) => l.rows_per_send(),
-                Way::Bcp(_) => CHUNK_ROWS,
-            };
-            let mut notices = Notices::new(args.notify_after);
-            let mut n: u64 = 0;
-            let mut chunk_first = 0u64;
-            for row in first.into_iter().map(Ok).chain(rows) {
-                let row = row?;
-                let len = row_len(py, &row)?;
-                if Some(len) != fields {
-                    return Err(programming(format!(
-                        "bulk load: source row {n} has {len} fields; row 0 has {}",
-                        fields.unwrap_or(0)
-                    )));
+            let source = first.into_iter().map(Ok).chain(rows);
+            // The destination of the values is decided here, once: the row loop is generic
+            // over it.
+            match way {
+                Way::Bcp(_) => {
+                    let mut out = CellsOut {
+                        chunk: Chunk::new(fed.len(), 0),
+                        forms: fed.iter().map(|f| f.form).collect(),
+                    };
+                    copy_rows(py, way, &mut out, source, fields, &fed, &args)
                 }
-                let copied = way.count().rows_copied;
-                let mut values = Vec::with_capacity(fed.len());
-                for (i, f) in fed.iter().enumerate() {
-                    let item = row.get_item(f.field)?;
-                    let v = to_param(&item, f.field)
-                        .map_err(|e| bad_value(py, f, n, e.value(py).to_string(), copied, false))?;
-                    if f.refuses_null && matches!(v, ParamValue::Null) {
-                        return Err(bad_value(py, f, n, null_refused(f), copied, true));
-                    }
-                    if arrays {
-                        check_param(&v, forms[i], &mut scratch)
-                            .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
-                        values.push(v);
-                    } else {
-                        put_param(
-                            &v,
-                            &mut CellSink {
-                                form: forms[i],
-                                out: &mut chunk.columns[i],
-                            },
-                        )
-                        .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
-                    }
-                }
-                if arrays {
-                    params.push(values);
-                }
-                n += 1;
-                let full = if arrays {
-                    params.len() >= per_send
-                } else {
-                    chunk.rows() >= per_send || chunk.bytes_held() >= CHUNK_BYTES
-                };
-                if full {
-                    send_cells(py, way, &chunk)?;
-                    send_params(py, way, &mut params, chunk_first)?;
-                    chunk.clear(n);
-                    chunk_first = n;
-                }
-                if let Some(cb) = &args.progress {
-                    if notices.due(n) {
-                        cb.call1(py, (n,))?;
-                    }
+                Way::Arrays(load) => {
+                    let mut out = ParamsOut {
+                        rows: Vec::new(),
+                        row: Vec::with_capacity(fed.len()),
+                        // The type is checked; limits are the DBMS's (SQLite enforces no
+                        // declared length or width).
+                        forms: fed.iter().map(|f| f.form.without_limits()).collect(),
+                        scratch: crate::bulk::CellColumn::default(),
+                        per_send: load.rows_per_send(),
+                        first: 0,
+                    };
+                    copy_rows(py, way, &mut out, source, fields, &fed, &args)
                 }
             }
-            send_cells(py, way, &chunk)?;
-            send_params(py, way, &mut params, chunk_first)?;
-            Ok(())
         })
     }
+}
+
+/// Where the tuple path puts each row's values: encoded cells for the bcp API, or parameter
+/// rows for an INSERT array. One of the two per load.
+trait RowsOut {
+    /// Column `i`'s value of the current row, checked against the column.
+    fn value(&mut self, i: usize, v: ParamValue) -> Put;
+    /// The current row has all its values.
+    fn end_row(&mut self);
+    fn full(&self) -> bool;
+    /// Send what is held; `next_first` numbers the rows that come after.
+    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()>;
+}
+
+struct CellsOut {
+    chunk: Chunk,
+    forms: Vec<Form>,
+}
+
+impl RowsOut for CellsOut {
+    fn value(&mut self, i: usize, v: ParamValue) -> Put {
+        put_param(
+            &v,
+            &mut CellSink {
+                form: self.forms[i],
+                out: &mut self.chunk.columns[i],
+            },
+        )
+    }
+
+    fn end_row(&mut self) {}
+
+    fn full(&self) -> bool {
+        self.chunk.rows() >= CHUNK_ROWS || self.chunk.bytes_held() >= CHUNK_BYTES
+    }
+
+    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()> {
+        send_cells(py, way, &self.chunk)?;
+        self.chunk.clear(next_first);
+        Ok(())
+    }
+}
+
+struct ParamsOut {
+    rows: Vec<Vec<ParamValue>>,
+    row: Vec<ParamValue>,
+    forms: Vec<Form>,
+    scratch: crate::bulk::CellColumn,
+    per_send: usize,
+    /// Source row number of `rows[0]`.
+    first: u64,
+}
+
+impl RowsOut for ParamsOut {
+    fn value(&mut self, i: usize, v: ParamValue) -> Put {
+        check_param(&v, self.forms[i], &mut self.scratch)?;
+        self.row.push(v);
+        Ok(())
+    }
+
+    fn end_row(&mut self) {
+        let width = self.row.len();
+        self.rows
+            .push(std::mem::replace(&mut self.row, Vec::with_capacity(width)));
+    }
+
+    fn full(&self) -> bool {
+        self.rows.len() >= self.per_send
+    }
+
+    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()> {
+        send_params(py, way, &mut self.rows, self.first)?;
+        self.first = next_first;
+        Ok(())
+    }
+}
+
+/// The tuple path's row loop: each source row's fields converted, checked and put into `out`,
+/// which is sent whenever full and at the end; `progress` called as due.
+fn copy_rows<'py>(
+    py: Python<'py>,
+    way: &mut Way<'_>,
+    out: &mut impl RowsOut,
+    source: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    fields: Option<usize>,
+    fed: &[Fed],
+    args: &Args,
+) -> PyResult<()> {
+    let mut notices = Notices::new(args.notify_after);
+    let mut n: u64 = 0;
+    for row in source {
+        let row = row?;
+        let len = row_len(py, &row)?;
+        if Some(len) != fields {
+            return Err(programming(format!(
+                "bulk load: source row {n} has {len} fields; row 0 has {}",
+                fields.unwrap_or(0)
+            )));
+        }
+        let copied = way.count().rows_copied;
+        for (i, f) in fed.iter().enumerate() {
+            let item = row.get_item(f.field)?;
+            let v = to_param(&item, f.field)
+                .map_err(|e| bad_value(py, f, n, e.value(py).to_string(), copied, false))?;
+            if f.refuses_null && matches!(v, ParamValue::Null) {
+                return Err(bad_value(py, f, n, null_refused(f), copied, true));
+            }
+            out.value(i, v)
+                .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
+        }
+        out.end_row();
+        n += 1;
+        if out.full() {
+            out.send(py, way, n)?;
+        }
+        if let Some(cb) = &args.progress {
+            if notices.due(n) {
+                cb.call1(py, (n,))?;
+            }
+        }
+    }
+    out.send(py, way, n)
 }
 
 fn row_len(py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<usize> {

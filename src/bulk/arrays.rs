@@ -1,7 +1,7 @@
 //! The bulk load of drivers without a bcp API (SQLite3 ODBC, psqlODBC, ...): `INSERT` of the
 //! fed columns as parameter arrays, one array per chunk, so memory stays bounded by the chunk.
 
-use super::load::{LoadCount, LoadOptions, Stopper};
+use super::load::{LoadCount, LoadOptions, Stopper, identity_insert_sql};
 use super::target::{Fed, Table};
 use crate::backend::{Backend, Dbms};
 use crate::error::{Error, Result};
@@ -100,7 +100,7 @@ impl<'c> ArrayLoad<'c> {
         if let Some(table) = identity_insert {
             // Dropped on an error from here on: `drop` turns it off again.
             load.stmt
-                .execute(&format!("SET IDENTITY_INSERT {table} ON"), Vec::new(), &[])?;
+                .execute(&identity_insert_sql(&table, true), Vec::new(), &[])?;
             load.identity_insert = Some(table);
         }
         Ok(load)
@@ -194,10 +194,9 @@ impl<'c> ArrayLoad<'c> {
 
     fn identity_insert_off(&mut self) -> Result<()> {
         match self.identity_insert.take() {
-            Some(table) => {
-                self.stmt
-                    .execute(&format!("SET IDENTITY_INSERT {table} OFF"), Vec::new(), &[])
-            }
+            Some(table) => self
+                .stmt
+                .execute(&identity_insert_sql(&table, false), Vec::new(), &[]),
             None => Ok(()),
         }
     }

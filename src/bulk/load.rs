@@ -432,12 +432,14 @@ impl Drop for BcpLoad<'_> {
 
 /// `SET IDENTITY_INSERT table ON|OFF` on the connection.
 fn set_identity_insert(dbc: &Dbc, table: &str, on: bool) -> Result<()> {
-    exec(
-        dbc,
-        &format!(
-            "SET IDENTITY_INSERT {table} {}",
-            if on { "ON" } else { "OFF" }
-        ),
+    exec(dbc, &identity_insert_sql(table, on))
+}
+
+/// The statement both load paths turn kept identity values on and off with.
+pub(super) fn identity_insert_sql(table: &str, on: bool) -> String {
+    format!(
+        "SET IDENTITY_INSERT {table} {}",
+        if on { "ON" } else { "OFF" }
     )
 }
 

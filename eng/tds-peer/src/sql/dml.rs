@@ -61,13 +61,7 @@ pub(crate) fn dml(
             crate::sql::ranges::set_float_params(Vec::new());
         }
         let n = res?;
-        if kind == DmlKind::Insert {
-            // A table with an identity increment other than 1 renumbers its rows in a trigger.
-            cx.identity = Some(
-                crate::sql::functions::take_identity_note()
-                    .unwrap_or_else(|| cx.db.last_insert_rowid()),
-            );
-        }
+        note_identity(cx, kind);
         Ok(n)
     })?;
     cx.rowcount = n as i64;
@@ -84,6 +78,18 @@ pub(crate) fn dml(
 
 /// The float/real parameters' values (bits) and types, for the overflow messages of the
 /// columns they go into (`ranges::float_source`).
+/// After an INSERT: the identity value it took, for @@IDENTITY / SCOPE_IDENTITY(). A table
+/// with an identity increment other than 1 renumbers its rows in a trigger, which leaves a
+/// note; otherwise it is SQLite's last rowid.
+fn note_identity(cx: &mut Context, kind: DmlKind) {
+    if kind == DmlKind::Insert {
+        cx.identity = Some(
+            crate::sql::functions::take_identity_note()
+                .unwrap_or_else(|| cx.db.last_insert_rowid()),
+        );
+    }
+}
+
 fn float_params(params: &[Param]) -> Vec<(u64, Ty)> {
     params
         .iter()
@@ -209,12 +215,7 @@ fn dml_with_output(
     let (cols, rows) = locks::write(cx, &mut || r.io.poll_attention() || r.io.closed, |cx| {
         crate::sql::functions::take_identity_note();
         let res = cx.fetch(&sql, params)?;
-        if kind == DmlKind::Insert {
-            cx.identity = Some(
-                crate::sql::functions::take_identity_note()
-                    .unwrap_or_else(|| cx.db.last_insert_rowid()),
-            );
-        }
+        note_identity(cx, kind);
         Ok(res)
     })?;
     let columns: Vec<Column> = cols

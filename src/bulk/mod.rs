@@ -7,7 +7,8 @@
 //! - `encode.rs`: a source value into a cell of that form (the [`Sink`] both sources feed).
 //! - `cells.rs`: a chunk's column of length-prefixed cells, as the bcp API reads them.
 //! - `load.rs`: the driver's bcp API (Driver 17/18, FreeTDS): `bcp_init`, a `bcp_bind` per
-//!   column, `bcp_colptr` + `bcp_sendrow` per row, `bcp_batch` per batch, `bcp_done`.
+//!   column, each row's cells copied into the bound slots (or pointed at) and `bcp_sendrow`,
+//!   `bcp_batch` per batch, `bcp_done`.
 //! - `arrays.rs`: every other driver, as `INSERT` parameter arrays per chunk.
 //! - `arrow.rs`: an Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`).
 //!

@@ -4,7 +4,7 @@
 //! The caller encodes a chunk of rows ([`Chunk`]: one [`CellColumn`] per fed column), then
 //! calls [`BcpLoad::send`] without holding any lock of its language; `send` hands each row to
 //! the driver and ends a batch every `batch_size` rows. How a cell reaches the driver is each
-//! column's [`Feed`], chosen at `bcp_bind`: copied into a slot bound once (most columns),
+//! column's `Feed`, chosen at `bcp_bind`: copied into a slot bound once (most columns),
 //! pointed at with `bcp_colptr` (values with no small bound), or given its length with
 //! `bcp_collen` (Driver 18's (MAX) columns); then one `bcp_sendrow` per row.
 

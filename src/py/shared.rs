@@ -108,6 +108,9 @@ impl ConnShared {
              parent's on the same socket).",
         ))
     }
+
+    /// The driver connection, waited for with the GIL released; a ProgrammingError when this
+    /// thread already holds it for a bulk load (`conn_holder`), instead of waiting for itself.
     pub fn lock_conn<'a>(
         &'a self,
         py: Python<'_>,

@@ -35,19 +35,26 @@ suites=(tests/python)
 [ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
 [ -d eng/profiler/tests ] && suites+=(eng/profiler/tests)
-failed=0
+# Each failed step is named again at the very end, on stdout: a CI log shown only by its tail
+# still says which step (and, for pytest, which tests) failed.
+failures=()
+fail() {
+  echo "$1" >&2
+  failures+=("$1")
+}
 for suite in "${suites[@]}"; do
   echo "-- $suite"
   set +e
   # PYTHONHASHSEED=0: the profiler's result digests must agree across processes.
-  PYTHONHASHSEED=0 .venv/bin/python -m pytest -q -p no:cacheprovider "$suite"
-  rc=$?
+  log=$(mktemp)
+  PYTHONHASHSEED=0 .venv/bin/python -m pytest -q -p no:cacheprovider "$suite" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
   set -e
   # pytest exit 5 = no tests collected: a broken suite, not a pass.
   if [ "$rc" -ne 0 ]; then
-    echo "pytest $suite: exit $rc" >&2
-    failed=1
+    fail "pytest $suite: exit $rc $(grep -E '^(FAILED|ERROR) ' "$log" | head -n 20 | tr '\n' ' ')"
   fi
+  rm -f "$log"
 done
 
 echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
@@ -57,8 +64,7 @@ bash eng/memcheck.sh
 rc=$?
 set -e
 if [ "$rc" -ne 0 ]; then
-  echo "memcheck: exit $rc" >&2
-  failed=1
+  fail "memcheck: exit $rc"
 fi
 
 echo "== pyodbc 5.5.0's own tests, real pyodbc vs ferrodbc (eng/suites/pyodbc_suites.py)"
@@ -72,8 +78,7 @@ set +e
 rc=$?
 set -e
 if [ "$rc" -ne 0 ]; then
-  echo "pyodbc suites: exit $rc" >&2
-  failed=1
+  fail "pyodbc suites: exit $rc"
 fi
 
 echo "== installed wheel (eng/wheel_check.py)"
@@ -81,8 +86,7 @@ echo "== installed wheel (eng/wheel_check.py)"
 # time), pip install into a fresh venv, then a query on SQLite3 ODBC and the TDS peer through
 # the installed module. About a minute.
 if ! .venv/bin/python eng/wheel_check.py --profile dev; then
-  echo "wheel check: the installed wheel does not work" >&2
-  failed=1
+  fail "wheel check: the installed wheel does not work"
 fi
 
 echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
@@ -95,22 +99,24 @@ echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # other), and whose test_roundtrip_fetchall meets the peer's `nvarchar + parameter` (0, not text).
 if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor-ferrodbc 0.95 \
     --async --floor-ferrodbc-async 0.94 --max-behind 0; then
-  echo "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails" >&2
-  failed=1
+  fail "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails"
 fi
 echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
 # 50 tasks over 16 connections for 2 s each against the peer; fails only on errors or wrong rows,
 # never on timings (the figures are printed for the record).
 if ! .venv/bin/python -m eng.aio_load --quick; then
-  echo "aio load: an error or a wrong row under load" >&2
-  failed=1
+  fail "aio load: an error or a wrong row under load"
 fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
-# Ten targets (engine decoders, parameter encoding, connection strings; the peer's packet,
+# Eleven targets (engine decoders, parameter and bulk encoding, connection strings; the peer's packet,
 # login, RPC, SQL and bulk-load parsers), ~3 min in all once built; the build is cached outside
 # the clone.
 if ! bash eng/fuzz.sh 18; then
-  echo "fuzz: a target crashed (input under fuzz/artifacts/)" >&2
-  failed=1
+  fail "fuzz: a target crashed (input under fuzz/artifacts/)"
 fi
-exit "$failed"
+if [ "${#failures[@]}" -ne 0 ]; then
+  echo "== summary: ${#failures[@]} step(s) failed"
+  printf '  %s\n' "${failures[@]}"
+  exit 1
+fi
+echo "== summary: every step passed"

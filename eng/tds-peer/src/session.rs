@@ -219,10 +219,13 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Re
                         eprintln!("tds-peer: [{spid}] bulk load bytes {hex}");
                     }
                 }
-                // Parsed here, above the engine: rows decode as RPC parameters do (rpc.rs).
-                let rows = crate::bulk::parse_bulk_message(&data, rpc::decode_value)?;
+                // Decoded as RPC parameters are (rpc.rs, which the engine does not know).
+                let message = crate::bulk::BulkMessage {
+                    data: &data,
+                    decode: rpc::decode_value,
+                };
                 let mut r = Resp::new(io);
-                engine.bulk_load(rows, &mut r)?;
+                engine.bulk_load(message, &mut r)?;
                 r.finish()?;
             }
             P_TM => {

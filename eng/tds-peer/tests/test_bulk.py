@@ -372,6 +372,15 @@ def test_bulk_discard_counts_and_checks_but_stores_nothing(msodbcsql):
             msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(1), _nvarchar("abcd")]])
             _, reply = _raw_load(p.port, f"insert bulk {t}([id] int,[name] nvarchar(3))", msg)
             assert _errors(reply) == [(4815, 17)]
+            # A wrong announced type is 4816, and wins over a row's error, as when storing.
+            msg = _bulk_message([("id", INTN), ("name", bytes([0xA5, 10, 0]))],
+                                [[_int(1), (4).to_bytes(2, "little") + b"abcd"]])
+            _, reply = _raw_load(p.port, f"insert bulk {t}([id] int,[name] nvarchar(3))", msg)
+            assert _errors(reply) == [(4816, 16)]
+            # Rows are counted one by one: the DONE of a good load carries how many.
+            msg = _bulk_message([("id", INTN), ("name", NVARCHAR_100)], [[_int(i), _nvarchar("ab")] for i in range(5)])
+            _, reply = _raw_load(p.port, f"insert bulk {t}([id] int,[name] nvarchar(3))", msg)
+            assert _errors(reply) == [] and _done(reply)[2] == 5
         finally:
             cn.close()
 

@@ -93,8 +93,13 @@ fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
 
 /// A BULK LOAD message: the rows of the pending `INSERT BULK`, inserted as one batch; DONE
 /// with the row count, or the error and DONE_ERROR with nothing of the batch kept.
-pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
+pub(crate) fn load(
+    cx: &mut Context,
+    message: bulk::BulkMessage<'_>,
+    r: &mut Resp,
+) -> io::Result<()> {
     let Some(pending) = cx.bulk.take() else {
+        let rows = message.rows()?;
         if rows.columns.is_empty() && rows.rows.is_empty() {
             // FreeTDS's bcp_done after a batch the server refused sends an empty BULK LOAD
             // message with no INSERT BULK before it: nothing to load, nothing to refuse.
@@ -106,13 +111,12 @@ pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::
         ));
     };
     let mut out = Out::new(false);
-    let applied = announced_types(&pending, &rows.columns).and_then(|()| {
-        if cx.shared.bulk_discard {
-            discard(&pending, &rows.rows)
-        } else {
-            apply(cx, &pending, rows.rows, r)
-        }
-    });
+    let applied = if cx.shared.bulk_discard {
+        discard(&pending, &message)?
+    } else {
+        let rows = message.rows()?;
+        announced_types(&pending, &rows.columns).and_then(|()| apply(cx, &pending, rows.rows, r))
+    };
     match applied {
         // The ATTENTION's DONE already ended the reply.
         Ok(_) if r.attn_acked => return Ok(()),
@@ -127,13 +131,24 @@ pub(crate) fn load(cx: &mut Context, rows: bulk::BulkRows, r: &mut Resp) -> io::
 }
 
 /// `--bulk-discard`: the rows are checked as a load checks them and counted, nothing is
-/// stored, so that a benchmark measures the client, not the peer's SQLite.
-fn discard(pending: &PendingLoad, rows: &[Vec<Value>]) -> Result<usize, StmtErr> {
+/// stored (nor kept while the message is read), so that a benchmark measures the client, not
+/// the peer's SQLite or its allocator.
+fn discard(
+    pending: &PendingLoad,
+    message: &bulk::BulkMessage<'_>,
+) -> io::Result<Result<usize, StmtErr>> {
     let limited = pending.limited();
-    for row in rows {
-        check_row(row, pending.columns.len(), &limited)?;
-    }
-    Ok(rows.len())
+    let mut count = 0;
+    let mut refused = None;
+    let columns = message.scan(|row| {
+        if refused.is_none() {
+            match check_row(row, pending.columns.len(), &limited) {
+                Ok(()) => count += 1,
+                Err(e) => refused = Some(e),
+            }
+        }
+    })?;
+    Ok(announced_types(pending, &columns).and_then(|()| refused.map_or(Ok(count), Err)))
 }
 
 /// 4816 for a column whose announced type cannot go into the table's: binary data for a

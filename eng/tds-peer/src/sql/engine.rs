@@ -296,10 +296,13 @@ impl Engine {
         }
     }
 
-    /// A BULK LOAD message (packet type 0x07), parsed (`bulk::parse_bulk_message`): the rows of
-    /// the pending `INSERT BULK`.
-    pub fn bulk_load(&mut self, rows: crate::bulk::BulkRows, r: &mut Resp) -> io::Result<()> {
-        let res = bulkload::load(&mut self.cx, rows, r);
+    /// A BULK LOAD message (packet type 0x07): the rows of the pending `INSERT BULK`.
+    pub fn bulk_load(
+        &mut self,
+        message: crate::bulk::BulkMessage<'_>,
+        r: &mut Resp,
+    ) -> io::Result<()> {
+        let res = bulkload::load(&mut self.cx, message, r);
         locks::after_statement(&mut self.cx);
         res
     }

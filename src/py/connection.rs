@@ -100,6 +100,7 @@ impl Connection {
                 row_factory: Mutex::new(None),
                 conn_holder: AtomicUsize::new(0),
                 owner: crate::process::Owner::current(),
+                calls: super::call_gate::CallGate::new(dbms == crate::backend::Dbms::Sqlite),
             }),
         })
     }

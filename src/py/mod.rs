@@ -3,6 +3,7 @@
 
 mod arrow;
 mod cache;
+pub(crate) mod call_gate;
 mod compat;
 mod connection;
 mod cursor;

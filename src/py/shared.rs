@@ -2,6 +2,7 @@
 //! lock, the settings that shape decoding and executes, the list of live cursors, and the loss
 //! of the link, noted once and seen by every cursor.
 
+use super::call_gate::{CallGate, GateGuard};
 use super::cursor::state::CursorCell;
 use super::errors::interface;
 use crate::backend::Dbms;
@@ -49,6 +50,8 @@ pub struct ConnShared {
     /// The process that opened the connection. In a forked child every use raises; closing or
     /// dropping it there sends nothing (the session and its socket are the parent's).
     pub owner: crate::process::Owner,
+    /// Driver calls one thread at a time, where the driver needs that (SQLite3 ODBC).
+    pub calls: CallGate,
 }
 
 impl ConnShared {
@@ -111,19 +114,37 @@ impl ConnShared {
 
     /// The driver connection, waited for with the GIL released; a ProgrammingError when this
     /// thread already holds it for a bulk load (`conn_holder`), instead of waiting for itself.
-    pub fn lock_conn<'a>(
-        &'a self,
-        py: Python<'_>,
-    ) -> PyResult<MutexGuard<'a, Option<crate::Connection>>> {
+    pub fn lock_conn<'a>(&'a self, py: Python<'_>) -> PyResult<ConnGuard<'a>> {
         if self.conn_holder.load(Ordering::Acquire) == super::cursor::state::thread_token() {
             return Err(super::errors::programming(
                 "The connection is busy: a bulk load on one of its cursors is running the callback \
                  (its rows' iterator or progress) that used it.",
             ));
         }
-        Ok(self
+        let gate = self.calls.enter(py);
+        let conn = self
             .conn
             .lock_py_attached(py)
-            .unwrap_or_else(|e| e.into_inner()))
+            .unwrap_or_else(|e| e.into_inner());
+        Ok(ConnGuard { conn, _gate: gate })
+    }
+}
+
+/// The driver connection, locked, inside the connection's [`CallGate`].
+pub struct ConnGuard<'a> {
+    conn: MutexGuard<'a, Option<crate::Connection>>,
+    _gate: GateGuard<'a>,
+}
+
+impl std::ops::Deref for ConnGuard<'_> {
+    type Target = Option<crate::Connection>;
+    fn deref(&self) -> &Self::Target {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for ConnGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.conn
     }
 }

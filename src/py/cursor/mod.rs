@@ -113,11 +113,13 @@ impl Cursor {
                 "The cursor is busy: it was used from a callback (e.g. an output converter) running inside one of its own calls.",
             ));
         }
+        let gate = self.shared.calls.enter(py);
         let inner = self.cell.lock_state(py);
         self.cell.owner.store(thread_token(), Ordering::Release);
         Ok(Guard {
             inner,
             owner: &self.cell.owner,
+            _gate: gate,
         })
     }
 

@@ -91,6 +91,8 @@ impl CursorCell {
 pub(super) struct Guard<'a> {
     pub(super) inner: MutexGuard<'a, CursorState>,
     pub(super) owner: &'a AtomicUsize,
+    /// Taken before `inner` (see `call_gate`); released after it.
+    pub(super) _gate: crate::py::call_gate::GateGuard<'a>,
 }
 
 impl std::ops::Deref for Guard<'_> {

@@ -9,6 +9,7 @@
 //! - `load.rs`: the driver's bcp API (Driver 17/18, FreeTDS): `bcp_init`, a `bcp_bind` per
 //!   column, each row's cells copied into the bound slots (or pointed at) and `bcp_sendrow`,
 //!   `bcp_batch` per batch, `bcp_done`.
+//! - `pipe.rs`: a bcp load's chunks sent on a second thread while the next one is filled.
 //! - `arrays.rs`: every other driver, as `INSERT` parameter arrays per chunk.
 //! - `arrow.rs`: an Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`).
 //!
@@ -20,6 +21,7 @@ pub mod cells;
 pub mod encode;
 pub mod form;
 pub mod load;
+pub mod pipe;
 pub mod target;
 
 pub use arrays::ArrayLoad;
@@ -27,6 +29,7 @@ pub use cells::CellColumn;
 pub use encode::{CellSink, Put, Sink, check_param, put_param};
 pub use form::Form;
 pub use load::{BcpLoad, Chunk, LoadCount, LoadOptions};
+pub use pipe::{Pipe, pipelined};
 pub use target::{Fed, Mapping, Table};
 
 use crate::info::AttrValue;

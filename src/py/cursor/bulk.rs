@@ -5,8 +5,8 @@
 use super::*;
 use crate::backend::Driver;
 use crate::bulk::{
-    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, Form, LoadCount, LoadOptions, Mapping, Put, Table,
-    check_param, put_param,
+    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, Form, LoadCount, LoadOptions, Mapping, Pipe, Put,
+    Table, check_param, pipelined, put_param,
 };
 use crate::error::Error;
 use crate::odbc::bcp::Bcp;
@@ -18,7 +18,8 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 use std::time::Instant;
 
 /// A chunk is sent when it holds this many rows or bytes, whichever comes first: the GIL is
-/// released once per chunk, and memory stays bounded whatever the source's length.
+/// released once per chunk, and memory stays bounded (two chunks at most, one being filled and
+/// one being sent) whatever the source's length.
 pub(super) const CHUNK_ROWS: usize = 8192;
 pub(super) const CHUNK_BYTES: usize = 8 << 20;
 
@@ -350,29 +351,6 @@ impl Drop for Holding<'_> {
     }
 }
 
-/// Sends a chunk of the tuple path, releasing the GIL.
-fn send_cells(py: Python<'_>, way: &mut Way<'_>, chunk: &Chunk) -> PyResult<()> {
-    if let Way::Bcp(load) = way {
-        py.detach(|| load.send(chunk))
-            .map_err(|e| to_pyerr(py, e))?;
-    }
-    Ok(())
-}
-
-fn send_params(
-    py: Python<'_>,
-    way: &mut Way<'_>,
-    rows: &mut Vec<Vec<ParamValue>>,
-    first: u64,
-) -> PyResult<()> {
-    if let Way::Arrays(load) = way {
-        let batch = std::mem::take(rows);
-        py.detach(|| load.send(batch, first))
-            .map_err(|e| to_pyerr(py, e))?;
-    }
-    Ok(())
-}
-
 /// The error of a value that cannot go into its column.
 pub(super) fn bad_value(
     py: Python<'_>,
@@ -491,29 +469,84 @@ impl Cursor {
             let source = first.into_iter().map(Ok).chain(rows);
             // The destination of the values is decided here, once: the row loop is generic
             // over it.
-            match way {
-                Way::Bcp(_) => {
-                    let mut out = CellsOut {
-                        chunk: Chunk::new(fed.len(), 0),
-                        forms: fed.iter().map(|f| f.form).collect(),
-                    };
-                    copy_rows(py, way, &mut out, source, fields, &fed, &args)
+            let stopped = match way {
+                Way::Bcp(load) => {
+                    let forms = fed.iter().map(|f| f.form).collect();
+                    let (stopped, sent) = pipelined(
+                        fed.len(),
+                        |chunk| load.send(chunk),
+                        |pipe| {
+                            let stopped = match py.detach(|| pipe.take(0)) {
+                                Some(chunk) => {
+                                    let mut out = CellsOut { pipe, chunk, forms };
+                                    copy_rows(py, &mut out, source, fields, &fed, &args)
+                                }
+                                None => Err(Stop::Sender),
+                            };
+                            py.detach(|| pipe.close());
+                            stopped
+                        },
+                    );
+                    // A send that failed failed first: the rows after it were not sent.
+                    sent.map_err(|e| to_pyerr(py, e))?;
+                    stopped
                 }
                 Way::Arrays(load) => {
                     let mut out = ParamsOut {
+                        per_send: load.rows_per_send(),
+                        load,
                         rows: Vec::new(),
                         row: Vec::with_capacity(fed.len()),
                         // The type is checked; limits are the DBMS's (SQLite enforces no
                         // declared length or width).
                         forms: fed.iter().map(|f| f.form.without_limits()).collect(),
                         scratch: crate::bulk::CellColumn::default(),
-                        per_send: load.rows_per_send(),
                         first: 0,
                     };
-                    copy_rows(py, way, &mut out, source, fields, &fed, &args)
+                    copy_rows(py, &mut out, source, fields, &fed, &args)
                 }
-            }
+            };
+            // The count once the rows sent are all through: the error says how many stayed.
+            stopped.map_err(|stop| stop.into_pyerr(py, &fed, way.count().rows_copied))
         })
+    }
+}
+
+/// Why the tuple path's row loop stopped before the source's end.
+enum Stop {
+    /// A value that cannot go into column `fed[col]`, at source row `row`.
+    Value {
+        col: usize,
+        row: u64,
+        reason: String,
+        null: bool,
+    },
+    /// The sending thread stopped on an error (which is the load's).
+    Sender,
+    Py(PyErr),
+}
+
+impl From<PyErr> for Stop {
+    fn from(e: PyErr) -> Self {
+        Stop::Py(e)
+    }
+}
+
+impl Stop {
+    fn into_pyerr(self, py: Python<'_>, fed: &[Fed], copied: u64) -> PyErr {
+        match self {
+            Stop::Value {
+                col,
+                row,
+                reason,
+                null,
+            } => bad_value(py, &fed[col], row, reason, copied, null),
+            Stop::Sender => to_pyerr(
+                py,
+                Error::Interface("bulk load: the sending thread stopped without an error".into()),
+            ),
+            Stop::Py(e) => e,
+        }
     }
 }
 
@@ -526,15 +559,17 @@ trait RowsOut {
     fn end_row(&mut self);
     fn full(&self) -> bool;
     /// Send what is held; `next_first` numbers the rows that come after.
-    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()>;
+    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop>;
 }
 
-struct CellsOut {
+/// Cells for the bcp API: a chunk filled here while the pipe's other one is sent.
+struct CellsOut<'p> {
+    pipe: &'p mut Pipe,
     chunk: Chunk,
     forms: Vec<Form>,
 }
 
-impl RowsOut for CellsOut {
+impl RowsOut for CellsOut<'_> {
     fn value(&mut self, i: usize, v: ParamValue) -> Put {
         put_param(
             &v,
@@ -551,14 +586,22 @@ impl RowsOut for CellsOut {
         self.chunk.rows() >= CHUNK_ROWS || self.chunk.bytes_held() >= CHUNK_BYTES
     }
 
-    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()> {
-        send_cells(py, way, &self.chunk)?;
-        self.chunk.clear(next_first);
+    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop> {
+        if self.chunk.rows() == 0 {
+            return Ok(());
+        }
+        if !self.pipe.put(std::mem::take(&mut self.chunk)) {
+            return Err(Stop::Sender);
+        }
+        let pipe = &mut *self.pipe;
+        self.chunk = py.detach(|| pipe.take(next_first)).ok_or(Stop::Sender)?;
         Ok(())
     }
 }
 
-struct ParamsOut {
+/// Parameter rows for an INSERT array, sent on this thread.
+struct ParamsOut<'a, 'c> {
+    load: &'a mut ArrayLoad<'c>,
     rows: Vec<Vec<ParamValue>>,
     row: Vec<ParamValue>,
     forms: Vec<Form>,
@@ -568,7 +611,7 @@ struct ParamsOut {
     first: u64,
 }
 
-impl RowsOut for ParamsOut {
+impl RowsOut for ParamsOut<'_, '_> {
     fn value(&mut self, i: usize, v: ParamValue) -> Put {
         check_param(&v, self.forms[i], &mut self.scratch)?;
         self.row.push(v);
@@ -585,8 +628,11 @@ impl RowsOut for ParamsOut {
         self.rows.len() >= self.per_send
     }
 
-    fn send(&mut self, py: Python<'_>, way: &mut Way<'_>, next_first: u64) -> PyResult<()> {
-        send_params(py, way, &mut self.rows, self.first)?;
+    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop> {
+        let batch = std::mem::take(&mut self.rows);
+        let (load, first) = (&mut *self.load, self.first);
+        py.detach(|| load.send(batch, first))
+            .map_err(|e| to_pyerr(py, e))?;
         self.first = next_first;
         Ok(())
     }
@@ -596,39 +642,42 @@ impl RowsOut for ParamsOut {
 /// which is sent whenever full and at the end; `progress` called as due.
 fn copy_rows<'py>(
     py: Python<'py>,
-    way: &mut Way<'_>,
     out: &mut impl RowsOut,
     source: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
     fields: Option<usize>,
     fed: &[Fed],
     args: &Args,
-) -> PyResult<()> {
+) -> Result<(), Stop> {
     let mut notices = Notices::new(args.notify_after);
     let mut n: u64 = 0;
     for row in source {
         let row = row?;
         let len = row_len(py, &row)?;
         if Some(len) != fields {
-            return Err(programming(format!(
+            return Err(Stop::Py(programming(format!(
                 "bulk load: source row {n} has {len} fields; row 0 has {}",
                 fields.unwrap_or(0)
-            )));
+            ))));
         }
-        let copied = way.count().rows_copied;
         for (i, f) in fed.iter().enumerate() {
             let item = row.get_item(f.field)?;
-            let v = to_param(&item, f.field)
-                .map_err(|e| bad_value(py, f, n, e.value(py).to_string(), copied, false))?;
+            let refused = |reason: String, null: bool| Stop::Value {
+                col: i,
+                row: n,
+                reason,
+                null,
+            };
+            let v =
+                to_param(&item, f.field).map_err(|e| refused(e.value(py).to_string(), false))?;
             if f.refuses_null && matches!(v, ParamValue::Null) {
-                return Err(bad_value(py, f, n, null_refused(f), copied, true));
+                return Err(refused(null_refused(f), true));
             }
-            out.value(i, v)
-                .map_err(|reason| bad_value(py, f, n, reason, copied, false))?;
+            out.value(i, v).map_err(|reason| refused(reason, false))?;
         }
         out.end_row();
         n += 1;
         if out.full() {
-            out.send(py, way, n)?;
+            out.send(py, n)?;
         }
         if let Some(cb) = &args.progress {
             if notices.due(n) {
@@ -636,7 +685,7 @@ fn copy_rows<'py>(
             }
         }
     }
-    out.send(py, way, n)
+    out.send(py, n)
 }
 
 fn row_len(py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<usize> {

@@ -5,15 +5,16 @@
 //!
 //! One record batch at a time, with the GIL released for the whole batch: the stream's
 //! `get_next` (C code; pyarrow's Python-backed readers take the GIL themselves), the encoding of
-//! every fed column (`crate::bulk::arrow`, one loop per Arrow type) and the send. Memory stays
-//! bounded by a batch: the stream is never collected.
+//! every fed column (`crate::bulk::arrow`, one loop per Arrow type) and the send (through bcp,
+//! on the pipe's second thread while the next chunk is encoded). Memory stays bounded by a
+//! batch and two chunks: the stream is never collected.
 
 use super::bulk::{
     Args, CHUNK_BYTES, CHUNK_ROWS, Notices, Way, bad_value, check_args, null_refused,
 };
 use super::*;
 use crate::bulk::arrow::{ParamSink, check_type, put_array};
-use crate::bulk::{ArrayLoad, BcpLoad, CellSink, Chunk, Fed, check_param};
+use crate::bulk::{ArrayLoad, CellSink, Fed, Pipe, check_param, pipelined};
 use crate::error::Error;
 use crate::params::ParamValue;
 use crate::py::errors::to_pyerr;
@@ -115,7 +116,7 @@ fn import(source: &Bound<'_, PyAny>) -> PyResult<Source> {
     )))
 }
 
-/// Why a batch stopped.
+/// Why the load stopped before the source's end.
 enum Fail {
     /// A value of fed column `col` (index into the fed columns) at source row `row`.
     Value {
@@ -125,7 +126,45 @@ enum Fail {
         null: bool,
     },
     Load(Error),
-    Source(ArrowError),
+    /// The source's error reading the batch after source row `after`.
+    Source {
+        error: ArrowError,
+        after: u64,
+    },
+    /// The bcp sending thread stopped on an error (which is the load's).
+    Sender,
+    /// `progress` raised.
+    Py(PyErr),
+}
+
+impl Fail {
+    /// `copied`: the rows that stayed, counted once every row sent is through.
+    fn into_pyerr(self, py: Python<'_>, fed: &[Fed], copied: u64) -> PyErr {
+        match self {
+            Fail::Value {
+                col,
+                row,
+                reason,
+                null,
+            } => bad_value(py, &fed[col], row, reason, copied, null),
+            Fail::Load(e) => to_pyerr(py, e),
+            Fail::Source { error, after } => to_pyerr(
+                py,
+                Error::Bulk {
+                    context: format!(
+                        "bulk load: reading the Arrow source after source row {after} failed \
+                         ({copied} rows copied before it)"
+                    ),
+                    inner: Box::new(Error::Data(error.to_string())),
+                },
+            ),
+            Fail::Sender => to_pyerr(
+                py,
+                Error::Interface("bulk load: the sending thread stopped without an error".into()),
+            ),
+            Fail::Py(e) => e,
+        }
+    }
 }
 
 /// The first NULL of `part` (source rows from `first`) when the column refuses NULL.
@@ -157,10 +196,9 @@ fn chunk_rows(columns: &[ArrayRef], rows: usize) -> usize {
     (CHUNK_BYTES / per_row).clamp(1, CHUNK_ROWS)
 }
 
-/// Encode and send one batch through bcp, chunk by chunk.
+/// Encode one batch, chunk by chunk, each handed to the pipe's sending thread.
 fn send_bcp(
-    load: &mut BcpLoad<'_>,
-    chunk: &mut Chunk,
+    pipe: &mut Pipe,
     fed: &[Fed],
     columns: &[ArrayRef],
     rows: usize,
@@ -171,7 +209,7 @@ fn send_bcp(
     while start < rows {
         let len = step.min(rows - start);
         let first = first_row + start as u64;
-        chunk.clear(first);
+        let mut chunk = pipe.take(first).ok_or(Fail::Sender)?;
         for (i, (f, col)) in fed.iter().zip(columns).enumerate() {
             let part = col.slice(start, len);
             check_nulls(f, i, part.as_ref(), first)?;
@@ -186,7 +224,9 @@ fn send_bcp(
                 null: false,
             })?;
         }
-        load.send(chunk).map_err(Fail::Load)?;
+        if !pipe.put(chunk) {
+            return Err(Fail::Sender);
+        }
         start += len;
     }
     Ok(())
@@ -262,33 +302,43 @@ fn flush(load: &mut ArrayLoad, pending: &mut Pending) -> Result<(), Fail> {
     load.send(rows, pending.first).map_err(Fail::Load)
 }
 
-/// Pull the next batch and send it. `Ok(None)`: the stream ended (pending rows sent).
-fn step(
+/// The batch loop: each record batch pulled and handed to `send` (with the source row number
+/// of its first row) with the GIL released; `progress` called as due. `Ok` at the stream's end.
+fn each_batch(
+    py: Python<'_>,
     source: &mut Source,
-    way: &mut Way<'_>,
-    chunk: &mut Chunk,
-    pending: &mut Pending,
     fed: &[Fed],
-    first_row: u64,
-) -> Result<Option<usize>, Fail> {
-    let batch = match source.next() {
-        None => {
-            if let Way::Arrays(load) = way {
-                if !pending.rows.is_empty() {
-                    flush(load, pending)?;
-                }
+    args: &Args,
+    mut send: impl FnMut(&[ArrayRef], usize, u64) -> Result<(), Fail> + Send,
+) -> Result<(), Fail> {
+    let mut n: u64 = 0;
+    let mut notices = Notices::new(args.notify_after);
+    loop {
+        let first = n;
+        let rows = py.detach(|| -> Result<Option<usize>, Fail> {
+            let Some(batch) = source.next() else {
+                return Ok(None);
+            };
+            let batch = batch.map_err(|error| Fail::Source {
+                error,
+                after: first,
+            })?;
+            let rows = batch.num_rows();
+            let columns: Vec<ArrayRef> =
+                fed.iter().map(|f| batch.column(f.field).clone()).collect();
+            send(&columns, rows, first)?;
+            Ok(Some(rows))
+        })?;
+        let Some(rows) = rows else {
+            return Ok(());
+        };
+        n += rows as u64;
+        if let Some(cb) = &args.progress {
+            if notices.due(n) {
+                cb.call1(py, (n,)).map_err(Fail::Py)?;
             }
-            return Ok(None);
         }
-        Some(batch) => batch.map_err(Fail::Source)?,
-    };
-    let rows = batch.num_rows();
-    let columns: Vec<ArrayRef> = fed.iter().map(|f| batch.column(f.field).clone()).collect();
-    match way {
-        Way::Bcp(load) => send_bcp(load, chunk, fed, &columns, rows, first_row)?,
-        Way::Arrays(load) => send_arrays(load, pending, fed, &columns, rows, first_row)?,
     }
-    Ok(Some(rows))
 }
 
 #[pymethods]
@@ -360,50 +410,41 @@ impl Cursor {
                     )
                 })?;
             }
-            let mut chunk = Chunk::new(fed.len(), 0);
-            let mut pending = Pending {
-                rows: Vec::new(),
-                first: 0,
-            };
-            let mut n: u64 = 0;
-            let mut notices = Notices::new(args.notify_after);
-            loop {
-                let result =
-                    py.detach(|| step(&mut source, way, &mut chunk, &mut pending, &fed, n));
-                let rows = match result {
-                    Ok(Some(rows)) => rows as u64,
-                    Ok(None) => return Ok(()),
-                    Err(Fail::Value {
-                        col,
-                        row,
-                        reason,
-                        null,
-                    }) => {
-                        let copied = way.count().rows_copied;
-                        return Err(bad_value(py, &fed[col], row, reason, copied, null));
-                    }
-                    Err(Fail::Load(e)) => return Err(to_pyerr(py, e)),
-                    Err(Fail::Source(e)) => {
-                        let copied = way.count().rows_copied;
-                        return Err(to_pyerr(
-                            py,
-                            Error::Bulk {
-                                context: format!(
-                                    "bulk load: reading the Arrow source after source row {n} \
-                                     failed ({copied} rows copied before it)"
-                                ),
-                                inner: Box::new(Error::Data(e.to_string())),
-                            },
-                        ));
-                    }
-                };
-                n += rows;
-                if let Some(cb) = &args.progress {
-                    if notices.due(n) {
-                        cb.call1(py, (n,))?;
-                    }
+            let stopped = match way {
+                Way::Bcp(load) => {
+                    let (stopped, sent) = pipelined(
+                        fed.len(),
+                        |chunk| load.send(chunk),
+                        |pipe| {
+                            let stopped =
+                                each_batch(py, &mut source, &fed, &args, |columns, rows, first| {
+                                    send_bcp(pipe, &fed, columns, rows, first)
+                                });
+                            py.detach(|| pipe.close());
+                            stopped
+                        },
+                    );
+                    // A send that failed failed first: the rows after it were not sent.
+                    sent.map_err(|e| to_pyerr(py, e))?;
+                    stopped
                 }
-            }
+                Way::Arrays(load) => {
+                    let mut pending = Pending {
+                        rows: Vec::new(),
+                        first: 0,
+                    };
+                    each_batch(py, &mut source, &fed, &args, |columns, rows, first| {
+                        send_arrays(load, &mut pending, &fed, columns, rows, first)
+                    })
+                    .and_then(|()| {
+                        if pending.rows.is_empty() {
+                            return Ok(());
+                        }
+                        py.detach(|| flush(load, &mut pending))
+                    })
+                }
+            };
+            stopped.map_err(|fail| fail.into_pyerr(py, &fed, way.count().rows_copied))
         })
     }
 }

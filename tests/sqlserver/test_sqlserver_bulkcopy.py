@@ -230,6 +230,38 @@ def test_cancel_stops_the_load_and_the_connection_stays_usable(conn):
     assert cur.execute("SELECT 1").fetchval() == 1
 
 
+def test_cancel_from_another_thread_while_chunks_are_sent(conn):
+    """cursor.cancel() from another thread while the pipe's thread is inside bcp_sendrow: the
+    load stops between rows, and the cursor's own (idle) statement is not cancelled meanwhile
+    (an SQLCancel on it would enter the driver beside the bcp calls on the same connection).
+    Many rounds, each cancelled at a different moment; the connection works after each."""
+    import threading
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #t (a int, b float)")
+    before = ferrodbc.counters()["bulk_bcp_loads"]
+    rounds = 12
+    def rows(started):
+        for i in range(2_000_000):
+            if i == 20_000:
+                started.set()
+            yield (i, i * 0.5)
+
+    def cancel_once(started):
+        if started.wait(30):
+            cur.cancel()
+
+    for k in range(rounds):
+        started = threading.Event()
+        canceller = threading.Thread(target=cancel_once, args=(started,))
+        canceller.start()
+        with pytest.raises(ferrodbc.OperationalError, match="cancelled"):
+            cur.bulkcopy("#t", rows(started), batch_size=7_000 + 1_000 * k)
+        canceller.join(30)
+        assert cur.execute("SELECT 1").fetchval() == 1
+    assert ferrodbc.counters()["bulk_bcp_loads"] == before + rounds
+
+
 def test_a_generator_source_is_streamed_in_chunks(conn):
     cur = conn.cursor()
     cur.execute("CREATE TABLE #g (a int NOT NULL, s nvarchar(20) NOT NULL)")

@@ -230,7 +230,10 @@ impl Cursor {
             None
         };
         // While an array load runs, `cursor.cancel()` reaches its statement (SQLCancel on an
-        // array waiting on the server); the cursor's own comes back after.
+        // array waiting on the server). While a bcp load runs it only sets the flag the load
+        // checks between rows: the cursor's own statement has nothing running, and an SQLCancel
+        // on it would enter the driver while the pipe's thread is inside bcp_sendrow on the
+        // same connection. The cursor's own handle comes back after.
         let mut cursor_cancel = None;
         let result = (|| -> PyResult<LoadCount> {
             let mut way = match bcp {
@@ -264,14 +267,14 @@ impl Cursor {
                     )
                 }
             };
-            if let Way::Arrays(load) = &way {
-                cursor_cancel = Some(
-                    self.cancel
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .replace(load.cancel_handle()),
-                );
-            }
+            let during = match &way {
+                Way::Arrays(load) => Some(load.cancel_handle()),
+                Way::Bcp(_) => None,
+            };
+            cursor_cancel = Some(std::mem::replace(
+                &mut *self.cancel.lock().unwrap_or_else(|e| e.into_inner()),
+                during,
+            ));
             if let Err(e) = feed(py, &mut way) {
                 // Ending a load that failed is driver work too (abort, bcp_done, rollback).
                 py.detach(move || drop(way));

@@ -83,6 +83,7 @@ impl Connection {
         let dbms = conn.dbms();
         Ok(Connection {
             shared: Arc::new(ConnShared {
+                orphans: Mutex::new(Vec::new()),
                 conn: Mutex::new(Some(conn)),
                 closed: AtomicBool::new(false),
                 generation: AtomicU64::new(0),
@@ -513,6 +514,7 @@ impl Connection {
                 py.detach(move || drop(stmt));
             }
         }
+        self.shared.free_orphans(py);
         let conn = self.shared.lock_conn(py)?.take();
         if let Some(conn) = conn {
             let lost = self.shared.lost.load(Ordering::Relaxed);

@@ -15,6 +15,14 @@ use std::sync::{Mutex, MutexGuard, Weak};
 
 /// State shared by a connection and its cursors.
 pub struct ConnShared {
+    /// Statements of cursors dropped by the garbage collector, freed by the next call on the
+    /// connection or its cursors (on that call's thread, before it) or when it closes. Freeing one
+    /// from whichever thread the collector ran on could enter the driver beside another
+    /// thread's call on the same connection: through FreeTDS, an `ferrodbc.aio` cancel race
+    /// hung there (the event loop's collector freeing an old cursor's statement while the
+    /// connection's worker thread executed and a cancel thread called SQLCancel). Declared
+    /// before `conn`, so a connection dropped without `close()` frees them first.
+    pub orphans: Mutex<Vec<crate::statement::Statement>>,
     pub conn: Mutex<Option<crate::Connection>>,
     pub closed: AtomicBool,
     /// Bumped by every change that shapes decoding (output converters, decode errors policy,
@@ -55,6 +63,15 @@ pub struct ConnShared {
 }
 
 impl ConnShared {
+    /// Free the statements of dropped cursors (GIL released: freeing one may wait for its
+    /// prefetch thread).
+    pub fn free_orphans(&self, py: Python<'_>) {
+        let orphans = std::mem::take(&mut *self.orphans.lock().unwrap_or_else(|e| e.into_inner()));
+        if !orphans.is_empty() {
+            py.detach(move || drop(orphans));
+        }
+    }
+
     pub fn bump(&self) {
         self.generation.fetch_add(1, Ordering::Relaxed);
     }
@@ -122,6 +139,7 @@ impl ConnShared {
             ));
         }
         let gate = self.calls.enter(py);
+        self.free_orphans(py);
         let conn = self
             .conn
             .lock_py_attached(py)

@@ -53,15 +53,27 @@ pub struct Cursor {
 impl Drop for Cursor {
     /// Leave the connection's list of cursors (with any other dead entry): a long-lived
     /// connection making a cursor per statement kept ~800 bytes per cursor it ever made.
-    /// A statement still held is freed with the GIL released: freeing it waits for a running
-    /// prefetch (a slow server would otherwise stop every Python thread meanwhile).
+    /// A statement still held is handed to the connection (`ConnShared::orphans`), which frees
+    /// it at its next call, on that call's thread, or when it closes.
     fn drop(&mut self) {
         let stmt = match self.cell.state.try_lock() {
             Ok(mut st) => st.stmt.take(),
             Err(_) => None,
         };
         if let Some(stmt) = stmt {
-            Python::attach(|py| py.detach(move || drop(stmt)));
+            // Checked under the list's lock: `close` marks the connection closed before it
+            // takes the list, so a statement is either taken by it or freed here.
+            let mut orphans = self
+                .shared
+                .orphans
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if self.shared.is_closed() {
+                drop(orphans);
+                Python::attach(|py| py.detach(move || drop(stmt)));
+            } else {
+                orphans.push(stmt);
+            }
         }
         let mut cursors = self
             .shared
@@ -126,6 +138,7 @@ impl Cursor {
     /// [`Self::lock_any`] for an open cursor on an open connection.
     fn lock(&self, py: Python<'_>) -> PyResult<Guard<'_>> {
         let guard = self.lock_any(py)?;
+        self.shared.free_orphans(py);
         // The connection first: closing it closes its cursors, and the message should say which.
         if self.shared.is_closed() {
             return Err(programming("The cursor's connection has been closed."));

@@ -54,7 +54,12 @@ on with a fresh one: its result set is gone, it can execute again.
 Through FreeTDS a cancel during a fetch is cooperative (its SQLCancel against a running fetch
 hung or corrupted memory in tests): the fetch stops before the next row array, so a server that
 stalls inside one driver call is only cut short by the query timeout (``connection.timeout``);
-a cancel during an execute is a real SQLCancel with both drivers.
+a cancel during an execute is a real SQLCancel with both drivers, through FreeTDS once the
+execute has run 100 ms (a FreeTDS 1.3 SQLCancel that lands while its executing thread is still
+writing the request or reading a packet can leave that thread waiting for ever; after that it
+waits for the server, where a cancel is safe). A task cancelled sooner still gets its
+``CancelledError`` at once; the statement's end is then only awaited by the connection's next
+call.
 """
 
 from __future__ import annotations

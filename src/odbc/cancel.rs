@@ -11,7 +11,19 @@ use crate::error::{Error, Result};
 use crate::process::Owner;
 use odbc_api::sys::{self, HStmt, HandleType};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a cooperative driver's execute runs before another thread's cancel reaches it as a
+/// real `SQLCancel`. FreeTDS 1.3 (built with MARS support, as Debian's is) lets the cancelling
+/// thread write the ATTENTION itself when the executing thread is not inside its network loop
+/// (still writing the request, or parsing a packet); the executing thread that then asks for
+/// the next packet waits on a condition nobody signals, forever (seen 1 round in ~10 of
+/// `test_cancel_racing_the_last_row`, gdb: `SQLExecDirectW` in `pthread_cond_wait`; FreeTDS's
+/// `tds_connection_network` clears `in_net_tds` without waking waiters, still so upstream).
+/// Past the first moments of an execute its thread waits for the server inside that loop, where
+/// a cancel only wakes it up and it sends the ATTENTION itself.
+const COOPERATIVE_EXECUTE_GRACE: Duration = Duration::from_millis(100);
 
 /// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
@@ -25,6 +37,9 @@ pub struct CancelHandle {
     cooperative: Arc<AtomicBool>,
     /// The statement is inside SQLExecDirect.
     executing: Arc<AtomicBool>,
+    /// When the running execute started (cooperative drivers only; see
+    /// [`COOPERATIVE_EXECUTE_GRACE`]), and the signal of its end.
+    execute_started: Arc<(Mutex<Option<Instant>>, Condvar)>,
     /// The process the statement was allocated in: a forked child never cancels it (an
     /// attention on the socket it shares with the parent would cancel the parent's call).
     pub(super) owner: Owner,
@@ -80,6 +95,29 @@ impl CancelHandle {
     pub(super) fn set_executing(&self, on: bool) {
         let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         self.executing.store(on, Ordering::SeqCst);
+        if self.cooperative.load(Ordering::Relaxed) {
+            let (started, ended) = &*self.execute_started;
+            *started.lock().unwrap_or_else(|e| e.into_inner()) = on.then(Instant::now);
+            if !on {
+                ended.notify_all();
+            }
+        }
+    }
+
+    /// Wait (at most [`COOPERATIVE_EXECUTE_GRACE`]) until the running execute has run past its
+    /// first moments or ended.
+    fn wait_out_execute_start(&self) {
+        let (started, ended) = &*self.execute_started;
+        let mut since = started.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(t) = *since {
+            let Some(left) = COOPERATIVE_EXECUTE_GRACE.checked_sub(t.elapsed()) else {
+                return;
+            };
+            since = ended
+                .wait_timeout(since, left)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
     }
 
     /// Whether a cancel is pending (without consuming it).
@@ -95,10 +133,15 @@ impl CancelHandle {
     }
 
     /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and
-    /// in a forked child.
+    /// in a forked child. With a cooperative driver, a cancel that comes in the first moments of
+    /// an execute waits them out (or for the execute's end, leaving a recorded request).
     pub fn cancel(&self) -> Result<()> {
         if !self.owner.is_current() {
             return Ok(());
+        }
+        if self.cooperative.load(Ordering::SeqCst) {
+            // Not under the handle's lock: the execute's end takes it.
+            self.wait_out_execute_start();
         }
         let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         self.requested.store(true, Ordering::SeqCst);

@@ -486,3 +486,57 @@ def test_closing_the_connection_from_a_converter_does_not_hang(sqlite):
     )
     assert proc.returncode == 0, proc.stderr
     assert "closed True" in proc.stdout or "ProgrammingError" in proc.stdout, proc.stdout
+
+
+SETTINGS_WHILE_RUNNING_SCRIPT = r"""
+import sys, threading
+import ferrodbc
+
+conn = ferrodbc.connect(sys.argv[1])
+cur = conn.cursor()
+cur.execute("CREATE TABLE t (i INTEGER)")
+cur.execute("INSERT INTO t VALUES (1)")
+inside, release = threading.Event(), threading.Event()
+released = []
+
+def converter(raw):
+    inside.set()
+    # Not released in time: the settings below waited for this call.
+    released.append(release.wait(5))
+    return int.from_bytes(raw, "little")
+
+conn.add_output_converter(ferrodbc.SQL_INTEGER, converter)
+fetched = []
+worker = threading.Thread(target=lambda: fetched.extend(cur.execute("SELECT i FROM t").fetchall()))
+worker.start()
+inside.wait(10)
+# The fetch holds the cursor: its settings are read and set without waiting for it.
+print("during", cur.row_factory, cur.rows_as_dicts, cur.arraysize, flush=True)
+cur.row_factory = dict
+print("set", cur.row_factory is dict, cur.rows_as_dicts, flush=True)
+release.set()
+worker.join()
+print("fetched", [tuple(r) for r in fetched], "released", released, flush=True)
+print("next", cur.execute("SELECT i FROM t").fetchall(), flush=True)
+"""
+
+
+def test_cursor_settings_never_wait_for_a_running_call(sqlite):
+    """asyncio's clean-up of a cancelled call reads `row_factory` on the event loop while the
+    call still runs on the worker: reading or setting it must not wait for the call (it did,
+    blocking the loop until the cancel landed; with FreeTDS for ever). Run in a child process:
+    a regression would hang the suite."""
+    proc = subprocess.run(
+        [sys.executable, "-c", SETTINGS_WHILE_RUNNING_SCRIPT, sqlite.connstr],
+        capture_output=True,
+        text=True,
+        timeout=20,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [
+        "during None False 1",
+        "set True True",
+        # The running fetch keeps the shape it started with; the next result set takes dict.
+        "fetched [(1,)] released [True]",
+        "next [{'i': 1}]",
+    ], proc.stdout

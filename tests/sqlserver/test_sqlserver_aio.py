@@ -12,9 +12,11 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -373,6 +375,29 @@ def test_cancel_racing_the_last_row(cs):
 
     outcomes = asyncio.run(main())
     assert outcomes <= {"rows", "cancelled"}, outcomes
+    assert "cancelled" in outcomes
+
+
+RACE_ROUNDS = 150
+RACE_PROBE = Path(__file__).with_name("sqlserver_cancel_race_probe.py")
+
+
+def test_cancels_racing_execute_starts_never_hang(cs):
+    """6,000 cancels landing in the first moments of an execute (150 rounds of the test above,
+    in a child process so that a hang fails this test, not the suite). FreeTDS 1.3 hung for ever
+    about once in 50 rounds when a cross-thread SQLCancel came while its executing thread was
+    outside its network loop (see `COOPERATIVE_EXECUTE_GRACE` in src/odbc/cancel.rs)."""
+    try:
+        proc = subprocess.run([sys.executable, str(RACE_PROBE), cs, str(RACE_ROUNDS)],
+                              capture_output=True, text=True, timeout=90)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode() if isinstance(e.stdout, bytes) else (e.stdout or "")
+        pytest.fail(f"hung after {len(out.splitlines())} good rounds")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rounds = proc.stdout.splitlines()
+    assert len(rounds) == RACE_ROUNDS
+    outcomes = {o for line in rounds for o in line.split(" ", 1)[1].strip("[]").replace("'", "").split(", ")}
+    assert outcomes <= {"200", "cancelled", "HY008"}, outcomes
     assert "cancelled" in outcomes
 
 

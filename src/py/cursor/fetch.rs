@@ -29,7 +29,7 @@ pub(super) struct Fetch<'s> {
     plan: &'s Arc<PyPlan>,
     pending: &'s mut Option<PyErr>,
     shape: &'s mut Option<RowShape>,
-    row_factory: &'s Option<Py<PyAny>>,
+    shape_version: &'s mut u64,
 }
 
 /// What a row fetch works with (see [`Cursor::begin_rows`]): [`Fetch`] with its row shape.
@@ -79,7 +79,7 @@ impl Cursor {
             plan,
             pending,
             shape,
-            row_factory,
+            shape_version,
             ..
         } = st;
         Ok(Fetch {
@@ -87,7 +87,7 @@ impl Cursor {
             plan: plan.as_ref().expect("checked by require_results"),
             pending,
             shape,
-            row_factory,
+            shape_version,
         })
     }
 
@@ -104,10 +104,14 @@ impl Cursor {
             plan,
             pending,
             shape,
-            row_factory,
+            shape_version,
         } = self.begin_fetch(py, st)?;
-        if shape.is_none() {
-            *shape = Some(RowShape::choose(py, row_factory.as_ref(), plan)?);
+        let version = self.row_factory_version();
+        if shape.is_none() || *shape_version != version {
+            // Read before the factory: a newer one set meanwhile is seen at the next fetch.
+            let factory = self.current_row_factory(py);
+            *shape = Some(RowShape::choose(py, factory.as_ref(), plan)?);
+            *shape_version = version;
         }
         Ok(RowsStart {
             rows,

@@ -25,7 +25,7 @@ use crate::statement::Statement;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::{PyTraverseError, PyVisit};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 #[pyclass(frozen, subclass, weakref, module = "ferrodbc", name = "Cursor")]
@@ -39,6 +39,13 @@ pub struct Cursor {
     /// Kept outside `state` so `cancel()` works while another thread holds the state in a fetch.
     cancel: Mutex<Option<CancelHandle>>,
     arraysize: AtomicUsize,
+    /// `row_factory`, kept outside `state` so reading or setting it never waits for a call
+    /// running on another thread (asyncio's clean-up of a cancelled call reads it on the loop).
+    /// Never held across a Python or driver call.
+    row_factory: Mutex<Option<Py<PyAny>>>,
+    /// Bumped under `row_factory`'s lock each time it is set: a result set's row shape chosen
+    /// under an earlier factory is chosen again at the next fetch.
+    row_factory_version: AtomicU64,
     /// Set by `cancel()` to stop a bulk load between rows (it runs on the connection's handle,
     /// not on a statement the driver could cancel).
     bulk_cancel: Arc<AtomicBool>,
@@ -95,10 +102,7 @@ impl Cursor {
             .as_ref()
             .map(|f| f.clone_ref(py));
         let cell = Arc::new(CursorCell {
-            state: Mutex::new(CursorState {
-                row_factory,
-                ..CursorState::default()
-            }),
+            state: Mutex::new(CursorState::default()),
             owner: AtomicUsize::new(0),
         });
         shared
@@ -113,9 +117,31 @@ impl Cursor {
             cancel: Mutex::new(None),
             bulk_cancel: Arc::new(AtomicBool::new(false)),
             arraysize: AtomicUsize::new(1),
+            row_factory: Mutex::new(row_factory),
+            row_factory_version: AtomicU64::new(0),
             fast_executemany: AtomicBool::new(false),
             noscan: AtomicBool::new(false),
         }
+    }
+
+    /// `row_factory` now (None: `ferrodbc.Row`).
+    pub(super) fn current_row_factory(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let factory = self.row_factory.lock().unwrap_or_else(|e| e.into_inner());
+        factory.as_ref().map(|f| f.clone_ref(py))
+    }
+
+    /// The version `current_row_factory` belongs to (see `row_factory_version`).
+    pub(super) fn row_factory_version(&self) -> u64 {
+        self.row_factory_version.load(Ordering::Acquire)
+    }
+
+    fn replace_row_factory(&self, factory: Option<Py<PyAny>>) {
+        let mut slot = self.row_factory.lock().unwrap_or_else(|e| e.into_inner());
+        let old = std::mem::replace(&mut *slot, factory);
+        self.row_factory_version.fetch_add(1, Ordering::AcqRel);
+        drop(slot);
+        // Dropped unlocked: a finalizer may read this cursor's row_factory.
+        drop(old);
     }
 
     /// Lock the cursor's state, refusing re-entrant use from the thread that already holds it.
@@ -426,28 +452,18 @@ impl Cursor {
 
     /// pyodbc's `rows_as_dicts`: the same as `row_factory` being `dict`.
     #[getter]
-    fn get_rows_as_dicts(&self, py: Python<'_>) -> PyResult<bool> {
-        let guard = self.lock_any(py)?;
-        Ok(guard
-            .row_factory
-            .as_ref()
-            .is_some_and(|f| f.is(py.get_type::<pyo3::types::PyDict>())))
+    fn get_rows_as_dicts(&self, py: Python<'_>) -> bool {
+        self.current_row_factory(py)
+            .is_some_and(|f| f.is(py.get_type::<pyo3::types::PyDict>()))
     }
 
     /// Sets `row_factory` to `dict` (True) or back to None (False, if it was `dict`).
     #[setter]
-    fn set_rows_as_dicts(&self, py: Python<'_>, on: bool) -> PyResult<()> {
-        let mut guard = self.lock_any(py)?;
-        let is_dict = guard
-            .row_factory
-            .as_ref()
-            .is_some_and(|f| f.is(py.get_type::<pyo3::types::PyDict>()));
-        if on != is_dict {
-            guard.row_factory =
-                on.then(|| py.get_type::<pyo3::types::PyDict>().into_any().unbind());
-            guard.shape = None;
+    fn set_rows_as_dicts(&self, py: Python<'_>, on: bool) {
+        if on != self.get_rows_as_dicts(py) {
+            let dict = on.then(|| py.get_type::<pyo3::types::PyDict>().into_any().unbind());
+            self.replace_row_factory(dict);
         }
-        Ok(())
     }
 
     /// How rows are returned: None (`ferrodbc.Row`), `dict`, `ferrodbc.LazyRow`, or a factory
@@ -455,17 +471,14 @@ impl Cursor {
     /// each row's values as a tuple (see `ferrodbc.namedtuple_row`). Takes effect at the next
     /// fetch.
     #[getter]
-    fn get_row_factory(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let guard = self.lock_any(py)?;
-        Ok(guard.row_factory.as_ref().map(|f| f.clone_ref(py)))
+    fn get_row_factory(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.current_row_factory(py)
     }
 
     #[setter]
-    fn set_row_factory(&self, py: Python<'_>, factory: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    fn set_row_factory(&self, factory: Option<Bound<'_, PyAny>>) -> PyResult<()> {
         let factory = crate::py::shape::check_factory(factory)?;
-        let mut guard = self.lock_any(py)?;
-        guard.row_factory = factory;
-        guard.shape = None;
+        self.replace_row_factory(factory);
         Ok(())
     }
 
@@ -502,6 +515,11 @@ impl Cursor {
     /// running call (which holds the cursor alive anyway) is skipped.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         visit.call(&self.connection)?;
+        if let Ok(f) = self.row_factory.try_lock()
+            && let Some(f) = &*f
+        {
+            visit.call(f)?;
+        }
         if let Ok(st) = self.cell.state.try_lock() {
             if let Some(plan) = &st.plan {
                 visit.call(&plan.schema)?;
@@ -511,9 +529,6 @@ impl Cursor {
             }
             for (_, out) in &st.outputs {
                 visit.call(out)?;
-            }
-            if let Some(f) = &st.row_factory {
-                visit.call(f)?;
             }
             if let Some(RowShape::Maker(maker)) = &st.shape {
                 visit.call(maker)?;
@@ -530,11 +545,12 @@ impl Cursor {
                 st.plan.take(),
                 std::mem::take(&mut st.outputs),
                 st.pending.take(),
-                st.row_factory.take(),
                 st.shape.take(),
             ),
             Err(_) => return,
         };
+        let factory = self.row_factory.try_lock().ok().and_then(|mut f| f.take());
+        drop(factory);
         // Dropped unlocked: finalizers may call back into this cursor.
         drop(taken);
     }

@@ -20,11 +20,11 @@ pub struct CursorState {
     /// The Python half of the current result set's plan (decoders, row schema); shared with
     /// the lazy rows fetched under it.
     pub(super) plan: Option<Arc<PyPlan>>,
-    /// `row_factory`: `None` for `ferrodbc.Row`.
-    pub(super) row_factory: Option<Py<PyAny>>,
     /// What `row_factory` resolved to for the current result set: chosen at its first fetch,
-    /// forgotten when the result set or the factory changes.
+    /// forgotten when the result set changes, chosen again when the factory does.
     pub(super) shape: Option<RowShape>,
+    /// The cursor's `row_factory_version` when `shape` was chosen.
+    pub(super) shape_version: u64,
     pub(super) closed: bool,
     pub(super) input_sizes: Vec<InputSize>,
     /// An error found after some rows were already delivered: raised by the next fetch.

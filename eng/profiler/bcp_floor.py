@@ -8,9 +8,12 @@ Two ways of binding the narrow table (id INT, big BIGINT, val FLOAT):
 
 - `fixed`: each column bound once to one fixed-length value of its native bcp type (SQLINT4,
   SQLINT8, SQLFLT8), then bcp_sendrow only: the least a row can cost through the bcp API;
-- `prefixed`: ferrodbc's binding (src/bulk/load.rs): every column an 8-byte length prefix
-  with SQL_VARLEN_DATA (ints as SQLINT8), and before each bcp_sendrow one bcp_colptr per
-  column pointing at that row's cell in a 1,024-row array of cells.
+- `prefixed`: every column an 8-byte length prefix with SQL_VARLEN_DATA (ints as SQLINT8),
+  and before each bcp_sendrow one bcp_colptr per column pointing at that row's cell in a
+  1,024-row array of cells. ferrodbc bound every column so until it copied each cell into a
+  slot bound once (src/bulk/load.rs, `Feed`); it still points at (MAX) and other large cells.
+  Its narrow load now sits between the two modes: one cell copy per column instead of a
+  bcp_colptr call.
 
 Prints, per mode, the median and range of rows/s and ns per row over the rounds, with the
 client's and the peer's CPU time. The loop runs in one ctypes call, timed around it.

@@ -35,10 +35,9 @@ pub struct CancelHandle {
     requested: Arc<AtomicBool>,
     /// Only record requests outside executes (see `set_cooperative`).
     cooperative: Arc<AtomicBool>,
-    /// The statement is inside SQLExecDirect.
-    executing: Arc<AtomicBool>,
-    /// When the running execute started (cooperative drivers only; see
-    /// [`COOPERATIVE_EXECUTE_GRACE`]), and the signal of its end.
+    /// When the running execute started (`None` outside executes), and the signal of its end.
+    /// Kept for cooperative drivers only, the only ones whose cancel asks (see
+    /// [`COOPERATIVE_EXECUTE_GRACE`]).
     execute_started: Arc<(Mutex<Option<Instant>>, Condvar)>,
     /// The process the statement was allocated in: a forked child never cancels it (an
     /// attention on the socket it shares with the parent would cancel the parent's call).
@@ -90,18 +89,25 @@ impl CancelHandle {
     }
 
     /// Mark the statement as inside an execute (where even a cooperative driver takes a real
-    /// SQLCancel: FreeTDS interrupts a stalled execute fine, pyodbc does the same) or not.
-    /// Changed under the handle's lock, so a cancel never straddles the transition.
+    /// SQLCancel, after [`COOPERATIVE_EXECUTE_GRACE`]: FreeTDS interrupts a stalled execute
+    /// fine, pyodbc does the same) or not. Changed under the handle's lock, so a cancel never
+    /// straddles the transition.
     pub(super) fn set_executing(&self, on: bool) {
-        let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-        self.executing.store(on, Ordering::SeqCst);
-        if self.cooperative.load(Ordering::Relaxed) {
-            let (started, ended) = &*self.execute_started;
-            *started.lock().unwrap_or_else(|e| e.into_inner()) = on.then(Instant::now);
-            if !on {
-                ended.notify_all();
-            }
+        if !self.cooperative.load(Ordering::Relaxed) {
+            return;
         }
+        let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        let (started, ended) = &*self.execute_started;
+        *started.lock().unwrap_or_else(|e| e.into_inner()) = on.then(Instant::now);
+        if !on {
+            ended.notify_all();
+        }
+    }
+
+    /// Whether the statement is inside an execute (cooperative drivers only).
+    fn executing(&self) -> bool {
+        let (started, _) = &*self.execute_started;
+        started.lock().unwrap_or_else(|e| e.into_inner()).is_some()
     }
 
     /// Wait (at most [`COOPERATIVE_EXECUTE_GRACE`]) until the running execute has run past its
@@ -139,13 +145,14 @@ impl CancelHandle {
         if !self.owner.is_current() {
             return Ok(());
         }
-        if self.cooperative.load(Ordering::SeqCst) {
+        let cooperative = self.cooperative.load(Ordering::SeqCst);
+        if cooperative {
             // Not under the handle's lock: the execute's end takes it.
             self.wait_out_execute_start();
         }
         let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         self.requested.store(true, Ordering::SeqCst);
-        if self.cooperative.load(Ordering::SeqCst) && !self.executing.load(Ordering::SeqCst) {
+        if cooperative && !self.executing() {
             return Ok(());
         }
         if let Some(RawStmt(h)) = *guard {

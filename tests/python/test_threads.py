@@ -326,6 +326,17 @@ def test_closing_a_connection_while_another_thread_runs_a_query_does_not_deadloc
         assert len(outcome["rows"]) == 1, "the query finished before the close"
 
 
+
+def run_child(script: str, connstr: str, timeout: float = 8) -> str:
+    """Run `script` in a child process (a hang it tests for fails the test, not the suite):
+    its standard output, once it exited with 0."""
+    proc = subprocess.run(
+        [sys.executable, "-c", script, connstr], capture_output=True, text=True, timeout=timeout
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 REENTRANT_CONVERTER_SCRIPT = r"""
 import sys
 import ferrodbc
@@ -344,14 +355,8 @@ except ferrodbc.ProgrammingError as e:
 
 def test_a_converter_touching_its_own_cursor_does_not_hang(sqlite):
     """Run in a child process: a regression would otherwise hang the whole suite."""
-    proc = subprocess.run(
-        [sys.executable, "-c", REENTRANT_CONVERTER_SCRIPT, sqlite.connstr],
-        capture_output=True,
-        text=True,
-        timeout=8,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(("rows", "ProgrammingError")), proc.stdout
+    stdout = run_child(REENTRANT_CONVERTER_SCRIPT, sqlite.connstr)
+    assert stdout.startswith(("rows", "ProgrammingError")), stdout
 
 
 CLOSED_WHILE_RUNNING_SCRIPT = r"""
@@ -370,14 +375,8 @@ print("done", flush=True)
 
 
 def test_reading_cursor_closed_while_another_thread_queries_does_not_deadlock(pg):
-    proc = subprocess.run(
-        [sys.executable, "-c", CLOSED_WHILE_RUNNING_SCRIPT, pg.connstr],
-        capture_output=True,
-        text=True,
-        timeout=8,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "closed False" in proc.stdout and "done" in proc.stdout, proc.stdout
+    stdout = run_child(CLOSED_WHILE_RUNNING_SCRIPT, pg.connstr)
+    assert "closed False" in stdout and "done" in stdout, stdout
 
 
 def test_other_cursor_getters_wait_for_a_running_query(pg, pg_conn):
@@ -478,14 +477,8 @@ print("closed", conn.closed, flush=True)
 
 
 def test_closing_the_connection_from_a_converter_does_not_hang(sqlite):
-    proc = subprocess.run(
-        [sys.executable, "-c", CLOSE_FROM_CONVERTER_SCRIPT, sqlite.connstr],
-        capture_output=True,
-        text=True,
-        timeout=8,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "closed True" in proc.stdout or "ProgrammingError" in proc.stdout, proc.stdout
+    stdout = run_child(CLOSE_FROM_CONVERTER_SCRIPT, sqlite.connstr)
+    assert "closed True" in stdout or "ProgrammingError" in stdout, stdout
 
 
 SETTINGS_WHILE_RUNNING_SCRIPT = r"""
@@ -526,17 +519,11 @@ def test_cursor_settings_never_wait_for_a_running_call(sqlite):
     call still runs on the worker: reading or setting it must not wait for the call (it did,
     blocking the loop until the cancel landed; with FreeTDS for ever). Run in a child process:
     a regression would hang the suite."""
-    proc = subprocess.run(
-        [sys.executable, "-c", SETTINGS_WHILE_RUNNING_SCRIPT, sqlite.connstr],
-        capture_output=True,
-        text=True,
-        timeout=20,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == [
+    stdout = run_child(SETTINGS_WHILE_RUNNING_SCRIPT, sqlite.connstr, timeout=20)
+    assert stdout.splitlines() == [
         "during None False 1",
         "set True True",
         # The running fetch keeps the shape it started with; the next result set takes dict.
         "fetched [(1,)] released [True]",
         "next [{'i': 1}]",
-    ], proc.stdout
+    ], stdout

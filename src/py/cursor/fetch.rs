@@ -23,7 +23,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// What every fetch works with (see [`Cursor::begin_fetch`]): the row stream, the Python plan,
-/// the slot for an error deferred to the next fetch, and what the row shape is chosen from.
+/// the slot for an error deferred to the next fetch, and the row shape with the `row_factory`
+/// version it was chosen under.
 pub(super) struct Fetch<'s> {
     rows: Rows<'s>,
     plan: &'s Arc<PyPlan>,

@@ -19,7 +19,7 @@
 //! - Anything else (List, other Structs, Map, Interval, Duration, ...): refused, naming the type.
 //!
 //! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp): it turns each
-//! element into the [`ParamValue`] the parameters bind.
+//! element into the [`ParamValue`](crate::params::ParamValue) the parameters bind.
 
 use super::encode::{Put, Sink};
 use crate::types::decimal::text::unscaled_text;

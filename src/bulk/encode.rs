@@ -2,7 +2,8 @@
 //! from Python) into one cell of a bulk-load column, in the column's [`Form`].
 //!
 //! The Python values of a column may be of any type, so this is one `match` per value on the
-//! value and the form together; the conversions themselves are the families' (`types/`). An
+//! value and the form together; the conversions and SQL Server's rules are the families'
+//! (`types/temporal/bulk.rs` for a whole temporal column, `fit_decimal`, `parse_guid`). An
 //! `Err` is the reason a value cannot go into the column; the caller adds column and row.
 
 use super::cells::CellColumn;

@@ -12,6 +12,7 @@ use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
 use crate::types::decimal::decimal_text;
+use crate::types::decimal::text::digits_and_scale;
 use crate::types::guid::{guid_to_u128, parse_guid};
 use crate::types::temporal::{
     Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text,
@@ -188,9 +189,9 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
             let text = decimal_text(&bytes[..n])
                 .ok_or_else(|| bad("the driver returned a decimal that is not plain decimal text"))?
                 .to_string();
-            let digits = text.bytes().filter(u8::is_ascii_digit).count() as u32;
+            let (digits, scale) = digits_and_scale(&text);
             ParamValue::Decimal {
-                scale: text.split_once('.').map_or(0, |(_, f)| f.len() as u32),
+                scale,
                 precision: digits.max(1),
                 text,
             }

@@ -77,7 +77,9 @@ def blocks(page: Path) -> list[Block]:
         ticks, indent = m["ticks"], len(m["indent"])
         lang = m["info"].strip().split(" ")[0].strip("{}.").lower()
         j = i + 1
-        while j < len(lines) and not lines[j].strip().startswith(ticks[:3]):
+        # The closing fence: the same character, at least as many, nothing else on the line.
+        close = re.compile(rf"^ *{re.escape(ticks[0])}{{{len(ticks)},}}\s*$")
+        while j < len(lines) and not close.match(lines[j]):
             j += 1
         if lang in PYTHON:
             body = "\n".join(ln[indent:] for ln in lines[i + 1 : j])

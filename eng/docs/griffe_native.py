@@ -1,4 +1,5 @@
-"""Griffe extension for the API reference: docstrings of the Rust extension's classes.
+"""Griffe extension for the API reference: docstrings of the Rust extension's classes, and
+reST literal blocks (`::`) in the Python modules' docstrings shown as code.
 
 The reference reads `ferrodbc._native` from its stub (`python/ferrodbc/_native.pyi`: the
 signatures, checked by mypy.stubtest). The descriptions live where the code is, as `///` comments
@@ -6,12 +7,18 @@ on the `#[pymethods]` in `src/py/`, which PyO3 turns into each member's `__doc__
 every stub member that has no docstring of its own with the built module's `__doc__`, so one
 text serves `help()`, editors and the site. Without the built module (no `maturin develop` yet)
 the reference keeps the stub's own docstrings and says so in the build log.
+
+The Python modules write examples as reST literal blocks (a paragraph ending in `::`, then an
+indented block), which `help()` shows well and Markdown would print as a stray `::` and a plain
+indented block; they are turned into fenced Python blocks for the site only.
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
+import re
+import textwrap
 from typing import Any
 
 import griffe
@@ -43,9 +50,34 @@ def _reflow(doc: str) -> str:
     return "\n\n".join(out)
 
 
+_LITERAL = re.compile(r"(?m)^(?P<lead>.*?)::\n\n(?P<body>(?:(?:[ \t]+.*)?\n)+?)(?=\S|\Z)")
+
+
+def _fence_literals(text: str) -> str:
+    def fence(m: re.Match[str]) -> str:
+        lead = m["lead"].rstrip()
+        head = f"{lead}:\n\n" if lead else ""
+        body = textwrap.dedent(m["body"]).strip("\n")
+        return f"{head}```python\n{body}\n```\n\n"
+
+    return _LITERAL.sub(fence, text + "\n").rstrip("\n")
+
+
+def _walk(obj: griffe.Object) -> Any:
+    yield obj
+    for member in obj.members.values():
+        if not member.is_alias:
+            yield from _walk(member)
+
+
 class NativeDocs(griffe.Extension):
     def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
-        if pkg.name != "ferrodbc" or "_native" not in pkg.members:
+        if pkg.name != "ferrodbc":
+            return
+        for obj in _walk(pkg):
+            if obj.docstring is not None and "::\n" in obj.docstring.value:
+                obj.docstring.value = _fence_literals(obj.docstring.value)
+        if "_native" not in pkg.members:
             return
         try:
             native = importlib.import_module("ferrodbc._native")

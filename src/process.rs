@@ -28,18 +28,38 @@ unsafe extern "C" {
     ) -> std::ffi::c_int;
 }
 
-/// Runs in the child right after `fork()`, with one thread: only an atomic store, which is
+/// Runs in the forking thread just before `fork()`: ends the prefetch threads, so the process
+/// forks with none of ours running (see `crate::prefetch`).
+unsafe extern "C" fn before_fork() {
+    crate::prefetch::before_fork();
+}
+
+/// Runs in the parent right after `fork()`.
+unsafe extern "C" fn after_fork_in_parent() {
+    crate::prefetch::after_fork();
+}
+
+/// Runs in the child right after `fork()`, with one thread: only atomic stores, which are
 /// async-signal-safe.
 unsafe extern "C" fn after_fork_in_child() {
     FORKS.fetch_add(1, Ordering::SeqCst);
+    crate::prefetch::after_fork();
 }
 
 fn watch_forks() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {
-        // SAFETY: the handler is a plain function with static lifetime that only touches an
-        // atomic. A failure (ENOMEM) leaves forks unnoticed: handles then behave as before.
-        let _ = unsafe { pthread_atfork(None, None, Some(after_fork_in_child)) };
+        // SAFETY: the handlers are plain functions with static lifetime; the child's and the
+        // parent's only touch atomics, the prepare one runs before the fork like any code of
+        // the forking thread. A failure (ENOMEM) leaves forks unnoticed: handles then behave as
+        // before.
+        let _ = unsafe {
+            pthread_atfork(
+                Some(before_fork),
+                Some(after_fork_in_parent),
+                Some(after_fork_in_child),
+            )
+        };
     });
 }
 

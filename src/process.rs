@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// a child, 2 in a grandchild. Only the process's own value is ever compared with.
 static FORKS: AtomicU64 = AtomicU64::new(0);
 
+#[cfg(unix)]
 unsafe extern "C" {
     fn pthread_atfork(
         prepare: Option<unsafe extern "C" fn()>,
@@ -30,22 +31,30 @@ unsafe extern "C" {
 
 /// Runs in the forking thread just before `fork()`: ends the prefetch threads, so the process
 /// forks with none of ours running (see `crate::prefetch`).
+#[cfg(unix)]
 unsafe extern "C" fn before_fork() {
     crate::prefetch::before_fork();
 }
 
 /// Runs in the parent right after `fork()`.
+#[cfg(unix)]
 unsafe extern "C" fn after_fork_in_parent() {
     crate::prefetch::after_fork();
 }
 
 /// Runs in the child right after `fork()`, with one thread: only atomic stores, which are
 /// async-signal-safe.
+#[cfg(unix)]
 unsafe extern "C" fn after_fork_in_child() {
     FORKS.fetch_add(1, Ordering::SeqCst);
     crate::prefetch::after_fork();
 }
 
+/// Windows has no fork: nothing to watch.
+#[cfg(not(unix))]
+fn watch_forks() {}
+
+#[cfg(unix)]
 fn watch_forks() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {

@@ -1,6 +1,7 @@
 """Install a release wheel with pip into Debian chroots and run the tests there (issue 37).
 
     python eng/chroot.py --wheels DIR [RELEASE ...]     (default: bookworm trixie sid)
+    python eng/chroot.py --sdist FILE [RELEASE ...]     (the sdist built there by pip)
 
 Each release is a `debootstrap --variant=minbase` system with only its own packages: python3 and
 python3-venv, unixodbc, tdsodbc (FreeTDS), libsqliteodbc, odbc-postgresql (where it installs),
@@ -259,13 +260,56 @@ def run_release(release: str, wheels: Path, pg_connstr: str | None, peer) -> tup
         shutil.rmtree(work, ignore_errors=True)
 
 
+SDIST = r"""
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends cargo unixodbc-dev >/dev/null
+echo "rustc: $(rustc --version)"
+python3 -m venv /tmp/v
+/tmp/v/bin/pip install -q /sdist/*.tar.gz
+cd / && /tmp/v/bin/python -c "
+import ferrodbc
+c = ferrodbc.connect('Driver={SQLite3};Database=:memory:')
+print('built from the sdist:', ferrodbc.__version__, c.cursor().execute('SELECT 41 + 1').fetchval())"
+"""
+
+
+def run_sdist(release: str, sdist: Path) -> tuple[bool, str]:
+    """The sdist built by pip in a fresh `release` with only Debian's Rust (cargo) and
+    unixodbc-dev added; then a query on SQLite3 ODBC through the module it built."""
+    tarball = build_base(release)
+    work = Path(tempfile.mkdtemp(prefix=f"ferrodbc-{release}-sdist-"))
+    root = work / "root"
+    try:
+        root.mkdir()
+        run(["tar", "--zstd", "-C", str(root), "-xf", str(tarball)])
+        (root / "sdist").mkdir()
+        shutil.copy(sdist, root / "sdist")
+        with Mounted(root):
+            start = time.monotonic()
+            proc = in_chroot(root, SDIST, env={"CARGO_HTTP_CAINFO": "/etc/host-ca-certificates.crt"},
+                             check=False, capture=True)
+        out = " | ".join(ln for ln in proc.stdout.splitlines() if ln.startswith(("rustc:", "built")))
+        ok = proc.returncode == 0 and "built from the sdist: " in proc.stdout
+        detail = out if ok else (proc.stdout + proc.stderr).strip()[-1500:]
+        return ok, f"sdist in {release}: {'ok' if ok else 'FAILED'} {detail} [{time.monotonic() - start:.0f} s]"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--wheels", type=Path, required=True, help="folder of ferrodbc wheels (eng/wheels.sh)")
+    ap.add_argument("--wheels", type=Path, help="folder of ferrodbc wheels (eng/wheels.sh)")
+    ap.add_argument("--sdist", type=Path, help="instead: build this sdist in each release (Rust + unixodbc-dev)")
     ap.add_argument("releases", nargs="*", default=list(RELEASES))
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("chroot: needs root (debootstrap, chroot, mount)")
+    if args.sdist:
+        results = [run_sdist(release, args.sdist.resolve()) for release in args.releases]
+        print("\n".join(line for _, line in results), flush=True)
+        return 0 if all(ok for ok, _ in results) else 1
+    if args.wheels is None:
+        raise SystemExit("chroot: --wheels DIR (or --sdist FILE)")
     if not list(args.wheels.glob("ferrodbc-*.whl")):
         raise SystemExit(f"chroot: no ferrodbc wheel in {args.wheels}")
     pg = os.environ.get("FERRODBC_PG_CONNSTR", "").strip() or None

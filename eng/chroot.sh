@@ -19,6 +19,7 @@ declare -A PYTHON=([bullseye]=3.9 [bookworm]=3.11 [trixie]=3.13 [sid]=3.14 [fork
 WHEELS=${FERRODBC_WHEELS:-}
 if [ -z "$WHEELS" ]; then
   WHEELS=$PWD/target/wheelhouse
+  [ "${FERRODBC_WHEEL_PROFILE:-release}" = release ] || WHEELS=$PWD/target/wheelhouse-${FERRODBC_WHEEL_PROFILE}
   versions=()
   for r in "${releases[@]}"; do
     v=${PYTHON[$r]:-}

@@ -8,6 +8,8 @@ Each wheel fails the gate, and the run exits 1, when:
   libodbc or libltdl, or anything else auditwheel would have grafted);
 - its extension links (DT_NEEDED) anything beyond libodbc.so.2 and the libraries every manylinux
   system has (glibc's and libgcc_s);
+- its extension serves Rust's `_Unwind_*` calls from a private static unwinder (zig's libunwind)
+  instead of the system's libgcc_s.so.1 (a crash when a thread exits through ferrodbc's frames);
 - its extension needs a glibc symbol version newer than the tag allows (read from the ELF's
   version requirements, and again as auditwheel's `sym_tag` with no library paths, so nothing
   on this machine is consulted);
@@ -43,12 +45,16 @@ def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(p) for p in v.split("."))
 
 
-def elf_facts(data: bytes) -> tuple[list[str], str]:
-    """DT_NEEDED entries and the highest GLIBC_x.y the file's version requirements name."""
+def elf_facts(data: bytes) -> tuple[list[str], str, bool]:
+    """DT_NEEDED entries, the highest GLIBC_x.y the file's version requirements name, and whether
+    Rust's unwinder calls are imported (from libgcc_s) rather than served by a private copy."""
     import io
 
     elf = ELFFile(io.BytesIO(data))
     needed = [t.needed for t in elf.get_section_by_name(".dynamic").iter_tags() if t.entry.d_tag == "DT_NEEDED"]
+    imported = {sym.name for sym in elf.get_section_by_name(".dynsym").iter_symbols()
+                if sym["st_shndx"] == "SHN_UNDEF"}
+    shared_unwinder = {"_Unwind_GetLanguageSpecificData", "_Unwind_RaiseException"} <= imported
     glibc = ["0.0"]
     verneed = elf.get_section_by_name(".gnu.version_r")
     if verneed is not None:
@@ -57,7 +63,7 @@ def elf_facts(data: bytes) -> tuple[list[str], str]:
                 m = re.fullmatch(r"GLIBC_(\d+\.\d+(?:\.\d+)?)", aux.name)
                 if m:
                     glibc.append(m.group(1))
-    return needed, max(glibc, key=version_key)
+    return needed, max(glibc, key=version_key), shared_unwinder
 
 
 def check(wheel: Path, plat: str, arch: str = "x86_64") -> list[str]:
@@ -75,7 +81,12 @@ def check(wheel: Path, plat: str, arch: str = "x86_64") -> list[str]:
         if others:
             dm = [n for n in others if DRIVER_MANAGERS.search(n)]
             problems.append(("bundles a driver manager " if dm else "bundles ") + ", ".join(others))
-        needed, glibc = elf_facts(z.read(ext[0])) if ext else ([], "0.0")
+        needed, glibc, shared_unwinder = elf_facts(z.read(ext[0])) if ext else ([], "0.0", True)
+    if not shared_unwinder:
+        # zig links its own static libunwind unless told otherwise (eng/wheels.sh): then glibc's
+        # pthread_exit (a daemon thread at interpreter exit, Python <= 3.13) unwinds with
+        # libgcc_s into Rust frames whose personality uses the private copy: SIGSEGV.
+        problems.append("carries a private unwinder instead of importing _Unwind_* from libgcc_s.so.1")
     extra = sorted(set(needed) - ALLOWED_NEEDED)
     if extra:
         problems.append(f"links {', '.join(extra)} beyond libodbc.so.2 and glibc")

@@ -22,8 +22,9 @@
 # The tools are pinned and come from PyPI into a venv outside the clone (~/.cache/ferrodbc); the
 # build has its own target directory (target/wheels), so dev builds stay warm. Needs Rust, the
 # host's unixODBC runtime (libodbc.so.2, only linked against) and a Python 3 with venv.
-# Time on the project's 2-core machine: ~9 min for the first wheel (dependencies), then ~4 min per
-# wheel (the crate and pyo3 again, and the fat-LTO link); see docs/install.md.
+# Time on the project's 2-core machine, measured while 7 other builds shared it (load ~11, nice
+# 15): 9.3 min for the first wheel (the dependencies too), then 5.8-7.6 min per further wheel (the
+# crate and pyo3 again, and the fat-LTO link): the six wheels take ~45 min under such load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -64,10 +65,20 @@ case "$ARCH" in
 esac
 LIBODBC=$(ldconfig -p | awk -v a="$LDCONFIG_ARCH" '/libodbc\.so\.2 / && index($0, a) {print $NF; exit}')
 [ -n "$LIBODBC" ] || { echo "wheels: libodbc.so.2 not found (apt-get install libodbc2 or unixodbc)" >&2; exit 1; }
-LINKDIR=$(mktemp -d)
-trap 'rm -rf "$LINKDIR"' EXIT
-ln -s "$LIBODBC" "$LINKDIR/libodbc.so"
-export RUSTFLAGS="${RUSTFLAGS:-} -L native=$LINKDIR"
+# A fixed folder: RUSTFLAGS name it, and a path that changed per run would rebuild everything.
+LINKDIR=$ROOT/target/wheels/link
+mkdir -p "$LINKDIR"
+ln -sfn "$LIBODBC" "$LINKDIR/libodbc.so"
+# The unwinder: Rust's std asks for -lgcc_s, which zig answers with its own static libunwind,
+# private to the extension. glibc's pthread_exit (Python <= 3.13 ends daemon threads with it at
+# exit) unwinds with the system's libgcc_s into Rust frames, whose personality routine then used
+# the private copy on libgcc_s's context: SIGSEGV at exit. Linking the system's libgcc_s.so.1
+# first (under another name, so zig does not swap it) makes every _Unwind_* call the system's,
+# as in a gcc-linked extension; manylinux allows libgcc_s.so.1. The gate checks it.
+LIBGCC_S=$(ldconfig -p | awk -v a="$LDCONFIG_ARCH" '/libgcc_s\.so\.1 / && index($0, a) {print $NF; exit}')
+[ -n "$LIBGCC_S" ] || { echo "wheels: libgcc_s.so.1 not found" >&2; exit 1; }
+ln -sfn "$LIBGCC_S" "$LINKDIR/libgcc_s_system.so"
+export RUSTFLAGS="${RUSTFLAGS:-} -L native=$LINKDIR -l dylib=gcc_s_system"
 export CARGO_TARGET_DIR=$ROOT/target/wheels
 
 # FERRODBC_WHEEL_PROFILE=dev: an unoptimised build with the same packaging (CI's chroot run);

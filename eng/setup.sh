@@ -14,7 +14,8 @@ ROOT=$PWD
 log() { printf '\n== setup: %s\n' "$*" >&2; }
 
 APT_PACKAGES=(unixodbc unixodbc-dev odbcinst tdsodbc freetds-bin libsqliteodbc odbc-postgresql
-              postgresql libssl-dev pkg-config valgrind)
+              postgresql libssl-dev pkg-config valgrind
+              debootstrap zstd)  # the last two: eng/chroot.sh
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -96,6 +96,16 @@ if ! .venv/bin/python eng/wheel_check.py --profile dev; then
   fail "wheel check: the installed wheel does not work"
 fi
 
+echo "== Debian sid chroot, newest Python (eng/chroot.sh sid: manylinux wheel, pip, tests/python)"
+# eng/wheels.sh builds the cp314 manylinux_2_17 wheel (dev profile: the release packaging and
+# gate without fat LTO's build time), eng/chroot.py installs it with pip into a fresh sid system
+# (debootstrapped once, cached in ~/.cache/ferrodbc/chroot) and runs tests/python there on
+# SQLite3 and PostgreSQL, the import without libodbc, and a round trip and a fork through
+# Driver 18 and FreeTDS to the peer outside the chroot. The full matrix: bash eng/chroot.sh.
+if ! FERRODBC_WHEEL_PROFILE=dev bash eng/chroot.sh sid; then
+  fail "sid chroot: the wheel does not install or its tests fail there (eng/chroot.sh sid)"
+fi
+
 echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
 # time), once with mssql+pyodbc, once with mssql+ferrodbc and (--async) once with the async

@@ -12,8 +12,16 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, entra, sqlconstants, sqltypes
+try:
+    from . import _native
+except ImportError as _err:  # the loader's bare "libodbc.so.2: cannot open shared object file"
+    from ._install_help import advice, is_missing_driver_manager
+
+    if is_missing_driver_manager(_err):
+        raise ImportError(advice(_err)) from _err
+    raise
 from . import bulk as bulk  # ferrodbc.bulk.to_sql_method without a second import
+from . import entra, sqlconstants, sqltypes
 from ._native import (
     Connection,
     Cursor,

@@ -20,6 +20,7 @@ mod dbc;
 mod diag;
 mod env;
 mod info;
+mod platform;
 mod stmt;
 
 pub use call::{Outcome, to_wide};

@@ -12,7 +12,7 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, entra, sqlconstants, sqltypes
+from . import _native, driver_pick, entra, sqlconstants, sqltypes
 from . import bulk as bulk  # ferrodbc.bulk.to_sql_method without a second import
 from ._native import (
     Connection,
@@ -189,7 +189,8 @@ def connect(
     ]
     # `del ferrodbc.pooling` means the default (as pyodbc).
     use_pool = pooling if pooling is not None else globals().get("pooling", True)
-    full = ";".join(parts)
+    # No Driver/DSN named: Microsoft's driver, else FreeTDS (ferrodbc.driver_pick).
+    full = driver_pick.with_driver(";".join(parts))
     policy = policy_of(retry)
 
     def attempt() -> Connection:

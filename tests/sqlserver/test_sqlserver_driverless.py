@@ -8,6 +8,7 @@ import pytest
 
 import ferrodbc
 from ferrodbc import driver_pick
+
 from sqlserver_support import missing, require_driver
 
 

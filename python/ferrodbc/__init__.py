@@ -47,6 +47,7 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .partitioned import read_arrow
+from .pyodbc_face import install_as_pyodbc
 from .retry import TRANSIENT_ERRORS, RetryPolicy, policy_of
 from .rows import namedtuple_row
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
@@ -224,6 +225,13 @@ def connect(
     return cnxn
 
 
+def install_as_mssql_python() -> Any:
+    """Make ``import mssql_python`` give mssql-python's API over ferrodbc (ferrodbc.mssql_python)."""
+    from .mssql_python import install
+
+    return install()
+
+
 def clear_pool() -> None:
     """Disconnect every pooled connection (also done at interpreter exit)."""
     _native.clear_pool()
@@ -280,6 +288,8 @@ __all__ = [
     "dataSources",
     "drivers",
     "getDecimalSeparator",
+    "install_as_mssql_python",
+    "install_as_pyodbc",
     "lowercase",
     "namedtuple_row",
     "native_uuid",

@@ -99,7 +99,13 @@ def outcomes(junit: Path) -> dict[str, str]:
         cls = re.sub(r"_mssql\+\w+?_[\d_]+$", "", case.get("classname") or "")
         name = f"{cls}::{case.get('name')}"
         tags = {child.tag for child in case}
-        if "failure" in tags or "error" in tags:
+        messages = " ".join(child.get("message") or "" for child in case)
+        if "failure" in tags and "Unexpected success for" in messages:
+            # A test the requirements mark as failing for the driver passed: the driver does
+            # what they say it cannot (ferrodbc under install_as_pyodbc() reports sane
+            # executemany row counts, which the requirements deny pyodbc). Not behind.
+            result[name] = "xpassed"
+        elif "failure" in tags or "error" in tags:
             result[name] = "failed"
         elif "skipped" in tags:
             result[name] = "skipped"
@@ -149,7 +155,8 @@ def run(dialect: str, reqs_path: Path, report_dir: Path, extra: list[str]) -> tu
 
 
 def share(res: dict[str, str]) -> tuple[int, int, int, float]:
-    passed = sum(v == "passed" for v in res.values())
+    # An unexpected success ("xpassed") counts as passed.
+    passed = sum(v in ("passed", "xpassed") for v in res.values())
     failed = sum(v == "failed" for v in res.values())
     skipped = sum(v == "skipped" for v in res.values())
     return passed, failed, skipped, (passed / (passed + failed) if passed + failed else 0.0)
@@ -206,7 +213,13 @@ def main() -> int:
         if ahead not in results or other not in results:
             continue
         behind = sorted(t for t, v in results[ahead].items()
-                        if v == "passed" and results[other].get(t) != "passed")
+                        if v in ("passed", "xpassed") and results[other].get(t) not in ("passed", "xpassed"))
+        better = sorted(t for t, v in results[other].items() if v == "xpassed")
+        if better:
+            print(f"unexpected successes of mssql+{other} (passed where SQLAlchemy's requirements expect "
+                  f"the driver to fail): {len(better)}")
+            for name in better[:20]:
+                print(f"  {name}")
         print(f"tests mssql+{ahead} passes and mssql+{other} does not: {len(behind)}")
         for name in behind[:60]:
             print(f"  {name}: {other} {results[other].get(name, 'not run')}")

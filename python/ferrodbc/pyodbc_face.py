@@ -6,7 +6,9 @@ ferrodbc's engine unchanged.
 ``sys.modules["pyodbc"]`` becomes a module object named ``pyodbc`` whose attributes are
 ferrodbc's: reading one reads ferrodbc's, and setting one (``pyodbc.pooling = False``,
 ``pyodbc.lowercase = True``, ``pyodbc.native_uuid``) sets ferrodbc's, so the settings act on the
-connections and cursors either name opens. Only ``version`` differs: libraries compare it with
+connections and cursors either name opens. The call sets ``native_uuid`` to pyodbc's default,
+False (uniqueidentifier as ``str``; ferrodbc's own default is ``uuid.UUID``), since libraries
+written for pyodbc parse the string. Only ``version`` differs: libraries compare it with
 pyodbc's releases (mssql-django refuses anything before 3.0, SQLAlchemy picks workarounds by
 it), so it is the pyodbc release whose API ferrodbc follows with ferrodbc's own version as a
 PEP 440 local label (``5.5.0+ferrodbc.0.1.0``); ``ferrodbc.version`` keeps ferrodbc's.
@@ -58,7 +60,11 @@ def install_as_pyodbc() -> types.ModuleType:
     current = sys.modules.get("pyodbc")
     if isinstance(current, PyodbcModule):
         return current
-    face = PyodbcModule(sys.modules[__package__ or "ferrodbc"])
+    target = sys.modules[__package__ or "ferrodbc"]
+    face = PyodbcModule(target)
+    # pyodbc's default: uniqueidentifier as str (ferrodbc's own default is uuid.UUID). Libraries
+    # written for pyodbc parse the str (SQLAlchemy's mssql+pyodbc dialect does).
+    target.native_uuid = False
     sys.modules["pyodbc"] = face
     return face
 

@@ -49,6 +49,7 @@ def test_settings_on_the_face_are_ferrodbcs(sqlite):
         import sys, ferrodbc
         ferrodbc.install_as_pyodbc()
         import pyodbc
+        assert ferrodbc.native_uuid is False  # pyodbc's default, set by install_as_pyodbc()
         pyodbc.pooling = False
         assert ferrodbc.pooling is False
         pyodbc.lowercase = True

@@ -1,0 +1,141 @@
+"""mssql-python's ``connect`` and ``Connection`` over ferrodbc's: a subclass of the native
+connection whose cursors are the face's ``Cursor``; encodings are remembered so
+``getencoding``/``getdecoding`` answer as mssql-python does."""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any
+
+from .. import _native, driver_pick, entra
+from .cursor import Cursor
+
+SQL_CHAR = 1
+SQL_WCHAR = -8
+SQL_WMETADATA = -99
+_UTF16 = ("utf-16le", "utf-16be", "utf-16")
+
+
+def _norm_encoding(encoding: str) -> str:
+    try:
+        return codecs.lookup(encoding).name.replace("_", "-") if encoding else encoding
+    except LookupError as e:
+        raise _native.ProgrammingError(f"Unsupported encoding: {encoding}") from e
+
+
+class Connection(_native.Connection):
+    """A ferrodbc connection with mssql-python's cursor, encoding and autocommit methods."""
+
+    def cursor(self) -> Cursor:  # type: ignore[override]
+        return Cursor(self)
+
+    def execute(self, sql: str, *params: Any) -> Cursor:  # type: ignore[override]
+        return self.cursor().execute(sql, *params)
+
+    def batch_execute(
+        self,
+        statements: list[str],
+        params: list[Any] | None = None,
+        reuse_cursor: Cursor | None = None,
+        auto_close: bool = False,
+    ) -> tuple[list[Any], Cursor]:
+        """Each statement with its parameters on one cursor: ``(results, cursor)`` where a
+        result is the rows of a query or the row count of anything else."""
+        cur = reuse_cursor or self.cursor()
+        results: list[Any] = []
+        for i, sql in enumerate(statements):
+            p = params[i] if params and i < len(params) else None
+            cur.execute(sql, p) if p is not None else cur.execute(sql)
+            results.append(cur.fetchall() if cur.description else cur.rowcount)
+        if auto_close:
+            cur.close()
+        return results, cur
+
+    def setautocommit(self, value: bool = False) -> None:
+        self.autocommit = value
+
+    # setencoding / setdecoding: the engine's, with the settings kept for the getters.
+    def setencoding(self, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
+        enc = _norm_encoding(encoding or "utf-16le")
+        if ctype is None:
+            ctype = SQL_WCHAR if enc in _UTF16 else SQL_CHAR
+        if ctype not in (SQL_CHAR, SQL_WCHAR):
+            raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
+        if ctype == SQL_WCHAR and enc not in _UTF16:
+            raise _native.ProgrammingError(
+                f"SQL_WCHAR only supports UTF-16 encodings, not {encoding!r}"
+            )
+        super().setencoding(enc, ctype)
+        self.__dict__["_encoding"] = {"encoding": enc, "ctype": ctype}
+
+    def getencoding(self) -> dict[str, Any]:
+        self._check_open()
+        return dict(self.__dict__.get("_encoding", {"encoding": "utf-16le", "ctype": SQL_WCHAR}))
+
+    def setdecoding(self, sqltype: int, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
+        if sqltype not in (SQL_CHAR, SQL_WCHAR, SQL_WMETADATA):
+            raise _native.ProgrammingError(
+                f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
+            )
+        default = "utf-8" if sqltype == SQL_CHAR else "utf-16le"
+        enc = _norm_encoding(encoding or default)
+        if ctype is None:
+            ctype = SQL_WCHAR if enc in _UTF16 else SQL_CHAR
+        if sqltype in (SQL_WCHAR, SQL_WMETADATA) and enc not in _UTF16:
+            raise _native.ProgrammingError(
+                f"SQL_WCHAR and SQL_WMETADATA only support UTF-16 encodings, not {encoding!r}"
+            )
+        super().setdecoding(sqltype, enc, ctype)
+        self.__dict__.setdefault("_decoding", {})[sqltype] = {"encoding": enc, "ctype": ctype}
+
+    def getdecoding(self, sqltype: int) -> dict[str, Any]:
+        self._check_open()
+        if sqltype not in (SQL_CHAR, SQL_WCHAR, SQL_WMETADATA):
+            raise _native.ProgrammingError(
+                f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
+            )
+        default = {
+            SQL_CHAR: {"encoding": "utf-8", "ctype": SQL_CHAR},
+            SQL_WCHAR: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
+            SQL_WMETADATA: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
+        }[sqltype]
+        return dict(self.__dict__.get("_decoding", {}).get(sqltype, default))
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise _native.InterfaceError("Connection is closed")
+
+
+def connect(
+    connection_str: str = "",
+    autocommit: bool = False,
+    attrs_before: dict[int, Any] | None = None,
+    timeout: int = 0,
+    native_uuid: bool | None = None,
+    **kwargs: Any,
+) -> Connection:
+    """mssql-python's ``connect``: no ``Driver`` needed (ferrodbc.driver_pick picks one);
+    keyword arguments are connection string attributes; ``timeout`` is the login timeout
+    (0: the driver's default)."""
+    from . import _pooling_enabled
+
+    if not isinstance(connection_str, str):
+        raise _native.InterfaceError("the connection string must be a str")
+    parts = [connection_str.rstrip(";")] if connection_str else []
+    aliases = {"user": "UID", "password": "PWD", "host": "Server", "server": "Server", "database": "Database"}
+    parts += [
+        f"{aliases.get(k.lower(), k)}={_native._quote_connection_value(str(v))}" for k, v in kwargs.items()
+    ]
+    full = driver_pick.with_driver(";".join(parts))
+    login = entra.resolve(full, None, None, attrs_before)
+    cnxn = Connection(
+        login.connection_string,
+        autocommit=autocommit,
+        timeout=timeout or None,
+        pooling=_pooling_enabled(),
+        attrs_before=login.attrs_before,
+        pool_identity=login.pool_identity,
+    )
+    if native_uuid is not None:
+        cnxn.native_uuid = native_uuid
+    return cnxn

@@ -17,7 +17,7 @@ from typing import Any
 
 import ferrodbc
 
-from . import constants
+from . import connection_string_parser, constants, helpers, params  # noqa: F401  (install() maps them)
 from .connection import Connection, connect
 from .constants import *  # noqa: F403  (mssql-python's top-level SQL_* names)
 from .constants import AuthType, ConstantsDDBC, GetInfoConstants, SQLTypes, get_info_constants
@@ -101,7 +101,19 @@ class _FaceModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _FaceModule
 
-_SUBMODULES = ("constants", "connection", "cursor", "exceptions", "logging", "pooling", "row", "type", "params")
+_SUBMODULES = (
+    "connection",
+    "connection_string_parser",
+    "constants",
+    "cursor",
+    "exceptions",
+    "helpers",
+    "logging",
+    "params",
+    "pooling",
+    "row",
+    "type",
+)
 
 
 def install() -> types.ModuleType:

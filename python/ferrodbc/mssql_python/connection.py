@@ -65,7 +65,7 @@ class Connection(_native.Connection):
             raise _native.ProgrammingError(
                 f"SQL_WCHAR only supports UTF-16 encodings, not {encoding!r}"
             )
-        super().setencoding(enc, ctype)
+        self._engine(super().setencoding, enc, ctype)
         self.__dict__["_encoding"] = {"encoding": enc, "ctype": ctype}
 
     def getencoding(self) -> dict[str, Any]:
@@ -85,7 +85,7 @@ class Connection(_native.Connection):
             raise _native.ProgrammingError(
                 f"SQL_WCHAR and SQL_WMETADATA only support UTF-16 encodings, not {encoding!r}"
             )
-        super().setdecoding(sqltype, enc, ctype)
+        self._engine(super().setdecoding, sqltype, enc, ctype)
         self.__dict__.setdefault("_decoding", {})[sqltype] = {"encoding": enc, "ctype": ctype}
 
     def getdecoding(self, sqltype: int) -> dict[str, Any]:
@@ -100,6 +100,16 @@ class Connection(_native.Connection):
             SQL_WMETADATA: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
         }[sqltype]
         return dict(self.__dict__.get("_decoding", {}).get(sqltype, default))
+
+    @staticmethod
+    def _engine(setter: Any, *args: Any) -> None:
+        # ferrodbc exchanges text with the driver as UTF-16 and the driver converts from the
+        # column's code page, so an 8-bit codec mssql-python would decode with gives the same
+        # text here: it is remembered for the getters, the engine keeps UTF-16.
+        try:
+            setter(*args)
+        except _native.NotSupportedError:
+            pass
 
     def _check_open(self) -> None:
         if self.closed:

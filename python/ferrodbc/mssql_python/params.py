@@ -10,10 +10,10 @@ from functools import lru_cache
 from typing import Any
 
 # One token at a time: quoted text, a bracketed name, comments (kept as they are), or a
-# placeholder (`%(name)s`, `%%`, `?`).
+# placeholder (`%(name)s`, `?`).
 _TOKENS = re.compile(
     r"""'(?:[^']|'')*'?|"(?:[^"]|"")*"?|\[(?:[^\]]|\]\])*\]?|--[^\n]*|/\*.*?(?:\*/|$)"""
-    r"""|%\((?P<name>[^)]*)\)s|(?P<pct>%%)|(?P<q>\?)""",
+    r"""|%\((?P<name>[^)]*)\)s|(?P<q>\?)""",
     re.S,
 )
 
@@ -30,13 +30,11 @@ def _pyformat(sql: str) -> tuple[str, tuple[str, ...], bool]:
             out.append(sql[last : m.start()] + "?")
             names.append(m.group("name"))
             last = m.end()
-        elif m.group("pct") is not None:
-            out.append(sql[last : m.start()] + "%")
-            last = m.end()
         elif m.group("q") is not None:
             qmark = True
     out.append(sql[last:])
-    return "".join(out), tuple(names), qmark
+    # `%%` is `%` everywhere, quoted text included (as mssql-python converts it).
+    return "".join(out).replace("%%", "%"), tuple(names), qmark
 
 
 def named_placeholders(sql: str) -> tuple[str, ...]:

@@ -199,7 +199,15 @@ class AuthType(Enum):
 
 
 class SQLTypes:
-    """The SQL type codes by name (mssql-python's ``SQLTypes``)."""
+    """The SQL type codes valid for ``setinputsizes`` (mssql-python's ``SQLTypes``)."""
+
+    @classmethod
+    def get_valid_types(cls) -> set[int]:
+        names = ("CHAR", "VARCHAR", "LONGVARCHAR", "WCHAR", "WVARCHAR", "WLONGVARCHAR", "DECIMAL",
+                 "NUMERIC", "BIT", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "REAL", "FLOAT",
+                 "DOUBLE", "BINARY", "VARBINARY", "LONGVARBINARY", "DATE", "TIME", "TIMESTAMP",
+                 "TYPE_DATE", "TYPE_TIME", "TYPE_TIMESTAMP", "GUID", "XML", "SS_TIME2", "SS_XML")
+        return {ConstantsDDBC[f"SQL_{n}"].value for n in names if f"SQL_{n}" in ConstantsDDBC.__members__}
 
 
 

@@ -7,11 +7,18 @@ per row. What differs from ``ferrodbc.Cursor`` is done once per call: parameters
 
 from __future__ import annotations
 
+import decimal
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import _native
 from .params import convert, unwrap
+
+# The ranges of money and smallmoney (mssql-python's names).
+SMALLMONEY_MIN = decimal.Decimal("-214748.3648")
+SMALLMONEY_MAX = decimal.Decimal("214748.3647")
+MONEY_MIN = decimal.Decimal("-922337203685477.5808")
+MONEY_MAX = decimal.Decimal("922337203685477.5807")
 
 
 def _pyarrow() -> Any:

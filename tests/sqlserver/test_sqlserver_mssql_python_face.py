@@ -11,6 +11,7 @@ import pytest
 import ferrodbc
 from ferrodbc import driver_pick
 from ferrodbc import mssql_python as face
+
 from sqlserver_support import require_driver
 
 

@@ -41,3 +41,4 @@ pub mod typeinfo;
 pub mod typemeta;
 pub mod variables;
 pub mod variant;
+pub mod waitcap;

@@ -122,6 +122,7 @@ def connect(
     attrs_before: dict[int, Any] | None = None,
     timeout: int = 0,
     native_uuid: bool | None = None,
+    token_provider: Any = None,
     **kwargs: Any,
 ) -> Connection:
     """mssql-python's ``connect``: no ``Driver`` needed (ferrodbc.driver_pick picks one);
@@ -131,6 +132,10 @@ def connect(
 
     if not isinstance(connection_str, str):
         raise _native.InterfaceError("the connection string must be a str")
+    if token_provider is not None:
+        raise _native.NotSupportedError(
+            "token_provider= is mssql-python's; use ferrodbc.connect(credential=...) or access_token="
+        )
     parts = [connection_str.rstrip(";")] if connection_str else []
     aliases = {"user": "UID", "password": "PWD", "host": "Server", "server": "Server", "database": "Database"}
     parts += [

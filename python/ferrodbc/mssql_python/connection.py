@@ -13,14 +13,20 @@ from .cursor import Cursor
 SQL_CHAR = 1
 SQL_WCHAR = -8
 SQL_WMETADATA = -99
-_UTF16 = ("utf-16le", "utf-16be", "utf-16")
 
 
 def _norm_encoding(encoding: str) -> str:
+    """The encoding's name as given, lower-cased (as mssql-python reports it), once Python
+    knows it."""
     try:
-        return codecs.lookup(encoding).name.replace("_", "-") if encoding else encoding
-    except LookupError as e:
+        codecs.lookup(encoding)
+    except (LookupError, TypeError) as e:
         raise _native.ProgrammingError(f"Unsupported encoding: {encoding}") from e
+    return encoding.strip().lower()
+
+
+def _is_utf16(encoding: str) -> bool:
+    return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be", "utf-16")
 
 
 class Connection(_native.Connection):
@@ -58,10 +64,10 @@ class Connection(_native.Connection):
     def setencoding(self, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
         enc = _norm_encoding(encoding or "utf-16le")
         if ctype is None:
-            ctype = SQL_WCHAR if enc in _UTF16 else SQL_CHAR
+            ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
         if ctype not in (SQL_CHAR, SQL_WCHAR):
             raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
-        if ctype == SQL_WCHAR and enc not in _UTF16:
+        if ctype == SQL_WCHAR and not _is_utf16(enc):
             raise _native.ProgrammingError(
                 f"SQL_WCHAR only supports UTF-16 encodings, not {encoding!r}"
             )
@@ -80,8 +86,8 @@ class Connection(_native.Connection):
         default = "utf-8" if sqltype == SQL_CHAR else "utf-16le"
         enc = _norm_encoding(encoding or default)
         if ctype is None:
-            ctype = SQL_WCHAR if enc in _UTF16 else SQL_CHAR
-        if sqltype in (SQL_WCHAR, SQL_WMETADATA) and enc not in _UTF16:
+            ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
+        if sqltype in (SQL_WCHAR, SQL_WMETADATA) and not _is_utf16(enc):
             raise _native.ProgrammingError(
                 f"SQL_WCHAR and SQL_WMETADATA only support UTF-16 encodings, not {encoding!r}"
             )

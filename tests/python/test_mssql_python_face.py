@@ -109,7 +109,7 @@ def test_encodings_round_trip_through_the_getters(sqlite):
     assert cn.getencoding() == {"encoding": "utf-16le", "ctype": -8}
     cn.setencoding("utf-8")
     assert cn.getencoding() == {"encoding": "utf-8", "ctype": 1}
-    assert cn.getdecoding(face.SQL_CHAR) == {"encoding": "utf-8", "ctype": 1}
+    assert cn.getdecoding(face.SQL_CHAR) == {"encoding": "utf-16le", "ctype": -8}
     cn.setdecoding(face.SQL_CHAR, encoding="latin-1")
     assert cn.getdecoding(face.SQL_CHAR) == {"encoding": "latin-1", "ctype": 1}
     with pytest.raises(ferrodbc.ProgrammingError):

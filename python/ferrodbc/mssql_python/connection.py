@@ -26,11 +26,76 @@ def _norm_encoding(encoding: str) -> str:
 
 
 def _is_utf16(encoding: str) -> bool:
-    return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be", "utf-16")
+    # Byte order named: plain "utf-16" (a BOM) is refused for SQL_WCHAR, as in mssql-python.
+    return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be")
+
+
+_WCHAR_ONLY = "SQL_WCHAR only supports UTF-16 encodings (utf-16le, utf-16be), not {!r}"
 
 
 class Connection(_native.Connection):
     """A ferrodbc connection with mssql-python's cursor, encoding and autocommit methods."""
+
+    # PEP 249's optional extension: the exception classes on the connection.
+    Warning = _native.Warning
+    Error = _native.Error
+    InterfaceError = _native.InterfaceError
+    DatabaseError = _native.DatabaseError
+    DataError = _native.DataError
+    OperationalError = _native.OperationalError
+    IntegrityError = _native.IntegrityError
+    InternalError = _native.InternalError
+    ProgrammingError = _native.ProgrammingError
+    NotSupportedError = _native.NotSupportedError
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:  # type: ignore[override]
+        """mssql-python's: commit on success, roll back on an exception (without autocommit),
+        and always close."""
+        if self.closed:
+            return False
+        try:
+            if not self.autocommit:
+                if exc_type is None:
+                    self.commit()
+                else:
+                    try:
+                        self.rollback()
+                    except _native.Error:
+                        pass
+        finally:
+            try:
+                self.close()
+            except _native.Error:
+                if exc_type is None:
+                    raise
+        return False
+
+    def getinfo(self, info_type: int) -> Any:  # type: ignore[override]
+        """As ferrodbc's, with "Y"/"N" for the yes/no answers (mssql-python's form) and None for
+        an info type the driver does not know."""
+        if not isinstance(info_type, int) or isinstance(info_type, bool):
+            raise _native.ProgrammingError(f"Invalid info_type: {info_type!r}")
+        if self.closed:
+            raise _native.InterfaceError("Connection is closed")
+        try:
+            value = super().getinfo(info_type)
+        except (OverflowError, _native.DatabaseError):
+            return None
+        if isinstance(value, bool):
+            return "Y" if value else "N"
+        return value
+
+    @property
+    def timeout(self) -> int:  # type: ignore[override]
+        return _native.Connection.timeout.__get__(self)
+
+    @timeout.setter
+    def timeout(self, value: int) -> None:
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError("Timeout must be an integer")
+        if value < 0:
+            raise ValueError("Timeout cannot be negative")
+        _native.Connection.timeout.__set__(self, value)
 
     def cursor(self) -> Cursor:  # type: ignore[override]
         return Cursor(self)
@@ -62,15 +127,14 @@ class Connection(_native.Connection):
 
     # setencoding / setdecoding: the engine's, with the settings kept for the getters.
     def setencoding(self, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
+        self._check_open()
         enc = _norm_encoding(encoding or "utf-16le")
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
         if ctype not in (SQL_CHAR, SQL_WCHAR):
             raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
         if ctype == SQL_WCHAR and not _is_utf16(enc):
-            raise _native.ProgrammingError(
-                f"SQL_WCHAR only supports UTF-16 encodings, not {encoding!r}"
-            )
+            raise _native.ProgrammingError(_WCHAR_ONLY.format(encoding))
         self._engine(super().setencoding, enc, ctype)
         self.__dict__["_encoding"] = {"encoding": enc, "ctype": ctype}
 
@@ -79,18 +143,18 @@ class Connection(_native.Connection):
         return dict(self.__dict__.get("_encoding", {"encoding": "utf-16le", "ctype": SQL_WCHAR}))
 
     def setdecoding(self, sqltype: int, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
+        self._check_open()
         if sqltype not in (SQL_CHAR, SQL_WCHAR, SQL_WMETADATA):
             raise _native.ProgrammingError(
                 f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
             )
-        default = "utf-8" if sqltype == SQL_CHAR else "utf-16le"
-        enc = _norm_encoding(encoding or default)
+        enc = _norm_encoding(encoding or "utf-16le")
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
-        if sqltype in (SQL_WCHAR, SQL_WMETADATA) and not _is_utf16(enc):
-            raise _native.ProgrammingError(
-                f"SQL_WCHAR and SQL_WMETADATA only support UTF-16 encodings, not {encoding!r}"
-            )
+        if ctype not in (SQL_CHAR, SQL_WCHAR):
+            raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
+        if (sqltype in (SQL_WCHAR, SQL_WMETADATA) or ctype == SQL_WCHAR) and not _is_utf16(enc):
+            raise _native.ProgrammingError(_WCHAR_ONLY.format(encoding))
         self._engine(super().setdecoding, sqltype, enc, ctype)
         self.__dict__.setdefault("_decoding", {})[sqltype] = {"encoding": enc, "ctype": ctype}
 
@@ -100,8 +164,9 @@ class Connection(_native.Connection):
             raise _native.ProgrammingError(
                 f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
             )
+        # mssql-python reads every text column as UTF-16 by default (SQL_CHAR too).
         default = {
-            SQL_CHAR: {"encoding": "utf-8", "ctype": SQL_CHAR},
+            SQL_CHAR: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
             SQL_WCHAR: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
             SQL_WMETADATA: {"encoding": "utf-16le", "ctype": SQL_WCHAR},
         }[sqltype]

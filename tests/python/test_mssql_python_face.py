@@ -178,3 +178,16 @@ def test_arrow_methods(sqlite):
     reader = cur.execute("SELECT a FROM t ORDER BY a").arrow_reader(3)
     assert sum(b.num_rows for b in reader) == 10
     cn.close()
+
+
+def test_rows_equal_lists_of_their_values(sqlite):
+    """mssql-python programs compare rows with lists (`row == [1, "x"]`); ordering stays
+    tuple-only."""
+    cn = face.connect(sqlite.connstr, autocommit=True)
+    row = cn.cursor().execute("SELECT 1, 'x'").fetchone()
+    assert row == [1, "x"] and not (row != [1, "x"])
+    assert row != [1, "y"] and row != [1]
+    assert row == (1, "x")
+    with pytest.raises(TypeError):
+        _ = row < [2, "x"]
+    cn.close()

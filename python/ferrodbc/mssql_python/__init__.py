@@ -17,7 +17,7 @@ from typing import Any
 
 import ferrodbc
 
-from . import connection_string_parser, constants, db_connection, helpers, params  # noqa: F401  (install() maps them)
+from . import connection_string_parser, constants, db_connection, helpers, parameter_helper, params  # noqa: F401  (install() maps them)
 from .connection import Connection, connect
 from .constants import *  # noqa: F403  (mssql-python's top-level SQL_* names)
 from .constants import AuthType, ConstantsDDBC, GetInfoConstants, SQLTypes, get_info_constants
@@ -110,6 +110,7 @@ _SUBMODULES = (
     "exceptions",
     "helpers",
     "logging",
+    "parameter_helper",
     "params",
     "pooling",
     "row",

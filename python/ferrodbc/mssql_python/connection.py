@@ -25,6 +25,12 @@ def _norm_encoding(encoding: str) -> str:
     return encoding.strip().lower()
 
 
+def _native_wmetadata() -> int:
+    from .. import SQL_WMETADATA as native
+
+    return int(native)
+
+
 def _is_utf16(encoding: str) -> bool:
     # Byte order named: plain "utf-16" (a BOM) is refused for SQL_WCHAR, as in mssql-python.
     return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be")
@@ -155,7 +161,9 @@ class Connection(_native.Connection):
             raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
         if (sqltype in (SQL_WCHAR, SQL_WMETADATA) or ctype == SQL_WCHAR) and not _is_utf16(enc):
             raise _native.ProgrammingError(_WCHAR_ONLY.format(encoding))
-        self._engine(super().setdecoding, sqltype, enc, ctype)
+        # mssql-python numbers metadata -99, pyodbc (and ferrodbc's engine) -888.
+        engine_type = _native_wmetadata() if sqltype == SQL_WMETADATA else sqltype
+        self._engine(super().setdecoding, engine_type, enc, ctype)
         self.__dict__.setdefault("_decoding", {})[sqltype] = {"encoding": enc, "ctype": ctype}
 
     def getdecoding(self, sqltype: int) -> dict[str, Any]:

@@ -14,7 +14,7 @@ use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
@@ -369,10 +369,6 @@ unsafe extern "C" fn row_richcompare(
             unsafe { as_tuple(py, b) }?.into_any()
         } else if other.is_instance_of::<PyTuple>() {
             other
-        } else if other.is_instance_of::<PyList>() && (op == ffi::Py_EQ || op == ffi::Py_NE) {
-            // Equal to the list of the same values (mssql-python's rows are; its programs
-            // compare `row == [1, "x"]`); lists are not ordered against rows.
-            PyTuple::new(py, other.cast::<PyList>()?.iter())?.into_any()
         } else {
             return Ok(py.NotImplemented().into_ptr());
         };

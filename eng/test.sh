@@ -114,9 +114,20 @@ echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # floor is lower: it also runs ServerSideCursorsTest (the sync dialect has no server-side
 # cursors), whose _is_server_side() knows only SQLAlchemy's own drivers (7 tests fail for any
 # other), and whose test_roundtrip_fetchall meets the peer's `nvarchar + parameter` (0, not text).
+# --as-pyodbc: a fourth run, SQLAlchemy's own mssql+pyodbc dialect over
+# ferrodbc.install_as_pyodbc(), none behind real pyodbc (about 1 minute more).
 if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor-ferrodbc 0.95 \
-    --async --floor-ferrodbc-async 0.94 --max-behind 0; then
+    --async --floor-ferrodbc-async 0.94 --as-pyodbc --floor-ferrodbc-as-pyodbc 0.95 --max-behind 0; then
   fail "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails"
+fi
+echo "== Django 5.2 + mssql-django 2.0 against tds-peer (eng/suites/django_suite.py)"
+# Django and mssql-django pip-installed with --require-hashes into ~/.cache/ferrodbc; a small
+# project's flow (migrate, CRUD, transactions, aggregates, bulk_create, select_for_update) with
+# real pyodbc, ferrodbc.install_as_pyodbc(), real mssql-python and
+# ferrodbc.install_as_mssql_python(): no step behind its real driver. About 20 s (and ~10 s
+# for the first pip install).
+if ! .venv/bin/python eng/suites/django_suite.py --mssql-python; then
+  fail "Django flow: a step ferrodbc fails that its real driver passes, or a new peer limit"
 fi
 echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
 # 50 tasks over 16 connections for 2 s each against the peer; fails only on errors or wrong rows,

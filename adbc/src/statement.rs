@@ -1,0 +1,351 @@
+//! `AdbcStatement`: SQL with `?` parameters bound from Arrow, executed through the engine.
+//!
+//! - ExecuteQuery streams the first result set ([`StreamReader`]); a statement with no result
+//!   set (an INSERT through DB-API's `execute`) gives an empty stream.
+//! - ExecuteUpdate returns the rows affected (a parameter array's total).
+//! - Bound parameters with one row are executed as one call; with more, as parameter arrays
+//!   (`Statement::execute_many`, the engine's `executemany`), whose result sets are discarded.
+//! - ExecuteSchema prepares the SQL and describes the result without executing it.
+//! - With `adbc.ingest.target_table` set, executing ingests the bound data (`ingest.rs`).
+//!
+//! Options of ferrodbc's own: `adbc.ferrodbc.statement.batch_rows` (rows per record batch),
+//! `adbc.ferrodbc.statement.query_timeout` (seconds; 0 = none), and the read options of
+//! `fetch_arrow_table`: `adbc.ferrodbc.statement.timestamp_unit` (`us`/`ns`),
+//! `adbc.ferrodbc.statement.uuid` (`uuid`/`string`), `adbc.ferrodbc.statement.datetimeoffset`
+//! (`utc`/`struct`).
+
+use crate::connection::{Reader, batches_reader, empty_schema};
+use crate::database::{int_value, string_value, unknown_option};
+use crate::error::{Engine, Result, invalid_argument, invalid_state, not_implemented};
+use crate::ingest::IngestOptions;
+use crate::reader::StreamReader;
+use crate::session::{DEFAULT_BATCH_ROWS, Session, layout_of};
+use adbc_core::options::{OptionStatement, OptionValue};
+use adbc_core::{Optionable, PartitionedResult, Statement};
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_schema::{DataType, Field, Schema};
+use ferrodbc::arrow::{ArrowLayout, ArrowOptions, Unit};
+use ferrodbc::odbc::CancelHandle;
+use ferrodbc::plan::ResultPlan;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub const BATCH_ROWS: &str = "adbc.ferrodbc.statement.batch_rows";
+pub const QUERY_TIMEOUT: &str = "adbc.ferrodbc.statement.query_timeout";
+pub const TIMESTAMP_UNIT: &str = "adbc.ferrodbc.statement.timestamp_unit";
+pub const UUID: &str = "adbc.ferrodbc.statement.uuid";
+pub const DATETIMEOFFSET: &str = "adbc.ferrodbc.statement.datetimeoffset";
+
+/// What the statement and its result streams share. Field order is drop order: the statement
+/// handle is freed before the session (and with it the connection) can be.
+pub struct Inner {
+    pub stmt: ferrodbc::Statement,
+    pub session: Arc<Session>,
+}
+
+pub struct FerrodbcStatement {
+    inner: Arc<Mutex<Inner>>,
+    /// Cancels the statement's handle from another thread without taking `inner`'s lock (held by
+    /// the executing thread).
+    cancel: Arc<CancelHandle>,
+    session: Arc<Session>,
+    sql: Option<String>,
+    bound: Option<(Arc<Schema>, Vec<RecordBatch>)>,
+    pub(crate) ingest: IngestOptions,
+    batch_rows: usize,
+    query_timeout: usize,
+    arrow: ArrowOptions,
+}
+
+impl FerrodbcStatement {
+    pub fn new(session: Arc<Session>) -> Result<FerrodbcStatement> {
+        let stmt = session.statement()?;
+        let cancel = Arc::new(stmt.cancel_handle());
+        session.register_cancel(&cancel);
+        Ok(FerrodbcStatement {
+            inner: Arc::new(Mutex::new(Inner {
+                stmt,
+                session: session.clone(),
+            })),
+            cancel,
+            session,
+            sql: None,
+            bound: None,
+            ingest: IngestOptions::default(),
+            batch_rows: DEFAULT_BATCH_ROWS,
+            query_timeout: 0,
+            arrow: ArrowOptions::default(),
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    pub(crate) fn bound(&self) -> Option<&(Arc<Schema>, Vec<RecordBatch>)> {
+        self.bound.as_ref()
+    }
+
+    fn sql(&self) -> Result<String> {
+        self.sql
+            .clone()
+            .ok_or_else(|| invalid_state("no SQL query was set on this statement"))
+    }
+
+    fn param_rows(&self) -> Result<Option<Vec<Vec<ferrodbc::params::ParamValue>>>> {
+        match &self.bound {
+            None => Ok(None),
+            Some((_, batches)) => crate::bind::rows_of(batches).map(Some),
+        }
+    }
+
+    /// Execute the SQL with the bound parameters. `Ok(true)` when the statement is positioned
+    /// on a result set.
+    fn run(&mut self) -> Result<bool> {
+        let sql = self.sql()?;
+        let rows = self.param_rows()?;
+        let timeout = self.query_timeout;
+        let mut inner = self.lock();
+        inner.stmt.set_query_timeout(timeout).adbc()?;
+        match rows {
+            None => inner.stmt.execute(&sql, Vec::new(), &[]).adbc()?,
+            Some(mut rows) if rows.len() == 1 => {
+                let row = rows.pop().unwrap_or_default();
+                inner.stmt.execute(&sql, row, &[]).adbc()?;
+            }
+            Some(rows) => {
+                inner.stmt.execute_many(&sql, rows, &[]).adbc()?;
+                return Ok(false);
+            }
+        }
+        // The first result set: a batch's leading statements may only count rows.
+        while !inner.stmt.has_result_set() {
+            if !inner.stmt.next_result().adbc()? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn arrow_option(key: &str, value: &str, arrow: &mut ArrowOptions) -> Result<()> {
+    match (key, value) {
+        (TIMESTAMP_UNIT, "us") => arrow.unit = Unit::Micros,
+        (TIMESTAMP_UNIT, "ns") => arrow.unit = Unit::Nanos,
+        (UUID, "uuid") => arrow.uuid_text = false,
+        (UUID, "string") => arrow.uuid_text = true,
+        (DATETIMEOFFSET, "utc") => arrow.offsets = false,
+        (DATETIMEOFFSET, "struct") => arrow.offsets = true,
+        _ => {
+            return Err(invalid_argument(format!(
+                "option {key}: {value:?} is not one of its values"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl Optionable for FerrodbcStatement {
+    type Option = OptionStatement;
+
+    fn set_option(&mut self, key: Self::Option, value: OptionValue) -> Result<()> {
+        let name = key.as_ref().to_string();
+        match key {
+            OptionStatement::TargetTable
+            | OptionStatement::IngestMode
+            | OptionStatement::TargetCatalog
+            | OptionStatement::TargetDbSchema
+            | OptionStatement::Temporary => self.ingest.set(&key, string_value(&name, value)?),
+            OptionStatement::Other(k) if k == BATCH_ROWS => {
+                let n = int_value(&name, value)?;
+                if n < 1 {
+                    return Err(invalid_argument(format!("{BATCH_ROWS} must be at least 1")));
+                }
+                self.batch_rows = n as usize;
+                Ok(())
+            }
+            OptionStatement::Other(k) if k == QUERY_TIMEOUT => {
+                let n = int_value(&name, value)?;
+                self.query_timeout = usize::try_from(n)
+                    .map_err(|_| invalid_argument(format!("{QUERY_TIMEOUT} must be >= 0")))?;
+                Ok(())
+            }
+            OptionStatement::Other(k)
+                if [TIMESTAMP_UNIT, UUID, DATETIMEOFFSET].contains(&k.as_str()) =>
+            {
+                let v = string_value(&name, value)?;
+                arrow_option(&k, &v, &mut self.arrow)
+            }
+            OptionStatement::Incremental => Err(not_implemented(
+                "incremental execution: results are streamed, there is nothing to poll",
+            )),
+            _ => Err(unknown_option(&name)),
+        }
+    }
+
+    fn get_option_string(&self, key: Self::Option) -> Result<String> {
+        match &key {
+            OptionStatement::Other(k) if k == BATCH_ROWS => Ok(self.batch_rows.to_string()),
+            OptionStatement::Other(k) if k == QUERY_TIMEOUT => Ok(self.query_timeout.to_string()),
+            OptionStatement::Other(k) if k == TIMESTAMP_UNIT => {
+                Ok(if self.arrow.unit == Unit::Nanos {
+                    "ns"
+                } else {
+                    "us"
+                }
+                .into())
+            }
+            OptionStatement::Other(k) if k == UUID => Ok(if self.arrow.uuid_text {
+                "string"
+            } else {
+                "uuid"
+            }
+            .into()),
+            OptionStatement::Other(k) if k == DATETIMEOFFSET => {
+                Ok(if self.arrow.offsets { "struct" } else { "utc" }.into())
+            }
+            _ => self
+                .ingest
+                .get(&key)
+                .ok_or_else(|| unknown_option(key.as_ref())),
+        }
+    }
+
+    fn get_option_bytes(&self, key: Self::Option) -> Result<Vec<u8>> {
+        self.get_option_string(key).map(String::into_bytes)
+    }
+
+    fn get_option_int(&self, key: Self::Option) -> Result<i64> {
+        let name = key.as_ref().to_string();
+        int_value(&name, OptionValue::String(self.get_option_string(key)?))
+    }
+
+    fn get_option_double(&self, key: Self::Option) -> Result<f64> {
+        Err(unknown_option(key.as_ref()))
+    }
+}
+
+impl Statement for FerrodbcStatement {
+    fn bind(&mut self, batch: RecordBatch) -> Result<()> {
+        self.bound = Some((batch.schema(), vec![batch]));
+        Ok(())
+    }
+
+    /// The stream is read whole when bound: parameter rows are sent as arrays of ~16 MiB
+    /// requests, ingest streams batch by batch (`ingest.rs`).
+    fn bind_stream(&mut self, reader: Box<dyn RecordBatchReader + Send>) -> Result<()> {
+        let schema = reader.schema();
+        let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+        self.bound = Some((schema, batches));
+        Ok(())
+    }
+
+    fn execute(&mut self) -> Result<Reader> {
+        if self.ingest.is_set() {
+            crate::ingest::ingest(self)?;
+            return Ok(batches_reader(empty_schema(), Vec::new()));
+        }
+        if !self.run()? {
+            return Ok(batches_reader(empty_schema(), Vec::new()));
+        }
+        let mut inner = self.lock();
+        let Some(layout) = layout_of(&mut inner.stmt, self.arrow)? else {
+            return Ok(batches_reader(empty_schema(), Vec::new()));
+        };
+        let epoch = inner.stmt.epoch();
+        drop(inner);
+        Ok(Box::new(StreamReader::new(
+            self.inner.clone(),
+            epoch,
+            &layout,
+            self.batch_rows,
+        )))
+    }
+
+    fn execute_update(&mut self) -> Result<Option<i64>> {
+        if self.ingest.is_set() {
+            return crate::ingest::ingest(self).map(Some);
+        }
+        let sql = self.sql()?;
+        let rows = self.param_rows()?;
+        let timeout = self.query_timeout;
+        let mut inner = self.lock();
+        inner.stmt.set_query_timeout(timeout).adbc()?;
+        match rows {
+            Some(rows) if rows.len() != 1 => inner.stmt.execute_many(&sql, rows, &[]).adbc()?,
+            rows => {
+                let row = rows.and_then(|mut r| r.pop()).unwrap_or_default();
+                inner.stmt.execute(&sql, row, &[]).adbc()?;
+            }
+        }
+        let n = inner.stmt.row_count();
+        inner.stmt.close().adbc()?;
+        Ok((n >= 0).then_some(n as i64))
+    }
+
+    fn execute_schema(&mut self) -> Result<Schema> {
+        let sql = self.sql()?;
+        let (mut stmt, backend) = {
+            let conn = self.session.lock();
+            (conn.new_statement().adbc()?, conn.backend())
+        };
+        stmt.prepare(&sql).adbc()?;
+        let n = stmt.num_result_cols().adbc()?;
+        let mut descs = Vec::with_capacity(n.into());
+        for c in 1..=n {
+            descs.push(stmt.describe_col(c).adbc()?);
+        }
+        let plan = Arc::new(ResultPlan::build(descs, backend));
+        let layout = ArrowLayout::new(plan, self.arrow).adbc()?;
+        Ok(layout.schema.as_ref().clone())
+    }
+
+    fn execute_partitions(&mut self) -> Result<PartitionedResult> {
+        Err(not_implemented(
+            "ExecutePartitions: SQL Server returns one result stream, not partitions",
+        ))
+    }
+
+    /// The bound parameters' schema; before a bind, one field per `?` marker of type null
+    /// (ADBC's "unknown type": SQL Server's drivers describe parameters only once the types of
+    /// their values are known).
+    fn get_parameter_schema(&self) -> Result<Schema> {
+        if let Some((schema, _)) = &self.bound {
+            return Ok(schema.as_ref().clone());
+        }
+        let sql = self.sql()?;
+        let dbms = self.session.lock().dbms();
+        let n = ferrodbc::params::count_markers(&sql, dbms);
+        Ok(Schema::new(
+            (0..n)
+                .map(|i| Field::new(i.to_string(), DataType::Null, true))
+                .collect::<Vec<_>>(),
+        ))
+    }
+
+    /// Checks a query is set; the engine prepares when it executes (parameter arrays are sent
+    /// prepared, as `executemany` does).
+    fn prepare(&mut self) -> Result<()> {
+        self.sql().map(|_| ())
+    }
+
+    fn set_sql_query(&mut self, query: impl AsRef<str>) -> Result<()> {
+        self.sql = Some(query.as_ref().to_string());
+        self.ingest.clear_target();
+        Ok(())
+    }
+
+    fn set_substrait_plan(&mut self, _plan: impl AsRef<[u8]>) -> Result<()> {
+        Err(not_implemented("Substrait: SQL Server takes SQL only"))
+    }
+
+    /// Cancels the running execute or fetch (ODBC `SQLCancel`, which the driver sends to the
+    /// server as an attention). Meant to be called from another thread: it touches only the
+    /// cancel handle, never the statement the executing thread holds.
+    fn cancel(&mut self) -> Result<()> {
+        self.cancel.cancel().adbc()
+    }
+}

@@ -112,6 +112,12 @@ fn s32(v: Option<i64>) -> Option<i32> {
     v.and_then(|v| i32::try_from(v).ok())
 }
 
+/// A catalog or schema name as ADBC has it: SQLite3 ODBC says "" in SQLColumns where SQLTables
+/// says NULL (no catalog); both are none.
+fn named(s: Option<String>) -> Option<String> {
+    s.filter(|s| !s.is_empty())
+}
+
 fn some(s: Option<&str>) -> Option<String> {
     s.map(str::to_string)
 }
@@ -127,7 +133,7 @@ fn tables(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Vec<[Option<Strin
     let mut out = Vec::new();
     for b in &batches {
         for r in 0..b.num_rows() {
-            let row = [0, 1, 2, 3].map(|c| cell::text(b, c, r));
+            let row = [0, 1, 2, 3].map(|c| named(cell::text(b, c, r)));
             let kind = row[3].as_deref().unwrap_or("");
             let type_ok = f
                 .table_type
@@ -162,7 +168,7 @@ fn columns_of(
     let mut out: BTreeMap<_, Vec<Column>> = BTreeMap::new();
     for b in &batches {
         for r in 0..b.num_rows() {
-            let t = |c| cell::text(b, c, r);
+            let t = |c| named(cell::text(b, c, r));
             let i = |c| cell::int(b, c, r);
             let Some(name) = t(3) else { continue };
             if !like(f.column_name, Some(&name)) {
@@ -306,9 +312,13 @@ fn constraints_of(
 
 fn build_tree(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Tree> {
     let mut tree = Tree::new();
-    // The current catalog and schema exist even without tables.
-    let current = conn.current_catalog()?;
-    if like(f.catalog, current.as_deref()) {
+    // The current catalog and schema exist even without tables. (SQLite's "catalog" is its
+    // file name, which its catalog functions never report: tables have none.)
+    let current = match conn.dbms() {
+        ferrodbc::backend::Dbms::Sqlite => None,
+        _ => conn.current_catalog()?,
+    };
+    if current.is_some() && like(f.catalog, current.as_deref()) {
         let entry = tree.entry(current.clone()).or_default();
         if let Some(s) = conn.current_schema()?
             && like(f.db_schema, Some(&s))

@@ -286,12 +286,42 @@ impl Statement for FerrodbcStatement {
         Ok((n >= 0).then_some(n as i64))
     }
 
+    /// SQL Server: the statement run under `SET FMTONLY ON` (the server describes the result and
+    /// runs nothing; what Driver 18 itself sends to describe a prepared statement), read through
+    /// the same plan as a query. Other DBMS: prepared and described (`SQLDescribeCol`).
     fn execute_schema(&mut self) -> Result<Schema> {
         let sql = self.sql()?;
-        let (mut stmt, backend) = {
+        let (dbms, backend) = {
             let conn = self.session.lock();
-            (conn.new_statement().adbc()?, conn.backend())
+            (conn.dbms(), conn.backend())
         };
+        if dbms == ferrodbc::backend::Dbms::SqlServer {
+            let rows = self.param_rows()?;
+            let mut inner = self.lock();
+            inner
+                .stmt
+                .execute("SET FMTONLY ON", Vec::new(), &[])
+                .adbc()?;
+            let described = (|| -> Result<Schema> {
+                let row = rows.and_then(|mut r| r.pop()).unwrap_or_default();
+                inner.stmt.execute(&sql, row, &[]).adbc()?;
+                while !inner.stmt.has_result_set() {
+                    if !inner.stmt.next_result().adbc()? {
+                        return Ok(Schema::empty());
+                    }
+                }
+                let layout = layout_of(&mut inner.stmt, self.arrow)?;
+                Ok(layout.map_or_else(Schema::empty, |l| l.schema.as_ref().clone()))
+            })();
+            let off = inner
+                .stmt
+                .execute("SET FMTONLY OFF", Vec::new(), &[])
+                .adbc();
+            let schema = described?;
+            off?;
+            return Ok(schema);
+        }
+        let mut stmt = self.session.lock().new_statement().adbc()?;
         stmt.prepare(&sql).adbc()?;
         let n = stmt.num_result_cols().adbc()?;
         let mut descs = Vec::with_capacity(n.into());
@@ -334,6 +364,8 @@ impl Statement for FerrodbcStatement {
 
     fn set_sql_query(&mut self, query: impl AsRef<str>) -> Result<()> {
         self.sql = Some(query.as_ref().to_string());
+        // A new query starts without the previous one's parameters or ingest target.
+        self.bound = None;
         self.ingest.clear_target();
         Ok(())
     }

@@ -19,13 +19,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "sqlserver"))
 
-from sqlserver_support import DRIVERS, missing, require_driver, require_peer_binary, tdspeer  # noqa: E402
-
-adbc_driver_manager = pytest.importorskip("adbc_driver_manager")
-import adbc_driver_manager.dbapi  # noqa: E402
-
 import adbc_driver_ferrodbc  # noqa: E402
 import adbc_driver_ferrodbc.dbapi  # noqa: E402
+import adbc_driver_manager  # noqa: E402
+import adbc_driver_manager.dbapi  # noqa: E402
+
+from sqlserver_support import DRIVERS, missing, require_driver, require_peer_binary, tdspeer  # noqa: E402
 
 
 @pytest.fixture(scope="session")

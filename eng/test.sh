@@ -35,6 +35,8 @@ suites=(tests/python)
 [ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
 [ -d eng/profiler/tests ] && suites+=(eng/profiler/tests)
+# The ADBC driver (adbc/), loaded through adbc_driver_manager: about 10 s.
+[ -d tests/adbc ] && suites+=(tests/adbc)
 # Each failed step is named again at the very end, on stdout: a CI log shown only by its tail
 # still says which step (and, for pytest, which tests) failed.
 failures=()

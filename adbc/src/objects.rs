@@ -102,6 +102,9 @@ struct Table {
     constraints: Option<Vec<Constraint>>,
 }
 
+/// (catalog, schema, table name).
+type TableKey = (Option<String>, Option<String>, String);
+
 /// catalog -> schema -> table name -> table (None schema/catalog keyed as empty).
 type Tree = BTreeMap<Option<String>, BTreeMap<Option<String>, BTreeMap<String, Table>>>;
 
@@ -154,7 +157,7 @@ fn tables(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Vec<[Option<Strin
 fn columns_of(
     conn: &FerrodbcConnection,
     f: &Filter<'_>,
-) -> Result<BTreeMap<(Option<String>, Option<String>, String), Vec<Column>>> {
+) -> Result<BTreeMap<TableKey, Vec<Column>>> {
     let (schema, batches) = conn.session.catalog(&CatalogCall::Columns {
         catalog: None,
         schema: some(f.db_schema),
@@ -189,7 +192,7 @@ fn columns_of(
                 octet_length: s32(i(15)),
                 ordinal: s32(i(16)),
                 is_nullable: t(17),
-                autoincrement: identity.and_then(|c| i(c)).map(|v| v != 0),
+                autoincrement: identity.and_then(i).map(|v| v != 0),
             };
             let Some(table) = t(2) else { continue };
             out.entry((t(0), t(1), table)).or_default().push(col);

@@ -13,11 +13,16 @@
 
 use crate::error::{Engine, Result, err, invalid_argument, not_implemented};
 use crate::objects::quote_identifier;
-use crate::statement::FerrodbcStatement;
+use crate::statement::{Bound, FerrodbcStatement};
 use adbc_core::error::Status;
 use adbc_core::options::OptionStatement;
+use arrow_array::{RecordBatchIterator, RecordBatchReader};
 use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use ferrodbc::backend::Dbms;
+use ferrodbc::bulk::{
+    BulkError, BulkLoad, LoadCount, LoadOptions, Mapping, NoLock, Progress, Request,
+};
+use std::sync::atomic::Ordering;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
@@ -252,10 +257,17 @@ fn drop_table(target: &str, dbms: Dbms) -> String {
 
 /// Run the ingest: the DDL the mode asks for, then the rows. The rows ingested.
 pub fn ingest(stmt: &mut FerrodbcStatement) -> Result<i64> {
-    let (schema, batches) = stmt
-        .bound()
-        .cloned()
+    let bound = stmt
+        .take_bound()
         .ok_or_else(|| err(Status::InvalidState, "ingest: no data was bound"))?;
+    let reader: Box<dyn RecordBatchReader + Send> = match bound {
+        Bound::Stream(reader) => reader,
+        Bound::Batches(schema, batches) => Box::new(RecordBatchIterator::new(
+            batches.into_iter().map(Ok),
+            schema,
+        )),
+    };
+    let schema = reader.schema();
     let dbms = stmt.session().lock().dbms();
     let target = stmt.ingest.target(dbms)?;
     let ddl: Vec<String> = match stmt.ingest.mode {
@@ -274,20 +286,37 @@ pub fn ingest(stmt: &mut FerrodbcStatement) -> Result<i64> {
             inner.stmt.close().adbc()?;
         }
     }
-    load(stmt, &target, &schema, &batches)
+    load(stmt, target, reader)
 }
 
-/// The rows into the existing table through the engine's bulk path.
+/// The rows into the existing table through the engine's bulk path (`crate::bulk`, as
+/// `bulkcopy_arrow`): one record batch at a time, on this connection and its transaction.
 fn load(
-    _stmt: &mut FerrodbcStatement,
-    _target: &str,
-    _schema: &Schema,
-    _batches: &[arrow_array::RecordBatch],
+    stmt: &FerrodbcStatement,
+    target: String,
+    reader: Box<dyn RecordBatchReader + Send>,
 ) -> Result<i64> {
-    Err(not_implemented(
-        "ingest: the rows are sent through the engine's bulk path (crate::bulk), whose Arrow \
-         stream API is not merged yet",
-    ))
+    let options = LoadOptions {
+        // ADBC: a NULL is a NULL, never the column's default.
+        keep_nulls: true,
+        ..LoadOptions::default()
+    };
+    let request = Request::new(target, options, Mapping::Position);
+    let fields = reader.schema().fields().len();
+    stmt.ingest_cancel.store(false, Ordering::SeqCst);
+    let mut conn = stmt.session().lock();
+    let count = (|| -> std::result::Result<LoadCount, BulkError> {
+        let mut load = BulkLoad::begin(
+            &mut conn,
+            &request,
+            Some(fields),
+            stmt.ingest_cancel.clone(),
+        )?;
+        load.arrow(&NoLock, reader, Progress::none())?;
+        Ok(load.finish()?)
+    })()
+    .map_err(|e| crate::error::from_engine(&ferrodbc::Error::from(e)))?;
+    Ok(i64::try_from(count.rows_copied).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]

@@ -27,6 +27,7 @@ use arrow_schema::{DataType, Field, Schema};
 use ferrodbc::arrow::{ArrowLayout, ArrowOptions, Unit};
 use ferrodbc::odbc::CancelHandle;
 use ferrodbc::plan::ResultPlan;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub const BATCH_ROWS: &str = "adbc.ferrodbc.statement.batch_rows";
@@ -34,6 +35,13 @@ pub const QUERY_TIMEOUT: &str = "adbc.ferrodbc.statement.query_timeout";
 pub const TIMESTAMP_UNIT: &str = "adbc.ferrodbc.statement.timestamp_unit";
 pub const UUID: &str = "adbc.ferrodbc.statement.uuid";
 pub const DATETIMEOFFSET: &str = "adbc.ferrodbc.statement.datetimeoffset";
+
+/// The bound data: a batch (`bind`), or a stream (`bind_stream`) kept as a stream so an ingest
+/// reads it one batch at a time; parameters read it whole on first use.
+pub enum Bound {
+    Batches(Arc<Schema>, Vec<RecordBatch>),
+    Stream(Box<dyn RecordBatchReader + Send>),
+}
 
 /// What the statement and its result streams share. Field order is drop order: the statement
 /// handle is freed before the session (and with it the connection) can be.
@@ -49,8 +57,10 @@ pub struct FerrodbcStatement {
     cancel: Arc<CancelHandle>,
     session: Arc<Session>,
     sql: Option<String>,
-    bound: Option<(Arc<Schema>, Vec<RecordBatch>)>,
+    bound: Option<Bound>,
     pub(crate) ingest: IngestOptions,
+    /// Set by `cancel()` to stop an ingest between rows (the bulk path checks it).
+    pub(crate) ingest_cancel: Arc<AtomicBool>,
     batch_rows: usize,
     query_timeout: usize,
     arrow: ArrowOptions,
@@ -71,6 +81,7 @@ impl FerrodbcStatement {
             sql: None,
             bound: None,
             ingest: IngestOptions::default(),
+            ingest_cancel: Arc::new(AtomicBool::new(false)),
             batch_rows: DEFAULT_BATCH_ROWS,
             query_timeout: 0,
             arrow: ArrowOptions::default(),
@@ -85,8 +96,9 @@ impl FerrodbcStatement {
         &self.session
     }
 
-    pub(crate) fn bound(&self) -> Option<&(Arc<Schema>, Vec<RecordBatch>)> {
-        self.bound.as_ref()
+    /// The bound data, taken (an ingest consumes it).
+    pub(crate) fn take_bound(&mut self) -> Option<Bound> {
+        self.bound.take()
     }
 
     fn sql(&self) -> Result<String> {
@@ -95,10 +107,20 @@ impl FerrodbcStatement {
             .ok_or_else(|| invalid_state("no SQL query was set on this statement"))
     }
 
-    fn param_rows(&self) -> Result<Option<Vec<Vec<ferrodbc::params::ParamValue>>>> {
+    /// The bound parameter rows (a bound stream is read whole here, once).
+    fn param_rows(&mut self) -> Result<Option<Vec<Vec<ferrodbc::params::ParamValue>>>> {
+        if let Some(Bound::Stream(_)) = &self.bound {
+            let Some(Bound::Stream(reader)) = self.bound.take() else {
+                unreachable!("matched above");
+            };
+            let schema = reader.schema();
+            let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
+            self.bound = Some(Bound::Batches(schema, batches));
+        }
         match &self.bound {
             None => Ok(None),
-            Some((_, batches)) => crate::bind::rows_of(batches).map(Some),
+            Some(Bound::Batches(_, batches)) => crate::bind::rows_of(batches).map(Some),
+            Some(Bound::Stream(_)) => unreachable!("read whole above"),
         }
     }
 
@@ -230,16 +252,14 @@ impl Optionable for FerrodbcStatement {
 
 impl Statement for FerrodbcStatement {
     fn bind(&mut self, batch: RecordBatch) -> Result<()> {
-        self.bound = Some((batch.schema(), vec![batch]));
+        self.bound = Some(Bound::Batches(batch.schema(), vec![batch]));
         Ok(())
     }
 
-    /// The stream is read whole when bound: parameter rows are sent as arrays of ~16 MiB
-    /// requests, ingest streams batch by batch (`ingest.rs`).
+    /// Kept as a stream: an ingest reads it one batch at a time (memory bounded by a batch);
+    /// parameters read it whole when the statement executes.
     fn bind_stream(&mut self, reader: Box<dyn RecordBatchReader + Send>) -> Result<()> {
-        let schema = reader.schema();
-        let batches = reader.collect::<std::result::Result<Vec<_>, _>>()?;
-        self.bound = Some((schema, batches));
+        self.bound = Some(Bound::Stream(reader));
         Ok(())
     }
 
@@ -343,8 +363,10 @@ impl Statement for FerrodbcStatement {
     /// (ADBC's "unknown type": SQL Server's drivers describe parameters only once the types of
     /// their values are known).
     fn get_parameter_schema(&self) -> Result<Schema> {
-        if let Some((schema, _)) = &self.bound {
-            return Ok(schema.as_ref().clone());
+        match &self.bound {
+            Some(Bound::Batches(schema, _)) => return Ok(schema.as_ref().clone()),
+            Some(Bound::Stream(reader)) => return Ok(reader.schema().as_ref().clone()),
+            None => {}
         }
         let sql = self.sql()?;
         let dbms = self.session.lock().dbms();
@@ -378,6 +400,8 @@ impl Statement for FerrodbcStatement {
     /// server as an attention). Meant to be called from another thread: it touches only the
     /// cancel handle, never the statement the executing thread holds.
     fn cancel(&mut self) -> Result<()> {
+        self.ingest_cancel
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         self.cancel.cancel().adbc()
     }
 }

@@ -4,7 +4,10 @@
 //! FreeTDS when the peer is built (`target/release/tds-peer`; in CI it is, and a missing one
 //! fails).
 
-use adbc_core::options::{AdbcVersion, InfoCode, ObjectDepth, OptionDatabase, OptionValue};
+use adbc_core::Optionable;
+use adbc_core::options::{
+    AdbcVersion, InfoCode, ObjectDepth, OptionDatabase, OptionStatement, OptionValue,
+};
 use adbc_core::{Connection, Database, Driver, Statement};
 use adbc_driver_manager::ManagedDriver;
 use arrow_array::cast::AsArray;
@@ -97,6 +100,28 @@ fn check_connection(conn: &mut impl Connection, vendor: &str) {
         .collect::<Result<_, _>>()
         .unwrap();
     assert!(!objs.is_empty());
+
+    // Bulk ingest: a table created from an Arrow batch and read back.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let table = format!("ingest_{}_{n}", std::process::id());
+    let mut stmt = conn.new_statement().unwrap();
+    stmt.set_option(
+        OptionStatement::TargetTable,
+        OptionValue::String(table.clone()),
+    )
+    .unwrap();
+    let schema = Arc::new(arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+        "v",
+        arrow_schema::DataType::Int64,
+        false,
+    )]));
+    let batch =
+        RecordBatch::try_new(schema, vec![Arc::new(Int64Array::from(vec![1, 2, 3]))]).unwrap();
+    stmt.bind(batch).unwrap();
+    assert_eq!(stmt.execute_update().unwrap(), Some(3));
+    let sum = query(conn, &format!("SELECT SUM(v) FROM {table}"));
+    assert_eq!(sum.iter().map(RecordBatch::num_rows).sum::<usize>(), 1);
 
     // An error carries the SQLSTATE.
     let mut stmt = conn.new_statement().unwrap();

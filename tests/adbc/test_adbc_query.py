@@ -186,7 +186,13 @@ def test_transactions(uri):
 def test_connection_options(conn):
     c = conn.adbc_connection
     assert c.get_option("adbc.connection.autocommit") == "true"
-    assert c.get_option("adbc.connection.catalog")
+    catalog = c.get_option("adbc.connection.catalog")
+    assert catalog
+    c.set_options(**{"adbc.connection.catalog": catalog})
+    assert c.get_option("adbc.connection.catalog") == catalog
+    c.set_options(**{"adbc.connection.readonly": "true"})
+    assert c.get_option("adbc.connection.readonly") == "true"
+    c.set_options(**{"adbc.connection.readonly": "false"})
     assert c.get_option("adbc.connection.db_schema") == "dbo"
     c.set_options(**{"adbc.connection.transaction.isolation_level": "adbc.connection.transaction.isolation.read_committed"})
     assert c.get_option("adbc.connection.transaction.isolation_level").endswith("read_committed")

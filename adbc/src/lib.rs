@@ -10,6 +10,7 @@
 //! - `statement.rs`: execute, bind, prepare, schema; `reader.rs`: the streaming result;
 //!   `bind.rs`: Arrow parameters as engine values; `ingest.rs`: bulk ingest.
 //! - `error.rs`: the engine's errors with their SQLSTATE and native error.
+//! - `export.rs`: the C entry points.
 //!
 //! docs/adbc.md is the user's page (options, types, the feature table).
 
@@ -17,6 +18,7 @@ pub mod bind;
 pub mod connection;
 pub mod database;
 pub mod error;
+pub mod export;
 pub mod info;
 pub mod ingest;
 pub mod objects;
@@ -50,5 +52,3 @@ impl Driver for FerrodbcDriver {
         Ok(db)
     }
 }
-
-adbc_ffi::export_driver!(AdbcDriverFerrodbcInit, FerrodbcDriver);

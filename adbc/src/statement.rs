@@ -63,6 +63,8 @@ pub struct FerrodbcStatement {
     pub(crate) ingest_cancel: Arc<AtomicBool>,
     batch_rows: usize,
     query_timeout: usize,
+    /// Rows the last `run` changed when it found no result set (-1: unknown).
+    affected: i64,
     arrow: ArrowOptions,
 }
 
@@ -84,6 +86,7 @@ impl FerrodbcStatement {
             ingest_cancel: Arc::new(AtomicBool::new(false)),
             batch_rows: DEFAULT_BATCH_ROWS,
             query_timeout: 0,
+            affected: -1,
             arrow: ArrowOptions::default(),
         })
     }
@@ -130,7 +133,9 @@ impl FerrodbcStatement {
         let sql = self.sql()?;
         let rows = self.param_rows()?;
         let timeout = self.query_timeout;
-        let mut inner = self.lock();
+        self.affected = -1;
+        let inner_arc = self.inner.clone();
+        let mut inner = inner_arc.lock().unwrap_or_else(|e| e.into_inner());
         inner.stmt.set_query_timeout(timeout).adbc()?;
         match rows {
             None => inner.stmt.execute(&sql, Vec::new(), &[]).adbc()?,
@@ -140,12 +145,20 @@ impl FerrodbcStatement {
             }
             Some(rows) => {
                 inner.stmt.execute_many(&sql, rows, &[]).adbc()?;
+                self.affected = inner.stmt.row_count() as i64;
                 return Ok(false);
             }
         }
-        // The first result set: a batch's leading statements may only count rows.
+        // The first result set: a batch's leading statements may only count rows (their counts
+        // add up to what the statement changed).
+        let mut affected: Option<isize> = None;
         while !inner.stmt.has_result_set() {
+            let n = inner.stmt.row_count();
+            if n >= 0 {
+                affected = Some(affected.unwrap_or(0) + n);
+            }
             if !inner.stmt.next_result().adbc()? {
+                self.affected = affected.map_or(-1, |n| n as i64);
                 return Ok(false);
             }
         }
@@ -265,10 +278,13 @@ impl Statement for FerrodbcStatement {
 
     fn execute(&mut self) -> Result<Reader> {
         if self.ingest.is_set() {
-            crate::ingest::ingest(self)?;
+            let n = crate::ingest::ingest(self)?;
+            crate::export::set_rows_affected(n);
             return Ok(batches_reader(empty_schema(), Vec::new()));
         }
         if !self.run()? {
+            // No result set: what the statement changed (DB-API's rowcount after execute()).
+            crate::export::set_rows_affected(self.affected);
             return Ok(batches_reader(empty_schema(), Vec::new()));
         }
         let mut inner = self.lock();

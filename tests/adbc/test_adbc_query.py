@@ -103,6 +103,21 @@ def test_executemany_and_rows_affected(conn):
         assert stmt.execute_update() == 10
 
 
+def test_rowcount_after_execute(conn):
+    """DB-API's rowcount after execute() of a statement without a result set is what it changed
+    (the driver writes ExecuteQuery's rows_affected; a SELECT's is -1, unknown)."""
+    t = tname()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {t} (id int)")
+        cur.execute(f"INSERT INTO {t} VALUES (1), (2), (3)")
+        assert cur.rowcount == 3
+        cur.execute(f"UPDATE {t} SET id = id + 1 WHERE id > ?", (1,))
+        assert cur.rowcount == 2
+        cur.execute(f"SELECT id FROM {t}")
+        assert cur.rowcount == -1
+        cur.fetchall()
+
+
 def test_bound_arrow_batch(conn):
     """bind / bind_stream: a many-row Arrow batch runs as a parameter array."""
     t = tname()

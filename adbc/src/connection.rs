@@ -248,22 +248,17 @@ impl Connection for FerrodbcConnection {
     }
 
     fn get_statistic_names(&self) -> Result<Reader> {
-        Err(not_implemented(
-            "GetStatisticNames: no driver-specific statistics are defined",
-        ))
+        crate::statistics::get_statistic_names()
     }
 
     fn get_statistics(
         &self,
-        _catalog: Option<&str>,
-        _db_schema: Option<&str>,
-        _table_name: Option<&str>,
-        _approximate: bool,
+        catalog: Option<&str>,
+        db_schema: Option<&str>,
+        table_name: Option<&str>,
+        approximate: bool,
     ) -> Result<Reader> {
-        Err(not_implemented(
-            "GetStatistics: not yet (SQL Server keeps row counts and distinct counts in \
-             sys.dm_db_partition_stats and DBCC SHOW_STATISTICS; not mapped yet)",
-        ))
+        crate::statistics::get_statistics(self, catalog, db_schema, table_name, approximate)
     }
 
     fn commit(&mut self) -> Result<()> {

@@ -117,7 +117,7 @@ fn s32(v: Option<i64>) -> Option<i32> {
 
 /// A catalog or schema name as ADBC has it: SQLite3 ODBC says "" in SQLColumns where SQLTables
 /// says NULL (no catalog); both are none.
-fn named(s: Option<String>) -> Option<String> {
+pub(crate) fn named(s: Option<String>) -> Option<String> {
     s.filter(|s| !s.is_empty())
 }
 
@@ -126,7 +126,10 @@ fn some(s: Option<&str>) -> Option<String> {
 }
 
 /// ODBC's `SQLTables` rows passing the filters: (catalog, schema, name, type).
-fn tables(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Vec<[Option<String>; 4]>> {
+pub(crate) fn tables(
+    conn: &FerrodbcConnection,
+    f: &Filter<'_>,
+) -> Result<Vec<[Option<String>; 4]>> {
     let (_, batches) = conn.session.catalog(&CatalogCall::Tables {
         catalog: None,
         schema: some(f.db_schema),
@@ -362,14 +365,14 @@ fn build_tree(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Tree> {
 
 // ----- building the nested arrays -----
 
-fn struct_fields(dt: &DataType) -> Fields {
+pub(crate) fn struct_fields(dt: &DataType) -> Fields {
     match dt {
         DataType::Struct(f) => f.clone(),
         other => unreachable!("a struct type, not {other}"),
     }
 }
 
-fn list_field(dt: &DataType) -> FieldRef {
+pub(crate) fn list_field(dt: &DataType) -> FieldRef {
     match dt {
         DataType::List(f) => f.clone(),
         other => unreachable!("a list type, not {other}"),
@@ -377,7 +380,7 @@ fn list_field(dt: &DataType) -> FieldRef {
 }
 
 /// A list array of `lens` (None: a null list) over `values`.
-fn list(dt: &DataType, lens: &[Option<usize>], values: ArrayRef) -> ArrayRef {
+pub(crate) fn list(dt: &DataType, lens: &[Option<usize>], values: ArrayRef) -> ArrayRef {
     let offsets = OffsetBuffer::from_lengths(lens.iter().map(|l| l.unwrap_or(0)));
     let nulls = lens
         .iter()
@@ -386,11 +389,11 @@ fn list(dt: &DataType, lens: &[Option<usize>], values: ArrayRef) -> ArrayRef {
     Arc::new(ListArray::new(list_field(dt), offsets, values, nulls))
 }
 
-fn strings<'a>(v: impl IntoIterator<Item = Option<&'a str>>) -> ArrayRef {
+pub(crate) fn strings<'a>(v: impl IntoIterator<Item = Option<&'a str>>) -> ArrayRef {
     Arc::new(StringArray::from_iter(v))
 }
 
-fn struct_array(dt: &DataType, arrays: Vec<ArrayRef>) -> ArrayRef {
+pub(crate) fn struct_array(dt: &DataType, arrays: Vec<ArrayRef>) -> ArrayRef {
     Arc::new(StructArray::new(struct_fields(dt), arrays, None))
 }
 

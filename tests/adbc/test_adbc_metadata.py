@@ -110,6 +110,26 @@ def test_get_table_schema(conn):
         assert isinstance(ei.value, adbc_driver_manager.ProgrammingError) or "208" in str(ei.value)
 
 
+def test_get_statistics_row_counts(conn):
+    t = tname()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {t} (id int PRIMARY KEY)")
+        cur.executemany(f"INSERT INTO {t} VALUES (?)", [(i,) for i in range(17)])
+    c = conn.adbc_connection
+    names = pa.RecordBatchReader.from_stream(c.get_statistic_names()).read_all()
+    assert names.num_rows == 0
+    for approximate in (False, True):
+        stats = pa.RecordBatchReader.from_stream(c.get_statistics(table_name=t, approximate=approximate)).read_all()
+        rows = [
+            s
+            for cat in stats.to_pylist()
+            for schema in cat["catalog_db_schemas"]
+            for s in schema["db_schema_statistics"]
+        ]
+        assert [(r["table_name"], r["statistic_key"], r["statistic_value"]) for r in rows] == [(t, 6, 17)]
+        assert rows[0]["statistic_is_approximate"] is approximate
+
+
 def test_get_table_types(conn):
     types = conn.adbc_get_table_types()
     assert "TABLE" in types and "VIEW" in types

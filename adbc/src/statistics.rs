@@ -23,6 +23,9 @@ const ROW_COUNT: i16 = 6;
 /// `SQL_TABLE_STAT` in SQLStatistics' TYPE column.
 const SQL_TABLE_STAT: i64 = 0;
 
+/// catalog -> schema -> [(table, row count)].
+type Counts = BTreeMap<Option<String>, BTreeMap<Option<String>, Vec<(String, i64)>>>;
+
 pub fn get_statistic_names() -> Result<Reader> {
     let schema = GET_STATISTIC_NAMES_SCHEMA.clone();
     Ok(batches_reader(
@@ -46,9 +49,7 @@ pub fn get_statistics(
         table_type: Some(vec!["TABLE"]),
         column_name: None,
     };
-    // catalog -> schema -> [(table, row count)]
-    let mut tree: BTreeMap<Option<String>, BTreeMap<Option<String>, Vec<(String, i64)>>> =
-        BTreeMap::new();
+    let mut tree = Counts::new();
     for [cat, schema, name, _] in tables(conn, &filter)? {
         let Some(name) = name else { continue };
         let (_, batches) = conn.session.catalog(&CatalogCall::Statistics {

@@ -109,6 +109,13 @@ echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql
 if ! .venv/bin/python -m eng.aio_load --quick; then
   fail "aio load: an error or a wrong row under load"
 fi
+echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 45 s)"
+# The ADBC driver beside ferrodbc's own fetch_arrow_table / bulkcopy_arrow, adbcbridge and pyodbc
+# through SQLAlchemy, with the peer's CPU; fails only on an error or a wrong result of ferrodbc
+# or its ADBC driver, never on a timing.
+if ! .venv/bin/python -m eng.profiler.adbc_bench --quick; then
+  fail "adbc bench: an error or a wrong result"
+fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
 # Eleven targets (engine decoders, parameter and bulk encoding, connection strings; the peer's packet,
 # login, RPC, SQL and bulk-load parsers), ~3 min in all once built; the build is cached outside

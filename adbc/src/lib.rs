@@ -6,8 +6,8 @@
 //! - `uri.rs`: the `mssql://` URL form as an ODBC connection string.
 //! - `session.rs`: the ODBC connection shared by a connection and its statements.
 //! - `connection.rs`: connection options, transactions, cancel, the metadata functions' entry.
-//! - `info.rs`: GetInfo; `objects.rs`: GetObjects, GetTableSchema, GetTableTypes;
-//!   `statistics.rs`: GetStatistics (row counts).
+//! - `info.rs`: GetInfo; `objects.rs`: GetObjects (`nested.rs`: its arrays), GetTableSchema,
+//!   GetTableTypes; `statistics.rs`: GetStatistics (row counts).
 //! - `statement.rs`: execute, bind, prepare, schema; `reader.rs`: the streaming result;
 //!   `bind.rs`: Arrow parameters as engine values; `ingest.rs`: bulk ingest.
 //! - `error.rs`: the engine's errors with their SQLSTATE and native error.
@@ -22,6 +22,7 @@ pub mod error;
 pub mod export;
 pub mod info;
 pub mod ingest;
+pub mod nested;
 pub mod objects;
 pub mod reader;
 pub mod session;

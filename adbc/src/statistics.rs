@@ -5,7 +5,8 @@
 
 use crate::connection::{FerrodbcConnection, Reader, batches_reader};
 use crate::error::Result;
-use crate::objects::{Filter, list, list_field, strings, struct_array, struct_fields, tables};
+use crate::nested::{list, list_field, strings, struct_array, struct_fields};
+use crate::objects::{Filter, tables};
 use crate::session::cell;
 use adbc_core::options::ObjectDepth;
 use adbc_core::schemas::{GET_STATISTIC_NAMES_SCHEMA, GET_STATISTICS_SCHEMA};

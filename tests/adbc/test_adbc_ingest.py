@@ -76,6 +76,49 @@ def test_create_keeps_every_value_exact(conn):
     assert types["g"] == "uniqueidentifier"
 
 
+def test_more_arrow_types(conn):
+    """Dictionary strings, large strings, float16-free narrow types and ferrodbc's own
+    datetimeoffset struct (read with the statement option, written back as datetimeoffset)."""
+    t = tname()
+    data = pa.table(
+        {
+            "dict": pa.array(["a", "b", None, "a"]).dictionary_encode(),
+            "large": pa.array(["x", None, "y" * 10, ""], pa.large_string()),
+            "u16": pa.array([0, 65535, None, 1], pa.uint16()),
+            "u32": pa.array([0, 2**32 - 1, None, 1], pa.uint32()),
+            "t32": pa.array([0, 1000, None, 86_399_000], pa.time32("ms")),
+        }
+    )
+    with conn.cursor() as cur:
+        assert cur.adbc_ingest(t, data, mode="create") == 4
+        cur.execute(f"SELECT * FROM {t}")
+        back = cur.fetch_arrow_table().to_pylist()
+    assert [r["dict"] for r in back] == ["a", "b", None, "a"]
+    assert [r["large"] for r in back] == ["x", None, "y" * 10, ""]
+    assert [r["u32"] for r in back] == [0, 2**32 - 1, None, 1]
+    assert back[3]["t32"] == dt.time(23, 59, 59)
+    types = column_types(conn, t)
+    assert types["u16"] == "int" and types["u32"] == "bigint" and types["t32"] == "time"
+
+    src = tname()
+    with conn.cursor() as cur:
+        cur.execute(f"CREATE TABLE {src} (v datetimeoffset(7))")
+        cur.execute(f"INSERT INTO {src} VALUES ('2024-05-06 07:08:09.1234567 +05:30'), (NULL)")
+        cur.adbc_statement.set_options(**{"adbc.ferrodbc.statement.datetimeoffset": "struct"})
+        cur.execute(f"SELECT v FROM {src}")
+        offsets = cur.fetch_arrow_table()
+        dst = tname()
+        assert cur.adbc_ingest(dst, offsets, mode="create") == 2
+        assert column_types(conn, dst)["v"] == "datetimeoffset"
+    with conn.cursor() as cur:
+        cur.execute(f"SELECT CONVERT(nvarchar(40), v, 127) FROM {dst}")
+        rows = cur.fetchall()
+    assert rows[1] == (None,)
+    # The local time and its own offset came back (the read was to the microsecond).
+    assert "2024-05-06" in rows[0][0] and "07:08:09.123456" in rows[0][0]
+    assert rows[0][0].endswith("+05:30")
+
+
 def test_modes(conn):
     t = tname()
     one = pa.table({"id": pa.array([1, 2], pa.int32())})

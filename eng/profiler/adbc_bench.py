@@ -8,6 +8,8 @@ Tasks (each contestant in a fresh process per round, the first round discarded):
 - ``fetch_mixed``: ``SELECT * FROM peer.mixed_<n>`` into a pyarrow Table: ferrodbc's
   ``fetch_arrow_table`` against the ADBC driver's ``fetch_arrow_table`` (and adbcbridge when it is
   installed: ``pip install adbcbridge``), with the peak RSS above the start.
+- ``stream_mixed``: the same rows as record batches, each dropped once summed (``fetch_record_batch``
+  on both sides): the peak RSS says whether memory stays bounded by a batch.
 - ``ingest_narrow``: n (int, bigint, float) rows from Arrow: ferrodbc's ``bulkcopy_arrow`` against
   ``adbc_ingest(mode="append")`` (both bcp).
 - ``read_sql``: ``pandas.read_sql`` of ``peer.mixed_<n>`` through the ADBC connection against
@@ -71,6 +73,33 @@ if task == "fetch_mixed":
                 return cur.fetch_arrow_table()
     check = lambda t: (t.num_rows, pc.sum(t.column(0)).as_py())
     want = (n, sum(range(n)))
+elif task == "stream_mixed":
+    sql = f"SELECT * FROM peer.mixed_{n}"
+    def consume(reader):
+        rows = total = 0
+        for b in reader:
+            rows += b.num_rows
+            total += pc.sum(b.column(0)).as_py() or 0
+        return rows, total
+    if who == "ferrodbc":
+        import ferrodbc
+        conn = ferrodbc.connect(cs, autocommit=True)
+        def body():
+            cur = conn.cursor(); cur.execute(sql)
+            return consume(pa.RecordBatchReader.from_stream(cur.fetch_record_batch()))
+    else:
+        if who == "adbc-ferrodbc":
+            import adbc_driver_ferrodbc.dbapi
+            conn = adbc_driver_ferrodbc.dbapi.connect(cs, autocommit=True)
+        else:
+            import adbcbridge
+            conn = adbcbridge.connect(uri=cs, autocommit=True)
+        def body():
+            with conn.cursor() as cur:
+                cur.execute(sql)
+                return consume(cur.fetch_record_batch())
+    check = lambda r: r
+    want = (n, sum(range(n)))
 elif task == "ingest_narrow":
     import numpy as np
     i = np.arange(n, dtype=np.int64)
@@ -115,7 +144,7 @@ elif task == "read_sql":
     want = (n, sum(range(n)))
 # One untimed read of one row first, through the same path: the imports each path makes on its
 # first call (pandas' Arrow conversion, pyarrow's modules) are not the driver's time.
-if task == "fetch_mixed" or task == "read_sql":
+if task in ("fetch_mixed", "stream_mixed", "read_sql"):
     sql_full, sql = sql, "SELECT * FROM peer.mixed_1"
     body()
     sql = sql_full
@@ -137,6 +166,7 @@ print(json.dumps(out))
 
 TASKS = {
     "fetch_mixed": (["ferrodbc", "adbc-ferrodbc", "adbcbridge"], 100_000, 1_000_000, 20_000),
+    "stream_mixed": (["ferrodbc", "adbc-ferrodbc", "adbcbridge"], 100_000, 1_000_000, 20_000),
     "ingest_narrow": (["ferrodbc", "adbc-ferrodbc", "adbcbridge"], 200_000, 1_000_000, 20_000),
     "read_sql": (["adbc-ferrodbc", "pyodbc+sqlalchemy"], 100_000, None, 10_000),
 }

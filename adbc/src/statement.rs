@@ -31,6 +31,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 pub const BATCH_ROWS: &str = "adbc.ferrodbc.statement.batch_rows";
+pub const BATCH_BYTES: &str = "adbc.ferrodbc.statement.batch_bytes";
 pub const QUERY_TIMEOUT: &str = "adbc.ferrodbc.statement.query_timeout";
 pub const TIMESTAMP_UNIT: &str = "adbc.ferrodbc.statement.timestamp_unit";
 pub const UUID: &str = "adbc.ferrodbc.statement.uuid";
@@ -62,6 +63,8 @@ pub struct FerrodbcStatement {
     /// Set by `cancel()` to stop an ingest between rows (the bulk path checks it).
     pub(crate) ingest_cancel: Arc<AtomicBool>,
     batch_rows: usize,
+    /// A byte budget per record batch (0: none), turned into rows per result set.
+    batch_bytes: usize,
     query_timeout: usize,
     /// Rows the last `run` changed when it found no result set (-1: unknown).
     affected: i64,
@@ -85,6 +88,7 @@ impl FerrodbcStatement {
             ingest: IngestOptions::default(),
             ingest_cancel: Arc::new(AtomicBool::new(false)),
             batch_rows: DEFAULT_BATCH_ROWS,
+            batch_bytes: 0,
             query_timeout: 0,
             affected: -1,
             arrow: ArrowOptions::default(),
@@ -166,6 +170,21 @@ impl FerrodbcStatement {
     }
 }
 
+/// Bytes a streamed (MAX) cell is reckoned at when a byte budget is turned into rows.
+const STREAMED_CELL_BYTES: usize = 8 * 1024;
+
+/// Rows per batch for a budget of `bytes` (None: no budget), from the plan's bound bytes per row
+/// (values and indicators, UTF-16 for text: close to, and not below, Arrow's size) plus
+/// [`STREAMED_CELL_BYTES`] per streamed column. At least one row.
+fn rows_for_bytes(plan: &ResultPlan, bytes: usize) -> Option<usize> {
+    if bytes == 0 {
+        return None;
+    }
+    let streamed = plan.columns.len() - plan.bound_prefix;
+    let per_row = (plan.row_bytes + streamed * STREAMED_CELL_BYTES).max(1);
+    Some((bytes / per_row).max(1))
+}
+
 fn arrow_option(key: &str, value: &str, arrow: &mut ArrowOptions) -> Result<()> {
     match (key, value) {
         (TIMESTAMP_UNIT, "us") => arrow.unit = Unit::Micros,
@@ -202,6 +221,12 @@ impl Optionable for FerrodbcStatement {
                 self.batch_rows = n as usize;
                 Ok(())
             }
+            OptionStatement::Other(k) if k == BATCH_BYTES => {
+                let n = int_value(&name, value)?;
+                self.batch_bytes = usize::try_from(n)
+                    .map_err(|_| invalid_argument(format!("{BATCH_BYTES} must be >= 0")))?;
+                Ok(())
+            }
             OptionStatement::Other(k) if k == QUERY_TIMEOUT => {
                 let n = int_value(&name, value)?;
                 self.query_timeout = usize::try_from(n)
@@ -225,6 +250,7 @@ impl Optionable for FerrodbcStatement {
         match &key {
             OptionStatement::Other(k) if k == BATCH_ROWS => Ok(self.batch_rows.to_string()),
             OptionStatement::Other(k) if k == QUERY_TIMEOUT => Ok(self.query_timeout.to_string()),
+            OptionStatement::Other(k) if k == BATCH_BYTES => Ok(self.batch_bytes.to_string()),
             OptionStatement::Other(k) if k == TIMESTAMP_UNIT => {
                 Ok(if self.arrow.unit == Unit::Nanos {
                     "ns"
@@ -293,11 +319,13 @@ impl Statement for FerrodbcStatement {
         };
         let epoch = inner.stmt.epoch();
         drop(inner);
+        let rows = rows_for_bytes(&layout.plan, self.batch_bytes)
+            .map_or(self.batch_rows, |r| r.min(self.batch_rows));
         Ok(Box::new(StreamReader::new(
             self.inner.clone(),
             epoch,
             &layout,
-            self.batch_rows,
+            rows,
         )))
     }
 

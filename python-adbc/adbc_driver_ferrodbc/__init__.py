@@ -44,6 +44,8 @@ class StatementOptions(enum.Enum):
 
     #: Rows per record batch of a result stream (default 8,192: the engine's row array).
     BATCH_ROWS = "adbc.ferrodbc.statement.batch_rows"
+    #: A byte budget per record batch (0: none), turned into rows from the bound row size.
+    BATCH_BYTES = "adbc.ferrodbc.statement.batch_bytes"
     #: Seconds before the server is asked to cancel a statement (0: never).
     QUERY_TIMEOUT = "adbc.ferrodbc.statement.query_timeout"
     #: ``us`` (default; every year 1..9999) or ``ns`` (exact datetime2(7), 1677..2262 only).

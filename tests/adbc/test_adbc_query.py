@@ -67,6 +67,20 @@ def test_streams_in_batches_of_the_option(conn):
         assert [r[0] for r in got] == [r[0] for r in expected]
 
 
+def test_batch_bytes_option(conn):
+    """A byte budget per batch becomes rows from the bound row size (at least one row)."""
+    with conn.cursor() as cur:
+        cur.adbc_statement.set_options(**{"adbc.ferrodbc.statement.batch_bytes": "100000"})
+        assert cur.adbc_statement.get_option("adbc.ferrodbc.statement.batch_bytes") == "100000"
+        cur.execute("SELECT * FROM peer.mixed_10000")
+        sizes = [b.num_rows for b in cur.fetch_record_batch()]
+        assert sum(sizes) == 10000
+        assert 1 < max(sizes) < 8192
+        cur.adbc_statement.set_options(**{"adbc.ferrodbc.statement.batch_bytes": "1"})
+        cur.execute("SELECT * FROM peer.mixed_3")
+        assert [b.num_rows for b in cur.fetch_record_batch()] == [1, 1, 1]
+
+
 def test_fetchall_rows(conn):
     with conn.cursor() as cur:
         cur.execute("SELECT * FROM peer.int_nvarchar_100")

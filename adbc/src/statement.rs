@@ -9,6 +9,7 @@
 //! - With `adbc.ingest.target_table` set, executing ingests the bound data (`ingest.rs`).
 //!
 //! Options of ferrodbc's own: `adbc.ferrodbc.statement.batch_rows` (rows per record batch),
+//! `adbc.ferrodbc.statement.batch_bytes` (a byte budget per batch, turned into rows),
 //! `adbc.ferrodbc.statement.query_timeout` (seconds; 0 = none), and the read options of
 //! `fetch_arrow_table`: `adbc.ferrodbc.statement.timestamp_unit` (`us`/`ns`),
 //! `adbc.ferrodbc.statement.uuid` (`uuid`/`string`), `adbc.ferrodbc.statement.datetimeoffset`

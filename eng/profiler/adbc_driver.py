@@ -1,7 +1,9 @@
 """The ferrodbc ADBC driver as a profiler contestant ("adbc-ferrodbc"): the same engine loaded as
 `libadbc_driver_ferrodbc.so` through `adbc_driver_manager`'s DB-API, so the `arrow_*`,
 `bulk_*_arrow` and `pandas_*` tasks time it beside ferrodbc's own `fetch_arrow_table` /
-`bulkcopy_arrow`. Registered in drivers.py's DRIVERS (one line: `"adbc-ferrodbc": AdbcFerrodbc`).
+`bulkcopy_arrow`. Registered in contestants.py (the commands' DRIVERS). It runs the Arrow read
+tasks (`arrow_*`) and the Arrow load tasks (`bulk_*_arrow*`); the row tasks measure Python row
+APIs this contestant shares with every ADBC driver (adbc_driver_manager's DB-API), not ferrodbc.
 
 The connection string is passed as the ADBC `uri` as is. Reads are `cursor.fetch_arrow_table()` /
 `fetch_record_batch()` (the driver's stream of 8,192-row batches, or the task's size through the
@@ -23,6 +25,10 @@ class AdbcFerrodbc(Driver):
     name = "adbc-ferrodbc"
     module_name = "adbc_driver_ferrodbc.dbapi"
     notes = ("adbc-ferrodbc: libadbc_driver_ferrodbc.so through adbc_driver_manager's DB-API",)
+
+    def require(self, task: str) -> None:
+        if not (task.startswith("arrow_") or (task.startswith("bulk_") and "_arrow" in task)):
+            raise NotApplicable("the ADBC contestant runs the Arrow read and Arrow load tasks")
 
     def version(self) -> str:
         import adbc_driver_ferrodbc

@@ -45,15 +45,19 @@ class AdbcFerrodbc(Driver):
         return cur.fetch_arrow_table()
 
     def arrow_batches(self, conn: Any, sql: str, rows: int) -> Iterator[Any]:
-        cur = conn.cursor()
-        cur.adbc_statement.set_options(**{BATCH_ROWS: str(rows)})
-        cur.execute(sql)
-        return iter(cur.fetch_record_batch())
+        # A generator, so the cursor lives as long as its stream (a closed cursor closes it).
+        with conn.cursor() as cur:
+            cur.adbc_statement.set_options(**{BATCH_ROWS: str(rows)})
+            cur.execute(sql)
+            yield from cur.fetch_record_batch()
 
     def arrow_stream(self, conn: Any, sql: str) -> Any:
         cur = conn.cursor()
         cur.execute(sql)
-        return cur.fetch_record_batch()
+        reader = cur.fetch_record_batch()
+        # The stream is read after this returns: the cursor stays with it.
+        self._open = cur
+        return reader
 
     def bulk_rows(self, conn: Any, table: str, columns: str, rows: list) -> Any:
         raise NotApplicable("ADBC ingests Arrow (adbc_ingest), not tuples")

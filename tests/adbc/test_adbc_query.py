@@ -272,11 +272,17 @@ def test_cancel_from_another_thread(conn):
         started = time.monotonic()
         t = threading.Thread(target=run)
         t.start()
-        time.sleep(0.5)
-        cur.adbc_cancel()
+        # Cancel until the execute ends: a cancel that comes before the execute starts (a slow
+        # machine) finds nothing to cancel.
+        while t.is_alive() and time.monotonic() - started < 30:
+            time.sleep(0.3)
+            cur.adbc_cancel()
+            t.join(0.5)
         t.join(30)
         assert not t.is_alive()
         assert errors, "the stalled execute was not interrupted"
+        assert getattr(errors[0], "status_code", None) == adbc_driver_manager.AdbcStatusCode.CANCELLED, errors[0]
+        assert errors[0].sqlstate == "HY008"
         assert time.monotonic() - started < 30
         with conn.cursor() as cur2:
             cur2.execute("SELECT 5")

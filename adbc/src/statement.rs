@@ -362,13 +362,18 @@ impl Statement for FerrodbcStatement {
         };
         if dbms == ferrodbc::backend::Dbms::SqlServer {
             let rows = self.param_rows()?;
+            // Unbound `?` markers are described with NULLs (the server runs nothing).
+            let markers = ferrodbc::params::count_markers(&sql, dbms);
             let mut inner = self.lock();
             inner
                 .stmt
                 .execute("SET FMTONLY ON", Vec::new(), &[])
                 .adbc()?;
             let described = (|| -> Result<Schema> {
-                let row = rows.and_then(|mut r| r.pop()).unwrap_or_default();
+                let row = rows
+                    .and_then(|mut r| r.pop())
+                    .filter(|r| !r.is_empty())
+                    .unwrap_or_else(|| vec![ferrodbc::params::ParamValue::Null; markers]);
                 inner.stmt.execute(&sql, row, &[]).adbc()?;
                 while !inner.stmt.has_result_set() {
                     if !inner.stmt.next_result().adbc()? {

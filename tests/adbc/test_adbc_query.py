@@ -163,6 +163,9 @@ def test_execute_schema_does_not_run(conn):
         assert schema.names == ["a", "b"]
         assert schema.field("a").type == pa.int32()
         assert schema.field("b").type == pa.string()
+        # Unbound markers: described with NULLs, nothing run.
+        schema = cur.adbc_execute_schema("SELECT CAST(? AS bigint) AS x WHERE 1 = ?")
+        assert schema.names == ["x"] and schema.field("x").type == pa.int64()
 
 
 def test_parameter_schema(conn):

@@ -24,10 +24,30 @@ fn target_dir() -> PathBuf {
     exe.parent().unwrap().parent().unwrap().to_path_buf()
 }
 
+/// The cdylib of this profile. `cargo test` builds the crate's rlib only, so the shared library
+/// is built here (once per test binary), by the cargo running the tests: never a stale one.
 fn library() -> PathBuf {
-    let lib = target_dir().join("libadbc_driver_ferrodbc.so");
-    assert!(lib.exists(), "{} is not built", lib.display());
-    lib
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let profile = target_dir()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "-q", "-p", "adbc_driver_ferrodbc", "--lib"]);
+            if profile == "release" {
+                cmd.arg("--release");
+            }
+            let status = cmd.status().expect("cargo runs");
+            assert!(status.success(), "cargo build of the cdylib failed");
+            let lib = target_dir().join("libadbc_driver_ferrodbc.so");
+            assert!(lib.exists(), "{} is not built", lib.display());
+            lib
+        })
+        .clone()
 }
 
 fn driver() -> ManagedDriver {

@@ -292,6 +292,21 @@ def test_cancel_from_another_thread(conn):
             assert cur2.fetchone() == (5,)
 
 
+def test_a_second_statement_while_a_stream_is_open(conn):
+    """No MARS: a second execute while a stream is unread is an error, and the stream reads on."""
+    with conn.cursor() as first, conn.cursor() as second:
+        first.execute("SELECT * FROM peer.mixed_100000")
+        reader = first.fetch_record_batch()
+        rows = reader.read_next_batch().num_rows
+        with pytest.raises(adbc_driver_manager.Error) as ei:
+            second.execute("SELECT 1")
+        assert ei.value.sqlstate in ("HY000", "24000")
+        rows += sum(b.num_rows for b in reader)
+        assert rows == 100000
+        second.execute("SELECT 1")
+        assert second.fetchone() == (1,)
+
+
 def test_url_form(peer, driver, library):
     if driver == "msodbcsql":
         url = f"mssql://sa:x@127.0.0.1:{peer.port}/?Encrypt=no"

@@ -116,7 +116,7 @@ echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql
 if ! .venv/bin/python -m eng.aio_load --quick; then
   fail "aio load: an error or a wrong row under load"
 fi
-echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 45 s)"
+echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 1.5 min)"
 # The ADBC driver beside ferrodbc's own fetch_arrow_table / bulkcopy_arrow, adbcbridge and pyodbc
 # through SQLAlchemy, with the peer's CPU; fails only on an error or a wrong result of ferrodbc
 # or its ADBC driver, never on a timing.

@@ -215,7 +215,13 @@ pub fn sql_type(field: &Field, dbms: Dbms) -> Result<String> {
 }
 
 /// `CREATE TABLE` for `schema`; `if_absent` only when the table does not exist yet.
-pub fn create_table(target: &str, schema: &Schema, dbms: Dbms, if_absent: bool) -> Result<String> {
+pub fn create_table(
+    target: &str,
+    schema: &Schema,
+    dbms: Dbms,
+    if_absent: bool,
+    temporary: bool,
+) -> Result<String> {
     let mut cols = Vec::with_capacity(schema.fields().len());
     for f in schema.fields() {
         let null = if f.is_nullable() { "NULL" } else { "NOT NULL" };
@@ -226,12 +232,18 @@ pub fn create_table(target: &str, schema: &Schema, dbms: Dbms, if_absent: bool) 
         ));
     }
     let create = format!("CREATE TABLE {target} ({})", cols.join(", "));
+    // SQL Server's temporary table is its `#name`; elsewhere the statement says it.
+    let create = if temporary && dbms != Dbms::SqlServer {
+        create.replacen("CREATE TABLE", "CREATE TEMPORARY TABLE", 1)
+    } else {
+        create
+    };
     Ok(match (if_absent, dbms) {
         (false, _) => create,
         (true, Dbms::SqlServer) => {
             format!("IF OBJECT_ID({}) IS NULL {create}", object_id_arg(target))
         }
-        (true, _) => create.replacen("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1),
+        (true, _) => create.replacen(" TABLE ", " TABLE IF NOT EXISTS ", 1),
     })
 }
 
@@ -270,14 +282,15 @@ pub fn ingest(stmt: &mut FerrodbcStatement) -> Result<i64> {
     let schema = reader.schema();
     let dbms = stmt.session().lock().dbms();
     let target = stmt.ingest.target(dbms)?;
+    let temporary = stmt.ingest.temporary;
     let ddl: Vec<String> = match stmt.ingest.mode {
-        Mode::Create => vec![create_table(&target, &schema, dbms, false)?],
+        Mode::Create => vec![create_table(&target, &schema, dbms, false, temporary)?],
         Mode::Append => Vec::new(),
         Mode::Replace => vec![
             drop_table(&target, dbms),
-            create_table(&target, &schema, dbms, false)?,
+            create_table(&target, &schema, dbms, false, temporary)?,
         ],
-        Mode::CreateAppend => vec![create_table(&target, &schema, dbms, true)?],
+        Mode::CreateAppend => vec![create_table(&target, &schema, dbms, true, temporary)?],
     };
     {
         let mut inner = stmt.lock();
@@ -331,11 +344,21 @@ mod tests {
             Field::new("c", DataType::Timestamp(TimeUnit::Nanosecond, None), true),
             Field::new("d", DataType::Decimal128(38, 10), true),
         ]);
-        let sql = create_table("[t]", &schema, Dbms::SqlServer, false).unwrap();
+        let sql = create_table("[t]", &schema, Dbms::SqlServer, false, false).unwrap();
         assert_eq!(
             sql,
             "CREATE TABLE [t] ([a] smallint NOT NULL, [b] decimal(20, 0) NULL, \
              [c] datetime2(7) NULL, [d] decimal(38, 10) NULL)"
+        );
+    }
+
+    #[test]
+    fn temporary_tables_elsewhere_say_so() {
+        let schema = Schema::new(vec![Field::new("a", DataType::Int32, true)]);
+        let sql = create_table("\"t\"", &schema, Dbms::Sqlite, true, true).unwrap();
+        assert_eq!(
+            sql,
+            "CREATE TEMPORARY TABLE IF NOT EXISTS \"t\" (\"a\" integer NULL)"
         );
     }
 

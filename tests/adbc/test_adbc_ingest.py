@@ -215,3 +215,9 @@ def test_sqlite_ingest_through_parameter_arrays(sqlite_conn):
         assert cur.adbc_ingest("t", pa.table({"id": [3], "s": ["c"]}), mode="append") == 1
         cur.execute("SELECT id, s FROM t ORDER BY id")
         assert cur.fetchall() == [(1, "a"), (2, None), (3, "c")]
+        # temporary: SQLite's own temporary table (the temp schema), not a table in the file.
+        assert cur.adbc_ingest("tmp", pa.table({"v": [1, 2]}), mode="create", temporary=True) == 2
+        cur.execute("SELECT COUNT(*) FROM temp.sqlite_master WHERE name = 'tmp'")
+        assert cur.fetchone() == (1,)
+        cur.execute("SELECT COUNT(*) FROM main.sqlite_master WHERE name = 'tmp'")
+        assert cur.fetchone() == (0,)

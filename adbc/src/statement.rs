@@ -171,6 +171,59 @@ impl FerrodbcStatement {
     }
 }
 
+/// The prepared statement's parameters as Arrow fields named "0", "1", ... by their described
+/// SQL types (the types a bound value of that Arrow type is sent as).
+fn described_params(mut stmt: ferrodbc::odbc::Stmt, sql: &str) -> Result<Vec<Field>> {
+    stmt.prepare(sql).adbc()?;
+    let n = stmt.num_params().adbc()?;
+    let mut fields = Vec::with_capacity(n.into());
+    for i in 1..=n {
+        let d = stmt.param_description(i).adbc()?;
+        let field = Field::new(
+            (i - 1).to_string(),
+            param_type(&d),
+            d.nullable != Some(false),
+        );
+        fields.push(if d.sql_type == SQL_GUID {
+            field.with_metadata(
+                [("ARROW:extension:name".to_string(), "arrow.uuid".to_string())].into(),
+            )
+        } else {
+            field
+        });
+    }
+    Ok(fields)
+}
+
+/// `SQL_GUID`.
+const SQL_GUID: i16 = -11;
+
+/// The Arrow type of a described parameter (null where there is none).
+fn param_type(d: &ferrodbc::odbc::ParamDescription) -> DataType {
+    use arrow_schema::TimeUnit;
+    match d.sql_type {
+        -7 => DataType::Boolean,
+        -6 => DataType::UInt8,
+        5 => DataType::Int16,
+        4 => DataType::Int32,
+        -5 => DataType::Int64,
+        7 => DataType::Float32,
+        6 | 8 => DataType::Float64,
+        2 | 3 => match (u8::try_from(d.size), i8::try_from(d.decimal_digits)) {
+            (Ok(p @ 1..=38), Ok(s)) if s >= 0 => DataType::Decimal128(p, s),
+            _ => DataType::Null,
+        },
+        1 | 12 | -1 | -8 | -9 | -10 => DataType::Utf8,
+        -4..=-2 => DataType::Binary,
+        SQL_GUID => DataType::FixedSizeBinary(16),
+        91 => DataType::Date32,
+        92 | -154 => DataType::Time64(TimeUnit::Microsecond),
+        93 => DataType::Timestamp(TimeUnit::Microsecond, None),
+        -155 => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        _ => DataType::Null,
+    }
+}
+
 /// Bytes a streamed (MAX) cell is reckoned at when a byte budget is turned into rows.
 const STREAMED_CELL_BYTES: usize = 8 * 1024;
 
@@ -409,9 +462,9 @@ impl Statement for FerrodbcStatement {
         ))
     }
 
-    /// The bound parameters' schema; before a bind, one field per `?` marker of type null
-    /// (ADBC's "unknown type": SQL Server's drivers describe parameters only once the types of
-    /// their values are known).
+    /// The bound parameters' schema; before a bind, the types the driver describes for the
+    /// prepared statement's `?` markers (`SQLDescribeParam`; Driver 18 asks SQL Server), or,
+    /// where it cannot, one field per marker of type null (ADBC's "unknown").
     fn get_parameter_schema(&self) -> Result<Schema> {
         match &self.bound {
             Some(Bound::Batches(schema, _)) => return Ok(schema.as_ref().clone()),
@@ -419,7 +472,13 @@ impl Statement for FerrodbcStatement {
             None => {}
         }
         let sql = self.sql()?;
-        let dbms = self.session.lock().dbms();
+        let (dbms, stmt) = {
+            let conn = self.session.lock();
+            (conn.dbms(), conn.new_statement().adbc()?)
+        };
+        if let Ok(fields) = described_params(stmt, &sql) {
+            return Ok(Schema::new(fields));
+        }
         let n = ferrodbc::params::count_markers(&sql, dbms);
         Ok(Schema::new(
             (0..n)

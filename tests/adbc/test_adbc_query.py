@@ -168,11 +168,22 @@ def test_execute_schema_does_not_run(conn):
         assert schema.names == ["x"] and schema.field("x").type == pa.int64()
 
 
-def test_parameter_schema(conn):
+def test_parameter_schema(conn, driver):
     with conn.cursor() as cur:
         cur.adbc_prepare("SELECT ? + ?")
         schema = pa.schema(cur.adbc_statement.get_parameter_schema())
         assert len(schema) == 2
+        # Described by the server before any value is bound (Driver 18); FreeTDS has no
+        # SQLDescribeParam (SQL_DESCRIBE_PARAMETER = N): null types, ADBC's "unknown".
+        t = tname()
+        cur.execute(f"CREATE TABLE {t} (a int, b nvarchar(20), c decimal(10, 2))")
+        cur.adbc_prepare(f"INSERT INTO {t} (a, b, c) VALUES (?, ?, ?)")
+        schema = pa.schema(cur.adbc_statement.get_parameter_schema())
+        assert schema.names == ["0", "1", "2"]
+        if driver == "msodbcsql":
+            assert schema.types == [pa.int32(), pa.string(), pa.decimal128(10, 2)]
+        else:
+            assert schema.types == [pa.null()] * 3
 
 
 def test_errors_carry_sqlstate_and_native_error(conn):

@@ -207,6 +207,12 @@ def test_polars_write_database(conn):
     df.write_database(t, conn, engine="adbc", if_table_exists="append")
     got = pl.read_database(f"SELECT id, s FROM {t} ORDER BY id, s", connection=conn)
     assert got.rows() == [(1, "x"), (1, "x"), (2, "y"), (2, "y")]
+    pl.DataFrame({"id": [9]}).write_database(t, conn, engine="adbc", if_table_exists="replace")
+    assert pl.read_database(f"SELECT * FROM {t}", connection=conn).rows() == [(9,)]
+    fresh = tname()
+    # append to a table that does not exist: polars asks GetTableSchema, sees NOT_FOUND, creates.
+    pl.DataFrame({"id": [5]}).write_database(fresh, conn, engine="adbc", if_table_exists="append")
+    assert pl.read_database(f"SELECT * FROM {fresh}", connection=conn).rows() == [(5,)]
 
 
 def test_sqlite_ingest_through_parameter_arrays(sqlite_conn):

@@ -318,6 +318,28 @@ def test_a_second_statement_while_a_stream_is_open(conn):
         assert second.fetchone() == (1,)
 
 
+def test_a_stream_ends_when_its_statement_executes_again(conn):
+    """The low-level API: a stream still unread when its statement executes again ends with an
+    error (never another result's rows); a stream outlives its released statement."""
+    raw = conn.adbc_connection
+    with adbc_driver_manager.AdbcStatement(raw) as stmt:
+        stmt.set_sql_query("SELECT * FROM peer.mixed_100000")
+        handle, _ = stmt.execute_query()
+        first = pa.RecordBatchReader.from_stream(handle)
+        assert first.read_next_batch().num_rows > 0
+        stmt.set_sql_query("SELECT 1 AS one")
+        handle, _ = stmt.execute_query()
+        second = pa.RecordBatchReader.from_stream(handle)
+        with pytest.raises(Exception, match="executed again"):
+            first.read_all()
+        assert second.read_all().to_pylist() == [{"one": 1}]
+    stmt = adbc_driver_manager.AdbcStatement(raw)
+    stmt.set_sql_query("SELECT * FROM peer.mixed_20000")
+    handle, _ = stmt.execute_query()
+    stmt.close()
+    assert pa.RecordBatchReader.from_stream(handle).read_all().num_rows == 20000
+
+
 def test_url_form(peer, driver, library):
     if driver == "msodbcsql":
         url = f"mssql://sa:x@127.0.0.1:{peer.port}/?Encrypt=no"

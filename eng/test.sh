@@ -35,6 +35,8 @@ suites=(tests/python)
 [ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
 [ -d eng/profiler/tests ] && suites+=(eng/profiler/tests)
+# The ADBC driver (adbc/), loaded through adbc_driver_manager: about 10 s.
+[ -d tests/adbc ] && suites+=(tests/adbc)
 # Each failed step is named again at the very end, on stdout: a CI log shown only by its tail
 # still says which step (and, for pytest, which tests) failed.
 failures=()
@@ -134,6 +136,13 @@ echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql
 # never on timings (the figures are printed for the record).
 if ! .venv/bin/python -m eng.aio_load --quick; then
   fail "aio load: an error or a wrong row under load"
+fi
+echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 1.5 min)"
+# The ADBC driver beside ferrodbc's own fetch_arrow_table / bulkcopy_arrow, adbcbridge and pyodbc
+# through SQLAlchemy, with the peer's CPU; fails only on an error or a wrong result of ferrodbc
+# or its ADBC driver, never on a timing.
+if ! .venv/bin/python -m eng.profiler.adbc_bench --quick; then
+  fail "adbc bench: an error or a wrong result"
 fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
 # Eleven targets (engine decoders, parameter and bulk encoding, connection strings; the peer's packet,

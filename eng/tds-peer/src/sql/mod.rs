@@ -38,3 +38,4 @@ pub mod typeinfo;
 pub mod typemeta;
 pub mod variables;
 pub mod variant;
+pub mod vector;

@@ -682,7 +682,7 @@ pub struct CreateTable {
 /// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
 /// bounds (length, range, precision), else "". SQLite stores whatever it is given.
 fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
-    if ty.length_limit().is_none() && !ty.range_checked() {
+    if ty.length_limit().is_none() && !ty.range_checked() && !super::vector::checked(ty) {
         return String::new();
     }
     let name = match name {

@@ -322,6 +322,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::sysviews::register(db)?;
     super::rowversion::register(db)?;
     super::vector::register(db)?;
+    super::json::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     register_conversions(db, det)?;
     register_catalog_types(db, det)?;

@@ -17,6 +17,7 @@ pub mod errors;
 pub mod extprops;
 pub mod forms;
 pub mod functions;
+pub mod json;
 pub mod lexer;
 pub mod locks;
 pub mod messages;

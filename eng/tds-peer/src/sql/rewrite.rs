@@ -1279,6 +1279,13 @@ impl Rw<'_, '_> {
                 self.out.push_str(&json_call(&up, &args)?);
                 Ok(Some(close + 1))
             }
+            "JSON_MODIFY" | "JSON_OBJECT" | "JSON_ARRAY" | "OPENJSON" if call => {
+                let close = self.close(open, "Incorrect syntax near ')'.")?;
+                let rw = |a: &[Tok]| cx.rw(a);
+                self.out
+                    .push_str(&super::json::call(&up, &toks[open + 1..close], &rw)?);
+                Ok(Some(close + 1))
+            }
             "FN_LISTEXTENDEDPROPERTY" if call => {
                 let close = self.close(open, "Incorrect syntax near '('.")?;
                 self.out.push_str(EXTPROPS_LIST);

@@ -183,12 +183,7 @@ pub fn decode(b: &[u8]) -> Result<Vec<f32>, String> {
 /// SQL Server's conversion of JSON-array text to a vector: a JSON array of numbers, each one
 /// a finite float32. (SQL Server's exact messages for the failures are not known here.)
 pub fn parse_text(s: &str) -> Result<Vec<f32>, String> {
-    let bad = || {
-        format!(
-            "Conversion failed when converting the value '{}' to vector.",
-            trunc(s)
-        )
-    };
+    let bad = || "Error converting data type varchar to vector.".to_string();
     let t = s.trim();
     let inner = t
         .strip_prefix('[')
@@ -215,10 +210,6 @@ pub fn parse_text(s: &str) -> Result<Vec<f32>, String> {
             Ok(f)
         })
         .collect()
-}
-
-fn trunc(s: &str) -> String {
-    s.chars().take(40).collect()
 }
 
 /// A stored or bound vector value: payload bytes or JSON-array text.

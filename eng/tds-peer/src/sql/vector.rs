@@ -24,7 +24,6 @@ pub const ERRORS: &[(&str, i32)] = &[
     ("The vector dimensions ", 42204),
     ("JSON text is not properly formatted", 13609),
     ("Property cannot be found on the specified JSON path", 13608),
-    ("Conversion failed when converting the value ", 8114),
     ("Arithmetic overflow error converting the value ", 8115),
     ("The binary vector of ", 8114),
     ("Operand type clash: ", 206),

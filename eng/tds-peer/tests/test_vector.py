@@ -349,3 +349,17 @@ def test_raw_insert_bulk_with_a_native_vector_column(peer, connect):
     assert rawtds.errors(reply) == []
     assert [tuple(r) for r in cn.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()] == [
         (1, "[1.5000000e+000,-2.0000000e+000]"), (2, None)]
+
+
+def test_the_text_form_loses_float32_values_the_native_form_keeps(connect, driver, native_cs):
+    """8 significant digits do not tell 1000.00006f from 1000.00012f; the native form does."""
+    a, b = (struct.unpack("<f", struct.pack("<I", i))[0] for i in (0x447A0001, 0x447A0002))
+    cn = connect()
+    t = tname()
+    cn.execute(f"CREATE TABLE {t} (id int, v vector(1))")
+    cn.execute(f"INSERT INTO {t} VALUES (1, ?), (2, ?)", shortest([a]), shortest([b]))
+    texts = [r[0] for r in cn.execute(f"SELECT v FROM {t} ORDER BY id").fetchall()]
+    assert texts == ["[1.0000001e+003]", "[1.0000001e+003]"]
+    with ov.Connection(native_cs) as c:
+        rows, _ = c.execute(f"SELECT v FROM {t} ORDER BY id")
+    assert same_bits([rows[0][0][0], rows[1][0][0]], [a, b])

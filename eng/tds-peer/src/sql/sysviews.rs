@@ -176,6 +176,9 @@ const TYPES: &[(&str, i64, i64, i64, i64, i64)] = &[
     ("nvarchar", 231, 231, 8000, 0, 0),
     ("nchar", 239, 239, 8000, 0, 0),
     ("xml", 241, 241, -1, 0, 0),
+    // SQL Server 2025 (sql/vector.rs): json its own type, vector a varbinary user type.
+    ("json", 244, 244, -1, 0, 0),
+    ("vector", 165, 255, 8000, 0, 0),
     ("sysname", 231, 256, 256, 0, 0),
 ];
 

@@ -1,0 +1,88 @@
+"""SQL Server 2025 VECTOR(n) and JSON columns through ferrodbc (docs/vectors.md), against the
+TDS peer, which serves them as SQL Server 2025 does (eng/tds-peer/captures/vector.md).
+
+Without `VectorTypeSupport=v1` (Driver 18's default, and always through FreeTDS) the server
+sends a vector as varchar(max) JSON text, so it reads as `str`, as in pyodbc; JSON columns read
+as `str` through both drivers (Driver 18.6 has no JSON type). SQLAlchemy's JSON type works
+through mssql+ferrodbc, and a json column reflects as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+import pytest
+
+from sqlserver_support import in_ci, require_driver, tdspeer, tname
+
+try:
+    import sqlalchemy
+except ImportError:  # eng/setup.sh installs it (eng/requirements.txt): CI fails, never skips
+    if in_ci():
+        raise
+    pytest.skip("SQLAlchemy is not installed (eng/requirements.txt)", allow_module_level=True)
+
+
+def test_vectors_and_json_read_as_text_without_vector_support(connect):
+    cn = connect()
+    t = tname("vec")
+    cn.execute(f"CREATE TABLE {t} (id int, v vector(3), j json)")
+    cn.execute(f"INSERT INTO {t} VALUES (1, '[0.1, 2, 30]', '{{\"a\":[1,2]}}'), (2, NULL, NULL)")
+    cur = cn.execute(f"SELECT id, v, j FROM {t} ORDER BY id")
+    assert [d[1] for d in cur.description] == [int, str, str]
+    assert [tuple(r) for r in cur.fetchall()] == [
+        (1, "[1.0000000e-001,2.0000000e+000,3.0000000e+001]", '{"a":[1,2]}'),
+        (2, None, None),
+    ]
+    pa = pytest.importorskip("pyarrow") if not in_ci() else __import__("pyarrow")
+    table = pa.table(cn.execute(f"SELECT v, j FROM {t} ORDER BY id").fetch_arrow_table())
+    assert table.column("v").to_pylist() == ["[1.0000000e-001,2.0000000e+000,3.0000000e+001]", None]
+    assert str(table.schema.field("j").type) in ("string", "large_string")
+
+
+def test_text_parameters_convert_to_vectors(connect):
+    cn = connect()
+    t = tname("vec")
+    cn.execute(f"CREATE TABLE {t} (id int, v vector(2))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)", [(1, "[1, 2]"), (2, None)])
+    rows = [tuple(r) for r in cn.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()]
+    assert rows == [(1, "[1.0000000e+000,2.0000000e+000]"), (2, None)]
+    with pytest.raises(Exception, match="42204"):
+        cn.execute(f"INSERT INTO {t} VALUES (3, ?)", "[1, 2, 3]")
+
+
+def _engine(peer):
+    odbc = urllib.parse.quote_plus(tdspeer.conn_str(peer, "msodbcsql"))
+    return sqlalchemy.create_engine(f"mssql+ferrodbc:///?odbc_connect={odbc}")
+
+
+def test_sqlalchemy_json_type_round_trips(peer):
+    require_driver("msodbcsql")
+    eng = _engine(peer)
+    md = sqlalchemy.MetaData()
+    t = sqlalchemy.Table(tname("saj"), md, sqlalchemy.Column("id", sqlalchemy.Integer, primary_key=True,
+                                                             autoincrement=False),
+                         sqlalchemy.Column("doc", sqlalchemy.JSON))
+    md.create_all(eng)
+    doc = {"a": [1, 2], "b": "x/é", "c": None}
+    with eng.begin() as c:
+        c.execute(t.insert(), [{"id": 1, "doc": doc}, {"id": 2, "doc": None}])
+        assert c.execute(sqlalchemy.select(t.c.doc).order_by(t.c.id)).scalars().all() == [doc, None]
+        assert c.execute(sqlalchemy.select(t.c.doc["a"][1].as_integer()).where(t.c.id == 1)).scalar() == 2
+    eng.dispose()
+
+
+def test_sqlalchemy_reflects_and_reads_a_native_json_column(peer):
+    require_driver("msodbcsql")
+    eng = _engine(peer)
+    name = tname("saj")
+    with eng.begin() as c:
+        c.exec_driver_sql(f"CREATE TABLE {name} (id int, j json)")
+        c.exec_driver_sql(f"INSERT INTO {name} VALUES (1, ?)", (json.dumps({"k": [1, 2]}),))
+        cols = {col["name"]: col["type"] for col in sqlalchemy.inspect(c).get_columns(name)}
+        assert isinstance(cols["j"], sqlalchemy.JSON)
+        t = sqlalchemy.Table(name, sqlalchemy.MetaData(), autoload_with=c)
+        assert c.execute(sqlalchemy.select(t.c.j)).scalar() == {"k": [1, 2]}
+        assert c.execute(sqlalchemy.select(t.c.j["k"][0].as_integer())).scalar() == 1
+    eng.dispose()

@@ -86,3 +86,39 @@ def test_sqlalchemy_reflects_and_reads_a_native_json_column(peer):
         assert c.execute(sqlalchemy.select(t.c.j)).scalar() == {"k": [1, 2]}
         assert c.execute(sqlalchemy.select(t.c.j["k"][0].as_integer())).scalar() == 1
     eng.dispose()
+
+
+def test_the_text_opt_in_parses_into_float32_arrays(connect):
+    """ferrodbc.vectors: `to_text` writes a parameter SQL Server converts to exactly these
+    float32 values; `from_text` parses the text SQL Server sends into `array('f')`, which numpy
+    takes without a copy. 8 significant digits lose what they cannot tell apart."""
+    import array
+    import struct
+
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    from ferrodbc.vectors import from_text, to_text
+
+    f32 = [struct.unpack("<f", struct.pack("<I", b))[0] for b in (0x7F7FFFFF, 0xFF7FFFFF, 1, 0x80000000)]
+    edges = [*f32, 0.1, 1 / 3]
+    cn = connect()
+    t = tname("vec")
+    cn.execute(f"CREATE TABLE {t} (id int, v vector({len(edges)}))")
+    cn.execute(f"INSERT INTO {t} VALUES (1, ?), (2, NULL)", to_text(edges))
+    got = [from_text(r[0]) for r in cn.execute(f"SELECT v FROM {t} ORDER BY id").fetchall()]
+    assert got[1] is None and isinstance(got[0], array.array) and got[0].typecode == "f"
+    expect = array.array("f", edges)
+    assert got[0].tobytes() == expect.tobytes()
+    view = np.asarray(got[0])
+    assert view.dtype == np.float32 and np.shares_memory(view, np.frombuffer(got[0], np.float32))
+    # 1000.00006f and 1000.00012f both come back as 1.0000001e+003.
+    near = [struct.unpack("<f", struct.pack("<I", b))[0] for b in (0x447A0001, 0x447A0002)]
+    cn.execute(f"CREATE TABLE {t}_n (v vector(2))")
+    cn.execute(f"INSERT INTO {t}_n VALUES (?)", to_text(near))
+    text = cn.execute(f"SELECT v FROM {t}_n").fetchval()
+    assert text == "[1.0000001e+003,1.0000001e+003]"
+    assert from_text(text)[0] == from_text(text)[1]
+    for bad in ("[1, NaN]", "[1e39]", "[1,x]", "1,2"):
+        with pytest.raises(ValueError):
+            from_text(bad)
+    with pytest.raises(ValueError):
+        to_text([float("nan")])

@@ -223,13 +223,70 @@ pub fn floats_of(v: ValueRef) -> Result<Vec<f32>, String> {
 }
 
 /// One element as SQL Server writes it: `%.7e` with a signed three-digit exponent
-/// (`1.0000000e+000`, `-3.4028235e+038`), 8 significant digits.
+/// (`1.0000000e+000`, `-3.4028235e+038`), 8 significant digits, rounded from the float's exact
+/// value.
+///
+/// A 768-dimension vector is 768 of these per row, so the usual case is done in f64
+/// arithmetic (the float32 scaled to 8 integer digits: its error is far below 1e-6 of a unit),
+/// and only a value that lands within 1e-6 of a rounding tie takes the exact (slow) formatter.
 pub fn fmt_element(out: &mut String, f: f32) {
-    use std::fmt::Write;
+    let v = f as f64;
+    if v != 0.0 {
+        let a = v.abs();
+        let mut e = a.log10().floor() as i32;
+        let mut scaled = a * 10f64.powi(7 - e);
+        if scaled >= 1e8 {
+            e += 1;
+            scaled /= 10.0;
+        } else if scaled < 1e7 {
+            e -= 1;
+            scaled *= 10.0;
+        }
+        let frac = scaled - scaled.floor();
+        if (1e7..1e8).contains(&scaled) && (frac - 0.5).abs() > 1e-6 {
+            let mut digits = scaled.round() as u64;
+            if digits == 100_000_000 {
+                digits = 10_000_000;
+                e += 1;
+            }
+            put_mantissa(out, f.is_sign_negative(), digits);
+            put_exponent(out, e);
+            return;
+        }
+    }
+    exact_element(out, f);
+}
+
+/// `d.ddddddd` of 8 digits (`digits` in 10^7..10^8).
+fn put_mantissa(out: &mut String, negative: bool, mut digits: u64) {
+    let mut d = [b'0'; 9];
+    for i in (2..9).rev() {
+        d[i] = b'0' + (digits % 10) as u8;
+        digits /= 10;
+    }
+    d[0] = b'0' + digits as u8;
+    d[1] = b'.';
+    if negative {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&d).unwrap_or("0.0000000"));
+}
+
+fn put_exponent(out: &mut String, e: i32) {
+    out.push('e');
+    out.push(if e < 0 { '-' } else { '+' });
+    let a = e.unsigned_abs();
+    out.push(char::from(b'0' + (a / 100 % 10) as u8));
+    out.push(char::from(b'0' + (a / 10 % 10) as u8));
+    out.push(char::from(b'0' + (a % 10) as u8));
+}
+
+/// `fmt_element` through Rust's exact formatter (zeros, and values next to a rounding tie).
+fn exact_element(out: &mut String, f: f32) {
     let s = format!("{f:.7e}");
     let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-    let e: i32 = e.parse().unwrap_or(0);
-    let _ = write!(out, "{m}e{}{:03}", if e < 0 { '-' } else { '+' }, e.abs());
+    out.push_str(m);
+    put_exponent(out, e.parse().unwrap_or(0));
 }
 
 /// The JSON text SQL Server sends for a vector to a client without VECTORSUPPORT.
@@ -359,6 +416,42 @@ mod tests {
         assert_eq!(to_text(&[f32::MAX]), "[3.4028235e+038]");
         assert_eq!(to_text(&[1e-45]), "[1.4012985e-045]");
         assert_eq!(to_text(&[0.1]), "[1.0000000e-001]");
+    }
+
+    #[test]
+    fn the_fast_element_format_is_the_exact_one() {
+        let mut x: u32 = 0x1234_5678;
+        let mut check = |f: f32| {
+            let (mut a, mut b) = (String::new(), String::new());
+            fmt_element(&mut a, f);
+            exact_element(&mut b, f);
+            assert_eq!(a, b, "{f:e} ({:#x})", f.to_bits());
+        };
+        for bits in [
+            1u32,
+            0x007F_FFFF,
+            0x0080_0000,
+            0x7F7F_FFFF,
+            0x3F80_0000,
+            0x447A_0001,
+            0x3DCC_CCCD,
+        ] {
+            check(f32::from_bits(bits));
+            check(-f32::from_bits(bits));
+        }
+        for _ in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let f = f32::from_bits(x);
+            if f.is_finite() {
+                check(f);
+            }
+        }
+        for i in 0..100_000 {
+            check(i as f32 * 0.001);
+            check(i as f32);
+        }
     }
 
     #[test]

@@ -46,14 +46,27 @@ def from_text(text: str | bytes | None) -> array.array | None:
     inner = inner[1:-1].strip()
     if not inner:
         return array.array("f")
-    out = array.array("f")
-    for i, part in enumerate(inner.split(",")):
-        try:
-            v = float(part)
-        except ValueError:
-            raise ValueError(f"vector element {i} is not a number: {part.strip()[:40]!r}") from None
-        out.append(_f32(v, i))
+    parts = inner.split(",")
+    try:
+        # One C-level pass; float() takes the JSON number forms (and a few words, refused below).
+        out = array.array("f", map(float, parts))
+    except ValueError:
+        bad = next(i for i, p in enumerate(parts) if not _is_number(p))
+        raise ValueError(f"vector element {bad} is not a number: {parts[bad].strip()[:40]!r}") from None
+    if not all(map(math.isfinite, out)):
+        # NaN and infinities written as words, or numbers past float32's range (stored as inf).
+        bad = next(i for i, f in enumerate(out) if not math.isfinite(f))
+        _f32(float(parts[bad]), bad)
+        raise ValueError(f"vector element {bad} ({parts[bad].strip()}) is not a finite float32")
     return out
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def to_text(values: Iterable[float]) -> str:

@@ -19,25 +19,7 @@ pub mod bcp_type {
     pub const UNIQUEID: u8 = 0x24;
 }
 
-/// The temporal SQL types, each sent as ISO text the driver converts exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Temporal {
-    Date,
-    /// `time(scale)`.
-    Time {
-        scale: u8,
-    },
-    /// `datetime2(scale)`, `datetime` (3) and `smalldatetime` (0, `minutes`: whole minutes,
-    /// described with column size 16).
-    DateTime {
-        scale: u8,
-        minutes: bool,
-    },
-    /// `datetimeoffset(scale)`.
-    Offset {
-        scale: u8,
-    },
-}
+pub use crate::types::temporal::bulk::Temporal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -75,7 +57,10 @@ impl Form {
     /// (`sql_variant`, CLR types).
     pub fn of(desc: &ColumnDescription) -> Result<Form> {
         let bounded = |n: usize| (n > 0 && n < (1 << 30)).then_some(n);
-        let scale = desc.decimal_digits.clamp(0, 7) as u8;
+        // One line per family that decides its own columns' forms.
+        if let Some(t) = Temporal::of(desc) {
+            return Ok(Form::Temporal(t));
+        }
         Ok(match desc.sql_type {
             sql::BIT => Form::Bit,
             sql::TINYINT => Form::Int {
@@ -103,13 +88,6 @@ impl Form {
                 precision: desc.size.clamp(1, 38) as u8,
                 scale: desc.decimal_digits.clamp(0, 38) as u8,
             },
-            sql::TYPE_DATE => Form::Temporal(Temporal::Date),
-            sql::TYPE_TIME | sql::SS_TIME2 => Form::Temporal(Temporal::Time { scale }),
-            sql::TYPE_TIMESTAMP => Form::Temporal(Temporal::DateTime {
-                scale,
-                minutes: desc.size == 16,
-            }),
-            sql::SS_TIMESTAMPOFFSET => Form::Temporal(Temporal::Offset { scale }),
             sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
                 max_units: bounded(desc.size),
                 utf8: false,

@@ -25,13 +25,18 @@ pub(super) struct Args {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check_args(
     table_name: &Bound<'_, PyAny>,
-    batch_size: &Bound<'_, PyAny>,
-    timeout: &Bound<'_, PyAny>,
+    batch_size: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
     column_mappings: Option<&Bound<'_, PyAny>>,
     flags: [bool; 6],
     progress: Option<Py<PyAny>>,
     notify_after: u64,
 ) -> PyResult<Args> {
+    // mssql-python's defaults: one batch, 30 seconds.
+    let py = table_name.py();
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    let thirty = 30i64.into_pyobject(py)?.into_any();
+    let (batch_size, timeout) = (batch_size.unwrap_or(&zero), timeout.unwrap_or(&thirty));
     let table = match table_name.cast::<PyString>() {
         Ok(s) if !s.to_str()?.is_empty() => s.to_str()?.to_owned(),
         _ => {
@@ -272,12 +277,10 @@ impl Cursor {
                 "bulkcopy() expects an iterable of row tuples or Row objects; for Arrow data (pyarrow Table, RecordBatch, RecordBatchReader, polars DataFrame or any __arrow_c_stream__ / __arrow_c_array__ object) call cursor.bulkcopy_arrow()",
             ));
         }
-        let zero = 0i64.into_pyobject(py)?.into_any();
-        let thirty = 30i64.into_pyobject(py)?.into_any();
         let args = check_args(
             table_name,
-            batch_size.unwrap_or(&zero),
-            timeout.unwrap_or(&thirty),
+            batch_size,
+            timeout,
             column_mappings,
             [
                 keep_identity,

@@ -140,12 +140,10 @@ impl Cursor {
         progress: Option<Py<PyAny>>,
         notify_after: u64,
     ) -> PyResult<Py<PyDict>> {
-        let zero = 0i64.into_pyobject(py)?.into_any();
-        let thirty = 30i64.into_pyobject(py)?.into_any();
         let args: Args = check_args(
             table_name,
-            batch_size.unwrap_or(&zero),
-            timeout.unwrap_or(&thirty),
+            batch_size,
+            timeout,
             column_mappings,
             [
                 keep_identity,

@@ -111,7 +111,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         // rowversion is binary(8) in size, but its own type (timestamp, 189) by name and id.
         if crate::sql::typemeta::is_rowversion_decl(&decl) {
             match field.as_str() {
-                "system_type_id" => {
+                "system_type_id" | "user_type_id" => {
                     return Ok(Value::Integer(crate::sql::typemeta::ROWVERSION_TYPE_ID));
                 }
                 "type_name" => return Ok(Value::Text("timestamp".into())),

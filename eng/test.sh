@@ -57,6 +57,13 @@ for suite in "${suites[@]}"; do
   rm -f "$log"
 done
 
+echo "== documentation (eng/docs/build.sh: mkdocs --strict, links, every example)"
+# About 15 s: the site in docs/ built with warnings as errors, its links and anchors checked,
+# and every python example of README.md and docs/ run (a TDS peer per page, SQLite3 ODBC).
+if ! bash eng/docs/build.sh; then
+  fail "docs: the site does not build cleanly, a link is broken, or an example fails"
+fi
+
 echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
 # Any memcheck error fails; suppressions cover CPython, glibc and Driver 18 internals only.
 set +e

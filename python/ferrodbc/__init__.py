@@ -163,7 +163,7 @@ def connect(
     next request resets the session (``sp_reset_connection``: temp tables, SET options). Other
     drivers always disconnect. A forked child never takes its parent's pooled sessions.
 
-    Microsoft Entra ID (Azure SQL; README "Azure SQL: Entra ID tokens and retries"):
+    Microsoft Entra ID (Azure SQL; docs/connecting.md, "Azure SQL: Entra ID tokens"):
     ``credential`` is any object with azure-identity's ``TokenCredential`` protocol (its token
     for ``https://database.windows.net/.default`` is cached and asked again 5 minutes before
     it expires); ``access_token`` a token string. Either becomes Driver 18's

@@ -79,8 +79,8 @@ class MSExecutionContext_ferrodbc(MSExecutionContext):
     def create_default_cursor(self) -> Any:
         # SQLAlchemy copies every DB-API row into its own Row, keeping a plain tuple as it is and
         # converting anything else with tuple(row): rows as tuples skip building a ferrodbc Row
-        # and that copy (pandas.read_sql of 100,000 mixed rows: see README, "pandas, polars
-        # and SQLAlchemy"). Cursors users open on the raw connection keep ferrodbc's Row.
+        # and that copy (pandas.read_sql of 100,000 mixed rows: see docs/dataframes.md, "Which
+        # path to take"). Cursors users open on the raw connection keep ferrodbc's Row.
         cursor = super().create_default_cursor()
         cursor.row_factory = tuple
         return cursor

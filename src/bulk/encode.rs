@@ -10,7 +10,7 @@ use super::cells::CellColumn;
 use super::form::{Form, Temporal};
 use crate::params::ParamValue;
 use crate::types::decimal::fit_decimal;
-use crate::types::decimal::text::precision_scale;
+use crate::types::decimal::text::{precision_scale, whole_part};
 use crate::types::guid::{parse_guid, u128_to_guid};
 use crate::types::temporal::bulk::Cell;
 use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
@@ -185,12 +185,11 @@ impl Sink for CellSink<'_> {
             }
             Form::Int { name, .. } => {
                 // Decimal("12.0") is a whole number; Decimal("12.5") is refused, not cut.
-                let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-                if !fraction.bytes().all(|c| c == b'0') {
+                let Some(whole) = whole_part(text) else {
                     return Err(format!(
                         "{text} has a fraction; a {name} column holds whole numbers"
                     ));
-                }
+                };
                 let i = whole.parse::<i64>().map_err(|_| overflow(text, name))?;
                 self.checked_int(i)
             }

@@ -6,7 +6,7 @@ use crate::backend::{Backend, Driver};
 use crate::types::temporal::Date;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
     Null,
     Bool,
     Int,

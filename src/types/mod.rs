@@ -67,8 +67,8 @@
 //!      equal kinds unify, and no other kind widens into a new one);
 //!    - `params/encode.rs`: its arm in `encode_cell` (the family's encoder), and its binding: an
 //!      arm in `fixed_binding` (fixed size) or in `encode_column` (sized by the values);
-//!    - output parameters, if it has them: its `OutputType` variant, its arm in
-//!      `params/output.rs::kind_of` and in `decode`, and its name in `py/output.rs::output_type`;
+//!    - output parameters, if it has them: its arm in `params/output.rs::decode` and its name
+//!      in `py/output.rs::output_type` (`OutputType` is the parameter `Kind`: no list of its own);
 //!    - `py/params.rs::to_param`: the Python types that become it (a `cast` and a `return`);
 //!      `py/params.rs::from_param`: the Python object of an output value.
 //! 6. Bulk load, one line each (the encoding is the family's `bulk.rs`):

@@ -142,12 +142,21 @@ pub(super) fn bulk_pyerr(py: Python<'_>, e: BulkError<PyErr>) -> PyErr {
 }
 
 impl Args {
-    /// `progress` as the load's hook (its exception stops the load).
-    pub(super) fn call_progress(&self, py: Python<'_>, rows: u64) -> PyResult<()> {
-        match &self.progress {
+    /// Run `feed` with `progress` as the load's hook (its exception stops the load).
+    pub(super) fn with_progress<T>(
+        &self,
+        py: Python<'_>,
+        feed: impl FnOnce(Progress<'_, PyErr>) -> T,
+    ) -> T {
+        let mut call = |rows: u64| match &self.progress {
             Some(cb) => cb.call1(py, (rows,)).map(drop),
             None => Ok(()),
-        }
+        };
+        let hook = self
+            .progress
+            .is_some()
+            .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
+        feed(Progress::new(self.notify_after, hook))
     }
 }
 
@@ -325,12 +334,7 @@ impl Cursor {
                 rows: first.into_iter().map(Ok).chain(rows),
                 fields,
             };
-            let mut call = |n: u64| args.call_progress(py, n);
-            let hook = args
-                .progress
-                .is_some()
-                .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
-            load.rows(&py, &mut source, Progress::new(args.notify_after, hook))
+            args.with_progress(py, |progress| load.rows(&py, &mut source, progress))
         })
     }
 }

@@ -2,7 +2,9 @@
 //! (`decimal_text`), read into Arrow's unscaled integers (`decimal_text_to_i128`), fitted to a
 //! column as SQL Server converts (`fit_decimal`), an unscaled integer written out
 //! (`unscaled_text`), and a Python `Decimal`'s str() read into sign, digits and exponent and
-//! written out as plain text for a parameter (`parse_decimal_str`, `plain_text`).
+//! written out as plain text for a parameter (`parse_decimal_str`, `plain_text`), and the
+//! digits of plain text counted (`precision_scale`, `significant`, `digits_and_scale`,
+//! `whole_part`).
 //! Plain text into libmpdec's words and back (`decimal_parts`, `DecimalParts::to_text`) is here
 //! too; the `SQL_NUMERIC_STRUCT` form is `mod.rs`'s.
 
@@ -347,9 +349,45 @@ impl DecimalParts {
     }
 }
 
+/// The digits of plain decimal text that carry value (`-0012.3400`: 4 and 2): the integer
+/// part's leading zeros and the fraction's trailing zeros fit any precision and scale.
+pub fn significant(text: &str) -> (u32, u32) {
+    let unsigned = text.trim_start_matches('-');
+    let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
+    let scale = fraction.trim_end_matches('0').len() as u32;
+    (whole.trim_start_matches('0').len() as u32 + scale, scale)
+}
+
+/// All the digits of plain decimal text and those after the point (`0.050`: 4 and 3), as a
+/// driver's output text is described.
+pub fn digits_and_scale(text: &str) -> (u32, u32) {
+    let digits = text.bytes().filter(u8::is_ascii_digit).count() as u32;
+    let scale = text.split_once('.').map_or(0, |(_, f)| f.len() as u32);
+    (digits, scale)
+}
+
+/// The integer part of plain decimal text whose fraction is all zeros (`12.00` → `12`);
+/// `None` when it has a fraction (`12.5`), which an integer column refuses rather than cuts.
+pub fn whole_part(text: &str) -> Option<&str> {
+    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
+    fraction.bytes().all(|c| c == b'0').then_some(whole)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn digits_are_counted_three_ways() {
+        assert_eq!(significant("-0012.3400"), (4, 2));
+        assert_eq!(significant("0.000"), (0, 0));
+        assert_eq!(digits_and_scale("0.050"), (4, 3));
+        assert_eq!(digits_and_scale("-12"), (2, 0));
+        assert_eq!(precision_scale("-0012.340"), (5, 3));
+        assert_eq!(whole_part("12.00"), Some("12"));
+        assert_eq!(whole_part("-7"), Some("-7"));
+        assert_eq!(whole_part("12.5"), None);
+    }
 
     #[test]
     fn decimal_digits_are_checked_against_precision() {

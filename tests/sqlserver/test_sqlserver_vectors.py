@@ -255,3 +255,116 @@ def test_native_output_converters_row_factories_and_text_connections_agree(nativ
     # The text keeps 8 digits: equal where 8 digits name the float32, which these values do
     # except the last edge (1000.00006, which reads back as 1000.0001).
     assert parsed[1:] == vecs[1:]
+
+
+# ---- vector parameters -------------------------------------------------------------------------
+
+def _param_forms(vals):
+    """The Python values that bind as one vector: lists, tuples, array('f'/'d'), numpy
+    float32/float64 arrays and memoryviews of them."""
+    import array
+
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    return {
+        "list": list(vals),
+        "tuple": tuple(vals),
+        "array_f": array.array("f", vals),
+        "array_d": array.array("d", vals),
+        "numpy_f32": np.asarray(vals, dtype=np.float32),
+        "numpy_f64": np.asarray(vals, dtype=np.float64),
+        "memoryview": memoryview(array.array("f", vals)),
+        "numpy_strided": np.asarray([v for x in vals for v in (x, 0.0)], dtype=np.float32)[::2],
+    }
+
+
+@pytest.mark.parametrize("dims", [1, 3, 768, 1998])
+def test_native_parameters_are_exact(native, dims):
+    cn = native()
+    t = tname("vp")
+    cn.execute(f"CREATE TABLE {t} (id int, form varchar(20), v vector({dims}))")
+    want = _vectors(dims, 1)[0]
+    forms = _param_forms(list(want))
+    for i, (name, value) in enumerate(forms.items()):
+        cn.execute(f"INSERT INTO {t} VALUES (?, ?, ?)", i, name, value)
+    rows = cn.execute(f"SELECT form, v FROM {t} ORDER BY id").fetchall()
+    assert [r[0] for r in rows] == list(forms)
+    for name, v in rows:
+        assert v.tobytes() == want.tobytes(), name
+    assert cn.execute("SELECT ?", want).fetchval().tobytes() == want.tobytes()
+
+
+def test_native_executemany_and_null(native):
+    cn = native()
+    t = tname("vm")
+    vecs = _vectors(768, 6)
+    cn.execute(f"CREATE TABLE {t} (id int, v vector(768))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)", list(enumerate(vecs)))
+    assert [r[0] for r in cn.execute(f"SELECT v FROM {t} ORDER BY id").fetchall()] == vecs
+
+
+def test_vector_parameters_through_text_connections(connect):
+    """Without native vectors (Driver 18's default, FreeTDS) the same values go as their JSON
+    text, which the server converts exactly."""
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    from ferrodbc.vectors import from_text
+
+    cn = connect()
+    t = tname("vt")
+    want = _vectors(5, 1)[0][:4]
+    cn.execute(f"CREATE TABLE {t} (id int, v vector(4))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)",
+                            [(1, np.asarray(want, dtype=np.float32)), (2, list(want)), (3, None)])
+    got = [from_text(r[0]) for r in cn.execute(f"SELECT v FROM {t} ORDER BY id").fetchall()]
+    assert got[2] is None
+    # The text comes back with 8 digits: compare after the same rounding.
+    # (A list as execute's only argument is the parameter sequence, as in pyodbc: wrap it.)
+    text = cn.execute("SELECT CAST(CAST(? AS vector(4)) AS varchar(max))", (list(want),)).fetchval()
+    assert [list(g) for g in got[:2]] == [list(from_text(text))] * 2
+
+
+@pytest.mark.parametrize("bad, error, match", [
+    ([1.0, float("nan")], "DataError", "element 1 is NaN"),
+    ([float("inf"), 1.0], "DataError", "float32's range|NaN|inf"),
+    ([1e39, 1.0], "DataError", "float32's range"),
+    ([1.0, "x"], "ProgrammingError", "element 1 is str, not a number"),
+    ([1.0, True], "ProgrammingError", "element 1 is bool"),
+])
+def test_bad_vector_parameters_are_clear_errors(native, bad, error, match):
+    import ferrodbc
+
+    cn = native()
+    with pytest.raises(getattr(ferrodbc, error), match=match):
+        cn.execute("SELECT ?", (bad,))
+    assert cn.execute("SELECT 1").fetchval() == 1
+
+
+def test_wrong_dimension_is_the_servers_42204(native):
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    import ferrodbc
+
+    cn = native()
+    t = tname("vd")
+    cn.execute(f"CREATE TABLE {t} (v vector(3))")
+    with pytest.raises(ferrodbc.DatabaseError, match="42204"):
+        cn.execute(f"INSERT INTO {t} VALUES (?)", np.zeros(4, dtype=np.float32))
+    with pytest.raises(ferrodbc.ProgrammingError, match="one-dimensional"):
+        cn.execute(f"INSERT INTO {t} VALUES (?)", np.zeros((1, 3), dtype=np.float32))
+    assert cn.execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 0
+
+
+def test_top_k_by_cosine_distance_with_a_numpy_query_vector(native):
+    """ORDER BY VECTOR_DISTANCE('cosine', embedding, ?) with a numpy query: the ids numpy's own
+    computation ranks first."""
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    cn = native()
+    t = tname("vk")
+    rng = np.random.default_rng(33)
+    data = rng.standard_normal((200, 64)).astype(np.float32)
+    q = rng.standard_normal(64).astype(np.float32)
+    cn.execute(f"CREATE TABLE {t} (id int, embedding vector(64))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)", [(i, row) for i, row in enumerate(data)])
+    ids = [r[0] for r in cn.execute(
+        f"SELECT TOP 10 id FROM {t} ORDER BY VECTOR_DISTANCE('cosine', embedding, ?)", q).fetchall()]
+    d, qq = data.astype(np.float64), q.astype(np.float64)
+    cos = 1 - d @ qq / (np.linalg.norm(d, axis=1) * np.linalg.norm(qq))
+    assert ids == [int(i) for i in np.argsort(cos, kind="stable")[:10]]

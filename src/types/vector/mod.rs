@@ -77,9 +77,9 @@ pub fn element(v: f64, i: usize) -> Result<f32, String> {
     Ok(f)
 }
 
-/// A parameter's bound buffer: the struct (its `data` pointer left 0: the binder points it at
-/// the floats once the buffer sits where the driver will read it, `point_at_floats`), then the
-/// floats. Its length is the exact byte count Driver 18 requires.
+/// A parameter's bound element: the struct (its `data` pointer left 0: `point_params` points
+/// it at the floats once the buffer sits where the driver will read it), then the floats. Its
+/// length is the exact byte count Driver 18 requires (16 + 4n).
 pub fn param_buffer(vals: &[f32]) -> Vec<u8> {
     let mut b = Vec::with_capacity(STRUCT_LEN + 4 * vals.len());
     b.extend_from_slice(&(vals.len() as i16).to_le_bytes());
@@ -90,15 +90,70 @@ pub fn param_buffer(vals: &[f32]) -> Vec<u8> {
     b
 }
 
-/// Points the struct at the start of `buf` to the floats that follow it.
-///
-/// The pointer is an address inside `buf`: `buf` must not move or reallocate between this call
-/// and the driver's last read of it (the parameter batch keeps it in place while bound).
-pub fn point_at_floats(buf: &mut [u8]) {
-    if buf.len() >= STRUCT_LEN {
-        let at = buf.as_ptr() as usize + STRUCT_LEN;
-        buf[8..16].copy_from_slice(&(at as u64).to_le_bytes());
+/// Lays a parameter column of vectors out as Driver 18 reads a parameter array: the 16-byte
+/// structs of all rows first (the driver steps through them 16 bytes at a time, whatever the
+/// bound length), then each row's floats, `element_len - 16` bytes apart. `data` arrives with
+/// each row's struct and floats together at `r * element_len` (`params/encode.rs`); the total
+/// size is the same. A NULL row's struct gets the column's dimension count. For one row the
+/// two layouts are the same. Checked against Driver 18.6: with the structs `element_len`
+/// apart, a second row fails (22027/22028).
+pub fn array_layout(data: &mut [u8], element_len: usize, rows: usize) {
+    if element_len < STRUCT_LEN || rows < 2 || data.len() < element_len * rows {
+        if rows == 1 && data.len() >= STRUCT_LEN {
+            fill_null_dims(&mut data[..STRUCT_LEN], element_len);
+        }
+        return;
     }
+    let floats = element_len - STRUCT_LEN;
+    let mut out = vec![0u8; element_len * rows];
+    for r in 0..rows {
+        let e = &data[r * element_len..(r + 1) * element_len];
+        let s = &mut out[r * STRUCT_LEN..(r + 1) * STRUCT_LEN];
+        s.copy_from_slice(&e[..STRUCT_LEN]);
+        fill_null_dims(s, element_len);
+        let at = rows * STRUCT_LEN + r * floats;
+        out[at..at + floats].copy_from_slice(&e[STRUCT_LEN..]);
+    }
+    data[..out.len()].copy_from_slice(&out);
+}
+
+fn fill_null_dims(s: &mut [u8], element_len: usize) {
+    if s.len() >= 2 && s[0] == 0 && s[1] == 0 {
+        let dims = ((element_len - STRUCT_LEN) / 4) as i16;
+        s[..2].copy_from_slice(&dims.to_le_bytes());
+    }
+}
+
+/// Points each struct of a bound vector column (`array_layout`) at its row's floats: Driver 18
+/// reads the floats through that pointer (a struct without it is refused, 22027). Nothing for
+/// other columns. Called as the column is bound, so the addresses are the buffer's final ones:
+/// the buffer must not move or reallocate until the statement has executed
+/// (`BoundParams::bind`'s contract). Idempotent.
+pub fn point_params(sql_type: i16, element_len: usize, data: &mut [u8]) {
+    if sql_type != SQL_SS_VECTOR || element_len < STRUCT_LEN {
+        return;
+    }
+    // The buffer is rows * element_len bytes rounded up to 8: fewer than element_len extra.
+    let rows = data.len() / element_len;
+    let floats = element_len - STRUCT_LEN;
+    let base = data.as_ptr() as usize;
+    for r in 0..rows {
+        let at = base + rows * STRUCT_LEN + r * floats;
+        data[r * STRUCT_LEN + 8..r * STRUCT_LEN + 16].copy_from_slice(&(at as u64).to_ne_bytes());
+    }
+}
+
+/// Whether a connection string asks Driver 18 for native vectors (`VectorTypeSupport=v1` or
+/// `v2`; `off`, the driver's default, or no keyword: text).
+pub fn asks_native(connection_string: &str) -> bool {
+    crate::connstr::parse_attributes(connection_string)
+        .map(|attrs| {
+            attrs.iter().any(|a| {
+                a.key.eq_ignore_ascii_case("VectorTypeSupport")
+                    && !a.value.trim().eq_ignore_ascii_case("off")
+            })
+        })
+        .unwrap_or(false)
 }
 
 /// The text form of a vector (a JSON array, the shortest decimal that reads back as the same
@@ -154,10 +209,45 @@ mod tests {
         assert_eq!(kind_for(16, 0), None);
         assert_eq!(kind_for(28, 1), None, "float16 is not bound");
         let mut cell = param_buffer(&[1.0, -0.0, 3.5]);
-        point_at_floats(&mut cell);
+        array_layout(&mut cell, 28, 1);
+        point_params(SQL_SS_VECTOR, cell.len(), &mut cell);
+        let at = u64::from_ne_bytes(cell[8..16].try_into().unwrap()) as usize;
+        assert_eq!(at, cell.as_ptr() as usize + STRUCT_LEN);
         let f = float_bytes(&cell, 3).unwrap();
         assert_eq!(f, &[0, 0, 0x80, 0x3F, 0, 0, 0, 0x80, 0, 0, 0x60, 0x40]);
         assert!(float_bytes(&cell, 2).is_err());
+    }
+
+    #[test]
+    fn parameter_arrays_are_structs_then_floats() {
+        let (a, b) = (param_buffer(&[1.0, 2.0]), param_buffer(&[3.0, 4.0]));
+        let mut data = [a.clone(), vec![0; 24], b.clone(), vec![0; 8]].concat();
+        array_layout(&mut data, 24, 3);
+        point_params(SQL_SS_VECTOR, 24, &mut data);
+        let base = data.as_ptr() as usize;
+        for (r, want) in [(0usize, Some(&a)), (1, None), (2, Some(&b))] {
+            let s = &data[r * 16..r * 16 + 16];
+            assert_eq!(
+                i16::from_le_bytes([s[0], s[1]]),
+                2,
+                "row {r}: dimension (NULL too)"
+            );
+            let at = u64::from_ne_bytes(s[8..16].try_into().unwrap()) as usize - base;
+            assert_eq!(at, 3 * 16 + r * 8);
+            if let Some(w) = want {
+                assert_eq!(&data[at..at + 8], &w[16..]);
+            }
+        }
+    }
+
+    #[test]
+    fn connection_strings_that_ask_for_native_vectors() {
+        assert!(asks_native(
+            "Driver={ODBC Driver 18 for SQL Server};VectorTypeSupport=v1"
+        ));
+        assert!(asks_native("vectortypesupport = V1;Server=x"));
+        assert!(!asks_native("Driver=x;VectorTypeSupport=off"));
+        assert!(!asks_native("Driver=x;Server=y"));
     }
 
     #[test]

@@ -85,7 +85,10 @@ pub fn cast_from_vector(v: &Value, from: Option<Ty>, ty: Ty) -> Option<Result<Va
         ty,
         Ty::Char(..) | Ty::VarChar(..) | Ty::NChar(_) | Ty::NVarChar(_)
     );
-    if !(to_char && matches!(from, Some(Ty::Vector(_)))) {
+    // A nested CAST(… AS vector(n)) reaches here with no source type, as its payload.
+    let vector_blob =
+        from.is_none() && matches!(v, Value::Blob(b) if crate::vector::payload_dims(b).is_some());
+    if !(to_char && (matches!(from, Some(Ty::Vector(_))) || vector_blob)) {
         return None;
     }
     Some(floats(v.into()).map(|f| Value::Text(to_text(&f))))

@@ -14,6 +14,7 @@ use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
+pub mod bulk;
 
 /// Driver 18's SQL type of a vector column or parameter.
 pub const SQL_SS_VECTOR: i16 = -156;

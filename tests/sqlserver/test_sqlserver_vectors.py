@@ -368,3 +368,54 @@ def test_top_k_by_cosine_distance_with_a_numpy_query_vector(native):
     d, qq = data.astype(np.float64), q.astype(np.float64)
     cos = 1 - d @ qq / (np.linalg.norm(d, axis=1) * np.linalg.norm(qq))
     assert ids == [int(i) for i in np.argsort(cos, kind="stable")[:10]]
+
+
+# ---- bulk loads --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("driver, native_conn", [("msodbcsql", True), ("msodbcsql", False), ("freetds", False)],
+                         ids=["msodbcsql18-v1", "msodbcsql18-text", "freetds-text"])
+def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_conn):
+    """Rows of every vector form, and Arrow fixed_size_list / list / large_list of float32 and
+    float64, through Driver 18's bcp (the column travels as exact JSON text: SQL Server describes
+    it as varchar(max) to bcp) and FreeTDS's parameter arrays."""
+    import array
+
+    import ferrodbc
+
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    pa = pytest.importorskip("pyarrow") if not in_ci() else __import__("pyarrow")
+    require_driver(driver)
+    extra = {"VectorTypeSupport": "v1"} if native_conn else {}
+    cn = ferrodbc.connect(tdspeer.conn_str(peer, driver, **extra), autocommit=True)
+    t = tname("vb")
+    cur = cn.cursor()
+    cur.execute(f"CREATE TABLE {t} (id int NOT NULL, v vector(3) NULL)")
+    edge = _vectors(3, 1)[0]
+    rows = [(0, edge), (1, np.array([4, 5, 6], np.float32)), (2, [7.0, 8.0, 9.0]), (3, None),
+            (4, array.array("d", [1.5, -0.0, 2.0]))]
+    ferrodbc.reset_counters()
+    assert cur.bulkcopy(t, rows)["rows_copied"] == 5
+    # FreeTDS 1.3's bcp cannot take (MAX) columns: parameter arrays there (test_sqlserver_bulkcopy).
+    assert ferrodbc.counters()["bulk_array_loads" if driver == "freetds" else "bulk_bcp_loads"] == 1
+    lists = [
+        pa.array([[1, 2, 3], None], pa.list_(pa.float32(), 3)),
+        pa.array([[4, 5, 6], None], pa.list_(pa.float64())),
+        pa.array([[7, 8, 9], [1, 1, 1]], pa.large_list(pa.float32())),
+    ]
+    for k, arr in enumerate(lists):
+        table = pa.table({"id": pa.array([10 + 2 * k, 11 + 2 * k], pa.int32()), "v": arr})
+        assert cur.bulkcopy_arrow(t, table)["rows_copied"] == 2
+    reader = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql", VectorTypeSupport="v1"), autocommit=True)
+    got = {r[0]: r[1] for r in reader.execute(f"SELECT id, v FROM {t}").fetchall()}
+    reader.close()
+    assert got[0].tobytes() == edge.tobytes()
+    assert [list(got[i]) if got[i] is not None else None for i in (1, 2, 3, 4)] == [
+        [4, 5, 6], [7, 8, 9], None, [1.5, -0.0, 2.0]]
+    assert [got[i] and list(got[i]) for i in range(10, 16)] == [
+        [1, 2, 3], None, [4, 5, 6], None, [7, 8, 9], [1, 1, 1]]
+    bad = pa.table({"id": pa.array([99], pa.int32()), "v": pa.array([[1.0, None, 3.0]], pa.list_(pa.float32(), 3))})
+    with pytest.raises(ferrodbc.Error, match="null"):
+        cur.bulkcopy_arrow(t, bad)
+    with pytest.raises(ferrodbc.DataError, match="NaN"):
+        cur.bulkcopy(t, [(98, [1.0, float("nan"), 3.0])])
+    cn.close()

@@ -54,6 +54,8 @@ pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
         V::Text(u) => sink.utf16(u),
         V::Bytes(b) => sink.bytes(b),
         V::Guid(g) => sink.guid(*g),
+        // SQL Server describes a vector column as varchar(max): its JSON text (`types/vector`).
+        V::Vector(v) => sink.text(&crate::types::vector::json_text(v)),
         V::Output(_) | V::Table(_) => {
             Err("an output or table-valued parameter is no column value".into())
         }

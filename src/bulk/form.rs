@@ -84,6 +84,12 @@ impl Form {
             },
             sql::LONGVARBINARY => Form::Binary { max_bytes: None },
             sql::GUID => Form::Guid,
+            // A vector column on a VectorTypeSupport=v1 connection: its JSON text, as bcp's
+            // describe has it (`types/vector/bulk.rs`).
+            crate::types::vector::SQL_SS_VECTOR => Form::Text {
+                max_units: None,
+                utf8: false,
+            },
             other => {
                 return Err(Error::NotSupported(format!(
                     "bulk load: column {:?} has SQL type {other}, which bulk copy cannot send",

@@ -21,4 +21,5 @@ pub mod token;
 pub mod transient;
 pub mod tvp;
 pub mod types;
+pub mod vector;
 pub mod wire;

@@ -686,7 +686,7 @@ pub struct CreateTable {
 /// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
 /// bounds (length, range, precision), else "". SQLite stores whatever it is given.
 fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
-    if ty.length_limit().is_none() && !ty.range_checked() {
+    if ty.length_limit().is_none() && !ty.range_checked() && !super::vector::checked(ty) {
         return String::new();
     }
     let name = match name {
@@ -1281,6 +1281,13 @@ impl Rw<'_, '_> {
                     .map(|a| cx.rw(a))
                     .collect::<Result<Vec<_>, _>>()?;
                 self.out.push_str(&json_call(&up, &args)?);
+                Ok(Some(close + 1))
+            }
+            "JSON_MODIFY" | "JSON_OBJECT" | "JSON_ARRAY" | "OPENJSON" if call => {
+                let close = self.close(open, "Incorrect syntax near ')'.")?;
+                let rw = |a: &[Tok]| cx.rw(a);
+                self.out
+                    .push_str(&super::json::call(&up, &toks[open + 1..close], &rw)?);
                 Ok(Some(close + 1))
             }
             "FN_LISTEXTENDEDPROPERTY" if call => {

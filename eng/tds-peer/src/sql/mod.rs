@@ -20,6 +20,7 @@ pub mod functions;
 pub mod lexer;
 pub mod locks;
 pub mod messages;
+pub mod names;
 pub mod nullability;
 pub mod optype;
 pub mod procs;

@@ -2,6 +2,18 @@
 //! caller's open transaction are those of its other statements (mssql-python opens a second
 //! connection for this and sees neither).
 //!
+//! The whole load is here, for any caller (the Python methods in `py/cursor/bulk*.rs` and the
+//! ADBC driver are thin wrappers): [`BulkLoad::begin`] on a core [`Connection`](crate::Connection)
+//! describes the table and chooses the path, [`BulkLoad::rows`] or [`BulkLoad::arrow`] feeds it,
+//! [`BulkLoad::finish`] ends it; [`load_arrow`], [`load_arrow_stream`] and [`load_rows`] do all
+//! three. Every failure is one [`BulkError`]: the engine's [`Error`](crate::Error), or the
+//! caller's own (its row source's or progress hook's).
+//!
+//! - `run.rs`: the load as a whole: the request, the bcp-or-arrays choice, chunk sizes, the
+//!   progress hook, [`Release`] (how the caller's lock, Python's GIL, is let go around driver
+//!   work), [`BulkError`].
+//! - `rows.rs`: a [`RowSource`]'s rows into the load (the tuple path).
+//! - `stream.rs`: an Arrow `RecordBatchReader` into the load, batch by batch.
 //! - `target.rs`: the destination described once (`SELECT TOP 0 *`), and `column_mappings`.
 //! - `form.rs`: the form each destination column is sent in, decided once per load.
 //! - `encode.rs`: a source value into a cell of that form (the [`Sink`] both sources feed).
@@ -22,6 +34,9 @@ pub mod encode;
 pub mod form;
 pub mod load;
 pub mod pipe;
+pub mod rows;
+pub mod run;
+pub mod stream;
 pub mod target;
 
 pub use arrays::ArrayLoad;
@@ -30,6 +45,11 @@ pub use encode::{CellSink, Put, Sink, check_param, put_param};
 pub use form::Form;
 pub use load::{BcpLoad, Chunk, LoadCount, LoadOptions};
 pub use pipe::{Pipe, pipelined};
+pub use rows::{RowSource, RowWriter, Rows, RowsOut, null_refused};
+pub use run::{
+    BulkError, BulkLoad, CHUNK_BYTES, CHUNK_ROWS, NoLock, Progress, Release, Request, load_arrow,
+    load_arrow_stream, load_rows,
+};
 pub use target::{Fed, Mapping, Table};
 
 use crate::info::AttrValue;

@@ -1,33 +1,23 @@
 //! `bulkcopy` and `bulkcopy_arrow`: mssql-python 1.16's bulk-copy API, on this cursor's own
-//! connection (`crate::bulk` does the load; this file checks the arguments as mssql-python
-//! does, turns rows into chunks and reports).
+//! connection. `crate::bulk` does the whole load (the path, the chunks, the row loop); this file
+//! checks the arguments as mssql-python does, holds the cursor and its connection, turns each
+//! Python row into parameter values and reports.
 
 use super::*;
-use crate::backend::Driver;
 use crate::bulk::{
-    ArrayLoad, BcpLoad, CellSink, Chunk, Fed, Form, LoadCount, LoadOptions, Mapping, Pipe, Put,
-    Table, check_param, pipelined, put_param,
+    BulkError, BulkLoad, LoadCount, LoadOptions, Mapping, Progress, Request, RowSource, RowWriter,
+    RowsOut,
 };
 use crate::error::Error;
-use crate::odbc::bcp::Bcp;
-use crate::params::ParamValue;
 use crate::py::errors::to_pyerr;
 use crate::py::params::to_param;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::types::{PyBytes, PyDict, PyString};
 use std::time::Instant;
 
-/// A chunk is sent when it holds this many rows or bytes, whichever comes first: the GIL is
-/// released once per chunk, and memory stays bounded (two chunks at most, one being filled and
-/// one being sent) whatever the source's length.
-pub(super) const CHUNK_ROWS: usize = 8192;
-pub(super) const CHUNK_BYTES: usize = 8 << 20;
-
 /// The options both methods share, checked as mssql-python checks them.
 pub(super) struct Args {
-    table: String,
-    options: LoadOptions,
-    mapping: Mapping,
+    request: Request,
     pub(super) progress: Option<Py<PyAny>>,
     pub(super) notify_after: u64,
 }
@@ -107,18 +97,20 @@ pub(super) fn check_args(
         use_internal_transaction,
     ] = flags;
     Ok(Args {
-        table,
-        options: LoadOptions {
-            batch_size: batch as u64,
-            timeout_secs: secs as u64,
-            keep_identity,
-            check_constraints,
-            table_lock,
-            keep_nulls,
-            fire_triggers,
-            use_internal_transaction,
-        },
-        mapping,
+        request: Request::new(
+            table,
+            LoadOptions {
+                batch_size: batch as u64,
+                timeout_secs: secs as u64,
+                keep_identity,
+                check_constraints,
+                table_lock,
+                keep_nulls,
+                fire_triggers,
+                use_internal_transaction,
+            },
+            mapping,
+        ),
         progress,
         notify_after,
     })
@@ -128,45 +120,41 @@ fn looks_like_arrow(data: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(data.hasattr("__arrow_c_stream__")? || data.hasattr("__arrow_c_array__")?)
 }
 
-/// A load on either path: one per call, on its stack.
-#[allow(clippy::large_enum_variant)]
-pub(super) enum Way<'c> {
-    Bcp(BcpLoad<'c>),
-    Arrays(ArrayLoad<'c>),
-}
-
-impl Way<'_> {
-    pub(super) fn fed(&self) -> &[Fed] {
-        match self {
-            Way::Bcp(l) => l.fed(),
-            Way::Arrays(l) => l.fed(),
-        }
-    }
-
-    pub(super) fn count(&self) -> LoadCount {
-        match self {
-            Way::Bcp(l) => l.count(),
-            Way::Arrays(l) => l.count(),
-        }
+/// Python's lock, released around a load's driver work.
+impl crate::bulk::Release for Python<'_> {
+    fn release<T: Send, F: FnOnce() -> T + Send>(&self, f: F) -> T {
+        self.detach(f)
     }
 }
 
-/// The context an error gets: where, and how many rows stayed copied.
-fn at(e: Error, context: String) -> Error {
-    Error::Bulk {
-        context,
-        inner: Box::new(e),
+/// A failed load as Python's exception: the engine's error, or the Python error (the rows'
+/// iterator's, `progress`'s) unchanged.
+pub(super) fn bulk_pyerr(py: Python<'_>, e: BulkError<PyErr>) -> PyErr {
+    match e.into_result() {
+        Ok(e) => to_pyerr(py, e),
+        Err(e) => e,
+    }
+}
+
+impl Args {
+    /// `progress` as the load's hook (its exception stops the load).
+    pub(super) fn call_progress(&self, py: Python<'_>, rows: u64) -> PyResult<()> {
+        match &self.progress {
+            Some(cb) => cb.call1(py, (rows,)).map(drop),
+            None => Ok(()),
+        }
     }
 }
 
 impl Cursor {
-    /// Describe the table, pick the path, run `feed` (which sends the rows), end the load.
+    /// Hold the cursor and its connection, begin the load (`crate::bulk` describes the table
+    /// and picks the path), run `feed` (which sends the rows), end the load, and report.
     pub(super) fn bulk_load(
         &self,
         py: Python<'_>,
         args: &Args,
         fields: Option<usize>,
-        feed: impl FnOnce(Python<'_>, &mut Way<'_>) -> PyResult<()>,
+        feed: impl FnOnce(Python<'_>, &mut BulkLoad<'_>) -> Result<(), BulkError<PyErr>>,
     ) -> PyResult<Py<PyDict>> {
         let started = Instant::now();
         let mut guard = self.lock(py)?;
@@ -184,106 +172,25 @@ impl Cursor {
             .ok_or_else(|| programming("The cursor's connection has been closed."))?;
         // The rows' iterator and `progress` run while the connection is held.
         let _holding = Holding::new(&self.shared.conn_holder);
-        let dbms = conn.dbms();
-        if args.options.use_internal_transaction && !conn.autocommit() {
-            // In manual-commit mode an ODBC connection is always inside a transaction (SQL
-            // Server's drivers begin the next one at each commit: @@TRANCOUNT is 1 right after
-            // it), so a batch committing on its own would commit the caller's work with it.
-            // In autocommit each batch already is its own transaction.
-            return Err(programming(
-                "use_internal_transaction=True needs autocommit: in manual-commit mode the \
-                 connection is always inside the caller's transaction, which a batch's own \
-                 commit would commit too",
-            ));
-        }
-        let dbc = conn.dbc_mut();
-        let name = args.table.as_str();
-        let table = py
-            .detach(move || Table::describe(dbc, dbms, name))
-            .map_err(err)?;
-        let fed = table
-            .feed(
-                &args.mapping,
-                fields,
-                args.options.keep_identity,
-                args.options.keep_nulls,
-            )
-            .map_err(err)?;
-        let backend = conn.backend();
-        // FreeTDS 1.3's bcp cannot take two kinds of column: a (MAX) one aborts the process (an
-        // assertion in its row writer), and it parses no datetimeoffset text with an offset
-        // (22018 for every form tried). Loads with such columns go as parameter arrays on the
-        // same connection, where the server converts.
-        let freetds_arrays =
-            backend.driver == Driver::FreeTds && fed.iter().any(|f| f.form.freetds_bcp_cannot());
-        let bcp = if conn.bcp_on()
-            && !freetds_arrays
-            && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds)
-        {
-            // `&mut`: a `&Dbc` is not `Send` (the handle is a raw pointer).
-            let dbc = conn.dbc_mut();
-            Some(
-                py.detach(move || Bcp::of(dbc, backend.driver))
-                    .map_err(err)?,
-            )
-        } else {
-            None
-        };
-        // While an array load runs, `cursor.cancel()` reaches its statement (SQLCancel on an
-        // array waiting on the server). While a bcp load runs it only sets the flag the load
-        // checks between rows: the cursor's own statement has nothing running, and an SQLCancel
-        // on it would enter the driver while the pipe's thread is inside bcp_sendrow on the
-        // same connection. The cursor's own handle comes back after.
+        // While an array load runs, `cursor.cancel()` reaches its statement; while a bcp load
+        // runs it only sets the flag the load checks between rows (see
+        // `BulkLoad::cancel_handle`). The cursor's own handle comes back after.
         let mut cursor_cancel = None;
         let result = (|| -> PyResult<LoadCount> {
-            let mut way = match bcp {
-                Some(bcp) => {
-                    crate::counters::bump(&crate::counters::BULK_BCP_LOADS);
-                    let cancel = self.bulk_cancel.clone();
-                    let autocommit = conn.autocommit();
-                    let dbc = conn.dbc_mut();
-                    Way::Bcp(
-                        py.detach(|| {
-                            let options = args.options.clone();
-                            BcpLoad::begin(dbc, bcp, &table, fed, options, autocommit, cancel)
-                        })
-                        .map_err(|e| {
-                            err(at(e, format!("bulk load into {}: bcp_init", args.table)))
-                        })?,
-                    )
-                }
-                None => {
-                    crate::counters::bump(&crate::counters::BULK_ARRAY_LOADS);
-                    let c = &mut *conn;
-                    let stmt = py.detach(move || c.new_statement()).map_err(err)?;
-                    let dbc = conn.autocommit().then(|| conn.dbc_mut());
-                    let options = args.options.clone();
-                    let cancel = self.bulk_cancel.clone();
-                    Way::Arrays(
-                        py.detach(move || {
-                            ArrayLoad::begin(dbc, stmt, backend, &table, fed, options, cancel)
-                        })
-                        .map_err(err)?,
-                    )
-                }
-            };
-            let during = match &way {
-                Way::Arrays(load) => Some(load.cancel_handle()),
-                Way::Bcp(_) => None,
-            };
+            let (c, request, cancel) = (&mut *conn, &args.request, self.bulk_cancel.clone());
+            let mut load = py
+                .detach(move || BulkLoad::begin(c, request, fields, cancel))
+                .map_err(err)?;
             cursor_cancel = Some(std::mem::replace(
                 &mut *self.cancel.lock().unwrap_or_else(|e| e.into_inner()),
-                during,
+                load.cancel_handle(),
             ));
-            if let Err(e) = feed(py, &mut way) {
+            if let Err(e) = feed(py, &mut load) {
                 // Ending a load that failed is driver work too (abort, bcp_done, rollback).
-                py.detach(move || drop(way));
-                return Err(e);
+                py.detach(move || drop(load));
+                return Err(bulk_pyerr(py, e));
             }
-            match way {
-                Way::Bcp(load) => py.detach(|| load.done()).map_err(err),
-                Way::Arrays(load) => py.detach(|| load.finish()).map_err(err),
-            }
+            py.detach(|| load.finish()).map_err(err)
         })();
         if let Some(previous) = cursor_cancel {
             *self.cancel.lock().unwrap_or_else(|e| e.into_inner()) = previous;
@@ -316,27 +223,6 @@ impl Cursor {
     }
 }
 
-/// When `progress` is due: each time the source rows taken pass a multiple of `every` (a record
-/// batch passing several at once makes one call); never when `every` is 0.
-pub(super) struct Notices {
-    every: u64,
-    next: u64,
-}
-
-impl Notices {
-    pub(super) fn new(every: u64) -> Self {
-        Notices { every, next: every }
-    }
-
-    pub(super) fn due(&mut self, rows: u64) -> bool {
-        if self.every == 0 || rows < self.next {
-            return false;
-        }
-        self.next = (rows / self.every + 1) * self.every;
-        true
-    }
-}
-
 /// Marks the connection held by this thread for as long as it lives (see
 /// `ConnShared::conn_holder`).
 struct Holding<'a>(&'a std::sync::atomic::AtomicUsize);
@@ -352,43 +238,6 @@ impl Drop for Holding<'_> {
     fn drop(&mut self) {
         self.0.store(0, Ordering::Release);
     }
-}
-
-/// The error of a value that cannot go into its column.
-pub(super) fn bad_value(
-    py: Python<'_>,
-    f: &Fed,
-    row: u64,
-    reason: String,
-    copied: u64,
-    null: bool,
-) -> PyErr {
-    let context = format!(
-        "bulk load: column {:?}, source row {row} ({copied} rows copied before it)",
-        f.name
-    );
-    let inner = if null {
-        Error::Integrity(reason)
-    } else {
-        Error::Data(reason)
-    };
-    to_pyerr(py, at(inner, context))
-}
-
-pub(super) fn null_refused(f: &Fed) -> String {
-    if f.default_lost {
-        return format!(
-            "NULL into column {:?}, which has a DEFAULT: this load goes as INSERT parameter arrays \
-             (the driver's bulk copy cannot take this table), which would store NULL where a \
-             bulk copy stores the default; pass keep_nulls=True to store NULL, or leave the \
-             column out of the mapping to take its default",
-            f.name
-        );
-    }
-    format!(
-        "NULL cannot go into column {:?}: it is NOT NULL and has no default (or keep_nulls=True)",
-        f.name
-    )
 }
 
 #[pymethods]
@@ -467,228 +316,56 @@ impl Cursor {
             Some(r) => Some(row_len(py, r)?),
             None => None,
         };
-        self.bulk_load(py, &args, fields, |py, way| {
-            let fed: Vec<Fed> = way.fed().to_vec();
-            let source = first.into_iter().map(Ok).chain(rows);
-            // The destination of the values is decided here, once: the row loop is generic
-            // over it.
-            let stopped = match way {
-                Way::Bcp(load) => {
-                    let forms = fed.iter().map(|f| f.form).collect();
-                    let (stopped, sent) = pipelined(
-                        fed.len(),
-                        |chunk| load.send(chunk),
-                        |pipe| {
-                            let stopped = match py.detach(|| pipe.take(0)) {
-                                Some(chunk) => {
-                                    let mut out = CellsOut { pipe, chunk, forms };
-                                    copy_rows(py, &mut out, source, fields, &fed, &args)
-                                }
-                                None => Err(Stop::Sender),
-                            };
-                            py.detach(|| pipe.close());
-                            stopped
-                        },
-                    );
-                    // A send that failed failed first: the rows after it were not sent.
-                    sent.map_err(|e| to_pyerr(py, e))?;
-                    stopped
-                }
-                Way::Arrays(load) => {
-                    let mut out = ParamsOut {
-                        per_send: load.rows_per_send(),
-                        load,
-                        rows: Vec::new(),
-                        row: Vec::with_capacity(fed.len()),
-                        // The type is checked; limits are the DBMS's (SQLite enforces no
-                        // declared length or width).
-                        forms: fed.iter().map(|f| f.form.without_limits()).collect(),
-                        scratch: crate::bulk::CellColumn::default(),
-                        first: 0,
-                    };
-                    copy_rows(py, &mut out, source, fields, &fed, &args)
-                }
+        self.bulk_load(py, &args, fields, |py, load| {
+            let mut source = PyRows {
+                py,
+                rows: first.into_iter().map(Ok).chain(rows),
+                fields,
             };
-            // The count once the rows sent are all through: the error says how many stayed.
-            stopped.map_err(|stop| stop.into_pyerr(py, &fed, way.count().rows_copied))
+            let mut call = |n: u64| args.call_progress(py, n);
+            let hook = args
+                .progress
+                .is_some()
+                .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
+            load.rows(&py, &mut source, Progress::new(args.notify_after, hook))
         })
     }
 }
 
-/// Why the tuple path's row loop stopped before the source's end.
-enum Stop {
-    /// A value that cannot go into column `fed[col]`, at source row `row`.
-    Value {
-        col: usize,
-        row: u64,
-        reason: String,
-        null: bool,
-    },
-    /// The sending thread stopped on an error (which is the load's).
-    Sender,
-    Py(PyErr),
-}
-
-impl From<PyErr> for Stop {
-    fn from(e: PyErr) -> Self {
-        Stop::Py(e)
-    }
-}
-
-impl Stop {
-    fn into_pyerr(self, py: Python<'_>, fed: &[Fed], copied: u64) -> PyErr {
-        match self {
-            Stop::Value {
-                col,
-                row,
-                reason,
-                null,
-            } => bad_value(py, &fed[col], row, reason, copied, null),
-            Stop::Sender => to_pyerr(
-                py,
-                Error::Interface("bulk load: the sending thread stopped without an error".into()),
-            ),
-            Stop::Py(e) => e,
-        }
-    }
-}
-
-/// Where the tuple path puts each row's values: encoded cells for the bcp API, or parameter
-/// rows for an INSERT array. One of the two per load.
-trait RowsOut {
-    /// Column `i`'s value of the current row, checked against the column.
-    fn value(&mut self, i: usize, v: ParamValue) -> Put;
-    /// The current row has all its values.
-    fn end_row(&mut self);
-    fn full(&self) -> bool;
-    /// Send what is held; `next_first` numbers the rows that come after.
-    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop>;
-}
-
-/// Cells for the bcp API: a chunk filled here while the pipe's other one is sent.
-struct CellsOut<'p> {
-    pipe: &'p mut Pipe,
-    chunk: Chunk,
-    forms: Vec<Form>,
-}
-
-impl RowsOut for CellsOut<'_> {
-    fn value(&mut self, i: usize, v: ParamValue) -> Put {
-        put_param(
-            &v,
-            &mut CellSink {
-                form: self.forms[i],
-                out: &mut self.chunk.columns[i],
-            },
-        )
-    }
-
-    fn end_row(&mut self) {}
-
-    fn full(&self) -> bool {
-        self.chunk.rows() >= CHUNK_ROWS || self.chunk.bytes_held() >= CHUNK_BYTES
-    }
-
-    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop> {
-        if self.chunk.rows() == 0 {
-            return Ok(());
-        }
-        if !self.pipe.put(std::mem::take(&mut self.chunk)) {
-            return Err(Stop::Sender);
-        }
-        let pipe = &mut *self.pipe;
-        self.chunk = py.detach(|| pipe.take(next_first)).ok_or(Stop::Sender)?;
-        Ok(())
-    }
-}
-
-/// Parameter rows for an INSERT array, sent on this thread.
-struct ParamsOut<'a, 'c> {
-    load: &'a mut ArrayLoad<'c>,
-    rows: Vec<Vec<ParamValue>>,
-    row: Vec<ParamValue>,
-    forms: Vec<Form>,
-    scratch: crate::bulk::CellColumn,
-    per_send: usize,
-    /// Source row number of `rows[0]`.
-    first: u64,
-}
-
-impl RowsOut for ParamsOut<'_, '_> {
-    fn value(&mut self, i: usize, v: ParamValue) -> Put {
-        check_param(&v, self.forms[i], &mut self.scratch)?;
-        self.row.push(v);
-        Ok(())
-    }
-
-    fn end_row(&mut self) {
-        let width = self.row.len();
-        self.rows
-            .push(std::mem::replace(&mut self.row, Vec::with_capacity(width)));
-    }
-
-    fn full(&self) -> bool {
-        self.rows.len() >= self.per_send
-    }
-
-    fn send(&mut self, py: Python<'_>, next_first: u64) -> Result<(), Stop> {
-        let batch = std::mem::take(&mut self.rows);
-        let (load, first) = (&mut *self.load, self.first);
-        py.detach(|| load.send(batch, first))
-            .map_err(|e| to_pyerr(py, e))?;
-        self.first = next_first;
-        Ok(())
-    }
-}
-
-/// The tuple path's row loop: each source row's fields converted, checked and put into `out`,
-/// which is sent whenever full and at the end; `progress` called as due.
-fn copy_rows<'py>(
+/// The rows of `bulkcopy`: each field's value as a parameter's, checked against the first
+/// row's length.
+struct PyRows<'py, I> {
     py: Python<'py>,
-    out: &mut impl RowsOut,
-    source: impl Iterator<Item = PyResult<Bound<'py, PyAny>>>,
+    rows: I,
     fields: Option<usize>,
-    fed: &[Fed],
-    args: &Args,
-) -> Result<(), Stop> {
-    let mut notices = Notices::new(args.notify_after);
-    let mut n: u64 = 0;
-    for row in source {
-        let row = row?;
-        let len = row_len(py, &row)?;
-        if Some(len) != fields {
-            return Err(Stop::Py(programming(format!(
-                "bulk load: source row {n} has {len} fields; row 0 has {}",
-                fields.unwrap_or(0)
+}
+
+impl<'py, I: Iterator<Item = PyResult<Bound<'py, PyAny>>>> RowSource for PyRows<'py, I> {
+    type Error = PyErr;
+
+    fn next_row<O: RowsOut>(&mut self, w: &mut RowWriter<'_, O>) -> Result<bool, BulkError<PyErr>> {
+        let py = self.py;
+        let Some(row) = self.rows.next() else {
+            return Ok(false);
+        };
+        let row = row.map_err(BulkError::Caller)?;
+        let len = row_len(py, &row).map_err(BulkError::Caller)?;
+        if Some(len) != self.fields {
+            return Err(BulkError::Caller(programming(format!(
+                "bulk load: source row {} has {len} fields; row 0 has {}",
+                w.row(),
+                self.fields.unwrap_or(0)
             ))));
         }
-        for (i, f) in fed.iter().enumerate() {
-            let item = row.get_item(f.field)?;
-            let refused = |reason: String, null: bool| Stop::Value {
-                col: i,
-                row: n,
-                reason,
-                null,
-            };
+        for i in 0..w.fed().len() {
+            let field = w.fed()[i].field;
+            let item = row.get_item(field).map_err(BulkError::Caller)?;
             let v =
-                to_param(&item, f.field).map_err(|e| refused(e.value(py).to_string(), false))?;
-            if f.refuses_null && matches!(v, ParamValue::Null) {
-                return Err(refused(null_refused(f), true));
-            }
-            out.value(i, v).map_err(|reason| refused(reason, false))?;
+                to_param(&item, field).map_err(|e| w.refused(i, e.value(py).to_string(), false))?;
+            w.put(i, v)?;
         }
-        out.end_row();
-        n += 1;
-        if out.full() {
-            out.send(py, n)?;
-        }
-        if let Some(cb) = &args.progress {
-            if notices.due(n) {
-                cb.call1(py, (n,))?;
-            }
-        }
+        Ok(true)
     }
-    out.send(py, n)
 }
 
 fn row_len(py: Python<'_>, row: &Bound<'_, PyAny>) -> PyResult<usize> {

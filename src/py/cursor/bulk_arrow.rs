@@ -3,24 +3,16 @@
 //! DataFrame, nanoarrow; or `__arrow_c_array__`: a RecordBatch, a struct array), imported into
 //! arrow-rs through the C stream / C data interface without pyarrow.
 //!
-//! One record batch at a time, with the GIL released for the whole batch: the stream's
-//! `get_next` (C code; pyarrow's Python-backed readers take the GIL themselves), the encoding of
-//! every fed column (`crate::bulk::arrow`, one loop per Arrow type) and the send (through bcp,
-//! on the pipe's second thread while the next chunk is encoded). Memory stays bounded by a
-//! batch and two chunks: the stream is never collected.
+//! The load is `crate::bulk::BulkLoad::arrow` (`bulk/stream.rs`): one record batch at a time,
+//! with the GIL released for the whole batch (the stream's `get_next` is C code; pyarrow's
+//! Python-backed readers take the GIL themselves).
 
-use super::bulk::{
-    Args, CHUNK_BYTES, CHUNK_ROWS, Notices, Way, bad_value, check_args, null_refused,
-};
+use super::bulk::{Args, check_args};
 use super::*;
-use crate::bulk::arrow::{ParamSink, check_type, put_array};
-use crate::bulk::{ArrayLoad, CellSink, Fed, Pipe, check_param, pipelined};
-use crate::error::Error;
-use crate::params::ParamValue;
-use crate::py::errors::to_pyerr;
+use crate::bulk::Progress;
 use arrow_array::ffi::{FFI_ArrowArray, from_ffi};
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
-use arrow_array::{Array, ArrayRef, RecordBatch, RecordBatchReader, make_array};
+use arrow_array::{Array, RecordBatch, RecordBatchReader, make_array};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{ArrowError, Schema, SchemaRef};
 use pyo3::exceptions::PyTypeError;
@@ -31,22 +23,6 @@ enum Source {
     Stream(ArrowArrayStreamReader),
     /// `__arrow_c_array__`: one batch, taken by the first `next`.
     Batch(SchemaRef, Option<RecordBatch>),
-}
-
-impl Source {
-    fn schema(&self) -> SchemaRef {
-        match self {
-            Source::Stream(r) => r.schema(),
-            Source::Batch(s, _) => s.clone(),
-        }
-    }
-
-    fn next(&mut self) -> Option<Result<RecordBatch, ArrowError>> {
-        match self {
-            Source::Stream(r) => r.next(),
-            Source::Batch(_, b) => b.take().map(Ok),
-        }
-    }
 }
 
 /// Import `source` through its PyCapsule, taking ownership of the C structs: each is moved out
@@ -116,227 +92,22 @@ fn import(source: &Bound<'_, PyAny>) -> PyResult<Source> {
     )))
 }
 
-/// Why the load stopped before the source's end.
-enum Fail {
-    /// A value of fed column `col` (index into the fed columns) at source row `row`.
-    Value {
-        col: usize,
-        row: u64,
-        reason: String,
-        null: bool,
-    },
-    Load(Error),
-    /// The source's error reading the batch after source row `after`.
-    Source {
-        error: ArrowError,
-        after: u64,
-    },
-    /// The bcp sending thread stopped on an error (which is the load's).
-    Sender,
-    /// `progress` raised.
-    Py(PyErr),
-}
+impl Iterator for Source {
+    type Item = Result<RecordBatch, ArrowError>;
 
-impl Fail {
-    /// `copied`: the rows that stayed, counted once every row sent is through.
-    fn into_pyerr(self, py: Python<'_>, fed: &[Fed], copied: u64) -> PyErr {
+    fn next(&mut self) -> Option<Self::Item> {
         match self {
-            Fail::Value {
-                col,
-                row,
-                reason,
-                null,
-            } => bad_value(py, &fed[col], row, reason, copied, null),
-            Fail::Load(e) => to_pyerr(py, e),
-            Fail::Source { error, after } => to_pyerr(
-                py,
-                Error::Bulk {
-                    context: format!(
-                        "bulk load: reading the Arrow source after source row {after} failed \
-                         ({copied} rows copied before it)"
-                    ),
-                    inner: Box::new(Error::Data(error.to_string())),
-                },
-            ),
-            Fail::Sender => to_pyerr(
-                py,
-                Error::Interface("bulk load: the sending thread stopped without an error".into()),
-            ),
-            Fail::Py(e) => e,
+            Source::Stream(r) => r.next(),
+            Source::Batch(_, b) => b.take().map(Ok),
         }
     }
 }
 
-/// The first NULL of `part` (source rows from `first`) when the column refuses NULL.
-fn check_nulls(f: &Fed, col: usize, part: &dyn Array, first: u64) -> Result<(), Fail> {
-    if !f.refuses_null {
-        return Ok(());
-    }
-    if let Some(nulls) = part.logical_nulls().filter(|n| n.null_count() > 0) {
-        let at = nulls.iter().position(|valid| !valid).unwrap_or(0);
-        return Err(Fail::Value {
-            col,
-            row: first + at as u64,
-            reason: null_refused(f),
-            null: true,
-        });
-    }
-    Ok(())
-}
-
-/// Rows per bcp chunk for these columns: at most [`CHUNK_ROWS`], and about [`CHUNK_BYTES`] of
-/// cells going by the columns' buffers (text doubles as UTF-16; each cell has an 8-byte
-/// prefix). A slice of a larger array counts the whole buffers: the estimate errs small.
-fn chunk_rows(columns: &[ArrayRef], rows: usize) -> usize {
-    if rows == 0 {
-        return 1;
-    }
-    let bytes: usize = columns.iter().map(|c| c.get_buffer_memory_size()).sum();
-    let per_row = 2 * bytes / rows + 8 * columns.len() + 1;
-    (CHUNK_BYTES / per_row).clamp(1, CHUNK_ROWS)
-}
-
-/// Encode one batch, chunk by chunk, each handed to the pipe's sending thread.
-fn send_bcp(
-    pipe: &mut Pipe,
-    fed: &[Fed],
-    columns: &[ArrayRef],
-    rows: usize,
-    first_row: u64,
-) -> Result<(), Fail> {
-    let step = chunk_rows(columns, rows);
-    let mut start = 0;
-    while start < rows {
-        let len = step.min(rows - start);
-        let first = first_row + start as u64;
-        let mut chunk = pipe.take(first).ok_or(Fail::Sender)?;
-        for (i, (f, col)) in fed.iter().zip(columns).enumerate() {
-            let part = col.slice(start, len);
-            check_nulls(f, i, part.as_ref(), first)?;
-            let mut sink = CellSink {
-                form: f.form,
-                out: &mut chunk.columns[i],
-            };
-            put_array(part.as_ref(), &mut sink).map_err(|e| Fail::Value {
-                col: i,
-                row: first + e.row as u64,
-                reason: e.reason,
-                null: false,
-            })?;
-        }
-        if !pipe.put(chunk) {
-            return Err(Fail::Sender);
-        }
-        start += len;
-    }
-    Ok(())
-}
-
-/// Rows of the parameter-array path not sent yet (a send takes `rows_per_send` rows, which may
-/// span record batches).
-struct Pending {
-    rows: Vec<Vec<ParamValue>>,
-    first: u64,
-}
-
-/// Add one batch's rows to `pending`, sending each full parameter array.
-fn send_arrays(
-    load: &mut ArrayLoad,
-    pending: &mut Pending,
-    fed: &[Fed],
-    columns: &[ArrayRef],
-    rows: usize,
-    first_row: u64,
-) -> Result<(), Fail> {
-    let per_send = load.rows_per_send().max(1);
-    // Each value must suit its column's type, as on the tuple path (SQLite would store text in
-    // an INTEGER column); the DBMS keeps its own limits.
-    let forms: Vec<_> = fed.iter().map(|f| f.form.without_limits()).collect();
-    let mut scratch = crate::bulk::CellColumn::default();
-    let mut start = 0;
-    while start < rows {
-        let len = (per_send - pending.rows.len()).min(rows - start);
-        let first = first_row + start as u64;
-        if pending.rows.is_empty() {
-            pending.first = first;
-        }
-        let mut values = Vec::with_capacity(fed.len());
-        for (i, (f, col)) in fed.iter().zip(columns).enumerate() {
-            let part = col.slice(start, len);
-            check_nulls(f, i, part.as_ref(), first)?;
-            let mut out = Vec::with_capacity(len);
-            put_array(part.as_ref(), &mut ParamSink { out: &mut out }).map_err(|e| {
-                Fail::Value {
-                    col: i,
-                    row: first + e.row as u64,
-                    reason: e.reason,
-                    null: false,
-                }
-            })?;
-            for (k, v) in out.iter().enumerate() {
-                check_param(v, forms[i], &mut scratch).map_err(|reason| Fail::Value {
-                    col: i,
-                    row: first + k as u64,
-                    reason,
-                    null: false,
-                })?;
-            }
-            values.push(out.into_iter());
-        }
-        pending.rows.extend((0..len).map(|_| {
-            values
-                .iter_mut()
-                .map(|c| c.next().unwrap_or(ParamValue::Null))
-                .collect::<Vec<_>>()
-        }));
-        if pending.rows.len() >= per_send {
-            flush(load, pending)?;
-        }
-        start += len;
-    }
-    Ok(())
-}
-
-fn flush(load: &mut ArrayLoad, pending: &mut Pending) -> Result<(), Fail> {
-    let rows = std::mem::take(&mut pending.rows);
-    load.send(rows, pending.first).map_err(Fail::Load)
-}
-
-/// The batch loop: each record batch pulled and handed to `send` (with the source row number
-/// of its first row) with the GIL released; `progress` called as due. `Ok` at the stream's end.
-fn each_batch(
-    py: Python<'_>,
-    source: &mut Source,
-    fed: &[Fed],
-    args: &Args,
-    mut send: impl FnMut(&[ArrayRef], usize, u64) -> Result<(), Fail> + Send,
-) -> Result<(), Fail> {
-    let mut n: u64 = 0;
-    let mut notices = Notices::new(args.notify_after);
-    loop {
-        let first = n;
-        let rows = py.detach(|| -> Result<Option<usize>, Fail> {
-            let Some(batch) = source.next() else {
-                return Ok(None);
-            };
-            let batch = batch.map_err(|error| Fail::Source {
-                error,
-                after: first,
-            })?;
-            let rows = batch.num_rows();
-            let columns: Vec<ArrayRef> =
-                fed.iter().map(|f| batch.column(f.field).clone()).collect();
-            send(&columns, rows, first)?;
-            Ok(Some(rows))
-        })?;
-        let Some(rows) = rows else {
-            return Ok(());
-        };
-        n += rows as u64;
-        if let Some(cb) = &args.progress {
-            if notices.due(n) {
-                cb.call1(py, (n,)).map_err(Fail::Py)?;
-            }
+impl RecordBatchReader for Source {
+    fn schema(&self) -> SchemaRef {
+        match self {
+            Source::Stream(r) => r.schema(),
+            Source::Batch(s, _) => s.clone(),
         }
     }
 }
@@ -387,64 +158,15 @@ impl Cursor {
             progress,
             notify_after,
         )?;
-        let mut source = import(source)?;
-        let schema = source.schema();
-        let fields = schema.fields().len();
-        self.bulk_load(py, &args, Some(fields), |py, way| {
-            let fed: Vec<Fed> = way.fed().to_vec();
-            for f in &fed {
-                let field = schema.field(f.field);
-                check_type(field.data_type()).map_err(|reason| {
-                    let context = format!(
-                        "bulk load: column {:?} from source field {} ({:?})",
-                        f.name,
-                        f.field,
-                        field.name()
-                    );
-                    to_pyerr(
-                        py,
-                        Error::Bulk {
-                            context,
-                            inner: Box::new(Error::NotSupported(reason)),
-                        },
-                    )
-                })?;
-            }
-            let stopped = match way {
-                Way::Bcp(load) => {
-                    let (stopped, sent) = pipelined(
-                        fed.len(),
-                        |chunk| load.send(chunk),
-                        |pipe| {
-                            let stopped =
-                                each_batch(py, &mut source, &fed, &args, |columns, rows, first| {
-                                    send_bcp(pipe, &fed, columns, rows, first)
-                                });
-                            py.detach(|| pipe.close());
-                            stopped
-                        },
-                    );
-                    // A send that failed failed first: the rows after it were not sent.
-                    sent.map_err(|e| to_pyerr(py, e))?;
-                    stopped
-                }
-                Way::Arrays(load) => {
-                    let mut pending = Pending {
-                        rows: Vec::new(),
-                        first: 0,
-                    };
-                    each_batch(py, &mut source, &fed, &args, |columns, rows, first| {
-                        send_arrays(load, &mut pending, &fed, columns, rows, first)
-                    })
-                    .and_then(|()| {
-                        if pending.rows.is_empty() {
-                            return Ok(());
-                        }
-                        py.detach(|| flush(load, &mut pending))
-                    })
-                }
-            };
-            stopped.map_err(|fail| fail.into_pyerr(py, &fed, way.count().rows_copied))
+        let source = import(source)?;
+        let fields = source.schema().fields().len();
+        self.bulk_load(py, &args, Some(fields), |py, load| {
+            let mut call = |n: u64| args.call_progress(py, n);
+            let hook = args
+                .progress
+                .is_some()
+                .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
+            load.arrow(&py, source, Progress::new(args.notify_after, hook))
         })
     }
 }

@@ -144,6 +144,15 @@ echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about
 if ! .venv/bin/python -m eng.profiler.adbc_bench --quick; then
   fail "adbc bench: an error or a wrong result"
 fi
+echo "== chaos under load, short pass (eng/chaos.py, docs/chaos.md)"
+# Threads and asyncio tasks through Driver 18 and FreeTDS (reads, transactions, executemany,
+# bulkcopy_arrow, cancels) for 45 s against `tds-peer --chaos` (random drops, transient errors,
+# stalls, malformed answers); fails on a lost, duplicated or phantom transaction, a call that
+# ended in neither rows nor a PEP 249 error, a hang, growing RSS or descriptors, or a broken
+# pooled connection. About a minute.
+if ! .venv/bin/python eng/chaos.py --seconds 45; then
+  fail "chaos: a violation under load (see its report)"
+fi
 echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
 # Eleven targets (engine decoders, parameter and bulk encoding, connection strings; the peer's packet,
 # login, RPC, SQL and bulk-load parsers), ~3 min in all once built; the build is cached outside

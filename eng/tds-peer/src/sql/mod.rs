@@ -23,6 +23,7 @@ pub mod json;
 pub mod lexer;
 pub mod locks;
 pub mod messages;
+pub mod names;
 pub mod nullability;
 pub mod objnames;
 pub mod optype;

@@ -1436,12 +1436,7 @@ impl Rw<'_, '_> {
                 return Ok(Some(close + 1));
             }
         };
-        let name = name
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .trim_matches(|c| c == '[' || c == ']')
-            .replace('\'', "''");
+        let name = super::names::last(&name).replace('\'', "''");
         // The object's id as sys.objects / sysobjects number it; the optional type ('U', 'V',
         // 'P') narrows the search as in SQL Server.
         let kind = parts.get(1).and_then(|p| match sig(p).first() {

@@ -9,6 +9,13 @@
 //! absolute times across runs. Run: `cargo bench --features python,bench-internals --bench
 //! decode` (see eng/profiler/README.md).
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "synthetic fixtures: row counts and values far below every type's range"
+)]
+
 use _native::arrow::text::utf16_to_utf8;
 use _native::backend::Dbms;
 use _native::batch::{Batch, ColumnBuffer};

@@ -10,6 +10,7 @@ pub mod backend;
 pub mod batch;
 pub mod bulk;
 pub mod catalog;
+pub mod checked;
 pub mod codes;
 pub mod connection;
 pub mod connstr;

@@ -36,6 +36,13 @@
 //! the driver already holds: a static SQLite3 ODBC cursor materialises the whole result as UTF-8
 //! at execute, and these are the same cells in UTF-16.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use crate::batch::{Batch, Fetched};
 use crate::error::{Error, Result};
 use crate::odbc::{Outcome, Stmt};

@@ -3,6 +3,13 @@
 //! buffers keep their size from one record batch to the next so they do not grow by doubling
 //! (reallocating and copying) in every batch.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use arrow_array::{ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use std::sync::Arc;

@@ -8,6 +8,13 @@
 //! `column.rs`: one column's buffers and cell accessors; `streamed.rs`: SQLGetData reads;
 //! `recycle.rs`: buffers of dropped batches kept for the next execute.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 mod column;
 mod recycle;
 mod streamed;

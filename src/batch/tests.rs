@@ -1,6 +1,13 @@
 //! Batch serving on synthetic buffers: values and indicators written exactly where a driver
 //! would write them, no database.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::*;
 use crate::backend::Dbms;
 use crate::odbc::ColumnDescription;

@@ -90,6 +90,7 @@ impl Stmt {
             )
         };
         self.check(ret, "SQLGetStmtAttr(APP_ROW_DESC)")?;
+        let record = record_number(col)?;
         let fields = [
             (sys::Desc::Precision, precision as isize as Pointer),
             (sys::Desc::Scale, scale as isize as Pointer),
@@ -98,7 +99,7 @@ impl Stmt {
         for (field, v) in fields {
             // SAFETY: `ard` is this statement's ARD; integer fields are passed by value and the
             // data pointer obeys the caller's contract.
-            let ret = unsafe { sys::SQLSetDescField(ard, col as i16, field, v, 0) };
+            let ret = unsafe { sys::SQLSetDescField(ard, record, field, v, 0) };
             if !Outcome::from_ret(ret).is_ok() {
                 return Err(Error::odbc(
                     "SQLSetDescField(ARD)",
@@ -208,11 +209,11 @@ impl Stmt {
             )
         };
         self.check(ret, "SQLGetStmtAttr(IMP_PARAM_DESC)")?;
-        let bytes = (text.len() * 2) as i32;
+        let bytes = crate::checked::to_driver::<i32>(text.len() * 2, "a descriptor text field")?;
+        let record = record_number(record)?;
         // SAFETY: `ipd` is this statement's IPD; the text outlives the execute (caller).
-        let ret = unsafe {
-            set_desc_field_raw(ipd, record as i16, field, text.as_ptr() as Pointer, bytes)
-        };
+        let ret =
+            unsafe { set_desc_field_raw(ipd, record, field, text.as_ptr() as Pointer, bytes) };
         if !Outcome::from_ret(ret).is_ok() {
             return Err(Error::odbc(
                 "SQLSetDescField(IPD)",
@@ -226,4 +227,14 @@ impl Stmt {
         self.set_attr(StatementAttribute::ParamBindType, 0 as Pointer)?;
         self.set_attr(StatementAttribute::ParamsetSize, rows as Pointer)
     }
+}
+
+/// A column or parameter number as a descriptor record number (`SQLSMALLINT`): past 32,767 is
+/// an error naming it, never a negative record.
+fn record_number(n: u16) -> Result<i16> {
+    i16::try_from(n).map_err(|_| {
+        Error::Interface(format!(
+            "column or parameter {n} is past ODBC's last descriptor record (32767)"
+        ))
+    })
 }

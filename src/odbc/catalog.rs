@@ -117,6 +117,11 @@ const SQL_QUICK: u16 = 0;
 const SQL_ENSURE: u16 = 1;
 
 /// An argument's pointer and length: NULL and 0 for `None`.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "the length was checked to fit an i16 by `wide_argument`"
+)]
 fn arg(wide: &Option<Vec<u16>>) -> (Text, i16) {
     match wide {
         // The length was checked to fit an i16 by `wide_argument`.

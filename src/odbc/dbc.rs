@@ -66,6 +66,7 @@ impl Dbc {
             dbc.set_attr(*attr, value)?;
         }
         let wide = to_wide(connection_string);
+        let len = crate::checked::to_driver::<i16>(wide.len(), "the connection string")?;
         crate::counters::bump(&crate::counters::CONNECTS);
         // SAFETY: the input string is valid for its length; no output buffer is requested.
         let ret = unsafe {
@@ -73,7 +74,7 @@ impl Dbc {
                 dbc.handle,
                 null_mut(),
                 wide.as_ptr(),
-                wide.len() as i16,
+                len,
                 null_mut(),
                 0,
                 null_mut(),
@@ -142,18 +143,19 @@ impl Dbc {
     pub fn info_string(&self, info: InfoType) -> Result<String> {
         let mut buf = vec![0u16; 256];
         let mut len: i16 = 0;
+        let room = crate::checked::to_driver::<i16>(buf.len() * 2, "the SQLGetInfo buffer")?;
         // SAFETY: buffer valid for its byte length; length out pointer valid.
         let ret = unsafe {
             sys::SQLGetInfoW(
                 self.handle,
                 info,
                 buf.as_mut_ptr() as sys::Pointer,
-                (buf.len() * 2) as i16,
+                room,
                 &raw mut len,
             )
         };
         self.check(ret, "SQLGetInfo")?;
-        let units = ((len.max(0) as usize) / 2).min(buf.len());
+        let units = (crate::checked::driver_len(len, "SQLGetInfo length")? / 2).min(buf.len());
         Ok(String::from_utf16_lossy(&buf[..units]))
     }
 

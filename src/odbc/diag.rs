@@ -31,26 +31,35 @@ pub fn read_diagnostics(handle_type: HandleType, handle: Handle) -> Vec<Diagnost
                     state.as_mut_ptr(),
                     &raw mut native,
                     message.as_mut_ptr(),
-                    message.len() as i16,
+                    // Telling the driver less room than the buffer has is safe.
+                    i16::try_from(message.len()).unwrap_or(i16::MAX),
                     len,
                 )
             }
         };
         let mut ret = get(&mut message, &mut len);
         let ok = |r: SqlReturn| r == SqlReturn::SUCCESS || r == SqlReturn::SUCCESS_WITH_INFO;
-        if ok(ret) && (len as usize) >= message.len() {
-            // The message did not fit: ask again with room for all of it.
-            message.resize(len as usize + 1, 0);
-            ret = get(&mut message, &mut len);
+        // A negative length (a broken driver) must not become a huge resize.
+        match usize::try_from(len) {
+            Ok(n) if ok(ret) && n >= message.len() => {
+                // The message did not fit: ask again with room for all of it.
+                message.resize(n + 1, 0);
+                ret = get(&mut message, &mut len);
+            }
+            _ => {}
         }
         if ret != SqlReturn::SUCCESS && ret != SqlReturn::SUCCESS_WITH_INFO {
             break;
         }
-        let len = (len.max(0) as usize).min(message.len());
-        let text: String = char::decode_utf16(message[..len].iter().copied())
-            .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
-            .filter(|&c| c != '\0')
-            .collect();
+        // The record is still reported when its length is impossible: the text says so, since
+        // there is no error to raise while reading the errors.
+        let text: String = match usize::try_from(len) {
+            Ok(len) => char::decode_utf16(message[..len.min(message.len())].iter().copied())
+                .map(|c| c.unwrap_or(char::REPLACEMENT_CHARACTER))
+                .filter(|&c| c != '\0')
+                .collect(),
+            Err(_) => format!("(the driver reported an impossible message length, {len})"),
+        };
         let sqlstate: String = char::decode_utf16(state[..5].iter().copied())
             .map(|c| c.unwrap_or('?'))
             .collect();

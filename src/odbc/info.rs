@@ -47,6 +47,7 @@ impl Dbc {
     pub fn info(&self, info_type: u16, kind: InfoKind) -> Result<InfoValue> {
         let mut buf = vec![0u8; 2048];
         let mut len: i16 = 0;
+        let room = crate::checked::to_driver::<i16>(buf.len(), "the SQLGetInfo buffer")?;
         // SAFETY: the buffer is valid for the byte length given (even for the 2- and 4-byte
         // answers, which drivers write at its start); the length out pointer is valid.
         let ret = unsafe {
@@ -54,14 +55,15 @@ impl Dbc {
                 self.as_sys(),
                 info_type,
                 buf.as_mut_ptr(),
-                buf.len() as i16,
+                room,
                 &raw mut len,
             )
         };
         self.check(ret, "SQLGetInfo")?;
         Ok(match kind {
             InfoKind::Text | InfoKind::YesNo => {
-                let bytes = (len.max(0) as usize).min(buf.len() - 2);
+                let bytes =
+                    crate::checked::driver_len(len, "SQLGetInfo length")?.min(buf.len() - 2);
                 let units: Vec<u16> = buf[..bytes & !1]
                     .chunks_exact(2)
                     .map(|c| u16::from_ne_bytes([c[0], c[1]]))
@@ -132,16 +134,20 @@ fn walk(
     let mut direction = SQL_FETCH_FIRST;
     let mut a = vec![0u16; 1024];
     let mut b = vec![0u16; 8192];
+    let (aroom, broom) = (
+        crate::checked::to_driver::<i16>(a.len(), "a driver list buffer")?,
+        crate::checked::to_driver::<i16>(b.len(), "a driver list buffer")?,
+    );
     loop {
         let (mut alen, mut blen) = (0i16, 0i16);
         let ret = call(
             env.0,
             direction,
             a.as_mut_ptr(),
-            a.len() as i16,
+            aroom,
             &raw mut alen,
             b.as_mut_ptr(),
-            b.len() as i16,
+            broom,
             &raw mut blen,
         );
         match Outcome::from_ret(ret) {
@@ -150,11 +156,11 @@ fn walk(
             _ => return Err(Error::Interface(format!("{function} failed"))),
         }
         // Lengths are in characters; a truncated entry is cut at the buffer.
-        let take = |buf: &[u16], len: i16| {
-            let n = (len.max(0) as usize).min(buf.len() - 1);
-            String::from_utf16_lossy(&buf[..n])
+        let take = |buf: &[u16], len: i16| -> Result<String> {
+            let n = crate::checked::driver_len(len, function)?.min(buf.len() - 1);
+            Ok(String::from_utf16_lossy(&buf[..n]))
         };
-        out.push((take(&a, alen), take(&b, blen)));
+        out.push((take(&a, alen)?, take(&b, blen)?));
         direction = SQL_FETCH_NEXT;
     }
     Ok(out)

@@ -131,10 +131,11 @@ impl Stmt {
     /// `SQLExecDirectW`. `NoData` is a success (e.g. an UPDATE that touched no row).
     pub fn exec_direct(&mut self, sql: &str) -> Result<Outcome> {
         let wide = to_wide(sql);
+        let len = crate::checked::to_driver::<i32>(wide.len(), "the statement text")?;
         counters::bump(&counters::EXECUTES);
         self.cancel.set_executing(true);
         // SAFETY: text valid for its length; bound parameters (if any) are kept alive by the caller.
-        let ret = unsafe { sys::SQLExecDirectW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        let ret = unsafe { sys::SQLExecDirectW(self.handle, wide.as_ptr(), len) };
         self.cancel.set_executing(false);
         self.check(ret, "SQLExecDirect")
     }
@@ -145,8 +146,9 @@ impl Stmt {
     /// every value spliced in as a literal.
     pub fn prepare_execute(&mut self, sql: &str) -> Result<Outcome> {
         let wide = to_wide(sql);
+        let len = crate::checked::to_driver::<i32>(wide.len(), "the statement text")?;
         // SAFETY: text valid for its length.
-        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), len) };
         self.check(ret, "SQLPrepare")?;
         counters::bump(&counters::EXECUTES);
         self.cancel.set_executing(true);
@@ -162,7 +164,7 @@ impl Stmt {
         // SAFETY: out pointer valid.
         let ret = unsafe { sys::SQLNumResultCols(self.handle, &raw mut n) };
         self.check(ret, "SQLNumResultCols")?;
-        Ok(n.max(0) as u16)
+        crate::checked::from_driver(n, "result column count")
     }
 
     pub fn describe_col(&mut self, col: u16) -> Result<ColumnDescription> {
@@ -175,14 +177,15 @@ impl Stmt {
         let mut size: ULen = 0;
         let mut digits: i16 = 0;
         let mut nullable = sys::Nullability::UNKNOWN;
-        loop {
+        let reported = loop {
+            let room = crate::checked::to_driver::<i16>(name.len(), "the column name buffer")?;
             // SAFETY: all out pointers valid; name buffer valid for `name.len()` characters.
             let ret = unsafe {
                 sys::SQLDescribeColW(
                     self.handle,
                     col,
                     name.as_mut_ptr(),
-                    name.len() as i16,
+                    room,
                     &raw mut name_len,
                     &raw mut data_type,
                     &raw mut size,
@@ -191,16 +194,14 @@ impl Stmt {
                 )
             };
             self.check(ret, "SQLDescribeCol")?;
-            if (name_len as usize) + 1 < name.len() {
-                break;
-            }
-            let grown = (name_len as usize + 1).max(name.len() * 4);
-            if grown > i16::MAX as usize {
-                break;
+            let reported = crate::checked::driver_len(name_len, "column name length")?;
+            let grown = (reported + 1).max(name.len() * 4);
+            if reported + 1 < name.len() || i16::try_from(grown).is_err() {
+                break reported;
             }
             name.resize(grown, 0);
-        }
-        let name_len = (name_len.max(0) as usize).min(name.len());
+        };
+        let name_len = reported.min(name.len());
         // Identifiers cannot contain U+0000: sqlite3odbc reports the length of non-ASCII names
         // in UTF-8 bytes, padding them with NULs ('naïve\0'); cut at the first NUL.
         let end = name[..name_len]
@@ -341,8 +342,9 @@ impl Stmt {
     /// `SQLPrepareW`: the statement is executed later with [`Self::execute`].
     pub fn prepare(&mut self, sql: &str) -> Result<()> {
         let wide = to_wide(sql);
+        let len = crate::checked::to_driver::<i32>(wide.len(), "the statement text")?;
         // SAFETY: text valid for its length.
-        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), wide.len() as i32) };
+        let ret = unsafe { sys::SQLPrepareW(self.handle, wide.as_ptr(), len) };
         self.check(ret, "SQLPrepare").map(|_| ())
     }
 

@@ -9,6 +9,13 @@
 //! `SQLPrepare`), which fills the type name in from the procedure's signature; an empty table is
 //! sent with the indicator `SQL_DEFAULT_PARAM` and no columns.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::{BoundParams, ParamColumn, ParamValue, bind_columns};
 use crate::backend::Backend;
 use crate::error::{Error, Result};

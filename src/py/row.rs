@@ -9,6 +9,13 @@
 //! cycle through a row then needs a value mutated to point back at it, and would leak, as with
 //! pyodbc's rows.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::cache;
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
 use pyo3::ffi;

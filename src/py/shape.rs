@@ -8,6 +8,13 @@
 //! it was), `dict` (`{name: value}`, a later column of the same name wins) and `tuple` (plain
 //! tuples); `ferrodbc.LazyRow` gives lazy rows (`lazy.rs`).
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::decode::{CellFail, ValueGrid};
 use super::lazy::{LazyRow, LazySource};
 use super::plan::PyPlan;

@@ -2,6 +2,13 @@
 //! row stream (`RowStream::next`, GIL released around refills only): rows for
 //! fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow tables and record batches.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::*;
 use crate::arrow::{
     ArrowLayout, ArrowOptions, BatchAssembler, Unit, assemble_batch, assemble_table,

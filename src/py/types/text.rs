@@ -6,6 +6,13 @@
 //! surrogates goes through `PyUnicode_DecodeUTF16`, with an explicit native byte order (a
 //! leading U+FEFF is data, not a BOM) and the connection's malformed-input policy.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
 use crate::raw_text::RawTextEncoding;

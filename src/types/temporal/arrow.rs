@@ -3,6 +3,13 @@
 //! exactly or is refused): date32, time64[us|ns], timestamp[unit] with or without UTC, and a
 //! datetimeoffset's struct of its instant and its own offset.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 use crate::arrow::cells::{Cells, FamilyBuilder, each};
 use crate::arrow::kind::{ArrowColumn, ArrowKind, Unit, instant_and_offset_fields};

@@ -3,6 +3,13 @@
 //! calendar fields into Arrow's numbers); a bulk load from Arrow (`bulk/arrow.rs`) calls these.
 //! Exact: integers throughout, SQL Server's years 1..9999 checked.
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::{Date, Time, Timestamp, TimestampOffset};
 use arrow_schema::TimeUnit;
 

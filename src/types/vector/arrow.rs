@@ -2,6 +2,13 @@
 //! `pa.list_(pa.float32(), n)`). The floats of each served cell are copied once into the child
 //! values; a NULL row is a null list slot over n zeros (a fixed-size list keeps its slots).
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::float_bytes;
 use crate::arrow::cells::{Cells, FamilyBuilder};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};

@@ -10,6 +10,13 @@
 //! Arrow arm: `arrow.rs` (`fixed_size_list<float32>[n]`); Python arm: `py/types/vector.rs`
 //! (`array.array('f')`, which numpy reads without a copy).
 
+#![allow(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "not yet decided: issue 36"
+)]
+
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 

@@ -1,0 +1,108 @@
+//! Checked conversions of the numbers that cross the ODBC boundary (issue 36).
+//!
+//! A driver writes lengths, counts and indicators as signed integers (`SQLSMALLINT`,
+//! `SQLINTEGER`, `SQLLEN`); the engine indexes buffers with `usize`. A negative or huge value
+//! read with `as` would become a wrong length (or a panic at the slice), so every such value
+//! goes through here and a value the driver should never have sent becomes an `InterfaceError`
+//! naming it (PEP 249: an error of the interface, not of the database or the data). Lengths the
+//! engine passes *to* the driver are checked the other way: a statement text or connection
+//! string longer than the ODBC integer that carries its length is refused, never wrapped.
+
+use crate::error::{Error, Result};
+
+/// A length or count the driver wrote (`what` names it in the error): a negative value, or one
+/// that does not fit a `usize`, is an `InterfaceError`. Callers that allow truncation (a
+/// reported length past their buffer) cut the result at the buffer themselves.
+pub fn driver_len<T>(value: T, what: &str) -> Result<usize>
+where
+    T: Copy + std::fmt::Display + TryInto<usize>,
+{
+    from_driver(value, what)
+}
+
+/// [`driver_len`] into another unsigned type (a column count as `u16`, ...).
+pub fn from_driver<U, T>(value: T, what: &str) -> Result<U>
+where
+    T: Copy + std::fmt::Display + TryInto<U>,
+{
+    value.try_into().map_err(|_| {
+        Error::Interface(format!(
+            "the driver reported an impossible {what} ({value}): a broken driver or a corrupt \
+             response"
+        ))
+    })
+}
+
+/// The length of something the engine passes to the driver (`what` names it), as the ODBC
+/// integer type that carries it: longer than that type holds is a `DataError` (the value is out
+/// of range for ODBC), never a wrapped length.
+pub fn to_driver<T>(len: usize, what: &str) -> Result<T>
+where
+    T: TryFrom<usize> + std::fmt::Display + num_max::Max,
+{
+    T::try_from(len).map_err(|_| {
+        Error::Data(format!(
+            "{what} is {len} units long; ODBC carries at most {} here",
+            T::MAX
+        ))
+    })
+}
+
+/// The largest value of the ODBC integer types, for [`to_driver`]'s message.
+pub mod num_max {
+    pub trait Max {
+        const MAX: Self;
+    }
+    impl Max for i16 {
+        const MAX: i16 = i16::MAX;
+    }
+    impl Max for i32 {
+        const MAX: i32 = i32::MAX;
+    }
+    impl Max for isize {
+        const MAX: isize = isize::MAX;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorClass;
+
+    #[test]
+    fn hostile_driver_lengths_are_interface_errors() {
+        for bad in [-2i64, -5, i64::MIN] {
+            let e = driver_len(bad, "name length").unwrap_err();
+            assert_eq!(e.class(), ErrorClass::Interface);
+            assert!(e.to_string().contains(&bad.to_string()), "{e}");
+        }
+        assert_eq!(
+            driver_len(-1i16, "x").unwrap_err().class(),
+            ErrorClass::Interface
+        );
+        assert_eq!(driver_len(0i16, "x").unwrap(), 0);
+        assert_eq!(driver_len(i16::MAX, "x").unwrap(), 32767);
+        assert_eq!(driver_len(isize::MAX, "x").unwrap(), usize::MAX >> 1);
+    }
+
+    #[test]
+    fn a_row_count_of_2_pow_63_is_refused_not_wrapped() {
+        // 2^63 does not fit SQLLEN: a broken driver writes it as i64::MIN (the same bits).
+        let wire = i64::MIN;
+        let e = driver_len(wire, "row count").unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Interface);
+        assert!(e.to_string().contains("-9223372036854775808"), "{e}");
+    }
+
+    #[test]
+    fn lengths_passed_to_the_driver_never_wrap() {
+        assert_eq!(to_driver::<i16>(256, "buffer").unwrap(), 256);
+        let e = to_driver::<i16>(40_000, "the connection string").unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Data);
+        assert!(e.to_string().contains("40000"), "{e}");
+        assert!(e.to_string().contains("32767"), "{e}");
+        let e = to_driver::<i32>(1 << 31, "the statement text").unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Data);
+        assert_eq!(to_driver::<i32>((1 << 31) - 1, "t").unwrap(), i32::MAX);
+    }
+}

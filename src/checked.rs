@@ -48,6 +48,30 @@ where
     })
 }
 
+/// The byte length of a buffer the engine allocated, as the `SQLLEN` a driver call takes.
+/// Invariant: Rust never allocates more than `isize::MAX` bytes, so the length of any live
+/// buffer fits.
+#[inline]
+#[allow(
+    clippy::cast_possible_wrap,
+    reason = "a live allocation is at most isize::MAX bytes"
+)]
+pub const fn alloc_len(bytes: usize) -> isize {
+    bytes as isize
+}
+
+/// The 1-based ODBC column number of the column at index `index` of a result set. Invariant: a
+/// result set has at most `SQLNumResultCols` columns, which [`crate::odbc::Stmt`] reads as a
+/// `u16` through [`from_driver`], so every index + 1 fits.
+#[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "a result set has at most u16::MAX columns (SQLNumResultCols, checked)"
+)]
+pub const fn column_number(index: usize) -> u16 {
+    (index + 1) as u16
+}
+
 /// The largest value of the ODBC integer types, for [`to_driver`]'s message.
 pub mod num_max {
     pub trait Max {

@@ -36,13 +36,6 @@
 //! the driver already holds: a static SQLite3 ODBC cursor materialises the whole result as UTF-8
 //! at execute, and these are the same cells in UTF-16.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use crate::batch::{Batch, Fetched};
 use crate::error::{Error, Result};
 use crate::odbc::{Outcome, Stmt};
@@ -111,15 +104,17 @@ pub fn relayout(plan: &ResultPlan, batch: &Batch, rows: usize) -> Option<ResultP
                 CellKind::LongBinary
             }
         } else if longest > current {
-            let bytes = longest.next_power_of_two().min(limit);
+            #[allow(
+                clippy::cast_possible_truncation,
+                reason = "at most `limit`, a MAX_BOUND_* constant far below u32::MAX"
+            )]
+            let bytes = longest.next_power_of_two().min(limit) as u32;
             if text {
                 CellKind::WText {
-                    max_units: (bytes / 2) as u32,
+                    max_units: bytes / 2,
                 }
             } else {
-                CellKind::Binary {
-                    max_bytes: bytes as u32,
-                }
+                CellKind::Binary { max_bytes: bytes }
             }
         } else {
             continue;
@@ -238,7 +233,7 @@ fn read_cell_again(
     base: u64,
 ) -> Result<()> {
     batch.columns[col]
-        .read_again(stmt, (col + 1) as u16, row)
+        .read_again(stmt, crate::checked::column_number(col), row)
         .map_err(|e| crate::batch::name_cell(e, plan, col, base + row as u64))
 }
 

@@ -7,13 +7,6 @@
 //! released, so Arrow reads on several connections in several threads run in parallel. Refills
 //! run in line ([`InLine`]): the caller has already let go of the GIL.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::columns::{Cells, ColumnBuilder};
 use super::schema::ArrowLayout;
 use crate::error::{Error, Result};
@@ -123,7 +116,10 @@ pub fn assemble_batch<R: Refill>(
         let base = served.base;
         if let Err(err) = assembler.append(&served) {
             if let Error::Decode { row, .. } = &err {
-                rows.rewind_to((row - base) as usize + 1);
+                // The failed row lies in the batch just served, whose rows are in memory.
+                if let Ok(offset) = usize::try_from(row - base) {
+                    rows.rewind_to(offset + 1);
+                }
             }
             assembler.discard();
             return Err(err);

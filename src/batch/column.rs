@@ -1,13 +1,6 @@
 //! One column's bound buffers (values and length indicators) and the accessors that read a cell
 //! of them: fixed-width values in place, text and binary with their length checked, never cut.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::recycle;
 use crate::counters;
 use crate::error::{Error, Result};
@@ -236,7 +229,7 @@ impl ColumnBuffer {
     /// Whether the driver reported more data for bound row `row` than its element holds.
     pub(crate) fn is_cut(&self, row: usize) -> bool {
         let ind = self.indicators[row];
-        ind != NULL_DATA && (ind < 0 || ind as usize > self.payload_capacity())
+        ind != NULL_DATA && usize::try_from(ind).map_or(true, |n| n > self.payload_capacity())
     }
 
     /// Element 0 and its indicator, which one-row fetches overwrite while cells are read again.
@@ -422,14 +415,15 @@ impl ColumnBuffer {
                 capacity,
             });
         }
-        let len = ind as usize;
-        if ind < 0 || len > capacity {
-            return Err(CellError::Truncated {
+        // A negative indicator other than the ODBC constants is the driver's error: reported as
+        // the cut it cannot be, with its value, never read as a huge length.
+        match usize::try_from(ind) {
+            Ok(len) if len <= capacity => Ok(len),
+            _ => Err(CellError::Truncated {
                 indicator: Some(ind),
                 capacity,
-            });
+            }),
         }
-        Ok(len)
     }
 
     /// The UTF-16 code units of a non-NULL text cell (bound or streamed).
@@ -498,7 +492,7 @@ impl ColumnBuffer {
                 column,
                 self.kind.c_type(),
                 ptr,
-                self.element_len as Len,
+                crate::checked::alloc_len(self.element_len),
                 self.indicators.as_mut_ptr(),
             )?;
             if let CellKind::Numeric { precision, scale } = self.kind {

@@ -8,13 +8,6 @@
 //! `column.rs`: one column's buffers and cell accessors; `streamed.rs`: SQLGetData reads;
 //! `recycle.rs`: buffers of dropped batches kept for the next execute.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 mod column;
 mod recycle;
 mod streamed;
@@ -129,7 +122,7 @@ impl Batch {
         unsafe { stmt.set_row_status_ptr(self.row_status.as_mut_ptr())? };
         for (i, col) in self.columns.iter_mut().enumerate().take(plan.bound_prefix) {
             // SAFETY: forwarded contract.
-            unsafe { col.bind(stmt, (i + 1) as u16)? };
+            unsafe { col.bind(stmt, crate::checked::column_number(i))? };
         }
         self.bound.store(true, Ordering::Relaxed);
         Ok(())
@@ -172,7 +165,7 @@ impl Batch {
             return fetched;
         }
         for i in plan.bound_prefix..self.columns.len() {
-            if let Err(e) = self.columns[i].read_streamed(stmt, (i + 1) as u16) {
+            if let Err(e) = self.columns[i].read_streamed(stmt, crate::checked::column_number(i)) {
                 return Fetched {
                     rows: 0,
                     error: Some(name_cell(e, plan, i, base)),

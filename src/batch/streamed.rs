@@ -2,13 +2,6 @@
 //! size ((MAX) and LOB columns, sql_variant cells with their underlying type, and cut cells read
 //! again where declared sizes are not enforced).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::column::{ColumnBuffer, StreamedCell};
 
 use crate::error::{Error, Result};
@@ -77,7 +70,7 @@ impl ColumnBuffer {
                     return Ok(());
                 }
                 let c_type = stmt.col_attr_int(column, crate::codes::SS_VARIANT_TYPE)?;
-                let kind = variant_kind(c_type as i16);
+                let kind = variant_kind(crate::checked::from_driver(c_type, "sql_variant type")?);
                 let inner = cell
                     .variant
                     .get_or_insert_with(|| Box::new(ColumnBuffer::new(kind, 1)));
@@ -96,7 +89,7 @@ impl ColumnBuffer {
                         column,
                         kind.c_type(),
                         ptr,
-                        self.element_len as Len,
+                        crate::checked::alloc_len(self.element_len),
                         &mut ind,
                     )?
                 };
@@ -157,16 +150,24 @@ pub(super) fn read_long<T: Copy>(
         // writes at most `room * unit` bytes there, and only the bytes it reports are read.
         let outcome = unsafe {
             let target = out.as_mut_ptr().add(filled) as Pointer;
-            stmt.get_data(column, c_type, target, (room * unit) as Len, &mut ind)?
+            stmt.get_data(
+                column,
+                c_type,
+                target,
+                crate::checked::alloc_len(room * unit),
+                &mut ind,
+            )?
         };
         match outcome {
             Outcome::NoData => break,
             _ if ind == NULL_DATA => return Ok(true),
             _ => {
-                check_length(ind, unit, filled, limit)?;
+                let known = check_length(ind, unit, filled, limit)?;
                 let payload_room = room - terminator;
-                if ind != NO_TOTAL && (ind as usize) / unit <= payload_room {
-                    filled += ind as usize / unit;
+                if let Some(bytes) = known
+                    && bytes / unit <= payload_room
+                {
+                    filled += bytes / unit;
                     break;
                 }
                 // Truncated: the chunk is full; the driver may say how much is left in total.
@@ -177,8 +178,8 @@ pub(super) fn read_long<T: Copy>(
                 // SAFETY: the driver wrote these `payload_room` units; keeping the length equal
                 // to `filled` makes the next `reserve` count from there.
                 unsafe { out.set_len(filled) };
-                next_chunk = if ind != NO_TOTAL {
-                    (ind as usize / unit).saturating_sub(payload_room) + 1
+                next_chunk = if let Some(bytes) = known {
+                    (bytes / unit).saturating_sub(payload_room) + 1
                 } else {
                     (next_chunk * 2).min((64 << 20) / unit)
                 };
@@ -192,10 +193,11 @@ pub(super) fn read_long<T: Copy>(
 
 /// Refuse what an indicator says before any memory is reserved for it: a negative length that
 /// is none of the ODBC markers, an odd byte count for UTF-16, a total above `limit` (0: none).
-/// `filled` units were read before this chunk. The caller names the column and row.
-fn check_length(ind: Len, unit: usize, filled: usize, limit: usize) -> Result<()> {
+/// `filled` units were read before this chunk. The caller names the column and row. Returns the
+/// byte count the indicator gives, `None` for `SQL_NO_TOTAL`.
+fn check_length(ind: Len, unit: usize, filled: usize, limit: usize) -> Result<Option<usize>> {
     if ind == NO_TOTAL {
-        return Ok(());
+        return Ok(None);
     }
     let Ok(bytes) = usize::try_from(ind) else {
         return Err(Error::Data(format!(
@@ -209,7 +211,7 @@ fn check_length(ind: Len, unit: usize, filled: usize, limit: usize) -> Result<()
     if limit > 0 && total > limit {
         return Err(over_limit(total, limit, true));
     }
-    Ok(())
+    Ok(Some(bytes))
 }
 
 #[cold]

@@ -5,7 +5,7 @@
     clippy::cast_sign_loss,
     clippy::cast_possible_wrap,
     clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
+    reason = "test fixtures: literal sizes and values far inside every type's range"
 )]
 
 use super::*;

@@ -1,13 +1,6 @@
 //! The destination of a bulk load: the table's columns as the server describes them, and which
 //! source field feeds each (`column_mappings`).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::form::Form;
 use crate::backend::Dbms;
 use crate::error::{Error, Result};
@@ -234,7 +227,7 @@ fn read_text_column(stmt: &mut Stmt) -> Result<Vec<String>> {
                 1,
                 CDataType::WChar,
                 buf.as_mut_ptr().cast(),
-                std::mem::size_of_val(&buf) as Len,
+                crate::checked::alloc_len(std::mem::size_of_val(&buf)),
                 &mut ind,
             )?
         };

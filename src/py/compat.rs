@@ -2,13 +2,6 @@
 //! `decimal_mode`, `readvar_initsize`, `maxwrite`, `attrs_before` / `set_attr` values, `getinfo`
 //! answers. Kept here so `connection.rs` and `cursor.rs` only declare the methods.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::errors::{NotSupportedError, programming};
 use crate::backend::Dbms;
 use crate::info::{AttrValue, InfoValue};
@@ -133,12 +126,12 @@ pub fn attr_value(value: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
     if value.is_instance_of::<PyInt>() {
         // SQLULEN by value: negative values are passed as their two's complement (the C API
         // takes SQLPOINTER); anything wider than 64 bits cannot be passed.
-        if let Ok(n) = value.extract::<i64>() {
-            return Ok(AttrValue::Int(n as usize));
+        if let Ok(n) = value.extract::<isize>() {
+            return Ok(AttrValue::Int(usize::from_ne_bytes(n.to_ne_bytes())));
         }
         return value
-            .extract::<u64>()
-            .map(|n| AttrValue::Int(n as usize))
+            .extract::<usize>()
+            .map(AttrValue::Int)
             .map_err(|_| PyOverflowError::new_err("the attribute value does not fit an SQLULEN"));
     }
     if let Ok(s) = value.cast::<PyString>() {

@@ -6,13 +6,6 @@
 //! that cannot become a value raises one kind of error, built in one cold place
 //! (`types/cell.rs`): a DataError naming the column, its index and the result-set row.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::plan::{ColumnDecoder, PyPlan};
 use super::row::{new_row, values_of};
 use super::types::cell::Fill;
@@ -193,7 +186,7 @@ fn new_empty(
             // set); its items array is ob_item, filled before the tuple is shared. A tuple left
             // partly filled is released safely (tuple dealloc and traversal skip NULL items).
             unsafe {
-                let t = ffi::PyTuple_New(n as ffi::Py_ssize_t);
+                let t = ffi::PyTuple_New(crate::checked::alloc_len(n));
                 if t.is_null() {
                     return Err(PyErr::fetch(py));
                 }

@@ -9,13 +9,6 @@
 //! (as an eager row, whose values were decoded then); converters changed later apply to rows
 //! fetched later. Nothing is cached: each read decodes the cell again (a new object each time).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::decode::decode_cell;
 use super::plan::PyPlan;
 use crate::batch::{Batch, RawCell};
@@ -72,12 +65,12 @@ impl LazyRow {
     /// The column a key names: an index (negative from the end) or a column name.
     fn column(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<usize> {
         if let Ok(i) = key.extract::<isize>() {
-            let n = self.columns() as isize;
+            let n = crate::checked::alloc_len(self.columns());
             let j = if i < 0 { i + n } else { i };
             if j < 0 || j >= n {
                 return Err(PyIndexError::new_err("row index out of range"));
             }
-            return Ok(j as usize);
+            return Ok(j.unsigned_abs()); // 0 <= j < n: checked above
         }
         if key.is_instance_of::<PyString>() {
             return match self.by_name(py, key)? {
@@ -117,11 +110,12 @@ impl LazyRow {
     /// A cell by index or column name (decoded now), or a tuple for a slice.
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         if let Ok(slice) = key.cast::<PySlice>() {
-            let idx = slice.indices(self.columns() as isize)?;
+            let idx = slice.indices(crate::checked::alloc_len(self.columns()))?;
             let mut out = Vec::with_capacity(idx.slicelength);
             let mut i = idx.start;
             for _ in 0..idx.slicelength {
-                out.push(self.value(py, i as usize)?);
+                // `indices` keeps every one of the `slicelength` steps inside 0..columns.
+                out.push(self.value(py, i.unsigned_abs())?);
                 i += idx.step;
             }
             return Ok(PyTuple::new(py, out)?.into_any().unbind());

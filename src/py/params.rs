@@ -2,13 +2,6 @@
 //! `Output` is made here too (its default scale comes from its input's conversion), so the
 //! `Output` class (`output.rs`) knows nothing of the conversions.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::cache;
 use super::errors::{data, programming};
 use super::output::{Output, output_type};
@@ -46,7 +39,9 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
                 let digits = text.trim_start_matches('-').len();
                 Ok(ParamValue::Decimal {
                     text,
-                    precision: digits as u32,
+                    precision: u32::try_from(digits).map_err(|_| {
+                        data(format!("parameter {index}: an integer of {digits} digits"))
+                    })?,
                     scale: 0,
                 })
             }
@@ -80,7 +75,7 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     if let Ok(dt) = value.cast::<PyDateTime>() {
         let ts = Timestamp {
             date: Date {
-                year: dt.get_year() as i16,
+                year: year_of(dt.get_year()),
                 month: dt.get_month() as u16,
                 day: dt.get_day() as u16,
             },
@@ -109,12 +104,14 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
         }
         return Ok(ParamValue::TimestampOffset(TimestampOffset {
             timestamp: ts,
-            offset_minutes: (seconds / 60) as i16,
+            // A utcoffset is strictly within a day (datetime's rule): at most 1439 minutes.
+            offset_minutes: i16::try_from(seconds / 60)
+                .map_err(|_| data(format!("parameter {index}: UTC offset of {seconds} s")))?,
         }));
     }
     if let Ok(d) = value.cast::<PyDate>() {
         return Ok(ParamValue::Date(Date {
-            year: d.get_year() as i16,
+            year: year_of(d.get_year()),
             month: d.get_month() as u16,
             day: d.get_day() as u16,
         }));
@@ -188,8 +185,8 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
         .map_err(|_| bad("digits that are not a tuple"))?;
     let mut digits: Vec<u8> = Vec::with_capacity(digit_items.len());
     for d in digit_items.iter() {
-        match d.extract::<i64>() {
-            Ok(d @ 0..=9) => digits.push(d as u8),
+        match d.extract::<u8>() {
+            Ok(d @ 0..=9) => digits.push(d),
             _ => return Err(bad("a digit that is not an int from 0 to 9")),
         }
     }
@@ -448,4 +445,14 @@ impl Output {
         let type_name = r#type.getattr("__name__")?.extract()?;
         Ok(Output::new(ty, type_name, input, size, precision, scale))
     }
+}
+
+/// A Python date's year as the engine's `i16`: datetime keeps years in MINYEAR..=MAXYEAR
+/// (1..=9999), so it always fits.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "datetime years are 1..=9999 (MINYEAR..=MAXYEAR)"
+)]
+fn year_of(year: i32) -> i16 {
+    year as i16
 }

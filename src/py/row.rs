@@ -9,13 +9,6 @@
 //! cycle through a row then needs a value mutated to point back at it, and would leak, as with
 //! pyodbc's rows.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::cache;
 use pyo3::exceptions::{PyAttributeError, PyIndexError, PyKeyError, PyTypeError};
 use pyo3::ffi;
@@ -70,7 +63,7 @@ pub fn new_row(
                 "out of memory for a row",
             ));
         }
-        ffi::PyObject_InitVar(obj.cast(), tp.as_ptr().cast(), n as ffi::Py_ssize_t);
+        ffi::PyObject_InitVar(obj.cast(), tp.as_ptr().cast(), crate::checked::alloc_len(n));
         let row = obj.cast::<RowObject>();
         ffi::Py_IncRef(schema.as_ptr());
         (*row).schema = schema.as_ptr();
@@ -93,7 +86,8 @@ pub unsafe fn values_of(row: *mut ffi::PyObject) -> *mut *mut ffi::PyObject {
 /// `obj` must be a live `Row`.
 unsafe fn len_of(obj: *mut ffi::PyObject) -> usize {
     // SAFETY: caller contract.
-    unsafe { (*obj.cast::<RowObject>()).ob_base.ob_size as usize }
+    // A Row's ob_size is its value count, set from a usize by `new_row`: never negative.
+    unsafe { (*obj.cast::<RowObject>()).ob_base.ob_size.unsigned_abs() }
 }
 
 /// # Safety
@@ -175,7 +169,7 @@ unsafe extern "C" fn row_dealloc(obj: *mut ffi::PyObject) {
 
 unsafe extern "C" fn row_length(obj: *mut ffi::PyObject) -> ffi::Py_ssize_t {
     // SAFETY: CPython passes a live Row.
-    unsafe { len_of(obj) as ffi::Py_ssize_t }
+    unsafe { crate::checked::alloc_len(len_of(obj)) }
 }
 
 /// The value at `i` (negative counts from the end), or IndexError.
@@ -185,11 +179,15 @@ unsafe extern "C" fn row_length(obj: *mut ffi::PyObject) -> ffi::Py_ssize_t {
 unsafe fn item(obj: *mut ffi::PyObject, i: isize) -> PyResult<*mut ffi::PyObject> {
     // SAFETY: caller contract.
     let vals = unsafe { values(obj) };
-    let j = if i < 0 { i + vals.len() as isize } else { i };
-    if j < 0 || j as usize >= vals.len() {
+    let j = if i < 0 {
+        i + crate::checked::alloc_len(vals.len())
+    } else {
+        i
+    };
+    let Some(j) = usize::try_from(j).ok().filter(|&j| j < vals.len()) else {
         return Err(PyIndexError::new_err("row index out of range"));
-    }
-    let v = vals[j as usize];
+    };
+    let v = vals[j];
     // SAFETY: a live object; the caller receives a new reference.
     unsafe { ffi::Py_IncRef(v) };
     Ok(v)
@@ -218,8 +216,11 @@ unsafe extern "C" fn row_subscript(
             // SAFETY: as above.
             let t = unsafe { as_tuple(py, obj) }?;
             // A slice covering the whole row is the row itself (pyodbc: `row[:] is row`).
-            let whole = slice.indices(t.len() as isize)?;
-            if whole.start == 0 && whole.step == 1 && whole.stop == t.len() as isize {
+            let whole = slice.indices(crate::checked::alloc_len(t.len()))?;
+            if whole.start == 0
+                && whole.step == 1
+                && whole.stop == crate::checked::alloc_len(t.len())
+            {
                 // SAFETY: a live object; the caller receives a new reference.
                 unsafe { ffi::Py_IncRef(obj) };
                 return Ok(obj);
@@ -231,7 +232,7 @@ unsafe extern "C" fn row_subscript(
             let s = unsafe { schema(py, obj) };
             return match column_index(py, &s, &key)? {
                 // SAFETY: as above.
-                Some(i) => unsafe { item(obj, i as isize) },
+                Some(i) => unsafe { item(obj, crate::checked::alloc_len(i)) },
                 None => Err(PyKeyError::new_err(key.unbind())),
             };
         }
@@ -253,7 +254,7 @@ unsafe extern "C" fn row_getattro(
         let s = unsafe { schema(py, obj) };
         if let Some(i) = column_index(py, &s, &name_b)? {
             // SAFETY: as above.
-            return unsafe { item(obj, i as isize) };
+            return unsafe { item(obj, crate::checked::alloc_len(i)) };
         }
         // SAFETY: generic lookup of the type's methods and getters on a live object.
         let found = unsafe { ffi::PyObject_GenericGetAttr(obj, name) };
@@ -569,10 +570,14 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
     ];
     let mut spec = ffi::PyType_Spec {
         name: c"ferrodbc.Row".as_ptr(),
-        basicsize: std::mem::size_of::<RowObject>() as c_int,
-        itemsize: std::mem::size_of::<*mut ffi::PyObject>() as c_int,
-        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_IMMUTABLETYPE | ffi::Py_TPFLAGS_SEQUENCE)
-            as _,
+        // A few dozen bytes and one pointer: far inside a C int.
+        basicsize: c_int::try_from(std::mem::size_of::<RowObject>()).unwrap_or(c_int::MAX),
+        itemsize: c_int::try_from(std::mem::size_of::<*mut ffi::PyObject>()).unwrap_or(c_int::MAX),
+        // The type flags are bits below 2^32 (PyType_Spec.flags is a C unsigned int).
+        flags: u32::try_from(
+            ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_IMMUTABLETYPE | ffi::Py_TPFLAGS_SEQUENCE,
+        )
+        .unwrap_or(0),
         slots: slots.as_mut_ptr(),
     };
     // SAFETY: the spec and its slots are valid for the call, which copies them; what the type

@@ -8,13 +8,6 @@
 //! it was), `dict` (`{name: value}`, a later column of the same name wins) and `tuple` (plain
 //! tuples); `ferrodbc.LazyRow` gives lazy rows (`lazy.rs`).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::decode::{CellFail, ValueGrid};
 use super::lazy::{LazyRow, LazySource};
 use super::plan::PyPlan;
@@ -200,12 +193,12 @@ fn values_tuple<'py>(
     // SAFETY: a new tuple of `columns` empty items, each set once below (SET_ITEM steals the
     // reference taken from the grid) before the tuple is seen by anything else.
     unsafe {
-        let t = ffi::PyTuple_New(columns as ffi::Py_ssize_t);
+        let t = ffi::PyTuple_New(crate::checked::alloc_len(columns));
         if t.is_null() {
             return Err(PyErr::fetch(py));
         }
         for c in 0..columns {
-            ffi::PyTuple_SET_ITEM(t, c as ffi::Py_ssize_t, grid.take(i, c));
+            ffi::PyTuple_SET_ITEM(t, crate::checked::alloc_len(c), grid.take(i, c));
         }
         Ok(Bound::from_owned_ptr(py, t).cast_into_unchecked())
     }

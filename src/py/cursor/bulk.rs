@@ -3,13 +3,6 @@
 //! checks the arguments as mssql-python does, holds the cursor and its connection, turns each
 //! Python row into parameter values and reports.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::*;
 use crate::bulk::{
     BulkError, BulkLoad, LoadCount, LoadOptions, Mapping, Progress, Request, RowSource, RowWriter,
@@ -112,8 +105,9 @@ pub(super) fn check_args(
         request: Request::new(
             table,
             LoadOptions {
-                batch_size: batch as u64,
-                timeout_secs: secs as u64,
+                // Both were refused above when negative.
+                batch_size: batch.unsigned_abs(),
+                timeout_secs: secs.unsigned_abs(),
                 keep_identity,
                 check_constraints,
                 table_lock,

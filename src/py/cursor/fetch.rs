@@ -2,13 +2,6 @@
 //! row stream (`RowStream::next`, GIL released around refills only): rows for
 //! fetchone/fetchmany/fetchall/iteration, fetchval, skip, Arrow tables and record batches.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::*;
 use crate::arrow::{
     ArrowLayout, ArrowOptions, BatchAssembler, Unit, assemble_batch, assemble_table,
@@ -378,7 +371,7 @@ impl Cursor {
         let n = match size {
             None => self.arraysize.load(Ordering::Relaxed),
             Some(n) if n < 0 => return Err(programming("fetchmany size must not be negative")),
-            Some(n) => n as usize,
+            Some(n) => n.unsigned_abs(), // not negative: refused above
         };
         let mut guard = self.lock(py)?;
         if n == 1 {
@@ -507,6 +500,6 @@ impl Cursor {
             return Err(programming("skip count must not be negative"));
         }
         let mut guard = self.lock(py)?;
-        self.skip_rows(py, &mut guard, count as usize)
+        self.skip_rows(py, &mut guard, count.unsigned_abs()) // not negative: refused above
     }
 }

@@ -1,12 +1,5 @@
 //! The binary Python arm: `bytes`.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
 use crate::types::CellKind;
@@ -28,7 +21,7 @@ pub fn bytes_object<'py>(py: Python<'py>, v: &[u8]) -> PyResult<Bound<'py, PyAny
     unsafe {
         Bound::from_owned_ptr_or_err(
             py,
-            ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), v.len() as ffi::Py_ssize_t),
+            ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), crate::checked::alloc_len(v.len())),
         )
     }
 }

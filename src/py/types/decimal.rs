@@ -10,13 +10,6 @@
 //! on any mismatch (another CPython, a 32-bit libmpdec, the pure-Python `_pydecimal`) every
 //! cell takes the general path.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::super::cache;
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
@@ -126,7 +119,10 @@ fn verified_type(py: Python<'_>) -> PyResult<Option<Py<PyType>>> {
             .getattr("MAX_PREC")?
             .extract::<i64>()?
             == 999_999_999_999_999_999;
-    if !c_module || basicsize as usize != std::mem::size_of::<PyDecObject>() || itemsize != 0 {
+    if !c_module
+        || usize::try_from(basicsize).ok() != Some(std::mem::size_of::<PyDecObject>())
+        || itemsize != 0
+    {
         return Ok(None);
     }
     for text in SAMPLES {
@@ -138,7 +134,8 @@ fn verified_type(py: Python<'_>) -> PyResult<Option<Py<PyType>>> {
         let same_fields = unsafe {
             let a = &*reference.as_ptr().cast::<PyDecObject>();
             let b = &*fast.as_ptr().cast::<PyDecObject>();
-            let words = a.dec.len as usize;
+            // A negative word count (never from `_decimal`) fails the `words <= 2` test.
+            let words = usize::try_from(a.dec.len).unwrap_or(usize::MAX);
             a.dec.flags == b.dec.flags
                 && a.dec.exp == b.dec.exp
                 && a.dec.digits == b.dec.digits
@@ -183,7 +180,7 @@ unsafe fn build(
         d.dec = MpdT {
             flags: MPD_STATIC | MPD_STATIC_DATA | if parts.negative { MPD_NEG } else { 0 },
             exp: parts.exponent as isize,
-            digits: parts.digits as isize,
+            digits: isize::try_from(parts.digits).unwrap_or(isize::MAX),
             len: parts.len as isize,
             alloc: 4,
             data: d.data.as_mut_ptr(),

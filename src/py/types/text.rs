@@ -6,13 +6,6 @@
 //! surrogates goes through `PyUnicode_DecodeUTF16`, with an explicit native byte order (a
 //! leading U+FEFF is data, not a BOM) and the connection's malformed-input policy.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
 use crate::raw_text::RawTextEncoding;
@@ -100,12 +93,16 @@ pub enum TextFailure {
 
 /// Build a new `str` from UTF-16 code units.
 #[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "u16 -> u8 only in the Latin-1 branch, where `classify_utf16` saw every unit < 256"
+)]
 pub fn utf16_to_str<'py>(
     py: Python<'py>,
     units: &[u16],
     errors: TextErrors,
 ) -> Result<Bound<'py, PyAny>, TextFailure> {
-    let len = units.len() as ffi::Py_ssize_t;
+    let len = crate::checked::alloc_len(units.len());
     let class = classify_utf16(units);
     // SAFETY: every branch creates a fresh string of exactly `len` characters with a `maxchar`
     // that is the true category of the data (CPython's compact-string invariant), then writes
@@ -157,7 +154,7 @@ pub fn utf16_to_str<'py>(
                 };
                 let obj = ffi::PyUnicode_DecodeUTF16(
                     units.as_ptr().cast(),
-                    (units.len() * 2) as ffi::Py_ssize_t,
+                    crate::checked::alloc_len(units.len() * 2),
                     policy.as_ptr(),
                     &raw mut byteorder,
                 );

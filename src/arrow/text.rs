@@ -3,13 +3,6 @@
 //! buffers keep their size from one record batch to the next so they do not grow by doubling
 //! (reallocating and copying) in every batch.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use arrow_array::{ArrayRef, GenericStringArray, OffsetSizeTrait};
 use arrow_buffer::{Buffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use std::sync::Arc;
@@ -30,6 +23,11 @@ pub(crate) enum TextFail {
 /// Append the UTF-8 of `units` to `out`. A lone surrogate becomes U+FFFD when `replace`, else
 /// is an error (nothing of the cell is kept: the caller truncates to the cell's start).
 #[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "each `as u8` takes bits of a code point already range-checked for its UTF-8 byte; \
+              a lone surrogate is a u16 read as u32"
+)]
 pub fn utf16_to_utf8(units: &[u16], out: &mut Vec<u8>, replace: bool) -> Result<(), LoneSurrogate> {
     let ascii = ascii_prefix(units, out);
     if ascii == units.len() {
@@ -99,6 +97,10 @@ const ASCII_STEP: usize = 8;
 /// narrowed as a block (callgrind: 10-character ASCII names went from ~130 to ~40 instructions
 /// a cell; the per-unit loop it replaces neither vectorised nor unrolled).
 #[inline]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "u16 -> u8 only for units checked < 0x80"
+)]
 fn ascii_prefix(units: &[u16], out: &mut Vec<u8>) -> usize {
     out.reserve(units.len());
     let dst = out.spare_capacity_mut().as_mut_ptr().cast::<u8>();
@@ -210,6 +212,10 @@ impl<O: OffsetSizeTrait> TextColumn<O> {
 }
 
 #[cfg(test)]
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "test fixtures: i % 26 < 256"
+)]
 mod tests {
     use super::*;
     use arrow_array::Array;

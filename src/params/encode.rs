@@ -1,19 +1,12 @@
 //! Encoding one parameter column: every cell into one buffer, and the C type, SQL type and size
 //! it is declared with (per backend and driver).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
 use crate::backend::{Backend, Dbms};
 use crate::codes::sql;
 use crate::error::{Error, Result};
-use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType};
+use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
 use crate::types::guid::{guid_text, u128_to_guid};
 use crate::types::vector;
 
@@ -211,7 +204,10 @@ pub(super) fn encode_column(
                         scale = scale.max(*s);
                     }
                     ParamValue::Int(i) => {
-                        int_digits = int_digits.max(i.unsigned_abs().to_string().len() as u32)
+                        int_digits = int_digits.max(
+                            // At most 20 digits: a u64's decimal text.
+                            u32::try_from(i.unsigned_abs().to_string().len()).unwrap_or(20),
+                        )
                     }
                     _ => {}
                 }
@@ -235,7 +231,7 @@ pub(super) fn encode_column(
                 CDataType::Char,
                 sql::NUMERIC,
                 precision as usize,
-                scale.min(i16::MAX as u32) as i16,
+                i16::try_from(scale).unwrap_or(i16::MAX),
             )
         }
         Kind::Output | Kind::Table => {
@@ -264,7 +260,7 @@ pub(super) fn encode_column(
     };
     for (r, span) in spans.iter().enumerate() {
         if let Some(span) = span {
-            col.indicators[r] = span.len() as Len;
+            col.indicators[r] = crate::checked::alloc_len(span.len());
         }
     }
     let data = col.data_bytes_mut();

@@ -1,13 +1,6 @@
 //! Parameters: Python-free values and their column-wise binding (one row for `execute`, a
 //! parameter array for `executemany`, sent in one round trip per array).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use crate::backend::Backend;
 use crate::error::{Error, Result};
 use crate::odbc::Stmt;
@@ -180,7 +173,8 @@ impl BoundParams {
             .iter()
             .enumerate()
             .filter(|(_, c)| c.table.as_ref().is_some_and(|t| t.needs_describe))
-            .map(|(i, _)| (i + 1) as u16)
+            // `bind_columns` refuses a parameter past 65535, so every number here fits.
+            .filter_map(|(i, _)| u16::try_from(i + 1).ok())
             .collect()
     }
 
@@ -217,7 +211,12 @@ impl BoundParams {
 /// As [`BoundParams::bind`]: the columns' memory must outlive the statement's use of it.
 unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<()> {
     for (i, col) in columns.iter_mut().enumerate() {
-        let number = (i + 1) as u16;
+        let number = u16::try_from(i + 1).map_err(|_| {
+            Error::Programming(format!(
+                "parameter {}: ODBC numbers parameters up to 65535",
+                i + 1
+            ))
+        })?;
         crate::types::vector::point_params(col.sql_type, col.element_len, col.data_bytes_mut());
         // A table-valued parameter without a type name binds no value pointer (the driver
         // has the name from SQLDescribeParam).
@@ -235,7 +234,7 @@ unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<(
                 col.column_size,
                 col.decimal_digits,
                 value,
-                col.element_len as Len,
+                crate::checked::alloc_len(col.element_len),
                 col.indicators.as_mut_ptr(),
             )?
         };

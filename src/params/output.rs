@@ -6,13 +6,6 @@
 //! the point where Driver 18 and FreeTDS have stored them), so the statement keeps the binding
 //! alive until then and decodes it here.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::{Kind, ParamColumn, ParamValue, encode_cell, fixed_binding};
 use crate::backend::Backend;
 use crate::codes::sql;
@@ -108,7 +101,7 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
                 CDataType::Char,
                 sql::NUMERIC,
                 out.precision as usize,
-                out.scale as i16,
+                i16::try_from(out.scale).unwrap_or(i16::MAX), // <= 38: checked above
                 DECIMAL_TEXT_BYTES,
             )
         }
@@ -144,7 +137,7 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
             )));
         }
         col.data_bytes_mut()[..bytes.len()].copy_from_slice(&bytes);
-        col.indicators[0] = bytes.len() as crate::odbc::sys::Len;
+        col.indicators[0] = crate::checked::alloc_len(bytes.len());
     }
     Ok(col)
 }
@@ -309,7 +302,7 @@ mod tests {
         .unwrap();
         let text = b"-12.3400";
         col.data_bytes_mut()[..text.len()].copy_from_slice(text);
-        col.indicators[0] = text.len() as crate::odbc::sys::Len;
+        col.indicators[0] = crate::checked::alloc_len(text.len());
         assert_eq!(
             decode(&col, 0).unwrap(),
             ParamValue::Decimal {

@@ -9,13 +9,6 @@
 //! `SQLPrepare`), which fills the type name in from the procedure's signature; an empty table is
 //! sent with the indicator `SQL_DEFAULT_PARAM` and no columns.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::{BoundParams, ParamColumn, ParamValue, bind_columns};
 use crate::backend::Backend;
 use crate::error::{Error, Result};
@@ -113,7 +106,7 @@ pub(super) fn encode(t: &TableParam, index: usize, backend: Backend) -> Result<P
         indicators: vec![if n_rows == 0 {
             DEFAULT_PARAM
         } else {
-            n_rows as Len
+            crate::checked::alloc_len(n_rows)
         }],
         table: Some(Box::new(TableBinding {
             needs_describe: t.type_name.is_empty(),

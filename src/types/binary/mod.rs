@@ -2,13 +2,6 @@
 //! [`MAX_BOUND_BINARY_BYTES`], (MAX)/IMAGE/UDT streamed. Arrow arm: `arrow.rs`
 //! (binary/large_binary); Python arm: `py/types/binary.rs` (`bytes`).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
 use crate::odbc::sys::CDataType;
@@ -27,6 +20,10 @@ pub fn binding(kind: CellKind) -> Binding {
 }
 
 /// The kind of a BINARY/VARBINARY column of declared `size` bytes.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "the size is at most MAX_BOUND_BINARY_BYTES here (tested above)"
+)]
 pub fn kind_for(size: usize, backend: Backend) -> CellKind {
     if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
         CellKind::LongBinary

@@ -2,13 +2,6 @@
 //! driver's digits parsed without a float; more fraction digits than `s` is an error, never
 //! rounded (psqlODBC describes an unconstrained numeric as (28,6)).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 pub use super::text::decimal_text_to_i128;
 use crate::arrow::cells::{Cells, FamilyBuilder, each};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};
@@ -21,6 +14,11 @@ use arrow_schema::DataType;
 use std::ops::Range;
 use std::sync::Arc;
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "precision is 1..=38 (tested) and the scale is clamped to i8 first"
+)]
 pub fn kind(column: &ArrowColumn<'_>) -> Result<ArrowKind> {
     let col = column.col;
     let decimal = |precision: u8, scale: i8| {
@@ -107,8 +105,12 @@ impl FamilyBuilder for Builder {
 /// The unscaled i128 of an `SQL_NUMERIC_STRUCT` (precision, scale, sign 1 = positive, 16-byte
 /// little-endian magnitude), at the column's scale. `None` when the struct's scale is not the
 /// column's or the magnitude exceeds 38 digits.
+#[allow(
+    clippy::cast_possible_wrap,
+    reason = "the magnitude is below 10^38 < i128::MAX (tested above)"
+)]
 pub fn numeric_to_i128(raw: &[u8; 19], scale: i8) -> Option<i128> {
-    if raw[1] as i8 != scale {
+    if i8::from_ne_bytes([raw[1]]) != scale {
         return None;
     }
     let magnitude = u128::from_le_bytes(raw[3..19].try_into().ok()?);

@@ -4,13 +4,6 @@
 //! libmpdec stores a decimal (base-10^19 words, least significant first). Arrow arm: `arrow.rs`
 //! (decimal128, exact); Python arm: `py/types/decimal.rs` (`Decimal`).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
 use crate::codes::sql;
@@ -32,6 +25,11 @@ pub fn binding(kind: CellKind) -> Binding {
 }
 
 /// The kind of a DECIMAL/NUMERIC column.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "each cast follows `size <= 38` and `0..=size` tests, a clamp or a min"
+)]
 pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
     let size = desc.size;
     if size == 0 {
@@ -84,9 +82,13 @@ const POW10: [u128; 39] = {
 impl DecimalParts {
     /// The parts of an `SQL_NUMERIC_STRUCT` (precision, scale, sign 1 = positive, 16-byte
     /// little-endian magnitude). `None` for a magnitude beyond 38 digits or a negative scale.
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "a count of at most 38 powers; words are below 10^19 < 2^64 (RADIX)"
+    )]
     pub fn from_numeric(raw: &[u8; 19]) -> Option<DecimalParts> {
         const RADIX: u128 = 10_000_000_000_000_000_000;
-        let scale = raw[1] as i8;
+        let scale = i8::from_ne_bytes([raw[1]]); // SQLSCHAR: the byte is signed
         let coefficient = u128::from_le_bytes(raw[3..19].try_into().ok()?);
         if scale < 0 || coefficient >= POW10[38] {
             return None;
@@ -114,6 +116,11 @@ impl DecimalParts {
 /// The precision and scale of a DECIMAL/NUMERIC destination column of a bulk load
 /// (`bulk::Form::Decimal`, whose values are fitted by [`fit_decimal`]); `None` for any other
 /// SQL type.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "both are clamped to 0..=38 first"
+)]
 pub fn bulk_precision(desc: &ColumnDescription) -> Option<(u8, u8)> {
     matches!(desc.sql_type, sql::DECIMAL | sql::NUMERIC).then(|| {
         (
@@ -185,6 +192,10 @@ mod tests {
         assert_eq!((p.len, p.words[0]), (1, 1234567890123456789));
     }
 
+    #[allow(
+        clippy::cast_sign_loss,
+        reason = "SQLSCHAR scale: the byte is the i8 reinterpreted, as the C struct holds it"
+    )]
     fn numeric(negative: bool, scale: i8, magnitude: u128) -> [u8; 19] {
         let mut raw = [0u8; 19];
         raw[0] = 38;

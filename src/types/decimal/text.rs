@@ -8,13 +8,6 @@
 //! Plain text into libmpdec's words and back (`decimal_parts`, `DecimalParts::to_text`) is here
 //! too; the `SQL_NUMERIC_STRUCT` form is `mod.rs`'s.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::DecimalParts;
 use std::fmt::Write;
 
@@ -218,6 +211,12 @@ pub fn parse_decimal_str(s: &str) -> Option<(bool, Vec<u8>, i64)> {
 /// The plain text of a decimal `(-1)^negative * digits * 10^exponent` with its precision and
 /// scale, checked as pyodbc checks a parameter: `Err` says why it cannot be bound (the caller
 /// names the parameter; its class is a ProgrammingError).
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    clippy::cast_sign_loss,
+    reason = "lengths and exponents are bounded by MAX_TEXT_DIGITS and MAX_SCALE (tested above); exponent signs tested per branch"
+)]
 pub fn plain_text(
     negative: bool,
     digits: &[u8],
@@ -275,6 +274,10 @@ pub fn plain_text(
 
 /// The precision and scale of plain decimal text (`-0012.340`: 6 and 3): the digits after
 /// the integer part's leading zeros, and those after the point.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "digit counts of a decimal text the caller bounded to MAX_TEXT_DIGITS"
+)]
 pub fn precision_scale(text: &str) -> (u32, u32) {
     let body = text.trim_start_matches(['-', '+']);
     let (int, frac) = body.split_once('.').unwrap_or((body, ""));
@@ -285,6 +288,10 @@ pub fn precision_scale(text: &str) -> (u32, u32) {
 /// Split plain decimal text (`-12.3400`, `.5`, `007`) into [`DecimalParts`]. `None` for
 /// anything else (NaN, exponents, more than 38 significant digits): the caller takes the
 /// general path for those.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "words are below 10^19 < 2^64 (RADIX)"
+)]
 pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
     // libmpdec's radix on 64-bit builds: one word holds 19 decimal digits.
     const RADIX: u128 = 10_000_000_000_000_000_000;
@@ -341,6 +348,7 @@ pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
 
 impl DecimalParts {
     /// Plain decimal text (`-12.3400`), for the general `Decimal(text)` path and converters.
+    #[allow(clippy::cast_sign_loss, reason = "clamped to 0 first")]
     pub fn to_text(&self) -> String {
         const RADIX: u128 = 10_000_000_000_000_000_000;
         let coefficient = self.words[1] as u128 * RADIX + self.words[0] as u128;
@@ -358,6 +366,10 @@ impl DecimalParts {
 
 /// The digits of plain decimal text that carry value (`-0012.3400`: 4 and 2): the integer
 /// part's leading zeros and the fraction's trailing zeros fit any precision and scale.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "digit counts of a decimal text the caller bounded to MAX_TEXT_DIGITS"
+)]
 pub fn significant(text: &str) -> (u32, u32) {
     let unsigned = text.trim_start_matches('-');
     let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
@@ -367,6 +379,10 @@ pub fn significant(text: &str) -> (u32, u32) {
 
 /// All the digits of plain decimal text and those after the point (`0.050`: 4 and 3), as a
 /// driver's output text is described.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "digit counts of a decimal text the caller bounded to MAX_TEXT_DIGITS"
+)]
 pub fn digits_and_scale(text: &str) -> (u32, u32) {
     let digits = text.bytes().filter(u8::is_ascii_digit).count() as u32;
     let scale = text.split_once('.').map_or(0, |(_, f)| f.len() as u32);

@@ -2,13 +2,6 @@
 //! native-endian, Data4 in order). Arrow arm: `arrow.rs` (fixed_size_binary(16) `arrow.uuid`,
 //! or text); Python arm: `py/types/guid.rs` (`uuid.UUID`, or `str`).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
@@ -33,6 +26,10 @@ pub fn guid_to_u128(raw: [u8; 16]) -> u128 {
 }
 
 /// Inverse of [`guid_to_u128`], for binding `uuid.UUID` parameters as `SQL_C_GUID`.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "taking the GUID fields: the truncation is the point"
+)]
 pub fn u128_to_guid(v: u128) -> [u8; 16] {
     let mut out = [0u8; 16];
     out[0..4].copy_from_slice(&((v >> 96) as u32).to_ne_bytes());

@@ -3,13 +3,6 @@
 //! exactly or is refused): date32, time64[us|ns], timestamp[unit] with or without UTC, and a
 //! datetimeoffset's struct of its instant and its own offset.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::{Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text};
 use crate::arrow::cells::{Cells, FamilyBuilder, each};
 use crate::arrow::kind::{ArrowColumn, ArrowKind, Unit, instant_and_offset_fields};
@@ -285,6 +278,11 @@ pub fn days_from_civil(year: i32, month: u32, day: u32) -> i64 {
 
 /// The `(year, month, day)` of a day number (days since 1970-01-01), proleptic Gregorian:
 /// Howard Hinnant's `civil_from_days`, the inverse of `days_from_civil`.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "day 1..=31 and month 1..=12 by the civil algorithm"
+)]
 pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -313,6 +311,10 @@ pub fn valid_date(d: Date) -> bool {
 }
 
 /// date32: days since the epoch, or `None` for an impossible date.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "a valid date (years 1..=9999) is within +-3.7 million days"
+)]
 pub fn date32(d: Date) -> Option<i32> {
     valid_date(d).then(|| days_from_civil(d.year as i32, d.month as u32, d.day as u32) as i32)
 }

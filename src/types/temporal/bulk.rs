@@ -5,13 +5,6 @@
 //! datetime is its midnight, a naive datetime into a datetimeoffset is at +00:00, and a
 //! datetimeoffset into a type without an offset keeps its local time.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::iso::{IsoText, date_text, offset_text, time_text, timestamp_text};
 use super::round::{midnight, rounded_time, rounded_timestamp, rounded_to_minute};
 use super::{Date, Time, Timestamp, TimestampOffset};
@@ -44,6 +37,11 @@ pub type Cell = Option<Result<IsoText, String>>;
 
 impl Temporal {
     /// The temporal column of a destination column's SQL type; `None` for any other type.
+    #[allow(
+        clippy::cast_sign_loss,
+        clippy::cast_possible_truncation,
+        reason = "clamped to 0..=7 first"
+    )]
     pub fn of(desc: &ColumnDescription) -> Option<Temporal> {
         let scale = desc.decimal_digits.clamp(0, 7) as u8;
         Some(match desc.sql_type {

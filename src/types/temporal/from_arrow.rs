@@ -3,13 +3,6 @@
 //! calendar fields into Arrow's numbers); a bulk load from Arrow (`bulk/arrow.rs`) calls these.
 //! Exact: integers throughout, SQL Server's years 1..9999 checked.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::{Date, Time, Timestamp, TimestampOffset};
 use arrow_schema::TimeUnit;
 
@@ -20,6 +13,10 @@ const FIRST_DAY: i64 = -719_162;
 const LAST_DAY: i64 = 2_932_896;
 
 /// The date of a day number; `Err` outside 0001-01-01..9999-12-31.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "the day is within 0001-01-01..9999-12-31 (tested above)"
+)]
 pub fn date_of_days(days: i64) -> Result<Date, String> {
     if !(FIRST_DAY..=LAST_DAY).contains(&days) {
         return Err(format!(
@@ -35,6 +32,10 @@ pub fn date_of_days(days: i64) -> Result<Date, String> {
 }
 
 /// The time of day of `v` units since midnight, a unit being `ns_per_unit` nanoseconds.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "0 <= ns < one day (tested above)"
+)]
 pub fn time_of(v: i64, ns_per_unit: i64) -> Result<Time, String> {
     let ns = i128::from(v) * i128::from(ns_per_unit);
     if !(0..i128::from(NS_PER_DAY)).contains(&ns) {
@@ -43,6 +44,11 @@ pub fn time_of(v: i64, ns_per_unit: i64) -> Result<Time, String> {
     Ok(time_of_ns(ns as i64))
 }
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "the callers pass 0 <= ns < one day"
+)]
 fn time_of_ns(ns: i64) -> Time {
     let secs = ns / 1_000_000_000;
     Time {
@@ -69,6 +75,10 @@ pub fn timestamp_of(v: i64, unit: TimeUnit) -> Result<Timestamp, String> {
     timestamp_of_units(i128::from(v), unit)
 }
 
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "of_day is a rem_euclid: 0 <= ns < one day"
+)]
 fn timestamp_of_units(v: i128, unit: TimeUnit) -> Result<Timestamp, String> {
     let per_day = i128::from(NS_PER_DAY / ns_per(unit));
     let days = v.div_euclid(per_day);

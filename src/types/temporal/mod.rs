@@ -11,13 +11,6 @@
 //! - `SQL_SS_TIMESTAMPOFFSET_STRUCT`: timestamp + timezone_hour i16, timezone_minute i16 (20 bytes);
 //!   the minute carries the sign of the offset (-05:30 is hour -5, minute -30).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
@@ -170,6 +163,10 @@ impl TimestampOffset {
 }
 
 /// Parse `HH:MM:SS[.fffffffff]` (what drivers render a TIME as) into a [`Time`].
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "at most 9 fraction digits are read"
+)]
 pub fn parse_time_text(units: &[u16]) -> Option<Time> {
     let s: String = char::decode_utf16(units.iter().copied())
         .collect::<Result<_, _>>()

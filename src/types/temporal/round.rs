@@ -3,13 +3,6 @@
 //! carrying into the next day. Applied before sending, because the drivers refuse such values
 //! instead of rounding (Driver 18: 22008).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::{Date, Time, Timestamp};
 
 /// `t` rounded half up to `scale` fraction digits, as SQL Server converts a time of more
@@ -52,6 +45,10 @@ pub fn rounded_time(t: Time, scale: u8) -> (Time, bool) {
 
 /// `ts` rounded half up to `scale` fraction digits, into the next day when it must; past
 /// 9999-12-31 is SQL Server's overflow.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "year <= 9999 (tested above), month and day from the civil algorithm"
+)]
 pub fn rounded_timestamp(ts: Timestamp, scale: u8) -> Result<Timestamp, String> {
     let (time, next_day) = rounded_time(ts.time, scale);
     if !next_day {

@@ -7,13 +7,6 @@
 //! units; which form (1-byte ASCII/Latin-1, 2-byte BMP, or the slow path for surrogates) is
 //! decided here from one scan of the units.
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::backend::{Backend, Dbms};
 use crate::odbc::sys::CDataType;
@@ -36,6 +29,10 @@ pub fn binding(kind: CellKind) -> Binding {
 
 /// The kind of a text column of declared `size` (characters, or bytes for SQL Server's
 /// CHAR/VARCHAR).
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "the units are at most MAX_BOUND_TEXT_UNITS here (tested above)"
+)]
 pub fn kind_for(size: usize, backend: Backend) -> CellKind {
     // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
     // streaming is the only way never to truncate (one fetch per row).

@@ -33,6 +33,15 @@ where
     })
 }
 
+/// A row count from `SQLRowCount`: -1 (the driver does not know) or a count; anything below -1
+/// (2^63 and up arrive as negative `SQLLEN`s) is an `InterfaceError` naming it.
+pub fn row_count(n: isize) -> Result<isize> {
+    if n < -1 {
+        driver_len(n, "row count")?;
+    }
+    Ok(n)
+}
+
 /// The length of something the engine passes to the driver (`what` names it), as the ODBC
 /// integer type that carries it: longer than that type holds is a `DataError` (the value is out
 /// of range for ODBC), never a wrapped length.
@@ -116,6 +125,16 @@ mod tests {
         let e = driver_len(wire, "row count").unwrap_err();
         assert_eq!(e.class(), ErrorClass::Interface);
         assert!(e.to_string().contains("-9223372036854775808"), "{e}");
+        let e = row_count(isize::MIN).unwrap_err();
+        assert_eq!(e.class(), ErrorClass::Interface);
+        assert!(
+            e.to_string().contains("row count (-9223372036854775808)"),
+            "{e}"
+        );
+        assert!(row_count(-2).is_err());
+        assert_eq!(row_count(-1).unwrap(), -1, "unknown");
+        assert_eq!(row_count(0).unwrap(), 0);
+        assert_eq!(row_count(isize::MAX).unwrap(), isize::MAX);
     }
 
     #[test]

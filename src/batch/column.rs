@@ -519,6 +519,10 @@ fn reads_by_indicator(kind: CellKind) -> bool {
 #[cold]
 pub fn cell_error(err: CellError, plan: &ResultPlan, column: usize, row: u64) -> Error {
     let reason = match err {
+        // A negative length that is none of the ODBC markers: a broken driver.
+        CellError::Truncated {
+            indicator: Some(n), ..
+        } if n < 0 => format!("the driver reported an impossible length ({n}) for the value"),
         CellError::Truncated {
             indicator: Some(n),
             capacity,

@@ -275,3 +275,46 @@ fn text_binary_and_decimal_cells_read_only_what_the_indicator_announces() {
     assert!(batch.columns[2].is_null(1));
     assert_eq!(batch.columns[2].bytes(2).unwrap(), b"0");
 }
+
+/// A broken driver's indicators: negative lengths other than SQL_NULL_DATA / SQL_NO_TOTAL, a
+/// length past the element, and 2^63 (which an SQLLEN holds as i64::MIN). Each is an error
+/// naming the value (DataError through `cell_error`), never a length, a NULL or a panic.
+#[test]
+fn hostile_indicators_are_errors_never_lengths() {
+    let plan = ResultPlan::build(vec![desc(-9, 4), desc(-3, 4)], Dbms::SqlServer);
+    for ind in [
+        -2isize,
+        -5,
+        -100,
+        isize::MIN,
+        isize::MIN + 1,
+        9,
+        1 << 40,
+        isize::MAX,
+    ] {
+        let mut batch = Batch::new(&plan, 1);
+        put(&mut batch.columns[0], 0, &wide("abcd"), ind);
+        put(&mut batch.columns[1], 0, &[1, 2, 3, 4], ind);
+        for (c, capacity) in [(0, 8), (1, 4)] {
+            let col = &batch.columns[c];
+            assert!(!col.is_null(0), "{ind}");
+            assert!(col.is_cut(0), "{ind}");
+            let err = if c == 0 {
+                col.text(0).map(|_| ()).unwrap_err()
+            } else {
+                col.bytes(0).map(|_| ()).unwrap_err()
+            };
+            assert_eq!(
+                err,
+                CellError::Truncated {
+                    indicator: Some(ind),
+                    capacity
+                },
+                "{ind}"
+            );
+            let e = cell_error(err, &plan, c, 0);
+            assert_eq!(e.class(), crate::error::ErrorClass::Data, "{ind}");
+            assert!(e.to_string().contains(&ind.to_string()), "{e}");
+        }
+    }
+}

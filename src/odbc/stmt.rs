@@ -386,7 +386,7 @@ impl Stmt {
         // SAFETY: out pointer valid.
         let ret = unsafe { sys::SQLRowCount(self.handle, &raw mut n) };
         self.check(ret, "SQLRowCount")?;
-        Ok(n)
+        crate::checked::row_count(n)
     }
 }
 

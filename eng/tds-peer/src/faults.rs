@@ -22,6 +22,9 @@ pub struct Faults {
     pub plp_unknown: bool,
     /// Close the socket before running the statement, as a server whose session is killed.
     pub kill: bool,
+    /// The statement's DONE carries this row count (sql/hostile.rs): 2^63 and up are values
+    /// no SQLLEN holds.
+    pub rowcount: Option<u64>,
 }
 
 /// A malformed value in row N of `peer.mixed_*` (columns id, big, f, name, ts, amount, ...).
@@ -68,6 +71,7 @@ impl Faults {
                 "truncated_at" => f.corrupt = at(Corrupt::Truncated),
                 "plp_unknown" => f.plp_unknown = v == "1",
                 "kill" => f.kill = v == "1",
+                "rowcount" => f.rowcount = v.parse().ok(),
                 _ => {}
             }
         }

@@ -341,7 +341,7 @@ impl Context {
 /// Tracks DONE tokens so that every DONE but the batch's last carries DONE_MORE.
 pub struct Out {
     pub(crate) in_proc: bool,
-    pending: Option<(u16, u16, u64)>,
+    pub(crate) pending: Option<(u16, u16, u64)>,
     pub error: bool,
 }
 

@@ -360,7 +360,8 @@ impl Engine {
         out: &mut Out,
         r: &mut Resp,
     ) -> io::Result<Flow> {
-        if let Some(f) = crate::faults::of_statement(toks) {
+        let faults = crate::faults::of_statement(toks);
+        if let Some(f) = &faults {
             if f.kill {
                 eprintln!("tds-peer: [{}] fault: session killed", self.spid);
                 return Err(crate::faults::killed("fault:kill"));
@@ -379,6 +380,7 @@ impl Engine {
         }
         locks::yield_if_wanted(&mut self.cx, false);
         let res = self.statement_inner(toks, params, out, r);
+        super::hostile::after_statement(faults.as_ref(), out);
         locks::after_statement(&mut self.cx);
         if !matches!(res, Err(StmtErr::Sql(_)))
             && let Some(env) = self.lk.pending_env.take()

@@ -19,6 +19,7 @@ pub mod extprops;
 pub mod forms;
 pub mod functions;
 pub mod hints;
+pub mod hostile;
 pub mod json;
 pub mod lexer;
 pub mod locks;

@@ -84,6 +84,7 @@ pub fn check_type(dt: &DataType) -> Result<(), String> {
             key.is_dictionary_key_type() && matches!(**value, D::Utf8 | D::LargeUtf8 | D::Utf8View)
         }
         D::Struct(_) => offset_struct(dt).is_some(),
+        d if crate::types::vector::bulk::is_arrow_vector(d) => true,
         _ => false,
     };
     if ok {
@@ -124,6 +125,10 @@ pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
                 sink.null().map_err(|reason| Failed { row, reason })?;
             }
             Ok(())
+        }
+        d if crate::types::vector::bulk::is_arrow_vector(d) => {
+            crate::types::vector::bulk::put_arrow(array, sink)
+                .map_err(|(row, reason)| Failed { row, reason })
         }
         D::Boolean => each(array.as_boolean(), sink, |s, v| s.boolean(v)),
         D::Int8 => each(array.as_primitive::<Int8Type>(), sink, |s, v| {

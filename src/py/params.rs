@@ -60,6 +60,9 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     if let Ok(b) = value.cast::<PyByteArray>() {
         return Ok(ParamValue::Bytes(b.to_vec()));
     }
+    if let Some(v) = super::types::vector::param(value, index)? {
+        return Ok(v);
+    }
     if value.cast::<PyMemoryView>().is_ok() {
         let bytes = py.import("builtins")?.getattr("bytes")?.call1((value,))?;
         return Ok(ParamValue::Bytes(
@@ -403,6 +406,7 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
             temporal::datetime(py, v.timestamp, Some(tz.cast()?))?.unbind()
         }
         ParamValue::Guid(g) => guid::uuid(py, *g)?.unbind(),
+        ParamValue::Vector(v) => super::types::vector::array_of(py, v)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
         }

@@ -94,5 +94,6 @@ mod kind;
 pub mod temporal;
 pub mod text;
 pub mod variant;
+pub mod vector;
 
 pub use kind::{Binding, CellKind, Family};

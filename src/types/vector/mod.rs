@@ -161,14 +161,16 @@ pub fn asks_native(connection_string: &str) -> bool {
 /// float32), which SQL Server converts implicitly: parameters through FreeTDS or without
 /// `VectorTypeSupport`, and bulk loads through the text path.
 pub fn json_text(vals: &[f32]) -> String {
+    use std::fmt::Write;
     let mut s = String::with_capacity(2 + vals.len() * 12);
     s.push('[');
     for (i, f) in vals.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
-        // Rust's f32 Display is the shortest round-trip form; `-0` keeps its sign.
-        s.push_str(&format!("{f:?}"));
+        // Rust's f32 Debug is the shortest round-trip form (`-0.0` keeps its sign), written
+        // in place (no String per element).
+        let _ = write!(s, "{f:?}");
     }
     s.push(']');
     s

@@ -144,6 +144,54 @@ pub fn point_params(sql_type: i16, element_len: usize, data: &mut [u8]) {
     }
 }
 
+/// An output parameter of vectors: its dimension count is its `size` (`Output(array.array,
+/// value, size=n)`), and it needs a connection with native vectors (a text connection would
+/// get the server's varchar(max) text back, which an output's declared type cannot say).
+pub fn check_output(
+    kind: crate::params::OutputType,
+    size: Option<usize>,
+    native: bool,
+    index: usize,
+) -> crate::error::Result<()> {
+    if kind != crate::params::OutputType::Vector {
+        return Ok(());
+    }
+    let bad = |why: &str| {
+        Err(crate::error::Error::Programming(format!(
+            "parameter {index}: {why}"
+        )))
+    };
+    if !native {
+        return bad("a vector output parameter needs a connection with VectorTypeSupport=v1");
+    }
+    match size {
+        Some(n) if (1..=MAX_DIMS as usize).contains(&n) => Ok(()),
+        _ => bad("a vector output parameter needs its dimension count as size= (1 to 1998)"),
+    }
+}
+
+/// The binding of a vector output parameter of `dims` dimensions: C type, SQL type, column
+/// size, digits, bytes (the struct and the floats, `array_layout` / `point_params`).
+pub fn output_binding(dims: usize) -> (CDataType, i16, usize, i16, usize) {
+    (
+        CDataType::Binary,
+        SQL_SS_VECTOR,
+        0,
+        0,
+        STRUCT_LEN + 4 * dims,
+    )
+}
+
+/// The floats of an output parameter's value (the struct then the floats, as bound).
+pub fn output_value(cell: &[u8]) -> Result<Vec<f32>, String> {
+    let dims = cell.len().saturating_sub(STRUCT_LEN) / 4;
+    let floats = float_bytes(cell, dims as u16)?;
+    Ok(floats
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 /// Whether a connection string asks Driver 18 for native vectors (`VectorTypeSupport=v1` or
 /// `v2`; `off`, the driver's default, or no keyword: text).
 pub fn asks_native(connection_string: &str) -> bool {

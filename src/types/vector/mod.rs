@@ -182,10 +182,23 @@ pub fn output_binding(dims: usize) -> (CDataType, i16, usize, i16, usize) {
     )
 }
 
-/// The floats of an output parameter's value (the struct then the floats, as bound).
+/// The floats of an output parameter's value. Bound as `SQL_C_BINARY`, Driver 18.6 writes the
+/// vector's wire form into an output buffer (`A9 01`, u16 dimensions, element type, three zero
+/// bytes, the floats; its indicator 8 + 4n), not the struct a result cell gets; both are read.
 pub fn output_value(cell: &[u8]) -> Result<Vec<f32>, String> {
-    let dims = cell.len().saturating_sub(STRUCT_LEN) / 4;
-    let floats = float_bytes(cell, dims as u16)?;
+    let floats = if cell.len() >= 8 && cell[0] == 0xA9 && cell[1] == 0x01 {
+        let dims = u16::from_le_bytes([cell[2], cell[3]]) as usize;
+        if cell[4] != 0 || cell.len() != 8 + 4 * dims {
+            return Err(format!(
+                "a vector value of {} bytes for {dims} float32 dimensions",
+                cell.len()
+            ));
+        }
+        &cell[8..]
+    } else {
+        let dims = cell.len().saturating_sub(STRUCT_LEN) / 4;
+        float_bytes(cell, dims as u16)?
+    };
     Ok(floats
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -289,6 +302,18 @@ mod tests {
                 assert_eq!(&data[at..at + 8], &w[16..]);
             }
         }
+    }
+
+    #[test]
+    fn output_values_in_either_form() {
+        let mut wire = vec![0xA9, 0x01, 2, 0, 0, 0, 0, 0];
+        wire.extend_from_slice(&[0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0]);
+        assert_eq!(output_value(&wire).unwrap(), vec![1.0, -2.0]);
+        assert_eq!(
+            output_value(&param_buffer(&[1.0, -2.0])).unwrap(),
+            vec![1.0, -2.0]
+        );
+        assert!(output_value(&wire[..12]).is_err());
     }
 
     #[test]

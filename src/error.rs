@@ -126,7 +126,7 @@ impl Error {
                 Some(state) if !is_error_state(state) => ErrorClass::Operational,
                 Some(state) => self
                     .primary()
-                    .and_then(sql_server_data_error)
+                    .and_then(|r| sql_server_data_error(r).or_else(|| sql_server_transient(r)))
                     .unwrap_or_else(|| class_for_sqlstate(state)),
                 // No diagnostics at all: the driver is confused; the connection may be dead.
                 None if *function == "SQLDriverConnect" => ErrorClass::Interface,
@@ -182,6 +182,20 @@ fn sql_server_data_error(record: &Diagnostic) -> Option<ErrorClass> {
         2628 | 8152 | 220 | 232 | 8115 | 8134 | 245 | 235
     );
     (from_sql_server && data).then_some(ErrorClass::Data)
+}
+
+/// Azure SQL's transient faults (ferrodbc.retry's `TRANSIENT_ERRORS`) are operational, whatever
+/// SQLSTATE the driver gives them: 40613 "database not currently available" came as 42000
+/// (ProgrammingError), 40501/40197 as HY000 (DatabaseError), in eng/chaos.py's runs. PEP 249's
+/// OperationalError is "related to the database's operation and not necessarily under the
+/// control of the programmer".
+fn sql_server_transient(record: &Diagnostic) -> Option<ErrorClass> {
+    let from_sql_server = record.message.contains("[SQL Server]");
+    let transient = matches!(
+        record.native_error,
+        40613 | 40197 | 40501 | 49918 | 49919 | 49920 | 4221 | 10928 | 10929
+    );
+    (from_sql_server && transient).then_some(ErrorClass::Operational)
 }
 
 /// Whether an SQLSTATE names a failure (not class 00 success / 01 warning).
@@ -263,6 +277,17 @@ mod tests {
             )],
         );
         assert_eq!(float_overflow.class(), ErrorClass::Data);
+        for (state, number) in [("42000", 40613), ("HY000", 40501), ("HY000", 40197)] {
+            let transient = Error::odbc(
+                "SQLExecDirect",
+                vec![record(
+                    state,
+                    number,
+                    "[FreeTDS][SQL Server]Database is not available",
+                )],
+            );
+            assert_eq!(transient.class(), ErrorClass::Operational, "{number}");
+        }
         // The same number from elsewhere keeps its SQLSTATE's class.
         let other = Error::odbc(
             "SQLExecDirect",

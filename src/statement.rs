@@ -200,7 +200,26 @@ impl Statement {
             self.exec_bound(sql, bound)?
         };
         self.note(outcome, "SQLExecDirect", false)?;
-        self.enter_result(outcome)
+        self.enter_result(outcome)?;
+        self.check_not_cancelled()
+    }
+
+    /// A cancel that reached the server answers the request with DONE(ATTN) alone, which
+    /// Driver 18 (pyodbc too) reports as a plain success: no result set and no row count, as a
+    /// statement that ran. Had it run, a count or columns would say so (SQL Server sends a
+    /// statement's DONE before the attention's), so after a cancel request that is the
+    /// cancellation: an INSERT cancelled unrun must not look done. (Found by eng/chaos.py.)
+    fn check_not_cancelled(&mut self) -> Result<()> {
+        if self.row_count == -1
+            && !self.has_result_set()
+            && self.stmt.cancel_requested()
+            && self.stmt.take_cancel_requested()
+        {
+            return Err(crate::Error::Cancelled {
+                records: Vec::new(),
+            });
+        }
+        Ok(())
     }
 
     /// Run an ODBC catalog function (SQLTables, SQLColumns, ...): its result set is planned,

@@ -12,6 +12,7 @@ use crate::params::ParamValue;
 use crate::types::decimal::fit_decimal;
 use crate::types::decimal::text::{precision_scale, whole_part};
 use crate::types::guid::{parse_guid, u128_to_guid};
+use crate::types::int::{in_range, overflow};
 use crate::types::temporal::bulk::Cell;
 use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
@@ -83,9 +84,7 @@ impl CellSink<'_> {
     fn checked_int(&mut self, i: i64) -> Put {
         match self.form {
             Form::Int { min, max, name } => {
-                if i < min || i > max {
-                    return Err(overflow(&i.to_string(), name));
-                }
+                let i = in_range(i, min, max, name)?;
                 self.out.push(&i.to_ne_bytes());
                 Ok(())
             }
@@ -378,10 +377,6 @@ pub fn form_name(form: Form) -> String {
         Form::Binary { max_bytes: None } => "binary".into(),
         Form::Guid => "uniqueidentifier".into(),
     }
-}
-
-fn overflow(value: &str, name: &str) -> String {
-    format!("{value} is out of range for {name} (arithmetic overflow)")
 }
 
 fn too_long(len: usize, max: usize, unit: &str) -> String {

@@ -5,6 +5,7 @@
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::ColumnDescription;
+use crate::types;
 
 /// bcp program types (msodbcsql.h / FreeTDS odbcss.h) of the forms below.
 pub mod bcp_type {
@@ -61,33 +62,15 @@ impl Form {
         if let Some(t) = Temporal::of(desc) {
             return Ok(Form::Temporal(t));
         }
+        if let Some((min, max, name)) = types::int::bulk_range(desc) {
+            return Ok(Form::Int { min, max, name });
+        }
+        if let Some((precision, scale)) = types::decimal::bulk_precision(desc) {
+            return Ok(Form::Decimal { precision, scale });
+        }
         Ok(match desc.sql_type {
             sql::BIT => Form::Bit,
-            sql::TINYINT => Form::Int {
-                min: 0,
-                max: 255,
-                name: "tinyint",
-            },
-            sql::SMALLINT => Form::Int {
-                min: i16::MIN.into(),
-                max: i16::MAX.into(),
-                name: "smallint",
-            },
-            sql::INTEGER => Form::Int {
-                min: i32::MIN.into(),
-                max: i32::MAX.into(),
-                name: "int",
-            },
-            sql::BIGINT => Form::Int {
-                min: i64::MIN,
-                max: i64::MAX,
-                name: "bigint",
-            },
             sql::REAL | sql::FLOAT | sql::DOUBLE => Form::Float,
-            sql::DECIMAL | sql::NUMERIC => Form::Decimal {
-                precision: desc.size.clamp(1, 38) as u8,
-                scale: desc.decimal_digits.clamp(0, 38) as u8,
-            },
             sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
                 max_units: bounded(desc.size),
                 utf8: false,

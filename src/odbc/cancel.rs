@@ -10,7 +10,7 @@ use crate::counters;
 use crate::error::{Error, Result};
 use crate::process::Owner;
 use odbc_api::sys::{self, HStmt, HandleType};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,50 @@ use std::time::{Duration, Instant};
 /// Past the first moments of an execute its thread waits for the server inside that loop, where
 /// a cancel only wakes it up and it sends the ATTENTION itself.
 const COOPERATIVE_EXECUTE_GRACE: Duration = Duration::from_millis(100);
+
+/// How long a cooperative cancel waits for the executing thread to be seen blocked in its
+/// network wait (below) before it sends the cancel anyway.
+const NETWORK_WAIT_LIMIT: Duration = Duration::from_millis(250);
+
+/// The system calls of a thread blocked waiting for its socket: FreeTDS's `tds_select` (poll,
+/// ppoll; select and pselect6 for builds without poll). Only FreeTDS's network loop waits
+/// there, holding the connection's network (`in_net_tds`): a `SQLCancel` then only wakes it,
+/// and it sends the ATTENTION itself. None known: no check (the grace above is all there is).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+const NETWORK_WAIT_SYSCALLS: &[u64] = &[7, 271, 23, 270];
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+const NETWORK_WAIT_SYSCALLS: &[u64] = &[73, 72];
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+const NETWORK_WAIT_SYSCALLS: &[u64] = &[];
+
+/// This thread's id (Linux: from `/proc/thread-self`, no libc needed); 0 when unknown.
+fn current_tid() -> u64 {
+    std::fs::read_link("/proc/thread-self")
+        .ok()
+        .and_then(|p| p.file_name()?.to_str()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Whether thread `tid` of this process is blocked in a network wait (see
+/// [`NETWORK_WAIT_SYSCALLS`]); true when that cannot be known (no list, no tid, no /proc), so
+/// the caller goes on as before.
+fn blocked_in_network_wait(tid: u64) -> bool {
+    if NETWORK_WAIT_SYSCALLS.is_empty() || tid == 0 {
+        return true;
+    }
+    // "<syscall number> <args...>" while blocked in a call, "running" or "-1 ..." otherwise.
+    match std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall")) {
+        Ok(text) => text
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| NETWORK_WAIT_SYSCALLS.contains(&n)),
+        Err(_) => true,
+    }
+}
 
 /// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
@@ -39,6 +83,8 @@ pub struct CancelHandle {
     /// Kept for cooperative drivers only, the only ones whose cancel asks (see
     /// [`COOPERATIVE_EXECUTE_GRACE`]).
     execute_started: Arc<(Mutex<Option<Instant>>, Condvar)>,
+    /// The thread running the execute (cooperative drivers only; 0: none or unknown).
+    execute_tid: Arc<AtomicU64>,
     /// The process the statement was allocated in: a forked child never cancels it (an
     /// attention on the socket it shares with the parent would cancel the parent's call).
     pub(super) owner: Owner,
@@ -98,6 +144,8 @@ impl CancelHandle {
         }
         let _guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         let (started, ended) = &*self.execute_started;
+        self.execute_tid
+            .store(if on { current_tid() } else { 0 }, Ordering::SeqCst);
         *started.lock().unwrap_or_else(|e| e.into_inner()) = on.then(Instant::now);
         if !on {
             ended.notify_all();
@@ -126,6 +174,23 @@ impl CancelHandle {
         }
     }
 
+    /// Wait (at most [`NETWORK_WAIT_LIMIT`]) until the executing thread is blocked waiting for
+    /// the server inside FreeTDS's network loop, or the execute ended. FreeTDS 1.3 loses the
+    /// executing thread's wakeup when a cross-thread cancel finds nobody in that loop (the
+    /// thread is writing its request or parsing a packet): the cancelling thread then sends the
+    /// ATTENTION itself, and the executing thread asking for its next packet meanwhile waits
+    /// for ever. Seen blocked in poll, the thread holds the loop (it leaves it only after a
+    /// packet arrived and was queued, microseconds), so the cancel only wakes it.
+    fn wait_for_network_wait(&self) {
+        let until = Instant::now() + NETWORK_WAIT_LIMIT;
+        while self.executing() && Instant::now() < until {
+            if blocked_in_network_wait(self.execute_tid.load(Ordering::SeqCst)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+
     /// Whether a cancel is pending (without consuming it).
     pub fn is_requested(&self) -> bool {
         self.requested.load(Ordering::SeqCst)
@@ -149,6 +214,7 @@ impl CancelHandle {
         if cooperative {
             // Not under the handle's lock: the execute's end takes it.
             self.wait_out_execute_start();
+            self.wait_for_network_wait();
         }
         let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
         self.requested.store(true, Ordering::SeqCst);

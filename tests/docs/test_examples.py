@@ -37,7 +37,7 @@ FENCE = re.compile(r"^(?P<indent> *)(?P<ticks>```+|~~~+)\s*(?P<info>[^\n`]*)$")
 MARKER = re.compile(r"^<!--\s*docs-test:\s*(?P<verb>\w+)\s*(?P<reason>.*?)\s*-->\s*$")
 SNIPPET = re.compile(r'^--8<--\s+"(?P<path>[^":]+)(?::(?P<start>\d*)(?::(?P<end>\d*))?)?"\s*$')
 WAITFOR = re.compile(r"WAITFOR DELAY '00:00:(\d\d)'")
-PYTHON = {"python", "py", "python3", "pycon"}
+PYTHON = {"python", "py", "python3"}
 
 PEOPLE = [(1, "Ada", 1.72), (2, "Grace", 1.60), (3, "Linus", 1.80)]
 

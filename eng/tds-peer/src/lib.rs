@@ -2,6 +2,7 @@
 //! targets (fuzz/) call its parsers directly on arbitrary bytes.
 
 pub mod bulk;
+pub mod chaos;
 pub mod conv;
 pub mod faults;
 pub mod fedauth;

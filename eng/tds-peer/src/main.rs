@@ -10,7 +10,7 @@ use tds_peer::session::{self, Config, Encrypt};
 use tds_peer::sql::engine::Shared;
 use tds_peer::{synthetic, tls};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--bulk-discard] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--bulk-discard] [--chaos RATE[,seed=N][,stall=SECS][,login=RATE]] [--verbose]";
 
 struct Args {
     port: u16,
@@ -25,6 +25,7 @@ struct Args {
     verbose: bool,
     fedauth: Option<tds_peer::fedauth::Verifier>,
     transient: tds_peer::transient::Switches,
+    chaos: Option<tds_peer::chaos::Chaos>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -41,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         verbose: false,
         fedauth: None,
         transient: Default::default(),
+        chaos: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -76,6 +78,7 @@ fn parse_args() -> Result<Args, String> {
             "--fedauth-key" => a.fedauth = Some(tds_peer::fedauth::Verifier::from_hex(&val()?)?),
             "--fail-logins" => a.transient.parse_fail_logins(&val()?)?,
             "--bulk-discard" => a.bulk_discard = true,
+            "--chaos" => a.chaos = Some(tds_peer::chaos::Chaos::parse(&val()?)?),
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
             o => return Err(format!("unknown argument {o}\n{USAGE}")),
@@ -138,6 +141,7 @@ fn main() {
         verbose,
         fedauth: args.fedauth,
         transient: args.transient,
+        chaos: args.chaos,
     });
     {
         let mut out = std::io::stdout().lock();

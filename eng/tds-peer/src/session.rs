@@ -30,6 +30,8 @@ pub struct Config {
     pub fedauth: Option<fedauth::Verifier>,
     /// `--fail-logins` and the statement faults' counts (transient.rs).
     pub transient: transient::Switches,
+    /// `--chaos`: random faults on every session (chaos.rs).
+    pub chaos: Option<crate::chaos::Chaos>,
 }
 
 pub fn serve(tcp: TcpStream, cfg: Arc<Config>, spid: u16) {
@@ -165,6 +167,10 @@ fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>>
         None if bad_user => Err(format!("Login failed for user '{}'.", login.user)),
         None => Ok(("sa".to_string(), None)),
     };
+    if let Some(error) = cfg.chaos.as_ref().and_then(|c| c.login(&db)) {
+        io.send_message(P_REPLY, &error, 4096)?;
+        return Ok(None);
+    }
     if let Outcome::Fail { error, .. } = cfg.transient.login(&db) {
         io.send_message(P_REPLY, &error, 4096)?;
         return Ok(None);
@@ -211,6 +217,12 @@ fn requests(io: &mut Io, cfg: &Config, spid: u16, engine: &mut Engine) -> io::Re
                 eprintln!("tds-peer: [{spid}] session reset (sp_reset_connection)");
             }
             engine.reset_session();
+        }
+        if let Some(chaos) = &cfg.chaos
+            && chaos.before_request(io, typ, &data, engine)?
+        {
+            engine.request_done();
+            continue;
         }
         match typ {
             P_SQL => sql_batch(io, cfg, spid, engine, &data)?,

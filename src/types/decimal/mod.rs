@@ -6,6 +6,7 @@
 
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
+use crate::codes::sql;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
@@ -101,6 +102,18 @@ impl DecimalParts {
             len,
         })
     }
+}
+
+/// The precision and scale of a DECIMAL/NUMERIC destination column of a bulk load
+/// (`bulk::Form::Decimal`, whose values are fitted by [`fit_decimal`]); `None` for any other
+/// SQL type.
+pub fn bulk_precision(desc: &ColumnDescription) -> Option<(u8, u8)> {
+    matches!(desc.sql_type, sql::DECIMAL | sql::NUMERIC).then(|| {
+        (
+            desc.size.clamp(1, 38) as u8,
+            desc.decimal_digits.clamp(0, 38) as u8,
+        )
+    })
 }
 
 // Encoders: a parameter sends a `ParamValue::Decimal`'s plain digits (`params/encode.rs`); a

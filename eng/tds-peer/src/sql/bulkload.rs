@@ -59,9 +59,14 @@ pub(crate) fn insert_bulk(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtEr
         });
     }
     let quote = |s: &str| format!("[{}]", s.replace(']', "]]"));
-    let target = match name.split_once('.') {
-        Some((s, t)) => format!("{}.{}", quote(s), quote(t)),
-        None => quote(&name),
+    // As `sqlite_name` chose: `[s].[t]` in a user schema, else the table (whose own name may
+    // hold a dot: `[x.y]`).
+    let target = match stmt.table.as_slice() {
+        [.., s, t] if !s.is_empty() && !s.eq_ignore_ascii_case("dbo") => {
+            format!("{}.{}", quote(s), quote(t))
+        }
+        [.., t] => quote(t),
+        [] => quote(&name),
     };
     cx.bulk = Some(PendingLoad {
         target,
@@ -75,7 +80,12 @@ pub(crate) fn insert_bulk(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtEr
 fn defaulted_columns(cx: &Context, table: &str) -> Vec<String> {
     let sql = format!(
         "PRAGMA table_info(\"{}\")",
-        schema::base_name(table).replace('"', "\"\"")
+        if cx.is_table(table) {
+            table.to_string()
+        } else {
+            schema::base_name(table)
+        }
+        .replace('"', "\"\"")
     );
     cx.db
         .prepare(&sql)

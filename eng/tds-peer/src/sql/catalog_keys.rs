@@ -598,18 +598,7 @@ pub(crate) fn sp_sproc_columns(
 /// The parts of a multi-part object name given as text (`[dbo].[t]`, `s.t`, `#t`), brackets
 /// and quotes removed.
 pub(crate) fn name_parts(name: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut in_bracket = false;
-    for ch in name.trim().chars() {
-        match ch {
-            '[' if !in_bracket => in_bracket = true,
-            ']' if in_bracket => in_bracket = false,
-            '"' if !in_bracket => {}
-            '.' if !in_bracket => parts.push(String::new()),
-            c => parts.last_mut().unwrap().push(c),
-        }
-    }
-    parts
+    super::names::parts(name)
 }
 
 /// sp_tablecollations_100 @object (mssql-python's bulk copy asks it): every column of the

@@ -184,6 +184,8 @@ fn session_function(up: &str) -> bool {
             | "SERVERPROPERTY"
             | "DATABASEPROPERTYEX"
             | "TYPE_ID"
+            | "OBJECT_NAME"
+            | "COL_NAME"
     )
 }
 
@@ -263,6 +265,9 @@ impl Ctx<'_> {
             .map_or(5, |d| d.1);
         let arg = args.first();
         match up {
+            "OBJECT_NAME" | "COL_NAME" => {
+                super::objnames::call(up, args, self.spid).unwrap_or_else(|| "NULL".into())
+            }
             "DB_NAME" => match arg {
                 None => lit(&self.database),
                 Some(a) => {
@@ -524,9 +529,8 @@ impl Ctx<'_> {
                         )
                     }
                     "DB_NAME" | "SCHEMA_NAME" | "USER_NAME" | "SUSER_SNAME" | "SUSER_NAME"
-                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME" => {
-                        Some(Ty::NVarChar(Some(128)))
-                    }
+                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME"
+                    | "COL_NAME" => Some(Ty::NVarChar(Some(128))),
                     "DB_ID" => Some(Ty::SmallInt),
                     "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
                     "SERVERPROPERTY" | "DATABASEPROPERTYEX" | "SQL_VARIANT_PROPERTY" => {
@@ -1310,10 +1314,10 @@ impl Rw<'_, '_> {
                     && toks.get(open + 1..).is_some_and(|r| {
                         r.iter()
                             .find(|t| !t.is_space())
-                            .is_some_and(|t| t.is_word("NOLOCK"))
+                            .is_some_and(super::hints::opens_table_hint)
                     }) =>
             {
-                // table hint WITH (NOLOCK)
+                // table hint WITH (NOLOCK), WITH (ROWLOCK, UPDLOCK), ... (hints.rs)
                 Ok(Some(matching(toks, open).unwrap_or(i) + 1))
             }
             _ => self.push(w),
@@ -1432,12 +1436,7 @@ impl Rw<'_, '_> {
                 return Ok(Some(close + 1));
             }
         };
-        let name = name
-            .rsplit('.')
-            .next()
-            .unwrap_or("")
-            .trim_matches(|c| c == '[' || c == ']')
-            .replace('\'', "''");
+        let name = super::names::last(&name).replace('\'', "''");
         // The object's id as sys.objects / sysobjects number it; the optional type ('U', 'V',
         // 'P') narrows the search as in SQL Server.
         let kind = parts.get(1).and_then(|p| match sig(p).first() {

@@ -38,14 +38,10 @@ pub fn declared_columns(stmt: &rusqlite::Statement) -> Vec<(String, Option<Ty>)>
         .collect()
 }
 
-/// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`).
+/// Last part of a T-SQL multi-part name (`master.dbo.t`, `[dbo].[t]`, `master..t` -> `t`;
+/// `[x.y]` -> `x.y`, `[c]]d]` -> `c]d`).
 pub fn base_name(name: &str) -> String {
-    name.rsplit('.')
-        .next()
-        .unwrap_or(name)
-        .trim()
-        .trim_matches(|c| c == '[' || c == ']' || c == '"')
-        .to_string()
+    super::names::last(name)
 }
 
 /// The SQLite table a T-SQL table name's parts (`t`, `dbo.t`, `master.dbo.t`, `s.t`) name:
@@ -62,7 +58,11 @@ pub fn sqlite_name(parts: &[String]) -> Option<String> {
 
 /// Columns of a table or view (temp tables included), None when no such object exists.
 pub fn table_columns(db: &rusqlite::Connection, table: &str) -> Option<Vec<ColInfo>> {
-    let table = base_name(table);
+    // A name as created first (`x.y`, from `[x.y]`), then its last part (`dbo.t`).
+    columns_of(db, table).or_else(|| columns_of(db, &base_name(table)))
+}
+
+fn columns_of(db: &rusqlite::Connection, table: &str) -> Option<Vec<ColInfo>> {
     let sql = format!("PRAGMA table_info(\"{}\")", table.replace('"', "\"\""));
     let mut st = db.prepare(&sql).ok()?;
     let cols: Vec<ColInfo> = st

@@ -377,16 +377,18 @@ fn with_timestamps(mut columns: Vec<Column>, origins: &[Option<Origin>]) -> Vec<
 
 /// SQL Server's name of each result column: its alias or column name, "" for an unnamed
 /// expression (SQLite names those after their text). `items` are the SELECT list's candidate
-/// names (`rewrite::select_names`); columns past them (`*` expansions) keep SQLite's name unless
-/// it looks like expression text.
+/// names (`rewrite::select_names`); columns past them (`*` expansions) keep SQLite's name when
+/// they are a table's columns or their name does not look like expression text.
 fn column_names(cols: &[(String, Option<Ty>)], items: &[Option<String>]) -> Vec<String> {
     cols.iter()
         .enumerate()
-        .map(|(i, (name, _))| match items.get(i) {
+        .map(|(i, (name, decl))| match items.get(i) {
             // As written in the query (SQL Server's header for `SELECT A` is "A").
             Some(Some(n)) if n.eq_ignore_ascii_case(name) => n.clone(),
             Some(_) => String::new(),
-            None if looks_like_name(name) => name.clone(),
+            // A table's column (SQLite declares a type for those only) keeps its real name,
+            // whatever it holds (`c]d`, created as `[c]]d]`).
+            None if decl.is_some() || looks_like_name(name) => name.clone(),
             None => String::new(),
         })
         .collect()

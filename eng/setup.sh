@@ -14,7 +14,8 @@ ROOT=$PWD
 log() { printf '\n== setup: %s\n' "$*" >&2; }
 
 APT_PACKAGES=(unixodbc unixodbc-dev odbcinst tdsodbc freetds-bin libsqliteodbc odbc-postgresql
-              postgresql libssl-dev pkg-config valgrind)
+              postgresql libssl-dev pkg-config valgrind
+              debootstrap zstd)  # the last two: eng/chroot.sh
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -78,4 +79,12 @@ fi
 log "building tds-peer and ferrodbc (release)"
 cargo build --release -q -p tds-peer
 ( source .venv/bin/activate && maturin develop --release -q >/dev/null )
+# The ADBC driver (adbc/, docs/adbc.md): its shared library (release, no Python in it) copied into
+# the Python package python-adbc/, which is installed into the venv, and a driver manifest written
+# into the venv's etc/adbc/drivers so loaders find it by the name "ferrodbc".
+log "building the ADBC driver (release) and installing adbc-driver-ferrodbc"
+cargo build --release -q -p adbc_driver_ferrodbc
+install -m 755 target/release/libadbc_driver_ferrodbc.so python-adbc/adbc_driver_ferrodbc/
+"$PY" -m pip install -q --no-deps --force-reinstall ./python-adbc
+"$PY" -m adbc_driver_ferrodbc.manifest >/dev/null
 log "done"

@@ -14,7 +14,11 @@ cargo clippy -q --workspace --all-targets --features ferrodbc/python,ferrodbc/be
 .venv/bin/python -m mypy.stubtest ferrodbc._native
 # Commit subjects of at most 72 characters, from the 0.1.0 cut on (older history stays as it was).
 if git rev-parse -q --verify 6bbb1d4^{commit} >/dev/null; then
-  long=$(git log --format=%s 6bbb1d4..HEAD | awk 'length($0) > 72')
+  # Five subjects of 73-85 characters landed on 2026-12-06 from parallel branches before this
+  # check ran on them; rewriting them would rewrite every branch merged since. Only they pass.
+  grandfathered='^(b2aa918|25cd97d|8453c07|52452db|8d0a158)'
+  long=$(git log --format='%h %s' --abbrev=7 6bbb1d4..HEAD | grep -Ev "$grandfathered" \
+    | awk '{ s = substr($0, index($0, " ") + 1) } length(s) > 72')
   if [ -n "$long" ]; then
     printf 'commit subjects over 72 characters:\n%s\n' "$long" >&2
     exit 1
@@ -35,6 +39,8 @@ suites=(tests/python)
 [ -d tests/sqlserver ] && suites+=(tests/sqlserver)
 [ -d eng/tds-peer/tests ] && suites+=(eng/tds-peer/tests)
 [ -d eng/profiler/tests ] && suites+=(eng/profiler/tests)
+# The ADBC driver (adbc/), loaded through adbc_driver_manager: about 10 s.
+[ -d tests/adbc ] && suites+=(tests/adbc)
 # Each failed step is named again at the very end, on stdout: a CI log shown only by its tail
 # still says which step (and, for pytest, which tests) failed.
 failures=()
@@ -56,6 +62,13 @@ for suite in "${suites[@]}"; do
   fi
   rm -f "$log"
 done
+
+echo "== documentation (eng/docs/build.sh: mkdocs --strict, links, every example)"
+# About 15 s: the site in docs/ built with warnings as errors, its links and anchors checked,
+# and every python example of README.md and docs/ run (a TDS peer per page, SQLite3 ODBC).
+if ! bash eng/docs/build.sh; then
+  fail "docs: the site does not build cleanly, a link is broken, or an example fails"
+fi
 
 echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
 # Any memcheck error fails; suppressions cover CPython, glibc and Driver 18 internals only.
@@ -89,6 +102,16 @@ if ! .venv/bin/python eng/wheel_check.py --profile dev; then
   fail "wheel check: the installed wheel does not work"
 fi
 
+echo "== Debian sid chroot, newest Python (eng/chroot.sh sid: manylinux wheel, pip, tests/python)"
+# eng/wheels.sh builds the cp314 manylinux_2_17 wheel (dev profile: the release packaging and
+# gate without fat LTO's build time), eng/chroot.py installs it with pip into a fresh sid system
+# (debootstrapped once, cached in ~/.cache/ferrodbc/chroot) and runs tests/python there on
+# SQLite3 and PostgreSQL, the import without libodbc, and a round trip and a fork through
+# Driver 18 and FreeTDS to the peer outside the chroot. The full matrix: bash eng/chroot.sh.
+if ! FERRODBC_WHEEL_PROFILE=dev bash eng/chroot.sh sid; then
+  fail "sid chroot: the wheel does not install or its tests fail there (eng/chroot.sh sid)"
+fi
+
 echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
 # time), once with mssql+pyodbc, once with mssql+ferrodbc and (--async) once with the async
@@ -97,15 +120,33 @@ echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # floor is lower: it also runs ServerSideCursorsTest (the sync dialect has no server-side
 # cursors), whose _is_server_side() knows only SQLAlchemy's own drivers (7 tests fail for any
 # other), and whose test_roundtrip_fetchall meets the peer's `nvarchar + parameter` (0, not text).
+# --as-pyodbc: a fourth run, SQLAlchemy's own mssql+pyodbc dialect over
+# ferrodbc.install_as_pyodbc(), none behind real pyodbc (about 1 minute more).
 if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor-ferrodbc 0.95 \
-    --async --floor-ferrodbc-async 0.94 --max-behind 0; then
+    --async --floor-ferrodbc-async 0.94 --as-pyodbc --floor-ferrodbc-as-pyodbc 0.95 --max-behind 0; then
   fail "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails"
+fi
+echo "== Django 5.2 + mssql-django 2.0 against tds-peer (eng/suites/django_suite.py)"
+# Django and mssql-django pip-installed with --require-hashes into ~/.cache/ferrodbc; a small
+# project's flow (migrate, CRUD, transactions, aggregates, bulk_create, select_for_update) with
+# real pyodbc, ferrodbc.install_as_pyodbc(), real mssql-python and
+# ferrodbc.install_as_mssql_python(): no step behind its real driver. About 20 s (and ~10 s
+# for the first pip install).
+if ! .venv/bin/python eng/suites/django_suite.py --mssql-python; then
+  fail "Django flow: a step ferrodbc fails that its real driver passes, or a new peer limit"
 fi
 echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
 # 50 tasks over 16 connections for 2 s each against the peer; fails only on errors or wrong rows,
 # never on timings (the figures are printed for the record).
 if ! .venv/bin/python -m eng.aio_load --quick; then
   fail "aio load: an error or a wrong row under load"
+fi
+echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 1.5 min)"
+# The ADBC driver beside ferrodbc's own fetch_arrow_table / bulkcopy_arrow, adbcbridge and pyodbc
+# through SQLAlchemy, with the peer's CPU; fails only on an error or a wrong result of ferrodbc
+# or its ADBC driver, never on a timing.
+if ! .venv/bin/python -m eng.profiler.adbc_bench --quick; then
+  fail "adbc bench: an error or a wrong result"
 fi
 echo "== chaos under load, short pass (eng/chaos.py, docs/chaos.md)"
 # Threads and asyncio tasks through Driver 18 and FreeTDS (reads, transactions, executemany,

@@ -73,6 +73,9 @@ pub struct Backend {
     /// (`SQLFetchScroll(SQL_FETCH_ABSOLUTE)`) and the driver allows SQLGetData on a bound column
     /// (`SQL_GD_BOUND`). See `reread.rs` for why this, and not SQLSetPos, and which drivers.
     pub reread: bool,
+    /// The connection asked Driver 18 for native vectors (`VectorTypeSupport=v1`): vector
+    /// parameters bind as `SQL_SS_VECTOR`, else as JSON text (`types/vector/`).
+    pub vectors: bool,
 }
 
 impl Backend {
@@ -108,6 +111,7 @@ impl From<Dbms> for Backend {
             dbms,
             driver: Driver::Other,
             reread: false,
+            vectors: false,
         }
     }
 }

@@ -98,6 +98,8 @@ impl Connection {
                 dbms,
                 driver,
                 reread,
+                vectors: driver == Driver::MsOdbc
+                    && crate::types::vector::asks_native(connection_string),
             },
             dbms_name,
             autocommit,

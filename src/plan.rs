@@ -25,6 +25,7 @@ impl CellKind {
             Family::Text => types::text::binding(self),
             Family::Binary => types::binary::binding(self),
             Family::Variant => types::variant::binding(self),
+            Family::Vector => types::vector::binding(self),
         }
     }
 
@@ -232,6 +233,9 @@ pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> Cel
         sql::SS_VARIANT if backend.ss_c_types() => CellKind::Variant,
         // Anything unknown: its text rendering, streamed (never truncated).
         sql::SS_VARIANT => CellKind::LongWText,
+        types::vector::SQL_SS_VECTOR => {
+            types::vector::kind_for(size, desc.decimal_digits).unwrap_or(CellKind::LongBinary)
+        }
         _ => CellKind::LongWText,
     }
 }

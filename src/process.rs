@@ -20,6 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// a child, 2 in a grandchild. Only the process's own value is ever compared with.
 static FORKS: AtomicU64 = AtomicU64::new(0);
 
+#[cfg(unix)]
 unsafe extern "C" {
     fn pthread_atfork(
         prepare: Option<unsafe extern "C" fn()>,
@@ -28,18 +29,46 @@ unsafe extern "C" {
     ) -> std::ffi::c_int;
 }
 
-/// Runs in the child right after `fork()`, with one thread: only an atomic store, which is
-/// async-signal-safe.
-unsafe extern "C" fn after_fork_in_child() {
-    FORKS.fetch_add(1, Ordering::SeqCst);
+/// Runs in the forking thread just before `fork()`: ends the prefetch threads, so the process
+/// forks with none of ours running (see `crate::prefetch`).
+#[cfg(unix)]
+unsafe extern "C" fn before_fork() {
+    crate::prefetch::before_fork();
 }
 
+/// Runs in the parent right after `fork()`.
+#[cfg(unix)]
+unsafe extern "C" fn after_fork_in_parent() {
+    crate::prefetch::after_fork();
+}
+
+/// Runs in the child right after `fork()`, with one thread: only atomic stores, which are
+/// async-signal-safe.
+#[cfg(unix)]
+unsafe extern "C" fn after_fork_in_child() {
+    FORKS.fetch_add(1, Ordering::SeqCst);
+    crate::prefetch::after_fork();
+}
+
+/// Windows has no fork: nothing to watch.
+#[cfg(not(unix))]
+fn watch_forks() {}
+
+#[cfg(unix)]
 fn watch_forks() {
     static WATCH: Once = Once::new();
     WATCH.call_once(|| {
-        // SAFETY: the handler is a plain function with static lifetime that only touches an
-        // atomic. A failure (ENOMEM) leaves forks unnoticed: handles then behave as before.
-        let _ = unsafe { pthread_atfork(None, None, Some(after_fork_in_child)) };
+        // SAFETY: the handlers are plain functions with static lifetime; the child's and the
+        // parent's only touch atomics, the prepare one runs before the fork like any code of
+        // the forking thread. A failure (ENOMEM) leaves forks unnoticed: handles then behave as
+        // before.
+        let _ = unsafe {
+            pthread_atfork(
+                Some(before_fork),
+                Some(after_fork_in_parent),
+                Some(after_fork_in_child),
+            )
+        };
     });
 }
 

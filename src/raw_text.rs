@@ -49,6 +49,7 @@ mod tests {
             dbms: Dbms::SqlServer,
             driver: Driver::FreeTds,
             reread: false,
+            vectors: false,
         };
         for backend in [Backend::from(Dbms::SqlServer), freetds] {
             for t in [sql::WCHAR, sql::WVARCHAR, sql::WLONGVARCHAR] {

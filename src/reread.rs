@@ -274,6 +274,7 @@ mod tests {
             dbms: Dbms::Sqlite,
             driver: Driver::Other,
             reread,
+            vectors: false,
         }
     }
 

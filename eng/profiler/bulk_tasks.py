@@ -41,7 +41,6 @@ from typing import Any
 from . import arrow_tasks as at
 from . import workdata as wd
 from .digest import Digest, of_rows
-from .drivers import NotApplicable
 from .task import Ctx, Size, Task
 
 #: Set by `drivers --bulk-discard` / `run --bulk-discard` for the peer and every worker.
@@ -292,13 +291,3 @@ TASKS = [
     _task("bulk_nvarcharmax_arrow", "load 4,096-char NVARCHAR(MAX) values from Arrow (large_utf8)",
           Size(10_000, 1000), arrow_body, _max_check, _max_full, arrow_setup("bmaxa", MAX_DDL, max_arrow)),
 ]
-
-
-def require(driver_name: str, task: str) -> None:
-    """Who can do what (drivers.py calls it through `Driver.require_bulk`)."""
-    if task.endswith("_tuples") and driver_name == "arrow-odbc":
-        raise NotApplicable("arrow-odbc loads Arrow only")
-    if task.endswith("_executemany") and driver_name == "arrow-odbc":
-        raise NotApplicable("arrow-odbc has no executemany")
-    if "_arrow" in task and driver_name == "pyodbc":
-        raise NotApplicable("pyodbc has no Arrow load")

@@ -9,7 +9,7 @@ import platform
 from functools import partial
 
 from . import floor, procs, report
-from .drivers import DRIVERS
+from .contestants import DRIVERS
 from .expectations import for_run
 from .rounds import Summary, rotating, run_rounds, summarize
 from .stats import median

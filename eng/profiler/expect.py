@@ -23,6 +23,7 @@ from .workloads import select
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 SOURCES = [HERE / "task.py", HERE / "workloads.py", HERE / "arrow_tasks.py", HERE / "bulk_tasks.py", HERE / "workdata.py",
+           HERE / "vector_tasks.py",
            HERE / "digest.py", ROOT / "eng/peers/synthetic.py"]
 
 

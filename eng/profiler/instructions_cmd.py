@@ -14,7 +14,7 @@ from functools import partial
 from pathlib import Path
 
 from . import builds, procs, report
-from .drivers import DRIVERS
+from .contestants import DRIVERS
 from .expectations import for_run
 from .target import connection_string, describe
 from .workloads import REGISTRY, select

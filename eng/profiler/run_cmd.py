@@ -8,7 +8,7 @@ import os
 import sys
 
 from . import procs
-from .drivers import DRIVERS
+from .contestants import DRIVERS
 from .target import connection_string
 from .worker import run_task
 from .workloads import REGISTRY

@@ -19,8 +19,9 @@ import time
 import traceback
 from typing import Any
 
+from .contestants import DRIVERS
 from .digest import require_fixed_hash_seed
-from .drivers import DRIVERS, Driver, NotApplicable
+from .drivers import Driver, NotApplicable
 from .task import Ctx, Task
 from .trampoline import call_via_ffi
 from .workloads import select

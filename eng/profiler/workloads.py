@@ -18,6 +18,7 @@ from .dataframe_tasks import TASKS as DATAFRAME_TASKS
 from .digest import Digest, of_rows, of_sets, of_values
 from .drivers import INPUT_SIZES
 from .task import Ctx, Size, Task
+from .vector_tasks import TASKS as VECTOR_TASKS
 
 
 def synthetic(shape: str, n: int) -> list[tuple]:
@@ -543,6 +544,7 @@ _TASKS = [
          sets_expect),
     *DATAFRAME_TASKS,
     *BULK_TASKS,
+    *VECTOR_TASKS,
 ]
 
 REGISTRY: dict[str, Task] = {t.name: t for t in _TASKS}

@@ -12,8 +12,16 @@ import codecs
 import logging
 from typing import Any
 
-from . import _native, entra, sqlconstants, sqltypes
+try:
+    from . import _native
+except ImportError as _err:  # the loader's bare "libodbc.so.2: cannot open shared object file"
+    from ._install_help import advice, is_missing_driver_manager
+
+    if is_missing_driver_manager(_err):
+        raise ImportError(advice(_err)) from _err
+    raise
 from . import bulk as bulk  # ferrodbc.bulk.to_sql_method without a second import
+from . import driver_pick, entra, sqlconstants, sqltypes
 from ._native import (
     Connection,
     Cursor,
@@ -47,6 +55,7 @@ from .dbapi import (
     TimestampFromTicks,
 )
 from .partitioned import read_arrow
+from .pyodbc_face import install_as_pyodbc
 from .retry import TRANSIENT_ERRORS, RetryPolicy, policy_of
 from .rows import namedtuple_row
 from .sqlconstants import *  # noqa: F403  (the other SQL_* constants pyodbc exports)
@@ -163,7 +172,7 @@ def connect(
     next request resets the session (``sp_reset_connection``: temp tables, SET options). Other
     drivers always disconnect. A forked child never takes its parent's pooled sessions.
 
-    Microsoft Entra ID (Azure SQL; README "Azure SQL: Entra ID tokens and retries"):
+    Microsoft Entra ID (Azure SQL; docs/connecting.md, "Azure SQL: Entra ID tokens"):
     ``credential`` is any object with azure-identity's ``TokenCredential`` protocol (its token
     for ``https://database.windows.net/.default`` is cached and asked again 5 minutes before
     it expires); ``access_token`` a token string. Either becomes Driver 18's
@@ -189,7 +198,8 @@ def connect(
     ]
     # `del ferrodbc.pooling` means the default (as pyodbc).
     use_pool = pooling if pooling is not None else globals().get("pooling", True)
-    full = ";".join(parts)
+    # No Driver/DSN named: Microsoft's driver, else FreeTDS (ferrodbc.driver_pick).
+    full = driver_pick.with_driver(";".join(parts))
     policy = policy_of(retry)
 
     def attempt() -> Connection:
@@ -221,6 +231,13 @@ def connect(
     if readonly:
         cnxn.set_attr(_SQL_ATTR_ACCESS_MODE, _SQL_MODE_READ_ONLY)
     return cnxn
+
+
+def install_as_mssql_python() -> Any:
+    """Make ``import mssql_python`` give mssql-python's API over ferrodbc (ferrodbc.mssql_python)."""
+    from .mssql_python import install
+
+    return install()
 
 
 def clear_pool() -> None:
@@ -279,6 +296,8 @@ __all__ = [
     "dataSources",
     "drivers",
     "getDecimalSeparator",
+    "install_as_mssql_python",
+    "install_as_pyodbc",
     "lowercase",
     "namedtuple_row",
     "native_uuid",

@@ -39,11 +39,14 @@ class Error(Exception):
     # Errors from the driver carry their own values; every other error (raised by ferrodbc
     # itself, or by user code) reads the class defaults: None, None, () and None.
     sqlstate: str | None
+    """The SQLSTATE of the driver's first diagnostic record (None for errors not from the driver)."""
     native_error: int | None
+    """The driver's native error number, e.g. SQL Server's message number (None if not from it)."""
     #: Every diagnostic record of the failed call, as (sqlstate, native_error, message).
     diagnostics: Sequence[tuple[str, int, str]]
     #: fetchall() only: the rows read before the error (fetchone/fetchmany hand them out).
     partial_rows: list[Row] | None
+    """`fetchall()` only: the rows read before the error (`fetchone`/`fetchmany` hand them out)."""
 
 class InterfaceError(Error): ...
 class DatabaseError(Error): ...
@@ -140,6 +143,7 @@ _RowFactory: TypeAlias = Callable[..., Any]
 
 @disjoint_base
 class Connection:
+    """A connection (`ferrodbc.connect()` opens one); a context manager that commits or rolls back."""
     def __new__(
         cls,
         connection_string: str,
@@ -149,19 +153,24 @@ class Connection:
         attrs_before: dict[int, Any] | None = None,
         pool_identity: str | None = None,
     ) -> Self: ...
-    def cursor(self) -> Cursor: ...
+    def cursor(self) -> Cursor:
+        """A new cursor on this connection."""
     def execute(self, sql: str, *params: Any) -> Cursor: ...
-    def commit(self) -> None: ...
-    def rollback(self) -> None: ...
+    def commit(self) -> None:
+        """Commit the open transaction."""
+    def rollback(self) -> None:
+        """Roll back the open transaction."""
     def close(self) -> None: ...
     autocommit: bool
+    """Each statement commits by itself when true (PEP 249: off unless `connect(autocommit=True)`)."""
     timeout: int
     decode_errors: str
     native_uuid: bool
     row_factory: _RowFactory | None
     max_lob_bytes: int | None
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
     @property
     def broken(self) -> bool: ...
     @property
@@ -169,9 +178,12 @@ class Connection:
     @property
     def driver_name(self) -> str: ...
     def add_output_converter(self, sqltype: int, func: Callable[[bytes | None], Any] | None) -> None: ...
-    def get_output_converter(self, sqltype: int) -> Callable[[bytes], Any] | None: ...
-    def remove_output_converter(self, sqltype: int) -> None: ...
-    def clear_output_converters(self) -> None: ...
+    def get_output_converter(self, sqltype: int) -> Callable[[bytes], Any] | None:
+        """The output converter registered for `sqltype`, or None (pyodbc)."""
+    def remove_output_converter(self, sqltype: int) -> None:
+        """Remove the output converter of `sqltype` (pyodbc)."""
+    def clear_output_converters(self) -> None:
+        """Remove every output converter (pyodbc)."""
     def __enter__(self) -> Self: ...
     def __exit__(self, exc_type: object, exc: object, tb: object) -> bool: ...
 
@@ -191,14 +203,18 @@ class Connection:
 
 @disjoint_base
 class Cursor:
+    """A cursor (`Connection.cursor()`): executes statements and fetches their results."""
     def __new__(cls, connection: Connection) -> Self: ...
     def execute(self, sql: str, *params: Any) -> Cursor: ...
     def executemany(self, sql: str, seq_of_params: Sequence[Sequence[Any]]) -> Cursor: ...
     def callproc(self, procname: str, parameters: Sequence[Any] | None = None) -> Any: ...
     # Rows are `Row`s unless `row_factory` says otherwise.
-    def fetchone(self) -> Any: ...
-    def fetchmany(self, size: int | None = None) -> list[Any]: ...
-    def fetchall(self) -> list[Any]: ...
+    def fetchone(self) -> Any:
+        """The next row, or None when the result set is used up."""
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        """The next `size` rows (default `arraysize`); fewer at the end of the result set."""
+    def fetchall(self) -> list[Any]:
+        """Every remaining row; on an error the rows read before it are on the exception's `partial_rows`."""
     def fetchval(self) -> Any: ...
     def fetch_record_batch(
         self,
@@ -249,7 +265,8 @@ class Cursor:
     ) -> dict[str, Any]: ...
     def nextset(self) -> bool: ...
     def setinputsizes(self, sizes: Sequence[Any] | None) -> None: ...
-    def setoutputsize(self, size: int, column: int | None = None) -> None: ...
+    def setoutputsize(self, size: int, column: int | None = None) -> None:
+        """Does nothing, as PEP 249 allows: (MAX) columns are streamed whole."""
     def cancel(self) -> None: ...
     def close(self) -> None: ...
     def __iter__(self) -> Cursor: ...
@@ -265,14 +282,18 @@ class Cursor:
     @property
     def messages(self) -> list[tuple[str, str]]: ...
     @property
-    def connection(self) -> Connection: ...
+    def connection(self) -> Connection:
+        """The connection this cursor belongs to."""
     @property
-    def closed(self) -> bool: ...
+    def closed(self) -> bool:
+        """Whether the cursor (or its connection) is closed."""
     arraysize: int
+    """`fetchmany()`'s default row count (PEP 249; 1 unless set)."""
     row_factory: _RowFactory | None
 
     # pyodbc compatibility (src/py/cursor.rs, src/py/catalog.rs)
     fast_executemany: bool
+    """pyodbc's switch: `executemany` always sends parameter arrays; True keeps pyodbc's numeric errors."""
     noscan: bool
     rows_as_dicts: bool
     @property

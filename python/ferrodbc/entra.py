@@ -7,7 +7,7 @@ followed by a zero byte" in Microsoft's description of the ASCII token; pyodbc u
 hand). The driver sends it in LOGIN7's FEDAUTH feature extension; the connection string must then
 name no UID, PWD, Authentication or Trusted_Connection (Driver 18 refuses the mix).
 
-Rules (README, "Azure SQL: Entra ID tokens and retries"):
+Rules (docs/connecting.md, "Azure SQL: Entra ID tokens"):
 
 - ``credential`` is anything with azure-identity's ``TokenCredential`` protocol:
   ``get_token(*scopes) -> AccessToken(token, expires_on)``, asked for ``SCOPE``. Its token is

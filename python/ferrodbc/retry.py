@@ -22,7 +22,7 @@ Transient error numbers (``TRANSIENT_ERRORS``), from Microsoft's documentation:
 
 Network-level failures are retried on connect only, by SQLSTATE: ``08S01`` (communication link
 failure) and ``08001`` (client unable to establish connection), as ODBC defines them. A
-statement whose connection was lost is not retried here: that session is gone (see the README on
+statement whose connection was lost is not retried here: that session is gone (see docs/connecting.md on
 Driver 18's ``ConnectRetryCount``).
 
 Defaults (``RetryPolicy()``): 5 tries in all, the first retry after 5 s, each later one after

@@ -48,6 +48,7 @@ from sqlalchemy.connectors.asyncio import (
     AsyncAdapt_terminate,
 )
 from sqlalchemy.dialects.mssql.base import MSDialect, MSExecutionContext
+from sqlalchemy.sql import sqltypes
 from sqlalchemy.util.concurrency import await_
 
 from . import _native
@@ -78,8 +79,8 @@ class MSExecutionContext_ferrodbc(MSExecutionContext):
     def create_default_cursor(self) -> Any:
         # SQLAlchemy copies every DB-API row into its own Row, keeping a plain tuple as it is and
         # converting anything else with tuple(row): rows as tuples skip building a ferrodbc Row
-        # and that copy (pandas.read_sql of 100,000 mixed rows: see README, "pandas, polars
-        # and SQLAlchemy"). Cursors users open on the raw connection keep ferrodbc's Row.
+        # and that copy (pandas.read_sql of 100,000 mixed rows: see docs/dataframes.md, "Which
+        # path to take"). Cursors users open on the raw connection keep ferrodbc's Row.
         cursor = super().create_default_cursor()
         cursor.row_factory = tuple
         return cursor
@@ -119,6 +120,10 @@ class MSDialect_ferrodbc(MSDialect):
     # (INSERT ... OUTPUT inserted.*), as with pyodbc's fast_executemany.
     use_insertmanyvalues = True
     use_insertmanyvalues_wo_returning = False
+
+    # SQL Server 2025's json columns reflect as JSON (docs/vectors.md); SQLAlchemy's own
+    # mssql dialect does not know the type name yet and would reflect NullType.
+    ischema_names = {**MSDialect.ischema_names, "json": sqltypes.JSON}
 
     def __init__(self, ferrodbc_pooling: bool = False, **kw: Any) -> None:
         super().__init__(**kw)

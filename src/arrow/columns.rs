@@ -8,7 +8,7 @@ use super::cells::FamilyBuilder;
 use super::kind::ArrowKind;
 use crate::batch::ColumnBuffer;
 use crate::error::Result;
-use crate::types::{binary, bit, decimal, float, guid, int, temporal, text};
+use crate::types::{binary, bit, decimal, float, guid, int, temporal, text, vector};
 use arrow_array::ArrayRef;
 use std::ops::Range;
 
@@ -24,6 +24,7 @@ pub(super) enum ColumnBuilder {
     Guid(guid::arrow::Builder),
     Text(text::arrow::Builder),
     Binary(binary::arrow::Builder),
+    Vector(vector::arrow::Builder),
 }
 
 impl ColumnBuilder {
@@ -42,6 +43,7 @@ impl ColumnBuilder {
             K::Uuid | K::UuidText => Self::Guid(FamilyBuilder::new(kind, rows)),
             K::Utf8 | K::LargeUtf8 => Self::Text(FamilyBuilder::new(kind, rows)),
             K::Binary | K::LargeBinary => Self::Binary(FamilyBuilder::new(kind, rows)),
+            K::Float32List { .. } => Self::Vector(FamilyBuilder::new(kind, rows)),
         }
     }
 
@@ -57,6 +59,7 @@ impl ColumnBuilder {
             Self::Guid(b) => b.finish(kind, rows),
             Self::Text(b) => b.finish(kind, rows),
             Self::Binary(b) => b.finish(kind, rows),
+            Self::Vector(b) => b.finish(kind, rows),
         }
     }
 
@@ -76,6 +79,7 @@ impl ColumnBuilder {
             Self::Guid(b) => b.append(buf, rows, cells),
             Self::Text(b) => b.append(buf, rows, cells),
             Self::Binary(b) => b.append(buf, rows, cells),
+            Self::Vector(b) => b.append(buf, rows, cells),
         }
     }
 }

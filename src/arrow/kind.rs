@@ -41,6 +41,10 @@ pub enum ArrowKind {
     LargeUtf8,
     Binary,
     LargeBinary,
+    /// fixed_size_list<float32>[dims]: a SQL Server vector (`types/vector/arrow.rs`).
+    Float32List {
+        dims: u16,
+    },
 }
 
 impl ArrowKind {
@@ -65,6 +69,9 @@ impl ArrowKind {
             ArrowKind::LargeUtf8 => DataType::LargeUtf8,
             ArrowKind::Binary => DataType::Binary,
             ArrowKind::LargeBinary => DataType::LargeBinary,
+            ArrowKind::Float32List { dims } => {
+                DataType::FixedSizeList(crate::types::vector::arrow::item_field(), dims as i32)
+            }
         }
     }
 }

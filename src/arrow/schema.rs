@@ -6,7 +6,9 @@ use super::kind::{ArrowColumn, ArrowKind, ArrowOptions};
 use crate::backend::Dbms;
 use crate::error::Result;
 use crate::plan::{ColumnPlan, ResultPlan};
-use crate::types::{Family, binary, bit, decimal, float, guid, int, temporal, text, variant};
+use crate::types::{
+    Family, binary, bit, decimal, float, guid, int, temporal, text, variant, vector,
+};
 use arrow_schema::{Field, Schema, SchemaRef};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +38,7 @@ impl ArrowKind {
             Family::Text => text::arrow::kind(&column),
             Family::Binary => binary::arrow::kind(&column),
             Family::Variant => variant::arrow::kind(&column),
+            Family::Vector => vector::arrow::kind(&column),
         }
     }
 

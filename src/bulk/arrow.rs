@@ -18,12 +18,14 @@
 //!   `bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `text`.
 //! - Anything else (List, other Structs, Map, Interval, Duration, ...): refused, naming the type.
 //!
-//! [`ParamSink`] is the sink of the parameter-array path (drivers without bcp): it turns each
-//! element into the [`ParamValue`] the parameters bind.
+//! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp): it turns each
+//! element into the [`ParamValue`](crate::params::ParamValue) the parameters bind.
 
 use super::encode::{Put, Sink};
-use crate::params::ParamValue;
-use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::decimal::text::unscaled_text;
+use crate::types::temporal::from_arrow::{
+    MS_PER_DAY, date_of_days, fixed_offset, offset_of, time_of, timestamp_of,
+};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     ArrowDictionaryKeyType, Date32Type, Date64Type, Decimal32Type, Decimal64Type, Decimal128Type,
@@ -34,7 +36,6 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayAccessor, StructArray};
 use arrow_schema::{DataType, TimeUnit};
-use std::fmt::Write;
 
 /// An element that could not be put: its index in the array, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +84,7 @@ pub fn check_type(dt: &DataType) -> Result<(), String> {
             key.is_dictionary_key_type() && matches!(**value, D::Utf8 | D::LargeUtf8 | D::Utf8View)
         }
         D::Struct(_) => offset_struct(dt).is_some(),
+        d if crate::types::vector::bulk::is_arrow_vector(d) => true,
         _ => false,
     };
     if ok {
@@ -124,6 +126,10 @@ pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
             }
             Ok(())
         }
+        d if crate::types::vector::bulk::is_arrow_vector(d) => {
+            crate::types::vector::bulk::put_arrow(array, sink)
+                .map_err(|(row, reason)| Failed { row, reason })
+        }
         D::Boolean => each(array.as_boolean(), sink, |s, v| s.boolean(v)),
         D::Int8 => each(array.as_primitive::<Int8Type>(), sink, |s, v| {
             s.int(v.into())
@@ -162,25 +168,25 @@ pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
         D::Decimal32(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal32Type>(), sink, |s, v| {
-                s.decimal(decimal_text(&mut text, v, *scale))
+                s.decimal(unscaled_text(&mut text, v, *scale))
             })
         }
         D::Decimal64(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal64Type>(), sink, |s, v| {
-                s.decimal(decimal_text(&mut text, v, *scale))
+                s.decimal(unscaled_text(&mut text, v, *scale))
             })
         }
         D::Decimal128(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal128Type>(), sink, |s, v| {
-                s.decimal(decimal_text(&mut text, v, *scale))
+                s.decimal(unscaled_text(&mut text, v, *scale))
             })
         }
         D::Decimal256(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal256Type>(), sink, |s, v| {
-                s.decimal(decimal_text(&mut text, v, *scale))
+                s.decimal(unscaled_text(&mut text, v, *scale))
             })
         }
         D::Date32 => each(array.as_primitive::<Date32Type>(), sink, |s, v| {
@@ -381,198 +387,12 @@ fn offsets(array: &StructArray, unit: TimeUnit, sink: &mut impl Sink) -> Done {
     Ok(())
 }
 
-const MS_PER_DAY: i64 = 86_400_000;
-const NS_PER_DAY: i64 = 86_400_000_000_000;
-/// Days from 1970-01-01 to 0001-01-01 and to 9999-12-31: SQL Server's date range.
-const FIRST_DAY: i64 = -719_162;
-const LAST_DAY: i64 = 2_932_896;
-
-/// The date of a day number; `Err` outside 0001-01-01..9999-12-31.
-pub fn date_of_days(days: i64) -> Result<Date, String> {
-    if !(FIRST_DAY..=LAST_DAY).contains(&days) {
-        return Err(format!(
-            "day {days} since 1970-01-01 is outside 0001-01-01..9999-12-31"
-        ));
-    }
-    let (year, month, day) = crate::types::temporal::arrow::civil_from_days(days);
-    Ok(Date {
-        year: year as i16,
-        month: month as u16,
-        day: day as u16,
-    })
-}
-
-/// The time of day of `v` units since midnight, a unit being `ns_per_unit` nanoseconds.
-pub fn time_of(v: i64, ns_per_unit: i64) -> Result<Time, String> {
-    let ns = i128::from(v) * i128::from(ns_per_unit);
-    if !(0..i128::from(NS_PER_DAY)).contains(&ns) {
-        return Err(format!("{v} is not a time of day (0 to 24 h)"));
-    }
-    Ok(time_of_ns(ns as i64))
-}
-
-fn time_of_ns(ns: i64) -> Time {
-    let secs = ns / 1_000_000_000;
-    Time {
-        hour: (secs / 3600) as u16,
-        minute: (secs / 60 % 60) as u16,
-        second: (secs % 60) as u16,
-        nanosecond: (ns % 1_000_000_000) as u32,
-    }
-}
-
-fn ns_per(unit: TimeUnit) -> i64 {
-    match unit {
-        TimeUnit::Second => 1_000_000_000,
-        TimeUnit::Millisecond => 1_000_000,
-        TimeUnit::Microsecond => 1_000,
-        TimeUnit::Nanosecond => 1,
-    }
-}
-
-/// The calendar timestamp of `v` units since 1970-01-01 00:00; `Err` outside SQL Server's
-/// years 1..9999.
-pub fn timestamp_of(v: i64, unit: TimeUnit) -> Result<Timestamp, String> {
-    timestamp_of_units(i128::from(v), unit)
-}
-
-fn timestamp_of_units(v: i128, unit: TimeUnit) -> Result<Timestamp, String> {
-    let per_day = i128::from(NS_PER_DAY / ns_per(unit));
-    let days = v.div_euclid(per_day);
-    let of_day = v.rem_euclid(per_day) * i128::from(ns_per(unit));
-    let days = i64::try_from(days).unwrap_or(i64::MAX);
-    Ok(Timestamp {
-        date: date_of_days(days)?,
-        time: time_of_ns(of_day as i64),
-    })
-}
-
-/// The instant `v` (units since 1970-01-01 00:00 UTC) as local time at `offset_minutes`.
-pub fn offset_of(v: i64, unit: TimeUnit, offset_minutes: i16) -> Result<TimestampOffset, String> {
-    let shift = i128::from(offset_minutes) * 60 * i128::from(1_000_000_000 / ns_per(unit));
-    Ok(TimestampOffset {
-        timestamp: timestamp_of_units(i128::from(v) + shift, unit)?,
-        offset_minutes,
-    })
-}
-
-/// The minutes of a fixed-offset zone (`+05:30`, `-08:00`, `+0530`, `+05`); `None` for any
-/// other zone (`UTC`, `Europe/Paris`), which [`put_array`] sends at +00:00.
-pub fn fixed_offset(zone: &str) -> Option<i16> {
-    // ASCII only: the slicing below is by byte (a zone name is the user's text).
-    if !zone.is_ascii() {
-        return None;
-    }
-    let (sign, rest) = match zone.as_bytes().first()? {
-        b'+' => (1, &zone[1..]),
-        b'-' => (-1, &zone[1..]),
-        _ => return None,
-    };
-    let (h, m) = match rest.len() {
-        2 => (rest, "00"),
-        4 => (&rest[..2], &rest[2..]),
-        5 if rest.as_bytes()[2] == b':' => (&rest[..2], &rest[3..]),
-        _ => return None,
-    };
-    if !h.bytes().chain(m.bytes()).all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let (h, m): (i16, i16) = (h.parse().ok()?, m.parse().ok()?);
-    (h <= 23 && m <= 59).then_some(sign * (h * 60 + m))
-}
-
-/// The digits of an unscaled decimal `v` with `scale` (negative: that many zeros appended),
-/// written into `out`, which is returned.
-pub fn decimal_text(out: &mut String, v: impl std::fmt::Display, scale: i8) -> &str {
-    out.clear();
-    let _ = write!(out, "{v}");
-    let negative = out.starts_with('-');
-    let digits_start = usize::from(negative);
-    if scale < 0 {
-        if &out[digits_start..] != "0" {
-            out.extend(std::iter::repeat_n('0', usize::from(scale.unsigned_abs())));
-        }
-        return out;
-    }
-    let scale = usize::from(scale.unsigned_abs());
-    if scale == 0 {
-        return out;
-    }
-    let digits = out.len() - digits_start;
-    if digits <= scale {
-        let zeros = "0".repeat(scale + 1 - digits);
-        out.insert_str(digits_start, &zeros);
-    }
-    let point = out.len() - scale;
-    out.insert(point, '.');
-    out
-}
-
-/// A sink pushing [`ParamValue`]s: the parameter-array path's column of values.
-pub struct ParamSink<'a> {
-    pub out: &'a mut Vec<ParamValue>,
-}
-
-impl ParamSink<'_> {
-    fn push(&mut self, v: ParamValue) -> Put {
-        self.out.push(v);
-        Ok(())
-    }
-}
-
-impl Sink for ParamSink<'_> {
-    fn null(&mut self) -> Put {
-        self.push(ParamValue::Null)
-    }
-    fn boolean(&mut self, b: bool) -> Put {
-        self.push(ParamValue::Bool(b))
-    }
-    fn int(&mut self, i: i64) -> Put {
-        self.push(ParamValue::Int(i))
-    }
-    fn float(&mut self, f: f64) -> Put {
-        self.push(ParamValue::Float(f))
-    }
-    fn decimal(&mut self, text: &str) -> Put {
-        let body = text.trim_start_matches(['-', '+']);
-        let (int, frac) = body.split_once('.').unwrap_or((body, ""));
-        let int_digits = int.trim_start_matches('0').len();
-        self.push(ParamValue::Decimal {
-            text: text.to_owned(),
-            precision: (int_digits + frac.len()).max(1) as u32,
-            scale: frac.len() as u32,
-        })
-    }
-    fn date(&mut self, d: Date) -> Put {
-        self.push(ParamValue::Date(d))
-    }
-    fn time(&mut self, t: Time) -> Put {
-        self.push(ParamValue::Time(t))
-    }
-    fn timestamp(&mut self, ts: Timestamp) -> Put {
-        self.push(ParamValue::Timestamp(ts))
-    }
-    fn offset(&mut self, o: TimestampOffset) -> Put {
-        self.push(ParamValue::TimestampOffset(o))
-    }
-    fn text(&mut self, s: &str) -> Put {
-        self.push(ParamValue::Text(s.encode_utf16().collect()))
-    }
-    fn utf16(&mut self, u: &[u16]) -> Put {
-        self.push(ParamValue::Text(u.to_vec()))
-    }
-    fn bytes(&mut self, b: &[u8]) -> Put {
-        self.push(ParamValue::Bytes(b.to_vec()))
-    }
-    fn guid(&mut self, g: u128) -> Put {
-        self.push(ParamValue::Guid(g))
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::encode::ParamSink;
     use super::*;
-    use crate::types::temporal::arrow::days_from_civil;
+    use crate::params::ParamValue;
+    use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
     use arrow_array::builder::StringDictionaryBuilder;
     use arrow_array::{
         ArrayRef, BinaryViewArray, Decimal128Array, Int32Array, StringArray, StringViewArray,
@@ -610,20 +430,24 @@ mod tests {
             Ok(())
         }
         fn time(&mut self, t: Time) -> Put {
-            self.0
-                .push(format!("time {}", super::super::encode::time_text(&t, 7)));
+            self.0.push(format!(
+                "time {}",
+                crate::types::temporal::iso::time_text(&t, 7)
+            ));
             Ok(())
         }
         fn timestamp(&mut self, ts: Timestamp) -> Put {
             self.0.push(format!(
                 "ts {}",
-                super::super::encode::timestamp_text(&ts, 7)
+                crate::types::temporal::iso::timestamp_text(&ts, 7)
             ));
             Ok(())
         }
         fn offset(&mut self, o: TimestampOffset) -> Put {
-            self.0
-                .push(format!("dto {}", super::super::encode::offset_text(&o, 7)));
+            self.0.push(format!(
+                "dto {}",
+                crate::types::temporal::iso::offset_text(&o, 7)
+            ));
             Ok(())
         }
         fn text(&mut self, s: &str) -> Put {
@@ -646,67 +470,10 @@ mod tests {
         }
     }
 
-    fn days_of(d: Date) -> i64 {
-        days_from_civil(i32::from(d.year), u32::from(d.month), u32::from(d.day))
-    }
-
     fn log(a: &dyn Array) -> Vec<String> {
         let mut l = Log::default();
         put_array(a, &mut l).unwrap();
         l.0
-    }
-
-    #[test]
-    fn days_round_trip_over_sql_servers_whole_range() {
-        assert_eq!(date_of_days(FIRST_DAY).unwrap().to_text(), "0001-01-01");
-        assert_eq!(date_of_days(LAST_DAY).unwrap().to_text(), "9999-12-31");
-        assert_eq!(date_of_days(0).unwrap().to_text(), "1970-01-01");
-        assert_eq!(date_of_days(11_016).unwrap().to_text(), "2000-02-29");
-        assert_eq!(date_of_days(-1).unwrap().to_text(), "1969-12-31");
-        assert!(date_of_days(FIRST_DAY - 1).is_err());
-        assert!(date_of_days(LAST_DAY + 1).is_err());
-        for days in (FIRST_DAY..=LAST_DAY).step_by(97) {
-            assert_eq!(days_of(date_of_days(days).unwrap()), days);
-        }
-        assert_eq!(days_of(date_of_days(LAST_DAY).unwrap()), LAST_DAY);
-    }
-
-    #[test]
-    fn timestamps_at_the_edges_of_the_range() {
-        let first = -62_135_596_800_000_000i64; // 0001-01-01 00:00 in microseconds
-        let ts = timestamp_of(first, TimeUnit::Microsecond).unwrap();
-        assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7).as_str(),
-            "0001-01-01 00:00:00.0000000"
-        );
-        assert!(timestamp_of(first - 1, TimeUnit::Microsecond).is_err());
-        let last = (LAST_DAY + 1) * 86_400_000_000 - 1;
-        let ts = timestamp_of(last, TimeUnit::Microsecond).unwrap();
-        assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7).as_str(),
-            "9999-12-31 23:59:59.9999990"
-        );
-        assert!(timestamp_of(last + 1, TimeUnit::Microsecond).is_err());
-        let ts = timestamp_of(-1, TimeUnit::Nanosecond).unwrap();
-        assert_eq!(
-            super::super::encode::timestamp_text(&ts, 7).as_str(),
-            "1969-12-31 23:59:59.9999999"
-        );
-        let ts = timestamp_of(i64::MAX, TimeUnit::Nanosecond).unwrap();
-        assert_eq!(ts.date.to_text(), "2262-04-11");
-        assert!(timestamp_of(i64::MAX, TimeUnit::Second).is_err());
-    }
-
-    #[test]
-    fn times_of_every_unit() {
-        let t = time_of(3_723_456_789_123, 1).unwrap();
-        assert_eq!(
-            (t.hour, t.minute, t.second, t.nanosecond),
-            (1, 2, 3, 456_789_123)
-        );
-        assert_eq!(time_of(86_399, 1_000_000_000).unwrap().second, 59);
-        assert!(time_of(86_400, 1_000_000_000).is_err());
-        assert!(time_of(-1, 1_000).is_err());
     }
 
     #[test]
@@ -721,7 +488,7 @@ mod tests {
         assert_eq!(fixed_offset("+é:00"), None);
         let o = offset_of(0, TimeUnit::Second, -90).unwrap();
         assert_eq!(
-            super::super::encode::offset_text(&o, 0).as_str(),
+            crate::types::temporal::iso::offset_text(&o, 0).as_str(),
             "1969-12-31 22:30:00 -01:30"
         );
         let a = TimestampMicrosecondArray::from(vec![0]).with_timezone("+02:00");
@@ -733,14 +500,14 @@ mod tests {
     #[test]
     fn decimals_keep_every_digit() {
         let mut s = String::new();
-        assert_eq!(decimal_text(&mut s, 12345i128, 2), "123.45");
-        assert_eq!(decimal_text(&mut s, -5i128, 3), "-0.005");
-        assert_eq!(decimal_text(&mut s, 0i128, 2), "0.00");
-        assert_eq!(decimal_text(&mut s, 7i128, -3), "7000");
-        assert_eq!(decimal_text(&mut s, -7i128, -1), "-70");
-        assert_eq!(decimal_text(&mut s, 0i128, -2), "0");
+        assert_eq!(unscaled_text(&mut s, 12345i128, 2), "123.45");
+        assert_eq!(unscaled_text(&mut s, -5i128, 3), "-0.005");
+        assert_eq!(unscaled_text(&mut s, 0i128, 2), "0.00");
+        assert_eq!(unscaled_text(&mut s, 7i128, -3), "7000");
+        assert_eq!(unscaled_text(&mut s, -7i128, -1), "-70");
+        assert_eq!(unscaled_text(&mut s, 0i128, -2), "0");
         assert_eq!(
-            decimal_text(&mut s, i128::MAX, 10),
+            unscaled_text(&mut s, i128::MAX, 10),
             "17014118346046923173168730371.5884105727"
         );
         let a = Decimal128Array::from(vec![Some(-123_456), None])

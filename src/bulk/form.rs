@@ -5,6 +5,7 @@
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::ColumnDescription;
+use crate::types;
 
 /// bcp program types (msodbcsql.h / FreeTDS odbcss.h) of the forms below.
 pub mod bcp_type {
@@ -19,25 +20,7 @@ pub mod bcp_type {
     pub const UNIQUEID: u8 = 0x24;
 }
 
-/// The temporal SQL types, each sent as ISO text the driver converts exactly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Temporal {
-    Date,
-    /// `time(scale)`.
-    Time {
-        scale: u8,
-    },
-    /// `datetime2(scale)`, `datetime` (3) and `smalldatetime` (0, `minutes`: whole minutes,
-    /// described with column size 16).
-    DateTime {
-        scale: u8,
-        minutes: bool,
-    },
-    /// `datetimeoffset(scale)`.
-    Offset {
-        scale: u8,
-    },
-}
+pub use crate::types::temporal::bulk::Temporal;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -75,41 +58,19 @@ impl Form {
     /// (`sql_variant`, CLR types).
     pub fn of(desc: &ColumnDescription) -> Result<Form> {
         let bounded = |n: usize| (n > 0 && n < (1 << 30)).then_some(n);
-        let scale = desc.decimal_digits.clamp(0, 7) as u8;
+        // One line per family that decides its own columns' forms.
+        if let Some(t) = Temporal::of(desc) {
+            return Ok(Form::Temporal(t));
+        }
+        if let Some((min, max, name)) = types::int::bulk_range(desc) {
+            return Ok(Form::Int { min, max, name });
+        }
+        if let Some((precision, scale)) = types::decimal::bulk_precision(desc) {
+            return Ok(Form::Decimal { precision, scale });
+        }
         Ok(match desc.sql_type {
             sql::BIT => Form::Bit,
-            sql::TINYINT => Form::Int {
-                min: 0,
-                max: 255,
-                name: "tinyint",
-            },
-            sql::SMALLINT => Form::Int {
-                min: i16::MIN.into(),
-                max: i16::MAX.into(),
-                name: "smallint",
-            },
-            sql::INTEGER => Form::Int {
-                min: i32::MIN.into(),
-                max: i32::MAX.into(),
-                name: "int",
-            },
-            sql::BIGINT => Form::Int {
-                min: i64::MIN,
-                max: i64::MAX,
-                name: "bigint",
-            },
             sql::REAL | sql::FLOAT | sql::DOUBLE => Form::Float,
-            sql::DECIMAL | sql::NUMERIC => Form::Decimal {
-                precision: desc.size.clamp(1, 38) as u8,
-                scale: desc.decimal_digits.clamp(0, 38) as u8,
-            },
-            sql::TYPE_DATE => Form::Temporal(Temporal::Date),
-            sql::TYPE_TIME | sql::SS_TIME2 => Form::Temporal(Temporal::Time { scale }),
-            sql::TYPE_TIMESTAMP => Form::Temporal(Temporal::DateTime {
-                scale,
-                minutes: desc.size == 16,
-            }),
-            sql::SS_TIMESTAMPOFFSET => Form::Temporal(Temporal::Offset { scale }),
             sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
                 max_units: bounded(desc.size),
                 utf8: false,
@@ -123,6 +84,12 @@ impl Form {
             },
             sql::LONGVARBINARY => Form::Binary { max_bytes: None },
             sql::GUID => Form::Guid,
+            // A vector column on a VectorTypeSupport=v1 connection: its JSON text, as bcp's
+            // describe has it (`types/vector/bulk.rs`).
+            crate::types::vector::SQL_SS_VECTOR => Form::Text {
+                max_units: None,
+                utf8: false,
+            },
             other => {
                 return Err(Error::NotSupported(format!(
                     "bulk load: column {:?} has SQL type {other}, which bulk copy cannot send",

@@ -15,15 +15,22 @@
 //! - `rows.rs`: a [`RowSource`]'s rows into the load (the tuple path).
 //! - `stream.rs`: an Arrow `RecordBatchReader` into the load, batch by batch.
 //! - `target.rs`: the destination described once (`SELECT TOP 0 *`), and `column_mappings`.
-//! - `form.rs`: the form each destination column is sent in, decided once per load.
-//! - `encode.rs`: a source value into a cell of that form (the [`Sink`] both sources feed).
+//! - `form.rs`: the form each destination column is sent in (its bcp program type and
+//!   limits), decided once per load; a family that decides its own columns' forms answers in one
+//!   line (`types/temporal/bulk.rs`).
+//! - `encode.rs`: the [`Sink`] both sources feed, one method per source value type;
+//!   [`CellSink`] puts a value into a cell of its column's form (one `match` per value on the
+//!   value and the form, since a Python column may hold any type; the SQL Server rules are the
+//!   families': rounding and ISO text in `types/temporal`, `fit_decimal` in
+//!   `types/decimal/text.rs`, GUID text in `types/guid`), `ParamSink` into a parameter value.
 //! - `cells.rs`: a chunk's column of length-prefixed cells, as the bcp API reads them.
 //! - `load.rs`: the driver's bcp API (Driver 17/18, FreeTDS): `bcp_init`, a `bcp_bind` per
 //!   column, each row's cells copied into the bound slots (or pointed at) and `bcp_sendrow`,
 //!   `bcp_batch` per batch, `bcp_done`.
 //! - `pipe.rs`: a bcp load's chunks sent on a second thread while the next one is filled.
 //! - `arrays.rs`: every other driver, as `INSERT` parameter arrays per chunk.
-//! - `arrow.rs`: an Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`).
+//! - `arrow.rs`: an Arrow array's elements into a [`Sink`]: the array's type looked at once,
+//!   then one loop per type (Arrow's numbers into calendar values: `types/temporal/from_arrow.rs`).
 //!
 //! Both paths report what they did in [`LoadCount`]; the counters below prove which ran.
 

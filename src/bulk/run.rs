@@ -1,7 +1,7 @@
 //! A whole bulk load for any caller, Python or not: describe the table, choose the driver's bcp
 //! API or `INSERT` parameter arrays, feed rows (`rows.rs`) or an Arrow stream (`stream.rs`) in
 //! bounded chunks, end the load. The Python methods (`py/cursor/bulk*.rs`) are thin wrappers:
-//! they check mssql-python's arguments, turn Python rows into [`ParamValue`]s and release the
+//! they check mssql-python's arguments, turn Python rows into [`ParamValue`](crate::params::ParamValue)s and release the
 //! GIL through [`Release`].
 //!
 //! ```ignore

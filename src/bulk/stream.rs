@@ -5,9 +5,9 @@
 //! is never collected.
 
 use super::arrays::ArrayLoad;
-use super::arrow::{ParamSink, check_type, put_array};
+use super::arrow::{check_type, put_array};
 use super::cells::CellColumn;
-use super::encode::{CellSink, check_param};
+use super::encode::{CellSink, ParamSink, check_param};
 use super::pipe::{Pipe, pipelined};
 use super::rows::null_refused;
 use super::run::{BulkError, BulkLoad, CHUNK_BYTES, CHUNK_ROWS, Progress, Release, Way};

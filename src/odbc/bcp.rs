@@ -4,8 +4,9 @@
 //! differently (both seen on Linux with unixODBC 2.3, 2026-12-04; the captures are in
 //! `eng/tds-peer/captures/bulk-load.md`):
 //! - Microsoft ODBC Driver 17/18 exports `bcp_initW`, `bcp_bind`, ... from its own library;
-//!   unixODBC does not forward them. They are looked up with `dlsym` in the library the driver
-//!   manager already loaded for this connection, and they accept unixODBC's own `HDBC`.
+//!   unixODBC does not forward them. They are looked up in the library the driver manager
+//!   already loaded for this connection (`super::platform`: dlsym on Linux and macOS,
+//!   GetProcAddress on Windows), and they accept the driver manager's own `HDBC`.
 //! - FreeTDS implements them as private connection attributes (1500 + n, each taking a pointer
 //!   to a small parameter struct), which unixODBC passes to the driver unchanged. FreeTDS has no
 //!   `bcp_collen`: a variable-length value needs a length prefix or a terminator there.
@@ -17,10 +18,11 @@
 //! same `Error::Odbc` as any other ODBC call.
 
 use super::Dbc;
+use super::platform::Library;
 use super::sys::{self, HDbc};
 use crate::backend::Driver;
 use crate::error::{Error, Result};
-use std::ffi::{CString, c_char, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::sync::Mutex;
 
 /// The connection attribute that enables bcp on a connection, set before it connects.
@@ -413,49 +415,20 @@ fn set_private(dbc: &Dbc, attr: i32, params: *mut c_void) -> bool {
     )
 }
 
-unsafe extern "C" {
-    fn dlopen(filename: *const c_char, flags: c_int) -> *mut c_void;
-    fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
-}
-const RTLD_NOW: c_int = 2;
-const RTLD_NOLOAD: c_int = 4;
-
 /// The driver libraries whose bcp functions were resolved, by path (a process may load two).
 static RESOLVED: Mutex<Vec<(String, MsFns)>> = Mutex::new(Vec::new());
 
 /// Microsoft's bcp functions, from the already loaded driver library named `file`
 /// (`SQLGetInfo(SQL_DRIVER_NAME)`: a file name without its folder).
 fn ms_fns(file: &str) -> Result<MsFns> {
-    let path = loaded_path(file).ok_or_else(|| {
-        Error::Interface(format!(
-            "the driver library {file} is not loaded in this process"
-        ))
-    })?;
+    let (path, lib) = Library::loaded(file)?;
     let mut resolved = RESOLVED.lock().unwrap_or_else(|p| p.into_inner());
     if let Some((_, f)) = resolved.iter().find(|(p, _)| *p == path) {
         return Ok(*f);
     }
-    let c_path = CString::new(path.clone()).map_err(|_| Error::Interface("driver path".into()))?;
-    // SAFETY: RTLD_NOLOAD only takes another reference to a library that is already loaded
-    // (unixODBC loaded it for this connection), so no initialiser runs. The reference is never
-    // dropped: the functions below stay callable for the life of the process.
-    let lib = unsafe { dlopen(c_path.as_ptr(), RTLD_NOW | RTLD_NOLOAD) };
-    if lib.is_null() {
-        return Err(Error::Interface(format!(
-            "could not open the driver library {path}"
-        )));
-    }
     let sym = |name: &str| -> Result<*mut c_void> {
-        let c = CString::new(name).expect("symbol names hold no NUL");
-        // SAFETY: `lib` is a valid handle; the name is NUL-terminated.
-        let p = unsafe { dlsym(lib, c.as_ptr()) };
-        if p.is_null() {
-            Err(Error::NotSupported(format!(
-                "the driver library {path} has no {name}"
-            )))
-        } else {
-            Ok(p)
-        }
+        lib.symbol(name)
+            .ok_or_else(|| Error::NotSupported(format!("the driver library {path} has no {name}")))
     };
     // SAFETY: each symbol is the driver's exported function of that name, whose C prototype
     // (msodbcsql.h) the field's type spells out.
@@ -475,36 +448,16 @@ fn ms_fns(file: &str) -> Result<MsFns> {
     Ok(fns)
 }
 
-/// The full path of the loaded library whose file name is `file`, from `/proc/self/maps`.
-fn loaded_path(file: &str) -> Option<String> {
-    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines()
-        .filter_map(|line| line.split_whitespace().nth(5))
-        .find(|path| path.rsplit('/').next() == Some(file))
-        .map(str::to_string)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn a_library_that_is_not_loaded_is_not_found() {
-        assert_eq!(loaded_path("libnot-a-driver.so.1"), None);
+    fn a_library_that_is_not_loaded_has_no_bcp_functions() {
         assert!(matches!(
             ms_fns("libnot-a-driver.so.1"),
             Err(Error::Interface(_))
         ));
-    }
-
-    #[test]
-    fn the_c_library_is_found_by_its_file_name() {
-        // Every Rust test binary on glibc maps libc.so.6.
-        let path = loaded_path("libc.so.6").expect("libc is mapped");
-        assert!(
-            path.starts_with('/') && path.ends_with("/libc.so.6"),
-            "{path}"
-        );
     }
 
     #[test]

@@ -20,6 +20,8 @@ mod dbc;
 mod diag;
 mod env;
 mod info;
+mod params_desc;
+mod platform;
 mod stmt;
 
 pub use call::{Outcome, to_wide};
@@ -28,6 +30,7 @@ pub use dbc::Dbc;
 pub use diag::{Diagnostic, read_diagnostics};
 pub use env::environment;
 pub use info::{data_sources, drivers, environment_address};
+pub use params_desc::ParamDescription;
 pub use stmt::{ColumnDescription, Stmt};
 
 pub use odbc_api::sys;

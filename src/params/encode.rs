@@ -8,6 +8,7 @@ use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, Len, NULL_DATA, ParamType};
 use crate::types::guid::{guid_text, u128_to_guid};
+use crate::types::vector;
 
 /// Declared sizes are bucketed so SQL Server sees one parameter type per bucket
 /// (`nvarchar(4000)` or `nvarchar(max)`), not one plan per distinct string length.
@@ -54,6 +55,9 @@ pub(super) fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mu
                 .iter()
                 .flat_map(|&b| u16::from(b).to_ne_bytes()),
         ),
+        // The vector family's encoders (`types/vector`).
+        (ParamValue::Vector(v), Kind::Vector) => out.extend(vector::param_buffer(v)),
+        (ParamValue::Vector(v), _) => wide(&vector::json_text(v), out),
         // `unify` only produces the combinations above.
         (_, _) => return false,
     }
@@ -107,7 +111,9 @@ pub(super) fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding
         | Kind::Bytes
         | Kind::Decimal
         | Kind::Output
-        | Kind::Table => {
+        | Kind::Table
+        | Kind::Vector
+        | Kind::VectorText => {
             return None;
         }
     };
@@ -164,7 +170,8 @@ pub(super) fn encode_column(
                 (CDataType::SBigInt, sql::BIGINT, 19, 0)
             }
         }
-        Kind::Text => {
+        Kind::Vector => (CDataType::Binary, vector::SQL_SS_VECTOR, 0, 0),
+        Kind::Text | Kind::VectorText => {
             let units = max_len / 2;
             if units > TEXT_BUCKET_UNITS {
                 (CDataType::WChar, sql::WLONGVARCHAR, units, 0)
@@ -259,6 +266,9 @@ pub(super) fn encode_column(
             let start = r * element_len;
             data[start..start + span.len()].copy_from_slice(&packed[span]);
         }
+    }
+    if kind == Kind::Vector {
+        vector::array_layout(data, element_len, rows.len());
     }
     Ok(col)
 }

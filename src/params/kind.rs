@@ -6,7 +6,7 @@ use crate::backend::{Backend, Driver};
 use crate::types::temporal::Date;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
     Null,
     Bool,
     Int,
@@ -28,6 +28,10 @@ pub(super) enum Kind {
     /// Times with a digit below the microsecond, sent through FreeTDS as text with seven
     /// fraction digits (its TYPE_TIME keeps six); chosen per column like `DateText`.
     TimeText,
+    /// A float32 vector: native (`SQL_SS_VECTOR`), or its JSON text where the connection did
+    /// not ask for native vectors (chosen per column like `DateText`).
+    Vector,
+    VectorText,
 }
 
 pub(super) fn kind_of(v: &ParamValue) -> Kind {
@@ -46,6 +50,7 @@ pub(super) fn kind_of(v: &ParamValue) -> Kind {
         ParamValue::Guid(_) => Kind::Guid,
         ParamValue::Output(_) => Kind::Output,
         ParamValue::Table(_) => Kind::Table,
+        ParamValue::Vector(_) => Kind::Vector,
     }
 }
 
@@ -82,6 +87,9 @@ pub(super) fn carried_kind<'a>(
     values: impl IntoIterator<Item = &'a ParamValue>,
     backend: Backend,
 ) -> Kind {
+    if kind == Kind::Vector && !backend.vectors {
+        return Kind::VectorText;
+    }
     if backend.driver != Driver::FreeTds
         || !matches!(kind, Kind::Date | Kind::Timestamp | Kind::Time)
     {

@@ -51,6 +51,9 @@ pub enum ParamValue {
     Output(Box<OutputParam>),
     /// A table-valued parameter (SQL Server; `execute` only).
     Table(Box<TableParam>),
+    /// A float32 vector (`types/vector/`): native on a `VectorTypeSupport=v1` connection, else
+    /// its JSON text.
+    Vector(Vec<f32>),
 }
 
 /// A `setinputsizes` entry: overrides of the SQL type and size the engine would choose.
@@ -208,6 +211,7 @@ impl BoundParams {
 unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<()> {
     for (i, col) in columns.iter_mut().enumerate() {
         let number = (i + 1) as u16;
+        crate::types::vector::point_params(col.sql_type, col.element_len, col.data_bytes_mut());
         // A table-valued parameter without a type name binds no value pointer (the driver
         // has the name from SQLDescribeParam).
         let value = match &col.table {

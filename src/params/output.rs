@@ -12,26 +12,16 @@ use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
 use crate::types::decimal::decimal_text;
-use crate::types::guid::guid_to_u128;
+use crate::types::decimal::text::digits_and_scale;
+use crate::types::guid::{guid_to_u128, parse_guid};
 use crate::types::temporal::{
     Date, Time, Timestamp, TimestampOffset, parse_offset_text, parse_time_text,
 };
 
-/// What an output parameter comes back as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputType {
-    Bool,
-    Int,
-    Float,
-    Text,
-    Bytes,
-    Decimal,
-    Date,
-    Time,
-    Timestamp,
-    TimestampOffset,
-    Guid,
-}
+/// What an output parameter comes back as: the kind it is bound as, one of `Bool`, `Int`,
+/// `Float`, `Text`, `Bytes`, `Decimal`, `Date`, `Time`, `Timestamp`, `TimestampOffset`, `Guid`
+/// (the kinds of a parameter's values; `py/output.rs::output_type` makes only these).
+pub type OutputType = Kind;
 
 /// An output (or input/output) parameter: the type to receive, and the value to send.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,25 +42,9 @@ const DEFAULT_BINARY_BYTES: usize = 8000;
 /// `-` + 38 digits + `.` + terminating NUL, rounded up.
 const DECIMAL_TEXT_BYTES: usize = 48;
 
-fn kind_of(ty: OutputType) -> Kind {
-    match ty {
-        OutputType::Bool => Kind::Bool,
-        OutputType::Int => Kind::Int,
-        OutputType::Float => Kind::Float,
-        OutputType::Text => Kind::Text,
-        OutputType::Bytes => Kind::Bytes,
-        OutputType::Decimal => Kind::Decimal,
-        OutputType::Date => Kind::Date,
-        OutputType::Time => Kind::Time,
-        OutputType::Timestamp => Kind::Timestamp,
-        OutputType::TimestampOffset => Kind::TimestampOffset,
-        OutputType::Guid => Kind::Guid,
-    }
-}
-
 /// The bound column of output parameter `index` (one row).
 pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Result<ParamColumn> {
-    let kind = kind_of(out.ty);
+    let kind = out.ty;
     let input_fits = match (&out.input, kind) {
         (ParamValue::Null, _) => true,
         (ParamValue::Output(_), _) => false,
@@ -215,9 +189,9 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
             let text = decimal_text(&bytes[..n])
                 .ok_or_else(|| bad("the driver returned a decimal that is not plain decimal text"))?
                 .to_string();
-            let digits = text.bytes().filter(u8::is_ascii_digit).count() as u32;
+            let (digits, scale) = digits_and_scale(&text);
             ParamValue::Decimal {
-                scale: text.split_once('.').map_or(0, |(_, f)| f.len() as u32),
+                scale,
                 precision: digits.max(1),
                 text,
             }
@@ -244,8 +218,12 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
         }
         OutputType::Guid => {
             let text = String::from_utf16(&units(var_len(2)?)).map_err(|_| bad("bad GUID text"))?;
-            let hex: String = text.chars().filter(|c| *c != '-').collect();
-            ParamValue::Guid(u128::from_str_radix(&hex, 16).map_err(|_| bad("bad GUID text"))?)
+            ParamValue::Guid(parse_guid(&text).ok_or_else(|| bad("bad GUID text"))?)
+        }
+        other => {
+            return Err(Error::Internal(format!(
+                "parameter {index}: {other:?} is no output parameter's type"
+            )));
         }
     })
 }

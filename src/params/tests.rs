@@ -80,6 +80,7 @@ fn freetds() -> Backend {
         dbms: Dbms::SqlServer,
         driver: Driver::FreeTds,
         reread: false,
+        vectors: false,
     }
 }
 
@@ -156,6 +157,7 @@ fn dates_from_1600_03_01_and_other_drivers_stay_native() {
         dbms: Dbms::SqlServer,
         driver: Driver::MsOdbc,
         reread: false,
+        vectors: false,
     };
     let p = BoundParams::build(&[vec![date(1, 1, 1)]], &[], driver18)
         .unwrap()

@@ -14,7 +14,6 @@
 //! before a cursor's own state and before the connection's lock, on every path, so the order
 //! is always the same.
 
-use super::cursor::state::thread_token;
 use pyo3::prelude::*;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
@@ -61,6 +60,13 @@ impl CallGate {
     fn lock(&self) -> MutexGuard<'_, (usize, usize)> {
         self.inside.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// A per-thread token (the address of a thread-local): which thread is inside the gate, a
+/// cursor's state (`cursor/state.rs`) or a bulk load's connection (`ConnShared::conn_holder`).
+pub(crate) fn thread_token() -> usize {
+    thread_local!(static TOKEN: u8 = const { 0 });
+    TOKEN.with(|t| std::ptr::from_ref::<u8>(t) as usize)
 }
 
 /// Inside the gate until dropped.

@@ -351,10 +351,7 @@ pub fn check_fast_executemany_values(
         };
         // Digits that carry value: trailing zeros after the point and leading zeros before it
         // fit any scale (pyodbc binds 1.000...0 with 40 zeros, and 0E-50, without complaint).
-        let unsigned = text.trim_start_matches('-');
-        let (whole, fraction) = unsigned.split_once('.').unwrap_or((unsigned, ""));
-        let scale = fraction.trim_end_matches('0').len() as u32;
-        let precision = whole.trim_start_matches('0').len() as u32 + scale;
+        let (precision, scale) = crate::types::decimal::text::significant(text);
         if scale > MAX_DIGITS {
             return Err(programming(format!(
                 "fast_executemany row {index}, parameter {column}: converting the value loses \

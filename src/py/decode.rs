@@ -9,7 +9,7 @@
 use super::plan::{ColumnDecoder, PyPlan};
 use super::row::{new_row, values_of};
 use super::types::cell::Fill;
-use super::types::{binary, bit, decimal, float, guid, int, temporal, text};
+use super::types::{binary, bit, decimal, float, guid, int, temporal, text, vector};
 use crate::batch::{Batch, ColumnBuffer};
 use crate::plan::CellKind;
 use crate::types::Family;
@@ -63,6 +63,7 @@ fn fill_with(
         Family::Text => text::fill(f, buf, kind),
         Family::Binary => binary::fill(f, buf, kind),
         Family::Variant => fill_variant(f, buf),
+        Family::Vector => vector::fill(f, buf, kind),
     }
 }
 

@@ -8,6 +8,7 @@ use super::output::{Output, output_type};
 use super::types::text::{TextFailure, utf16_to_str};
 use super::types::{guid, temporal};
 use crate::params::{InputSize, ParamValue};
+use crate::types::decimal::text::{parse_decimal_str, plain_text};
 use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 use crate::types::text::TextErrors;
 use pyo3::prelude::*;
@@ -58,6 +59,9 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     }
     if let Ok(b) = value.cast::<PyByteArray>() {
         return Ok(ParamValue::Bytes(b.to_vec()));
+    }
+    if let Some(v) = super::types::vector::param(value, index)? {
+        return Ok(v);
     }
     if value.cast::<PyMemoryView>().is_ok() {
         let bytes = py.import("builtins")?.getattr("bytes")?.call1((value,))?;
@@ -217,32 +221,6 @@ fn decimal_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue>
     decimal_from_parts(sign == 1, &digits, exponent, index)
 }
 
-/// Sign, digits (no leading zeros but one) and exponent of a finite Decimal's str()
-/// (`-12.340`, `0.05`, `1.5E-7`, `1E+3`); `None` for anything else (NaN, Infinity).
-fn parse_decimal_str(s: &str) -> Option<(bool, Vec<u8>, i64)> {
-    let (negative, body) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let (mantissa, exp) = match body.find(['E', 'e']) {
-        Some(i) => (&body[..i], body[i + 1..].parse::<i64>().ok()?),
-        None => (body, 0),
-    };
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    if int.is_empty() && frac.is_empty() {
-        return None;
-    }
-    if !int.bytes().chain(frac.bytes()).all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes()).map(|c| c - b'0').collect();
-    let leading = digits.iter().take_while(|&&d| d == 0).count();
-    digits.drain(..leading.min(digits.len() - 1));
-    let exponent = exp.checked_sub(i64::try_from(frac.len()).ok()?)?;
-    Some((negative, digits, exponent))
-}
-
 /// The plain text of a decimal `(-1)^negative * digits * 10^exponent`, checked as pyodbc
 /// checks it (see [`decimal_param`]).
 fn decimal_from_parts(
@@ -251,60 +229,12 @@ fn decimal_from_parts(
     exponent: i64,
     index: usize,
 ) -> PyResult<ParamValue> {
-    // The largest scale ODBC can describe (decimal digits are a SQLSMALLINT).
-    const MAX_SCALE: i64 = i16::MAX as i64;
-    let too_many_after_point = || {
-        programming(format!(
-            "parameter {index}: Decimal has more digits after the decimal point than can be \
-             bound (at most {MAX_SCALE})"
-        ))
-    };
-    if exponent < -MAX_SCALE {
-        return Err(too_many_after_point());
-    }
-    // The plain text spells out every zero of the exponent: Decimal('1E+999999999999999999')
-    // would be an exabyte string (the allocation aborted the interpreter). No database takes
-    // more digits than PostgreSQL's numeric (131,072 before the point, 16,383 after).
-    const MAX_TEXT_DIGITS: i64 = 131_072 + 16_383;
-    let spelled = (digits.len() as i64).saturating_add(exponent.saturating_abs());
-    if spelled > MAX_TEXT_DIGITS {
-        return Err(programming(format!(
-            "parameter {index}: Numeric overflow: the Decimal has more than {MAX_TEXT_DIGITS} \
-             digits written out, more than any database's numeric holds"
-        )));
-    }
-    let mut text = String::with_capacity(digits.len() + 4);
-    if negative {
-        text.push('-');
-    }
-    let digit_chars: String = digits.iter().map(|d| (b'0' + d) as char).collect();
-    let (precision, scale);
-    if exponent >= 0 {
-        text.push_str(&digit_chars);
-        text.extend(std::iter::repeat_n('0', exponent as usize));
-        precision = digits.len() + exponent as usize;
-        scale = 0;
-    } else {
-        let s = (-exponent) as usize;
-        if digits.len() > s {
-            let (int_part, frac) = digit_chars.split_at(digits.len() - s);
-            text.push_str(int_part);
-            text.push('.');
-            text.push_str(frac);
-            precision = digits.len();
-        } else {
-            text.push_str("0.");
-            text.extend(std::iter::repeat_n('0', s - digits.len()));
-            text.push_str(&digit_chars);
-            // The leading zero is not a digit of precision: 1E-38 fits DECIMAL(38, 38).
-            precision = s;
-        }
-        scale = s;
-    }
+    let (text, precision, scale) = plain_text(negative, digits, exponent)
+        .map_err(|reason| programming(format!("parameter {index}: {reason}")))?;
     Ok(ParamValue::Decimal {
         text,
-        precision: precision.max(1) as u32,
-        scale: scale as u32,
+        precision,
+        scale,
     })
 }
 
@@ -476,6 +406,7 @@ pub fn from_param(py: Python<'_>, v: &ParamValue, errors: TextErrors) -> PyResul
             temporal::datetime(py, v.timestamp, Some(tz.cast()?))?.unbind()
         }
         ParamValue::Guid(g) => guid::uuid(py, *g)?.unbind(),
+        ParamValue::Vector(v) => super::types::vector::array_of(py, v)?.unbind(),
         ParamValue::Output(_) => {
             return Err(programming("an output parameter cannot hold another one"));
         }

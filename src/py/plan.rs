@@ -158,6 +158,7 @@ fn type_code<'py>(
         CellKind::WText { .. } | CellKind::LongWText => py.get_type::<Str>().into_any(),
         CellKind::Binary { .. } | CellKind::LongBinary => py.get_type::<PyBytes>().into_any(),
         CellKind::Variant => py.get_type::<PyAny>().into_any(),
+        CellKind::Vector { .. } => py.import("array")?.getattr("array")?,
     })
 }
 

@@ -60,6 +60,9 @@ pub enum CellKind {
     /// DECIMAL/NUMERIC of unknown size (psqlODBC's unconstrained numeric): digits streamed
     /// with SQLGetData so no length is ever too short → `Decimal`.
     LongDecimal,
+    /// SQL Server 2025 `VECTOR(n)` float32 (Driver 18, `VectorTypeSupport=v1`): `SQL_C_BINARY`,
+    /// the driver's struct then n floats → `array('f')` (`types/vector/`).
+    Vector { dims: u16 },
 }
 
 /// The type families: one module each under `types/` (and its Python arm under `py/types/`).
@@ -75,6 +78,7 @@ pub enum Family {
     Text,
     Binary,
     Variant,
+    Vector,
 }
 
 /// How a kind is bound: its ODBC C type and the bytes one element takes in a column buffer
@@ -114,6 +118,7 @@ impl CellKind {
             CellKind::WText { .. } | CellKind::LongWText => Family::Text,
             CellKind::Binary { .. } | CellKind::LongBinary => Family::Binary,
             CellKind::Variant => Family::Variant,
+            CellKind::Vector { .. } => Family::Vector,
         }
     }
 

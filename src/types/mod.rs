@@ -15,19 +15,26 @@
 //! | binary | `Binary` `LongBinary` | `binary/` | `py/types/binary.rs` |
 //! | sql_variant | `Variant` | `variant/` | each cell through its own family (`py/decode.rs`) |
 //!
-//! Each family is a folder of two layers, so that the import graph has no circle (the bound
-//! batch reads the lower layer; the upper one reads the bound batch):
+//! Each family is a folder whose files read in one direction (the bound batch reads the lower
+//! layer; the upper ones read the bound batch), so that the import graph has no circle:
 //! - `mod.rs`: the kinds' `binding` (ODBC C type and bound element size, asked by `plan.rs`),
 //!   how a SQL type picks a kind where that takes more than a line (`kind_for`), the
-//!   Python-free value conversions (C structs, drivers' text), and an `Encoder` section: what a
-//!   parameter (and, next, a bulk load) sends for the family's values. temporal and guid keep
-//!   their encoders there (structs, ISO or hyphenated text); the scalar families' values are
-//!   their own bytes (one line each in `params/encode.rs::encode_cell`, where the parameter
-//!   kinds also widen bool → int → float), and their section says so.
-//! - `arrow.rs`: the Arrow type of a column (`kind`) and its builder (a
-//!   `FamilyBuilder` of `arrow/cells.rs`: `new`, `append` a served range, `finish`).
+//!   Python-free value conversions (C structs, drivers' text), and an `Encoder` section: the
+//!   bytes or text a parameter sends for the family's values (`params/encode.rs` chooses which,
+//!   per driver; the scalar families' values are their own bytes, one line each in
+//!   `encode_cell`, where the parameter kinds also widen bool → int → float).
+//! - `arrow.rs`: the Arrow type of a column (`kind`) and its builder (a `FamilyBuilder` of
+//!   `arrow/cells.rs`: `new`, `append` a served range, `finish`).
+//! - The write side's rules, where the family has any: SQL Server's value rules and text forms.
+//!   temporal: `iso.rs` (the one ISO writer), `round.rs` (SQL Server's rounding to a column's
+//!   scale, smalldatetime's minute), `from_arrow.rs` (Arrow's numbers into calendar values, the
+//!   inverse of `arrow.rs`), `bulk.rs` (the form of a date/time destination column, decided
+//!   once per load, and each temporal value into its cell). decimal: `text.rs` (every decimal
+//!   text read or written: the drivers' digits, `fit_decimal` for a column, Arrow's unscaled
+//!   integers, a Python `Decimal`'s str()). guid: `parse_guid` and the struct byte order.
 //!
-//! The Python arm (`py/types/<family>.rs`) turns a column's served range into objects (`fill`).
+//! The Python arm (`py/types/<family>.rs`) turns a column's served range into objects (`fill`);
+//! a Python value into a parameter is `py/params.rs::to_param` (one arm per Python type).
 //!
 //! # Decide once, loop dumb
 //! Every dispatch is one `match` per column and served range: on the family, then inside the
@@ -37,22 +44,45 @@
 //!
 //! # Adding a SQL type
 //! A kind in an existing family: its variant in [`CellKind`] and its arm in
-//! [`CellKind::family`] (`kind.rs`), its arms in the family's three files, and the line in
+//! [`CellKind::family`] (`kind.rs`), its arms in the family's files, and the line in
 //! `plan::choose_kind` that picks it.
 //!
-//! A new family: three new files and one line in each dispatch.
-//! 1. New: `types/<family>/mod.rs` (`binding`, conversions, encoder section),
-//!    `types/<family>/arrow.rs` (`kind`, `Builder`), `py/types/<family>.rs` (`fill`).
-//! 2. Declared: `pub mod` below, and in `py/types/mod.rs`.
-//! 3. Named: its kinds in [`CellKind`] and its variant in [`Family`] (`kind.rs`).
-//! 4. Dispatched, one line each: `plan::choose_kind` (SQL type → kind), `CellKind::binding`
+//! A new family (the VECTOR family is the model: `types/vector/`):
+//! 1. New files: `types/<family>/mod.rs` (`binding`, conversions, encoder section),
+//!    `types/<family>/arrow.rs` (`kind`, `Builder`), `types/<family>/bulk.rs` (its destination
+//!    column form: `of(desc) -> Option<Self>`, `name()`, and each source value into a cell, as
+//!    `temporal/bulk.rs` does), `py/types/<family>.rs` (`fill`).
+//! 2. Declared, one line each: `pub mod` below, and in `py/types/mod.rs`.
+//! 3. Named, one line each: its kinds in [`CellKind`] and their arm in [`CellKind::family`], its
+//!    variant in [`Family`] (`kind.rs`).
+//! 4. Read side, one line each: `plan::choose_kind` (SQL type → kind), `CellKind::binding`
 //!    (`plan.rs`), `ArrowKind::of` (`arrow/schema.rs`), `ColumnBuilder` (`arrow/columns.rs`: its
 //!    variant, and a line in `new`, `append`, `finish`), `fill_with` (`py/decode.rs`), its
 //!    `description` type code (`py/plan.rs::type_code`); a new Arrow array type also needs its
 //!    [`ArrowKind`](crate::arrow::ArrowKind) variant (`arrow/kind.rs`), and output converters
 //!    get the bound element unless `raw_bytes` (`py/decode.rs`) says otherwise.
-//! 5. Sent as a parameter: its `ParamValue`, parameter kind and binding (`params/`), encoded by
-//!    its family's encoder section.
+//! 5. Parameters, one line each (the value's encoder is the family's `mod.rs`):
+//!    - `params/mod.rs`: its [`ParamValue`](crate::params::ParamValue) variant;
+//!    - `params/kind.rs`: its `Kind` variant and its arm in `kind_of` (`unify` needs nothing:
+//!      equal kinds unify, and no other kind widens into a new one);
+//!    - `params/encode.rs`: its arm in `encode_cell` (the family's encoder), and its binding: an
+//!      arm in `fixed_binding` (fixed size) or in `encode_column` (sized by the values);
+//!    - output parameters, if it has them: its arm in `params/output.rs::decode` and its name
+//!      in `py/output.rs::output_type` (`OutputType` is the parameter `Kind`: no list of its own);
+//!    - `py/params.rs::to_param`: the Python types that become it (a `cast` and a `return`);
+//!      `py/params.rs::from_param`: the Python object of an output value.
+//! 6. Bulk load, one line each (the encoding is the family's `bulk.rs`):
+//!    - `bulk/form.rs`: its `Form` variant (wrapping the family's column form), one
+//!      `if let Some(c) = <family>::bulk::<Column>::of(desc) { return Ok(Form::<Family>(c)) }` in
+//!      `Form::of`, and its arm in `max_cell_bytes` and `bcp_type` (and `without_limits` if its
+//!      form carries limits);
+//!    - `bulk/encode.rs`: its `Sink` method (the source value), its arm in `put_param`, in
+//!      `CellSink` (one method calling the family's `bulk.rs`, as `CellSink::temporal` does),
+//!      in `ParamSink`, and in `form_name`;
+//!    - `bulk/arrow.rs`: its Arrow types in `check_type` and `put_array` (one loop each).
+//!
+//!    The row loop, chunking, the bcp-or-arrays choice and the Arrow feed (`bulk/run.rs`,
+//!    `rows.rs`, `stream.rs`) need nothing.
 
 pub mod binary;
 pub mod bit;
@@ -64,5 +94,6 @@ mod kind;
 pub mod temporal;
 pub mod text;
 pub mod variant;
+pub mod vector;
 
 pub use kind::{Binding, CellKind, Family};

@@ -131,3 +131,19 @@ def test_connect_cycles_leave_memory_flat(peer, which, pooling, cycles):
         ferrodbc.clear_pool()
     assert rss_growth < 4, f"RSS grew {rss_growth:.1f} MiB over {cycles} cycles"
     assert traced_growth < 64 * 1024, f"Python memory grew {traced_growth} B over each half of {cycles} cycles:\n{top}"
+
+
+def test_fork_mid_prefetch_ends_the_prefetch_thread_first(peer, driver):
+    """Python 3.12+ warns when a process with threads forks (gunicorn --preload,
+    multiprocessing's fork): ferrodbc's prefetch thread, the only one it starts, finishes its
+    fetch and ends before the fork, and starts again on the next prefetch
+    (tests/scripts/fork_threads.py; the child connects and queries on its own)."""
+    proc = subprocess.run(
+        [sys.executable, "-W", "error", str(SCRIPTS / "fork_threads.py"), tdspeer.conn_str(peer, driver), QUERY, str(N)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "before 2 at_fork 1 child 0 rows ok True again 2\n", proc.stdout
+    assert proc.stderr == ""

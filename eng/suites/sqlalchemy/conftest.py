@@ -5,8 +5,20 @@ requirements class is SQLAlchemy's own (test/requirements.py of the hash-checked
 sys.path by the script), so which tests run is SQLAlchemy's statement of what SQL Server does.
 """
 
+import os
+
 import pytest
 from sqlalchemy.dialects import registry
+
+if os.environ.get("FERRODBC_INSTALL_AS_PYODBC") == "1":
+    # The --as-pyodbc run: SQLAlchemy's mssql+pyodbc dialect imports pyodbc when it first
+    # connects, and gets ferrodbc.
+    import ferrodbc
+
+    ferrodbc.install_as_pyodbc()
+    import pyodbc
+
+    assert pyodbc.Connection is ferrodbc.Connection
 
 # Also registered by the package's entry point; explicit here so the suite does not depend on
 # the installed metadata being current.

@@ -22,4 +22,5 @@ pub mod token;
 pub mod transient;
 pub mod tvp;
 pub mod types;
+pub mod vector;
 pub mod wire;

@@ -14,6 +14,8 @@ pub struct Login {
     pub app: String,
     pub database: String,
     pub utf8_support: bool,
+    /// VECTORSUPPORT / JSONSUPPORT as asked (vector.rs).
+    pub asked: crate::vector::Features,
     /// The FEDAUTH feature extension's data (an access token login, see fedauth.rs).
     pub fedauth: Option<Vec<u8>>,
 }
@@ -44,6 +46,7 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
         app: from_utf16(&field(3)),
         database: from_utf16(&field(8)),
         utf8_support: false,
+        asked: Default::default(),
         fedauth: None,
     };
     // FeatureExt: ibExtension (field 5 slot) points at a u32 offset of the feature list.
@@ -60,6 +63,7 @@ pub fn parse(data: &[u8]) -> io::Result<Login> {
                 if id == 0x0A {
                     l.utf8_support = true;
                 }
+                crate::vector::note_feature(&mut l.asked, id, data.get(fo + 5..).unwrap_or(&[]));
                 if id == crate::fedauth::FEATURE_FEDAUTH {
                     l.fedauth = data.get(fo + 5..fo + 5 + fl).map(<[u8]>::to_vec);
                 }
@@ -101,6 +105,8 @@ pub fn response(
     if utf8_ack {
         acks.push((0x0A, &[0x01]));
     }
+    let vector_acks = crate::vector::acks(crate::vector::session());
+    acks.extend(vector_acks.iter().map(|(id, d)| (*id, &d[..])));
     if let Some(data) = fedauth_ack {
         acks.push((crate::fedauth::FEATURE_FEDAUTH, data));
     }

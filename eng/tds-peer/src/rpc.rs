@@ -160,6 +160,11 @@ fn read_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         0x23 | 0x63 | 0x22 => long_text_or_image(c, t),
         0xF1 => xml_value(c),
         0x62 => variant_value(c),
+        0xF4 | 0xF5 => {
+            let (ty, v, used) = crate::vector::read_value(t, &c.d[c.p..]).map_err(proto_err)?;
+            c.p += used;
+            Ok((Some(ty), v))
+        }
         other => Err(proto_err(format!(
             "unsupported parameter type {other:#04x}"
         ))),

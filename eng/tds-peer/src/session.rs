@@ -188,6 +188,10 @@ fn handshake(io: &mut Io, cfg: &Config, spid: u16) -> io::Result<Option<Engine>>
         }
     };
     let psize = login::negotiate_packet_size(login.packet_size);
+    crate::vector::set_session(crate::vector::negotiate(crate::vector::Features {
+        utf8: login.utf8_support,
+        ..login.asked
+    }));
     io.send_message(
         P_REPLY,
         &login::response(&db, psize, login.utf8_support, fedauth_ack.as_deref()),

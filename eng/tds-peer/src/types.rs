@@ -34,6 +34,9 @@ pub enum Ty {
     Guid,
     Xml,
     Variant,
+    /// SQL Server 2025: VECTOR(n) float32 and JSON (vector.rs: wire form and downgrade).
+    Vector(u16),
+    Json,
 }
 
 fn len_arg(args: &[String], default: u16) -> Option<u16> {
@@ -116,6 +119,7 @@ impl Ty {
             "xml" => Ty::Xml,
             "sql_variant" => Ty::Variant,
             "rowversion" | "timestamp" => Ty::Binary(8),
+            "vector" | "json" => return crate::vector::parse_decl(&name, &args),
             _ => return None,
         })
     }
@@ -159,6 +163,8 @@ impl Ty {
             Ty::Guid => "uniqueidentifier".into(),
             Ty::Xml => "xml".into(),
             Ty::Variant => "sql_variant".into(),
+            Ty::Vector(n) => format!("vector({n})"),
+            Ty::Json => "json".into(),
         }
     }
 
@@ -167,7 +173,7 @@ impl Ty {
         match self {
             Ty::Bit | Ty::TinyInt | Ty::SmallInt | Ty::Int | Ty::BigInt => "INT",
             Ty::Real | Ty::Float => "REAL",
-            Ty::Binary(_) | Ty::VarBinary(_) => "BLOB",
+            Ty::Binary(_) | Ty::VarBinary(_) | Ty::Vector(_) => "BLOB",
             _ => "TEXT",
         }
     }
@@ -273,7 +279,7 @@ impl Ty {
         matches!(
             self,
             Ty::VarChar(None, _) | Ty::NVarChar(None) | Ty::VarBinary(None) | Ty::Xml
-        )
+        ) || crate::vector::is_plp(*self)
     }
 
     pub fn nullable_fixed_len(&self) -> u8 {
@@ -367,6 +373,7 @@ impl Ty {
                 out.push(0x62);
                 out.extend_from_slice(&8009u32.to_le_bytes());
             }
+            Ty::Vector(_) | Ty::Json => crate::vector::write_type_info(*self, out),
         }
     }
 }

@@ -46,6 +46,7 @@ pub fn type_info_len(d: &[u8], p: usize) -> io::Result<usize> {
         0x6A | 0x6C | 0x37 | 0x3F => 4,
         0xA7 | 0xAF | 0xE7 | 0xEF => 8,
         0xA5 | 0xAD => 3,
+        0xF5 => 4, // VECTOR: max length, element type
         0x62 | IMAGE => 5,
         TEXT | NTEXT => 10,
         0xF1 => {
@@ -76,7 +77,11 @@ pub fn value_len(ti: &[u8], d: &[u8], p: usize) -> io::Result<usize> {
                 }
             }
         }
-        0xF1 => plp_len(d, p)?,
+        0xF1 | 0xF4 => plp_len(d, p)?,
+        0xF5 => match u16_at(d, p)? {
+            0xFFFF => 2,
+            n => 2 + n,
+        },
         0x62 => 4 + u32_at(d, p)?,
         _ => 1 + usize::from(get(d, p, 1)?[0]),
     })

@@ -25,13 +25,18 @@ pub(super) struct Args {
 #[allow(clippy::too_many_arguments)]
 pub(super) fn check_args(
     table_name: &Bound<'_, PyAny>,
-    batch_size: &Bound<'_, PyAny>,
-    timeout: &Bound<'_, PyAny>,
+    batch_size: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
     column_mappings: Option<&Bound<'_, PyAny>>,
     flags: [bool; 6],
     progress: Option<Py<PyAny>>,
     notify_after: u64,
 ) -> PyResult<Args> {
+    // mssql-python's defaults: one batch, 30 seconds.
+    let py = table_name.py();
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    let thirty = 30i64.into_pyobject(py)?.into_any();
+    let (batch_size, timeout) = (batch_size.unwrap_or(&zero), timeout.unwrap_or(&thirty));
     let table = match table_name.cast::<PyString>() {
         Ok(s) if !s.to_str()?.is_empty() => s.to_str()?.to_owned(),
         _ => {
@@ -137,12 +142,21 @@ pub(super) fn bulk_pyerr(py: Python<'_>, e: BulkError<PyErr>) -> PyErr {
 }
 
 impl Args {
-    /// `progress` as the load's hook (its exception stops the load).
-    pub(super) fn call_progress(&self, py: Python<'_>, rows: u64) -> PyResult<()> {
-        match &self.progress {
+    /// Run `feed` with `progress` as the load's hook (its exception stops the load).
+    pub(super) fn with_progress<T>(
+        &self,
+        py: Python<'_>,
+        feed: impl FnOnce(Progress<'_, PyErr>) -> T,
+    ) -> T {
+        let mut call = |rows: u64| match &self.progress {
             Some(cb) => cb.call1(py, (rows,)).map(drop),
             None => Ok(()),
-        }
+        };
+        let hook = self
+            .progress
+            .is_some()
+            .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
+        feed(Progress::new(self.notify_after, hook))
     }
 }
 
@@ -272,12 +286,10 @@ impl Cursor {
                 "bulkcopy() expects an iterable of row tuples or Row objects; for Arrow data (pyarrow Table, RecordBatch, RecordBatchReader, polars DataFrame or any __arrow_c_stream__ / __arrow_c_array__ object) call cursor.bulkcopy_arrow()",
             ));
         }
-        let zero = 0i64.into_pyobject(py)?.into_any();
-        let thirty = 30i64.into_pyobject(py)?.into_any();
         let args = check_args(
             table_name,
-            batch_size.unwrap_or(&zero),
-            timeout.unwrap_or(&thirty),
+            batch_size,
+            timeout,
             column_mappings,
             [
                 keep_identity,
@@ -322,12 +334,7 @@ impl Cursor {
                 rows: first.into_iter().map(Ok).chain(rows),
                 fields,
             };
-            let mut call = |n: u64| args.call_progress(py, n);
-            let hook = args
-                .progress
-                .is_some()
-                .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
-            load.rows(&py, &mut source, Progress::new(args.notify_after, hook))
+            args.with_progress(py, |progress| load.rows(&py, &mut source, progress))
         })
     }
 }

@@ -9,7 +9,6 @@
 
 use super::bulk::{Args, check_args};
 use super::*;
-use crate::bulk::Progress;
 use arrow_array::ffi::{FFI_ArrowArray, from_ffi};
 use arrow_array::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{Array, RecordBatch, RecordBatchReader, make_array};
@@ -140,12 +139,10 @@ impl Cursor {
         progress: Option<Py<PyAny>>,
         notify_after: u64,
     ) -> PyResult<Py<PyDict>> {
-        let zero = 0i64.into_pyobject(py)?.into_any();
-        let thirty = 30i64.into_pyobject(py)?.into_any();
         let args: Args = check_args(
             table_name,
-            batch_size.unwrap_or(&zero),
-            timeout.unwrap_or(&thirty),
+            batch_size,
+            timeout,
             column_mappings,
             [
                 keep_identity,
@@ -161,12 +158,7 @@ impl Cursor {
         let source = import(source)?;
         let fields = source.schema().fields().len();
         self.bulk_load(py, &args, Some(fields), |py, load| {
-            let mut call = |n: u64| args.call_progress(py, n);
-            let hook = args
-                .progress
-                .is_some()
-                .then_some(&mut call as &mut dyn FnMut(u64) -> PyResult<()>);
-            load.arrow(&py, source, Progress::new(args.notify_after, hook))
+            args.with_progress(py, |progress| load.arrow(&py, source, progress))
         })
     }
 }

@@ -329,7 +329,12 @@ impl Cursor {
     /// Rows affected by the last INSERT/UPDATE/DELETE; -1 for result sets and when unknown.
     #[getter]
     fn rowcount(&self, py: Python<'_>) -> PyResult<isize> {
-        let guard = self.lock(py)?;
+        // -1 on a closed cursor (or one whose connection is closed), as pyodbc answers:
+        // SQLAlchemy's pyodbc dialect reads it after a fully fetched result closed its cursor.
+        let guard = self.lock_any(py)?;
+        if guard.closed || self.shared.is_closed() {
+            return Ok(-1);
+        }
         Ok(guard.stmt.as_ref().map_or(-1, |s| s.row_count()))
     }
 

@@ -4,6 +4,7 @@
 //! statements), so this lives apart from the `Cursor` class, which refers to the connection.
 
 use crate::params::InputSize;
+pub(crate) use crate::py::call_gate::thread_token;
 use crate::py::output::Output;
 use crate::py::plan::PyPlan;
 use crate::py::shape::RowShape;
@@ -112,10 +113,4 @@ impl Drop for Guard<'_> {
     fn drop(&mut self) {
         self.owner.store(0, Ordering::Release);
     }
-}
-
-/// A per-thread token (the address of a thread-local).
-pub(crate) fn thread_token() -> usize {
-    thread_local!(static TOKEN: u8 = const { 0 });
-    TOKEN.with(|t| std::ptr::from_ref::<u8>(t) as usize)
 }

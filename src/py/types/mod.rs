@@ -12,3 +12,4 @@ pub mod guid;
 pub mod int;
 pub mod temporal;
 pub mod text;
+pub mod vector;

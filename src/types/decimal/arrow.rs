@@ -2,6 +2,7 @@
 //! driver's digits parsed without a float; more fraction digits than `s` is an error, never
 //! rounded (psqlODBC describes an unconstrained numeric as (28,6)).
 
+pub use super::text::decimal_text_to_i128;
 use crate::arrow::cells::{Cells, FamilyBuilder, each};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};
 use crate::batch::ColumnBuffer;
@@ -94,60 +95,6 @@ impl FamilyBuilder for Builder {
         let mut done = std::mem::replace(self, Self::new(kind, rows));
         Arc::new(done.values.finish())
     }
-}
-
-/// The unscaled i128 of plain decimal text (`-12.5`, `.5`, `007`) at `scale` digits after the
-/// point: fewer digits are padded, more are refused (never rounded), as are more than
-/// `precision` significant digits, NaN, infinities and exponents.
-pub fn decimal_text_to_i128(text: &[u8], precision: u8, scale: i8) -> Option<i128> {
-    let (negative, body) = match text.first()? {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    let mut value: i128 = 0;
-    let mut digits = 0u32; // significant digits (leading zeros not counted)
-    let mut fraction: Option<i32> = None;
-    let mut any = false;
-    for &b in body {
-        match b {
-            b'0'..=b'9' => {
-                any = true;
-                if let Some(f) = fraction.as_mut() {
-                    *f += 1;
-                    if *f > scale as i32 {
-                        // A digit past the column's scale: exact only if it and every later
-                        // one is zero (drivers may pad).
-                        if b != b'0' {
-                            return None;
-                        }
-                        continue;
-                    }
-                }
-                if digits == 0 && b == b'0' {
-                    continue;
-                }
-                digits += 1;
-                if digits > 38 {
-                    return None;
-                }
-                value = value * 10 + (b - b'0') as i128;
-            }
-            b'.' if fraction.is_none() => fraction = Some(0),
-            _ => return None,
-        }
-    }
-    if !any {
-        return None;
-    }
-    let have = fraction.unwrap_or(0).min(scale as i32);
-    for _ in have..scale as i32 {
-        value = value.checked_mul(10)?;
-    }
-    if value >= 10i128.pow(precision as u32) {
-        return None;
-    }
-    Some(if negative { -value } else { value })
 }
 
 /// The unscaled i128 of an `SQL_NUMERIC_STRUCT` (precision, scale, sign 1 = positive, 16-byte

@@ -6,10 +6,14 @@
 
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
+use crate::codes::sql;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
+pub mod text;
+
+pub use text::{decimal_parts, decimal_text, fit_decimal};
 
 /// The binding of a decimal kind (`LongDecimal`: streamed digits, no bound element).
 pub fn binding(kind: CellKind) -> Binding {
@@ -45,32 +49,6 @@ pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
     }
 }
 
-/// Check that a decimal cell is plain ASCII decimal text (`-12.50`, `.5`, `1E+3` from odd
-/// drivers is refused) and return it as `&str`. Returns `None` for anything else.
-pub fn decimal_text(bytes: &[u8]) -> Option<&str> {
-    // PostgreSQL numerics also hold NaN and ±Infinity, which `Decimal` represents too.
-    if matches!(bytes, b"NaN" | b"Infinity" | b"-Infinity") {
-        return std::str::from_utf8(bytes).ok();
-    }
-    let body = match bytes.first()? {
-        b'-' | b'+' => &bytes[1..],
-        _ => bytes,
-    };
-    let mut digits = 0usize;
-    let mut points = 0usize;
-    for &b in body {
-        match b {
-            b'0'..=b'9' => digits += 1,
-            b'.' => points += 1,
-            _ => return None,
-        }
-    }
-    if digits == 0 || points > 1 {
-        return None;
-    }
-    std::str::from_utf8(bytes).ok()
-}
-
 /// A finite decimal of at most 38 significant digits (every SQL Server DECIMAL/NUMERIC/MONEY).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DecimalParts {
@@ -83,63 +61,6 @@ pub struct DecimalParts {
     pub words: [u64; 2],
     /// Words in use (1 or 2).
     pub len: u8,
-}
-
-/// Split plain decimal text (`-12.3400`, `.5`, `007`) into [`DecimalParts`]. `None` for
-/// anything else (NaN, exponents, more than 38 significant digits): the caller takes the
-/// general path for those.
-pub fn decimal_parts(bytes: &[u8]) -> Option<DecimalParts> {
-    // libmpdec's radix on 64-bit builds: one word holds 19 decimal digits.
-    const RADIX: u128 = 10_000_000_000_000_000_000;
-    let (negative, body) = match bytes.first()? {
-        b'-' => (true, &bytes[1..]),
-        b'+' => (false, &bytes[1..]),
-        _ => (false, bytes),
-    };
-    // One pass: the coefficient accumulates in a u128 (38 digits < 2^127), leading zeros are
-    // not counted as digits, the point only starts counting the exponent.
-    let mut coefficient: u128 = 0;
-    let mut digits = 0u32;
-    let mut fraction: Option<i32> = None;
-    let mut any_digit = false;
-    for &b in body {
-        if b.is_ascii_digit() {
-            any_digit = true;
-            if let Some(f) = fraction.as_mut() {
-                *f += 1;
-            }
-            if digits == 0 && b == b'0' {
-                continue;
-            }
-            digits += 1;
-            if digits > 38 {
-                return None;
-            }
-            coefficient = coefficient * 10 + (b - b'0') as u128;
-        } else if b == b'.' && fraction.is_none() {
-            fraction = Some(0);
-        } else {
-            return None;
-        }
-    }
-    if !any_digit {
-        return None;
-    }
-    let (words, len) = if coefficient < RADIX {
-        ([coefficient as u64, 0], 1)
-    } else {
-        (
-            [(coefficient % RADIX) as u64, (coefficient / RADIX) as u64],
-            2,
-        )
-    };
-    Some(DecimalParts {
-        negative,
-        digits: digits.max(1),
-        exponent: -fraction.unwrap_or(0),
-        words,
-        len,
-    })
 }
 
 /// 10^0 ..= 10^38.
@@ -181,24 +102,23 @@ impl DecimalParts {
             len,
         })
     }
-
-    /// Plain decimal text (`-12.3400`), for the general `Decimal(text)` path and converters.
-    pub fn to_text(&self) -> String {
-        const RADIX: u128 = 10_000_000_000_000_000_000;
-        let coefficient = self.words[1] as u128 * RADIX + self.words[0] as u128;
-        let scale = (-self.exponent).max(0) as usize;
-        let digits = format!("{coefficient:0>width$}", width = scale + 1);
-        let (int_part, frac) = digits.split_at(digits.len() - scale);
-        let sign = if self.negative { "-" } else { "" };
-        if frac.is_empty() {
-            format!("{sign}{int_part}")
-        } else {
-            format!("{sign}{int_part}.{frac}")
-        }
-    }
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Decimal`, its digits).
+/// The precision and scale of a DECIMAL/NUMERIC destination column of a bulk load
+/// (`bulk::Form::Decimal`, whose values are fitted by [`fit_decimal`]); `None` for any other
+/// SQL type.
+pub fn bulk_precision(desc: &ColumnDescription) -> Option<(u8, u8)> {
+    matches!(desc.sql_type, sql::DECIMAL | sql::NUMERIC).then(|| {
+        (
+            desc.size.clamp(1, 38) as u8,
+            desc.decimal_digits.clamp(0, 38) as u8,
+        )
+    })
+}
+
+// Encoders: a parameter sends a `ParamValue::Decimal`'s plain digits (`params/encode.rs`); a
+// bulk load the digits fitted to the column (`text.rs::fit_decimal`). All decimal text is
+// `text.rs`'s.
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,25 @@ pub fn guid_text(v: u128) -> [u8; 36] {
     out
 }
 
+/// A 36-character hyphenated GUID, braces allowed (as SQL Server's conversion from text).
+pub fn parse_guid(s: &str) -> Option<u128> {
+    let s = s.trim();
+    let s = s
+        .strip_prefix('{')
+        .and_then(|x| x.strip_suffix('}'))
+        .unwrap_or(s);
+    let b = s.as_bytes();
+    if b.len() != 36 || [8, 13, 18, 23].iter().any(|&i| b[i] != b'-') {
+        return None;
+    }
+    let hex: String = s.chars().filter(|&c| c != '-').collect();
+    // Hex digits only: from_str_radix would also take a leading '+'.
+    if hex.len() != 32 || !hex.bytes().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    u128::from_str_radix(&hex, 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +90,14 @@ mod tests {
         assert_eq!(format!("{v:032X}"), "6F9619FF8B86D011B42D00C04FC964FF");
         assert_eq!(u128_to_guid(v), raw);
         assert_eq!(&guid_text(v), b"6f9619ff-8b86-d011-b42d-00c04fc964ff");
+    }
+
+    #[test]
+    fn guids_parse_with_or_without_braces() {
+        let g = parse_guid("{12345678-1234-5678-9abc-def012345678}").unwrap();
+        assert_eq!(g, 0x12345678_1234_5678_9abc_def012345678);
+        assert!(parse_guid("12345678-1234-5678-9abc-def01234567").is_none());
+        // A sign is not a hex digit (from_str_radix alone would read +2345678 as 02345678).
+        assert!(parse_guid("+2345678-1234-5678-9abc-def012345678").is_none());
     }
 }

@@ -4,6 +4,8 @@
 //! Python arm is `py/types/int.rs` (`int`).
 
 use super::kind::{Binding, CellKind};
+use crate::codes::sql;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -17,4 +19,31 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Int`, an `i64` per cell).
+// Encoders: a parameter is an `i64` per cell (`params/encode.rs`, `ParamValue::Int`); a bulk
+// load sends an `i64` too, after SQL Server's range check for the column's width (the driver
+// would narrow it silently or refuse it with a less precise error).
+
+/// The range and name of an integer destination column of a bulk load (`bulk::Form::Int`);
+/// `None` for any other SQL type.
+pub fn bulk_range(desc: &ColumnDescription) -> Option<(i64, i64, &'static str)> {
+    Some(match desc.sql_type {
+        sql::TINYINT => (0, 255, "tinyint"),
+        sql::SMALLINT => (i16::MIN.into(), i16::MAX.into(), "smallint"),
+        sql::INTEGER => (i32::MIN.into(), i32::MAX.into(), "int"),
+        sql::BIGINT => (i64::MIN, i64::MAX, "bigint"),
+        _ => return None,
+    })
+}
+
+/// `i` checked against a column's range: out of it is SQL Server's arithmetic overflow.
+pub fn in_range(i: i64, min: i64, max: i64, name: &str) -> Result<i64, String> {
+    if i < min || i > max {
+        return Err(overflow(&i.to_string(), name));
+    }
+    Ok(i)
+}
+
+/// SQL Server's words for a value outside an integer column's range.
+pub fn overflow(value: &str, name: &str) -> String {
+    format!("{value} is out of range for {name} (arithmetic overflow)")
+}

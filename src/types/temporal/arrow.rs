@@ -187,11 +187,7 @@ fn bad_timestamp(cells: &Cells<'_>, r: usize, ts: Timestamp, unit: Unit) -> Erro
 }
 
 fn timestamp_text(ts: Timestamp) -> String {
-    let (d, t) = (ts.date, ts.time);
-    format!(
-        "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:09}",
-        d.year, d.month, d.day, t.hour, t.minute, t.second, t.nanosecond
-    )
+    super::iso::timestamp_text(&ts, 9).to_string()
 }
 
 /// One timestamp column's values and validity. Built here rather than with arrow-rs's builders:

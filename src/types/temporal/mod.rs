@@ -15,6 +15,10 @@ use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
+pub mod bulk;
+pub mod from_arrow;
+pub mod iso;
+pub mod round;
 
 /// Code units reserved for a TIME rendered as text: "HH:MM:SS.fffffffff" plus slack.
 pub const TIME_TEXT_UNITS: usize = 32;
@@ -237,9 +241,10 @@ pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
     })
 }
 
-// Encoder: the values a parameter (and, next, a bulk load) sends, as the driver's C struct or
-// as the ISO text a server converts where the struct is not an option (`params/encode.rs` picks
-// which per backend and driver).
+// Encoder: the values a parameter sends, as the driver's C struct or as the ISO text a server
+// converts where the struct is not an option (`params/encode.rs` picks which per backend and
+// driver). The text is `iso.rs`'s, the one writer; a bulk load's cells are the same text,
+// rounded first as SQL Server rounds (`round.rs`).
 
 impl Date {
     /// `SQL_DATE_STRUCT`.
@@ -253,7 +258,7 @@ impl Date {
 
     /// `YYYY-MM-DD`.
     pub fn to_text(&self) -> String {
-        format!("{:04}-{:02}-{:02}", self.year, self.month, self.day)
+        iso::date_text(*self).to_string()
     }
 }
 
@@ -270,26 +275,14 @@ impl Time {
 
     /// `hh:mm:ss.ffffff` (microseconds: generic TIME's text).
     pub fn to_text(&self) -> String {
-        format!(
-            "{:02}:{:02}:{:02}.{:06}",
-            self.hour,
-            self.minute,
-            self.second,
-            self.nanosecond / 1000
-        )
+        iso::time_text(self, 6).to_string()
     }
 }
 
 impl Time {
     /// `hh:mm:ss.fffffff`: SQL Server's time(7) text (100 ns).
     pub fn to_text_100ns(&self) -> String {
-        format!(
-            "{:02}:{:02}:{:02}.{:07}",
-            self.hour,
-            self.minute,
-            self.second,
-            self.nanosecond / 100
-        )
+        iso::time_text(self, 7).to_string()
     }
 }
 
@@ -297,49 +290,19 @@ impl Timestamp {
     /// `YYYY-MM-DD hh:mm:ss.fffffff`: all seven fraction digits, which the server's conversion
     /// to datetime2(7) keeps.
     pub fn to_text(&self) -> String {
-        let t = self.time;
-        format!(
-            "{} {:02}:{:02}:{:02}.{:07}",
-            self.date.to_text(),
-            t.hour,
-            t.minute,
-            t.second,
-            t.nanosecond / 100
-        )
+        iso::timestamp_text(self, 7).to_string()
     }
 }
 
 impl TimestampOffset {
     /// `YYYY-MM-DD hh:mm:ss.fffffff +hh:mm`: SQL Server's datetimeoffset(7) text (100 ns).
     pub fn to_text_100ns(&self) -> String {
-        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
-        let off = self.offset_minutes.unsigned_abs();
-        format!(
-            "{} {sign}{:02}:{:02}",
-            self.timestamp.to_text(),
-            off / 60,
-            off % 60
-        )
+        iso::offset_text(self, 7).to_string()
     }
 
     /// `YYYY-MM-DD hh:mm:ss.ffffff +hh:mm`.
     pub fn to_text(&self) -> String {
-        let d = self.timestamp.date;
-        let t = self.timestamp.time;
-        let sign = if self.offset_minutes < 0 { '-' } else { '+' };
-        let off = self.offset_minutes.unsigned_abs();
-        format!(
-            "{:04}-{:02}-{:02} {:02}:{:02}:{:02}.{:06} {sign}{:02}:{:02}",
-            d.year,
-            d.month,
-            d.day,
-            t.hour,
-            t.minute,
-            t.second,
-            t.nanosecond / 1000,
-            off / 60,
-            off % 60
-        )
+        iso::offset_text(self, 6).to_string()
     }
 }
 

@@ -192,6 +192,8 @@ pub(super) fn odbc_type(ty: Ty) -> (i64, String, Option<i64>, Option<i64>, Optio
         Ty::Guid => (-11, name, Some(36), None, None),
         Ty::Xml => (-152, name, Some(0), None, Some(0)),
         Ty::Variant => (-150, name, Some(8000), Some(0), None),
+        // As SQL Server's describe reports them (sql/vector.rs): varchar(max).
+        Ty::Vector(_) | Ty::Json => (12, name, Some(0), None, Some(0)),
     }
 }
 
@@ -215,7 +217,7 @@ pub(super) fn buffer_length(ty: Ty) -> i64 {
         Ty::NChar(n) => 2 * n as i64,
         Ty::VarChar(n, _) | Ty::VarBinary(n) => n.map_or(0, |v| v as i64),
         Ty::NVarChar(n) => n.map_or(0, |v| 2 * v as i64),
-        Ty::Xml => 0,
+        Ty::Xml | Ty::Vector(_) | Ty::Json => 0,
         Ty::Variant => 8000,
     }
 }

@@ -17,6 +17,9 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     let second = |w: &str| sg.get(1).is_some_and(|t| t.is_word(w));
     let decl = Context::decl(params);
     let ctx = cx.ctx(&decl);
+    if let Some(done) = super::alter_constraint::add_foreign_key(cx, toks, &ctx) {
+        return done;
+    }
     let create_table = first == "CREATE" && second("TABLE");
     let named = create_table
         .then(|| constraints::of_create_table(toks, |t| ctx.rw(t).ok()))

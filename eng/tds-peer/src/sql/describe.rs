@@ -296,6 +296,7 @@ pub(crate) fn sp_describe_undeclared_parameters(
             let mut row = vec![Value::Integer(i as i64 + 1), Value::Text(name)];
             match pty {
                 PType::Scalar(ty) => {
+                    let ty = super::vector::described(ty);
                     let m = meta(ty);
                     row.extend([
                         Value::Integer(m.system_type_id),
@@ -417,6 +418,7 @@ pub(crate) fn sp_describe_first_result_set(
                 timestamp,
                 source,
             } = d;
+            let ty = super::vector::described(ty);
             let mut m = meta(ty);
             // A rowversion column is timestamp (189) in SQL Server's description, binary(8)
             // on the wire (tds_type_id 173).

@@ -48,6 +48,7 @@ pub fn from_sqlite_named(e: &rusqlite::Error, name: &str) -> SqlError {
 fn function_error(msg: &str) -> Option<i32> {
     FUNCTION_ERRORS
         .iter()
+        .chain(super::vector::ERRORS)
         .find(|(start, _)| msg.starts_with(start))
         .map(|&(_, number)| number)
 }

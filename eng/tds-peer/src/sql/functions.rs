@@ -64,6 +64,9 @@ pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
     if matches!(v, Value::Null) {
         return Ok(Value::Null);
     }
+    if let Some(r) = super::vector::cast_from_vector(&v, from, ty) {
+        return r;
+    }
     // Every integer target is range-checked (ranges.rs): `f64 as i64` would saturate.
     let int_of = |v: &Value| -> Result<i64, Error> {
         match v {
@@ -177,6 +180,7 @@ pub fn cast_from(v: Value, from: Option<Ty>, ty: Ty) -> Result<Value, Error> {
             Value::Null => Value::Null,
         },
         Ty::Variant => v,
+        Ty::Vector(_) | Ty::Json => return super::vector::cast_to(v, ty),
     })
 }
 
@@ -216,6 +220,9 @@ fn text_as_binary(s: &str, from: Option<Ty>) -> Vec<u8> {
 /// value longer than the column (2628) and a number out of its range (220/8115), and fails to
 /// convert text that is no number (245/8114).
 pub fn fits(v: Value, ty: Ty, table: &str, column: &str) -> Result<bool, Error> {
+    if let Some(r) = super::vector::fits(&v, ty) {
+        return r;
+    }
     if ty.range_checked() {
         ranges::stored_real_checked(&v, ty)?;
         if let Some((from, f)) = ranges::float_source(&v) {
@@ -314,6 +321,8 @@ pub fn newid() -> String {
 pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::sysviews::register(db)?;
     super::rowversion::register(db)?;
+    super::vector::register(db)?;
+    super::json::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     register_conversions(db, det)?;
     register_catalog_types(db, det)?;

@@ -403,7 +403,7 @@ impl TxnLocks {
         match self.lock_timeout {
             t if t >= 0 => Some(Duration::from_millis(t as u64)),
             _ if cancellable => None,
-            _ => Some(UNCANCELLABLE_CAP),
+            _ => Some(super::waitcap::uncancellable_cap(UNCANCELLABLE_CAP)),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The SQL side: T-SQL tokenizer/splitter, rewriting to SQLite, SQLite functions, and the
 //! statement executor that turns results into TDS tokens.
 
+pub mod alter_constraint;
 pub mod bulkload;
 pub mod bulkplan;
 pub mod catalog;
@@ -17,11 +18,14 @@ pub mod errors;
 pub mod extprops;
 pub mod forms;
 pub mod functions;
+pub mod hints;
+pub mod json;
 pub mod lexer;
 pub mod locks;
 pub mod messages;
 pub mod names;
 pub mod nullability;
+pub mod objnames;
 pub mod optype;
 pub mod procs;
 pub mod ranges;
@@ -39,3 +43,5 @@ pub mod typeinfo;
 pub mod typemeta;
 pub mod variables;
 pub mod variant;
+pub mod vector;
+pub mod waitcap;

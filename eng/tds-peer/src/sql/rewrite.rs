@@ -184,6 +184,8 @@ fn session_function(up: &str) -> bool {
             | "SERVERPROPERTY"
             | "DATABASEPROPERTYEX"
             | "TYPE_ID"
+            | "OBJECT_NAME"
+            | "COL_NAME"
     )
 }
 
@@ -263,6 +265,9 @@ impl Ctx<'_> {
             .map_or(5, |d| d.1);
         let arg = args.first();
         match up {
+            "OBJECT_NAME" | "COL_NAME" => {
+                super::objnames::call(up, args, self.spid).unwrap_or_else(|| "NULL".into())
+            }
             "DB_NAME" => match arg {
                 None => lit(&self.database),
                 Some(a) => {
@@ -524,9 +529,8 @@ impl Ctx<'_> {
                         )
                     }
                     "DB_NAME" | "SCHEMA_NAME" | "USER_NAME" | "SUSER_SNAME" | "SUSER_NAME"
-                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME" => {
-                        Some(Ty::NVarChar(Some(128)))
-                    }
+                    | "ORIGINAL_LOGIN" | "OBJECT_NAME" | "OBJECT_SCHEMA_NAME" | "TYPE_NAME"
+                    | "COL_NAME" => Some(Ty::NVarChar(Some(128))),
                     "DB_ID" => Some(Ty::SmallInt),
                     "SCHEMA_ID" | "USER_ID" | "SUSER_ID" | "OBJECT_ID" | "TYPE_ID" => Some(Ty::Int),
                     "SERVERPROPERTY" | "DATABASEPROPERTYEX" | "SQL_VARIANT_PROPERTY" => {
@@ -682,7 +686,7 @@ pub struct CreateTable {
 /// `CHECK (__fits(col, 'type', 'table', 'column'))` for a column whose values SQL Server
 /// bounds (length, range, precision), else "". SQLite stores whatever it is given.
 fn fits_check(col: &str, ty: Ty, table: &str, name: &Tok) -> String {
-    if ty.length_limit().is_none() && !ty.range_checked() {
+    if ty.length_limit().is_none() && !ty.range_checked() && !super::vector::checked(ty) {
         return String::new();
     }
     let name = match name {
@@ -1279,6 +1283,13 @@ impl Rw<'_, '_> {
                 self.out.push_str(&json_call(&up, &args)?);
                 Ok(Some(close + 1))
             }
+            "JSON_MODIFY" | "JSON_OBJECT" | "JSON_ARRAY" | "OPENJSON" if call => {
+                let close = self.close(open, "Incorrect syntax near ')'.")?;
+                let rw = |a: &[Tok]| cx.rw(a);
+                self.out
+                    .push_str(&super::json::call(&up, &toks[open + 1..close], &rw)?);
+                Ok(Some(close + 1))
+            }
             "FN_LISTEXTENDEDPROPERTY" if call => {
                 let close = self.close(open, "Incorrect syntax near '('.")?;
                 self.out.push_str(EXTPROPS_LIST);
@@ -1303,10 +1314,10 @@ impl Rw<'_, '_> {
                     && toks.get(open + 1..).is_some_and(|r| {
                         r.iter()
                             .find(|t| !t.is_space())
-                            .is_some_and(|t| t.is_word("NOLOCK"))
+                            .is_some_and(super::hints::opens_table_hint)
                     }) =>
             {
-                // table hint WITH (NOLOCK)
+                // table hint WITH (NOLOCK), WITH (ROWLOCK, UPDLOCK), ... (hints.rs)
                 Ok(Some(matching(toks, open).unwrap_or(i) + 1))
             }
             _ => self.push(w),

@@ -423,6 +423,8 @@ pub(crate) fn infer(rows: &[Vec<Value>], i: usize) -> Ty {
                     Ty::NVarChar(None)
                 }
             }
+            // An expression that makes a vector (VECTOR_NORMALIZE) yields its payload.
+            Value::Blob(b) if let Some(n) = crate::vector::payload_dims(b) => Ty::Vector(n),
             Value::Blob(b) => {
                 if b.len() <= 8000 {
                     Ty::VarBinary(Some(8000))

@@ -111,7 +111,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         // rowversion is binary(8) in size, but its own type (timestamp, 189) by name and id.
         if crate::sql::typemeta::is_rowversion_decl(&decl) {
             match field.as_str() {
-                "system_type_id" => {
+                "system_type_id" | "user_type_id" => {
                     return Ok(Value::Integer(crate::sql::typemeta::ROWVERSION_TYPE_ID));
                 }
                 "type_name" => return Ok(Value::Text("timestamp".into())),
@@ -120,6 +120,9 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
         }
         Ok(match field.as_str() {
             "system_type_id" => Value::Integer(m.system_type_id),
+            "user_type_id" => {
+                Value::Integer(super::vector::user_type_id(ty).unwrap_or(m.system_type_id))
+            }
             "max_length" => Value::Integer(m.max_length),
             "precision" => Value::Integer(m.precision),
             "scale" => Value::Integer(m.scale),
@@ -173,6 +176,9 @@ const TYPES: &[(&str, i64, i64, i64, i64, i64)] = &[
     ("nvarchar", 231, 231, 8000, 0, 0),
     ("nchar", 239, 239, 8000, 0, 0),
     ("xml", 241, 241, -1, 0, 0),
+    // SQL Server 2025 (sql/vector.rs): json its own type, vector a varbinary user type.
+    ("json", 244, 244, -1, 0, 0),
+    ("vector", 165, 255, 8000, 0, 0),
     ("sysname", 231, 256, 256, 0, 0),
 ];
 
@@ -240,7 +246,7 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
         // sys.all_columns lists system objects' columns too (the peer has none to list);
         // both carry SQL Server 2019's graph columns (NULL: no graph tables here).
         ("SYS", "COLUMNS") | ("SYS", "ALL_COLUMNS") => format!(
-            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, __colmeta(c.decl, 'system_type_id', c.pk) AS system_type_id, __colmeta(c.decl, 'system_type_id', c.pk) AS user_type_id, __colmeta(c.decl, 'max_length', c.pk) AS max_length, __colmeta(c.decl, 'precision', c.pk) AS \"precision\", __colmeta(c.decl, 'scale', c.pk) AS scale, __colmeta(c.decl, 'collation_name', c.pk) AS collation_name, CASE WHEN c.nn OR c.pk > 0 THEN 0 ELSE 1 END AS is_nullable, 1 AS is_ansi_padded, 0 AS is_rowguidcol, CASE WHEN {ident} THEN 1 ELSE 0 END AS is_identity, 0 AS is_computed, 0 AS is_filestream, 0 AS is_replicated, 0 AS is_sparse, CASE WHEN c.dflt IS NULL THEN 0 ELSE 20000000 + 1000 * c.rid + c.cid + 1 END AS default_object_id, 0 AS rule_object_id, 0 AS is_sparse_column_set, 0 AS is_hidden, 0 AS is_masked, NULL AS graph_type, NULL AS graph_type_desc FROM ({cols}) c"
+            "SELECT c.rid AS object_id, c.cname AS name, c.cid + 1 AS column_id, __colmeta(c.decl, 'system_type_id', c.pk) AS system_type_id, __colmeta(c.decl, 'user_type_id', c.pk) AS user_type_id, __colmeta(c.decl, 'max_length', c.pk) AS max_length, __colmeta(c.decl, 'precision', c.pk) AS \"precision\", __colmeta(c.decl, 'scale', c.pk) AS scale, __colmeta(c.decl, 'collation_name', c.pk) AS collation_name, CASE WHEN c.nn OR c.pk > 0 THEN 0 ELSE 1 END AS is_nullable, 1 AS is_ansi_padded, 0 AS is_rowguidcol, CASE WHEN {ident} THEN 1 ELSE 0 END AS is_identity, 0 AS is_computed, 0 AS is_filestream, 0 AS is_replicated, 0 AS is_sparse, CASE WHEN c.dflt IS NULL THEN 0 ELSE 20000000 + 1000 * c.rid + c.cid + 1 END AS default_object_id, 0 AS rule_object_id, 0 AS is_sparse_column_set, 0 AS is_hidden, 0 AS is_masked, NULL AS graph_type, NULL AS graph_type_desc FROM ({cols}) c"
         ),
         ("SYS", "TYPES") => types_view(),
         ("SYS", "DEFAULT_CONSTRAINTS") => format!(

@@ -100,6 +100,16 @@ pub fn meta(ty: Ty) -> TypeMeta {
         Ty::Guid => m(36, 16, 0, 0, 0x24, 16),
         Ty::Xml => m(241, -1, 0, 0, 0xF1, 0xFFFF),
         Ty::Variant => m(98, 8016, 0, 0, 0x62, 8016),
+        // sys.columns: vector is varbinary underneath (user type 255), 8 + 4n bytes.
+        Ty::Vector(n) => m(
+            165,
+            crate::vector::payload_len(n) as i64,
+            0,
+            0,
+            0xF5,
+            crate::vector::payload_len(n) as i64,
+        ),
+        Ty::Json => m(244, -1, 0, 0, 0xF4, 0xFFFF),
     }
 }
 

@@ -32,7 +32,7 @@ pub fn property(ty: Ty, prop: &str, len: Option<usize>) -> String {
         Ty::VarChar(n, _) | Ty::VarBinary(n) => (0, 0, n.map_or(8000, u32::from)),
         Ty::NVarChar(n) => (0, 0, n.map_or(8000, |n| 2 * u32::from(n))),
         Ty::Guid => (0, 0, 16),
-        Ty::Xml | Ty::Variant => (0, 0, 8016),
+        Ty::Xml | Ty::Variant | Ty::Vector(_) | Ty::Json => (0, 0, 8016),
     };
     let base = ty.name();
     let base = base.split('(').next().unwrap_or(&base);

@@ -190,6 +190,7 @@ pub fn put_null(out: &mut Vec<u8>, ty: Ty) {
         | Ty::Binary(_)
         | Ty::VarBinary(_) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
         Ty::Variant => out.extend_from_slice(&0u32.to_le_bytes()),
+        Ty::Vector(_) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
         _ => out.push(0),
     }
 }
@@ -430,6 +431,7 @@ pub fn put_value_ref(out: &mut Vec<u8>, ty: Ty, v: ValueRef) {
         Ty::Binary(_) | Ty::VarBinary(Some(_)) => put_short_binary(out, ty, v),
         Ty::VarBinary(None) => put_plp(out, &ref_blob(v)),
         Ty::Variant => put_variant(out, &owned(v)),
+        Ty::Vector(_) | Ty::Json => crate::vector::put_value(out, ty, v),
     }
 }
 

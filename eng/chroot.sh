@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The Debian matrix in one command: bash eng/chroot.sh [RELEASE ...]   (default: bookworm trixie sid)
+#
+# Builds the release wheels for the releases' Pythons with eng/wheels.sh (bookworm 3.11, trixie
+# 3.13, sid 3.14) into target/wheelhouse, unless FERRODBC_WHEELS names a folder that already holds
+# them, then runs eng/chroot.py: each release debootstrapped (cached outside the clone), the wheel
+# installed with pip, tests/python on SQLite3 and PostgreSQL, and a round trip and a fork through
+# Driver 18 and FreeTDS to the TDS peer running outside the chroot.
+#
+# FERRODBC_WHEEL_PROFILE=dev builds the wheels unoptimised (CI's one chroot: the packaging and
+# the gate are the release ones, without fat LTO's build time).
+# Needs root, debootstrap and zstd (eng/setup.sh installs them), the peer (target/release/tds-peer)
+# and PostgreSQL (FERRODBC_PG_CONNSTR, else eng/peers/postgres.sh starts it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+releases=("$@")
+[ ${#releases[@]} -gt 0 ] || releases=(bookworm trixie sid)
+declare -A PYTHON=([bullseye]=3.9 [bookworm]=3.11 [trixie]=3.13 [sid]=3.14 [forky]=3.14)
+WHEELS=${FERRODBC_WHEELS:-}
+if [ -z "$WHEELS" ]; then
+  WHEELS=$PWD/target/wheelhouse
+  [ "${FERRODBC_WHEEL_PROFILE:-release}" = release ] || WHEELS=$PWD/target/wheelhouse-${FERRODBC_WHEEL_PROFILE}
+  versions=()
+  for r in "${releases[@]}"; do
+    v=${PYTHON[$r]:-}
+    [ -n "$v" ] || { echo "chroot: no Python known for $r (add it to PYTHON in $0)" >&2; exit 2; }
+    [[ " ${versions[*]} " == *" $v "* ]] || versions+=("$v")
+  done
+  bash eng/wheels.sh "$WHEELS" "${versions[@]}"
+fi
+if [ -z "${FERRODBC_PG_CONNSTR:-}" ]; then
+  FERRODBC_PG_CONNSTR=$(bash eng/peers/postgres.sh)
+  export FERRODBC_PG_CONNSTR
+fi
+exec .venv/bin/python eng/chroot.py --wheels "$WHEELS" "${releases[@]}"

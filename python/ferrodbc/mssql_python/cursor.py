@@ -1,0 +1,84 @@
+"""mssql-python's ``Cursor`` over ferrodbc's: a subclass of the native cursor, so fetching
+(fetchone/fetchmany/fetchall, iteration, Arrow) is the engine's own call with no Python layer
+per row. What differs from ``ferrodbc.Cursor`` is done once per call: parameters
+(``%(name)s`` with a dict, ``?`` with a sequence or separate values), ``execute`` keywords,
+``messages`` cleared per execute, and the Arrow names ``arrow()``, ``arrow_batch()`` and
+``arrow_reader()``."""
+
+from __future__ import annotations
+
+import decimal
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .. import _native
+from .params import convert, unwrap
+
+# The ranges of money and smallmoney (mssql-python's names).
+SMALLMONEY_MIN = decimal.Decimal("-214748.3648")
+SMALLMONEY_MAX = decimal.Decimal("214748.3647")
+MONEY_MIN = decimal.Decimal("-922337203685477.5808")
+MONEY_MAX = decimal.Decimal("922337203685477.5807")
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError as e:  # pragma: no cover - the message is mssql-python's
+        raise ImportError(
+            "pyarrow is required for Arrow fetch methods. Please install pyarrow."
+        ) from e
+    return pyarrow
+
+
+class Cursor(_native.Cursor):
+    """A cursor with mssql-python's parameter styles and method names."""
+
+    def execute(  # type: ignore[override]
+        self,
+        operation: str,
+        *parameters: Any,
+        use_prepare: bool = True,
+        reset_cursor: bool = True,
+    ) -> Cursor:
+        # use_prepare / reset_cursor: the engine prepares and reuses statements itself.
+        sql, params = convert(operation, unwrap(parameters) if parameters else None)
+        if params:
+            super().execute(sql, params)
+        else:
+            super().execute(sql)
+        return self
+
+    def executemany(  # type: ignore[override]
+        self, operation: str, seq_of_parameters: Iterable[Any]
+    ) -> None:
+        rows = list(seq_of_parameters)
+        if rows and isinstance(rows[0], Mapping):
+            converted = [convert(operation, r) for r in rows]
+            sql = converted[0][0]
+            super().executemany(sql, [p or () for _, p in converted])
+        else:
+            super().executemany(operation, rows)
+
+    # mssql-python's Arrow names (ferrodbc's engine builds the batches).
+    def arrow_reader(self, batch_size: int = 8192) -> Any:
+        """A ``pyarrow.RecordBatchReader`` over the rest of the result set."""
+        return _pyarrow().RecordBatchReader.from_stream(self.fetch_record_batch(batch_size))
+
+    def arrow_batch(self, batch_size: int = 8192) -> Any:
+        """One ``pyarrow.RecordBatch`` of up to ``batch_size`` rows (0 rows at the end)."""
+        reader = self.arrow_reader(max(batch_size, 1))
+        try:
+            return reader.read_next_batch()
+        except StopIteration:
+            return _empty(reader)
+
+    def arrow(self, batch_size: int = 8192) -> Any:
+        """The rest of the result set as one ``pyarrow.Table``."""
+        return _pyarrow().table(self.fetch_arrow_table())
+
+
+def _empty(reader: Any) -> Any:
+    pa = _pyarrow()
+    schema = reader.schema
+    return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)

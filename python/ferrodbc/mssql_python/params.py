@@ -1,0 +1,79 @@
+"""mssql-python's parameter styles over ferrodbc's qmark engine: ``?`` with a sequence (or
+values as separate arguments), ``%(name)s`` with a dict (pyformat, converted to ``?`` once per
+execute; a name may repeat). Placeholders inside quotes, brackets and comments are text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+# One token at a time: quoted text, a bracketed name, comments (kept as they are), or a
+# placeholder (`%(name)s`, `?`).
+_TOKENS = re.compile(
+    r"""'(?:[^']|'')*'?|"(?:[^"]|"")*"?|\[(?:[^\]]|\]\])*\]?|--[^\n]*|/\*.*?(?:\*/|$)"""
+    r"""|%\((?P<name>[^)]*)\)s|(?P<q>\?)""",
+    re.S,
+)
+
+
+@lru_cache(maxsize=512)
+def _pyformat(sql: str) -> tuple[str, tuple[str, ...], bool]:
+    """(qmark SQL, the parameter names in order, whether unquoted ``?`` appear)."""
+    names: list[str] = []
+    out: list[str] = []
+    last = 0
+    qmark = False
+    for m in _TOKENS.finditer(sql):
+        if m.group("name") is not None:
+            out.append(sql[last : m.start()] + "?")
+            names.append(m.group("name"))
+            last = m.end()
+        elif m.group("q") is not None:
+            qmark = True
+    out.append(sql[last:])
+    # `%%` is `%` everywhere, quoted text included (as mssql-python converts it).
+    return "".join(out).replace("%%", "%"), tuple(names), qmark
+
+
+def named_placeholders(sql: str) -> tuple[str, ...]:
+    return _pyformat(sql)[1] if "%(" in sql else ()
+
+
+def unwrap(parameters: tuple[Any, ...]) -> Any:
+    """``execute(sql, (1, 2))``, ``execute(sql, [1, 2])``, ``execute(sql, {...})`` and
+    ``execute(sql, 1, 2)`` all mean the same parameters (mssql-python's rule)."""
+    if len(parameters) == 1 and isinstance(parameters[0], (tuple, list, Mapping)):
+        return parameters[0]
+    return parameters
+
+
+def convert(sql: str, params: Any) -> tuple[str, Sequence[Any] | None]:
+    """(qmark SQL, positional values) for ferrodbc's execute."""
+    if params is None:
+        return sql, None
+    if isinstance(params, Mapping):
+        if "%(" not in sql:
+            if "?" in sql and _pyformat(sql)[2]:
+                raise TypeError(
+                    "Parameter style mismatch: query uses positional placeholders (?), but dict "
+                    "was provided. Use tuple/list for positional parameters. Example: "
+                    "cursor.execute(sql, (value1, value2))"
+                )
+            return sql, ()
+        qsql, names, _ = _pyformat(sql)
+        missing = [n for n in dict.fromkeys(names) if n not in params]
+        if missing:
+            raise KeyError(
+                f"Missing required parameter(s): {', '.join(repr(n) for n in missing)}. "
+                f"Query requires: {list(dict.fromkeys(names))}, provided: {list(params)}"
+            )
+        return qsql, tuple(params[n] for n in names)
+    if "%(" in sql and named_placeholders(sql):
+        raise TypeError(
+            "Parameter style mismatch: query uses named placeholders (%(name)s), but "
+            f"{type(params).__name__} was provided. Use dict for named parameters. Example: "
+            'cursor.execute(sql, {"param1": value1, "param2": value2})'
+        )
+    return sql, params

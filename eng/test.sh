@@ -14,7 +14,11 @@ cargo clippy -q --workspace --all-targets --features ferrodbc/python,ferrodbc/be
 .venv/bin/python -m mypy.stubtest ferrodbc._native
 # Commit subjects of at most 72 characters, from the 0.1.0 cut on (older history stays as it was).
 if git rev-parse -q --verify 6bbb1d4^{commit} >/dev/null; then
-  long=$(git log --format=%s 6bbb1d4..HEAD | awk 'length($0) > 72')
+  # Five subjects of 73-85 characters landed on 2026-12-06 from parallel branches before this
+  # check ran on them; rewriting them would rewrite every branch merged since. Only they pass.
+  grandfathered='^(b2aa918|25cd97d|8453c07|52452db|8d0a158)'
+  long=$(git log --format='%h %s' --abbrev=7 6bbb1d4..HEAD | grep -Ev "$grandfathered" \
+    | awk '{ s = substr($0, index($0, " ") + 1) } length(s) > 72')
   if [ -n "$long" ]; then
     printf 'commit subjects over 72 characters:\n%s\n' "$long" >&2
     exit 1

@@ -71,9 +71,19 @@ def _native_conn_str(ctx: Ctx) -> str:
     return ctx.conn_str.rstrip(";") + ";VectorTypeSupport=v1"
 
 
+def _require_vectors() -> None:
+    """`compare --base` with a revision before the vector family: n/a, not a failure."""
+    try:
+        import ferrodbc.vectors  # noqa: F401
+    except ImportError as e:
+        raise NotApplicable("this ferrodbc revision has no vector support") from e
+
+
 def _source(ctx: Ctx) -> str:
     """The loaded `vec_src_<n>` table (made once per peer through ferrodbc)."""
     import ferrodbc
+
+    _require_vectors()
 
     name = f"vec_src_{ctx.n}"
     with ferrodbc.connect(_native_conn_str(ctx), autocommit=True) as c:
@@ -155,6 +165,9 @@ def arrow_check(ctx: Ctx, table: Any) -> Digest:
 
 def bulk_setup(ctx: Ctx) -> None:
     import uuid
+
+    if ctx.driver.name == "ferrodbc":
+        _require_vectors()
 
     data = _data(ctx.n)
     name = f"vec_bulk_{uuid.uuid4().hex[:8]}"

@@ -56,6 +56,7 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
             out.ty
         )));
     }
+    crate::types::vector::check_output(kind, out.size, backend.vectors, index)?;
     // An output parameter keeps its declared type, so the text form that carries early dates
     // through FreeTDS (see `carried_kind`) cannot stand in for its input value.
     if super::carried_kind(kind, [&out.input], backend) != kind {
@@ -105,6 +106,7 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
                 DECIMAL_TEXT_BYTES,
             )
         }
+        Kind::Vector => crate::types::vector::output_binding(out.size.unwrap_or(0)),
         fixed => {
             let b = fixed_binding(fixed, backend).ok_or_else(|| {
                 Error::Internal(format!("no fixed binding for output kind {fixed:?}"))
@@ -138,6 +140,9 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
         }
         col.data_bytes_mut()[..bytes.len()].copy_from_slice(&bytes);
         col.indicators[0] = crate::checked::alloc_len(bytes.len());
+    }
+    if kind == Kind::Vector {
+        crate::types::vector::array_layout(col.data_bytes_mut(), element_len, 1);
     }
     Ok(col)
 }
@@ -216,6 +221,9 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
         OutputType::Guid if col.c_type == CDataType::Guid => {
             ParamValue::Guid(guid_to_u128(arr(16).try_into().unwrap()))
         }
+        OutputType::Vector => ParamValue::Vector(
+            crate::types::vector::output_value(&bytes[..var_len(0)?]).map_err(|why| bad(&why))?,
+        ),
         OutputType::Guid => {
             let text = String::from_utf16(&units(var_len(2)?)).map_err(|_| bad("bad GUID text"))?;
             ParamValue::Guid(parse_guid(&text).ok_or_else(|| bad("bad GUID text"))?)

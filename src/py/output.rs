@@ -57,9 +57,11 @@ pub(super) fn output_type(py: Python<'_>, ty: &Bound<'_, PyAny>, tz: bool) -> Py
         OutputType::Time
     } else if is(cache::uuid_type(py)?) {
         OutputType::Guid
+    } else if is(&py.import("array")?.getattr("array")?) {
+        OutputType::Vector
     } else {
         return Err(programming(format!(
-            "Output type must be one of bool, int, float, str, bytes, Decimal, date, time, datetime, UUID (got {})",
+            "Output type must be one of bool, int, float, str, bytes, Decimal, date, time, datetime, UUID, array.array (a vector; got {})",
             ty.repr()?
         )));
     })

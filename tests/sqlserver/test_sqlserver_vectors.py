@@ -419,3 +419,28 @@ def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_co
     with pytest.raises(ferrodbc.DataError, match="NaN"):
         cur.bulkcopy(t, [(98, [1.0, float("nan"), 3.0])])
     cn.close()
+
+
+def test_vector_output_parameters(native, peer):
+    """`ferrodbc.Output(array.array, value, size=n)`: an output or input/output vector of n
+    dimensions (native vectors only: a text connection refuses it before sending)."""
+    import array
+
+    import ferrodbc
+
+    cn = native()
+    p = tname("pv")
+    cn.execute(f"CREATE PROCEDURE {p} @v vector(3), @o vector(3) OUTPUT, @io vector(3) OUTPUT AS "
+               "BEGIN SET @o = @v; SET @io = VECTOR_NORMALIZE(@io, 'norm2') END")
+    edge = _vectors(3, 1)[0]
+    o = ferrodbc.Output(array.array, size=3)
+    io = ferrodbc.Output(array.array, array.array("f", [3.0, 0.0, 4.0]), size=3)
+    got = cn.cursor().callproc(p, [edge, o, io])
+    assert o.value.tobytes() == edge.tobytes() and got[1] == o.value
+    assert io.value == array.array("f", [0.6, 0.0, 0.8])
+    with pytest.raises(ferrodbc.ProgrammingError, match="size="):
+        cn.cursor().callproc(p, [edge, ferrodbc.Output(array.array), io])
+    text = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql"), autocommit=True)
+    with pytest.raises(ferrodbc.ProgrammingError, match="VectorTypeSupport=v1"):
+        text.cursor().callproc(p, [edge, ferrodbc.Output(array.array, size=3), io])
+    text.close()

@@ -421,7 +421,7 @@ mod tests {
     #[test]
     fn the_fast_element_format_is_the_exact_one() {
         let mut x: u32 = 0x1234_5678;
-        let mut check = |f: f32| {
+        let check = |f: f32| {
             let (mut a, mut b) = (String::new(), String::new());
             fmt_element(&mut a, f);
             exact_element(&mut b, f);

@@ -151,6 +151,67 @@ pub fn point_params(sql_type: i16, element_len: usize, data: &mut [u8]) {
     }
 }
 
+/// An output parameter of vectors: its dimension count is its `size` (`Output(array.array,
+/// value, size=n)`), and it needs a connection with native vectors (a text connection would
+/// get the server's varchar(max) text back, which an output's declared type cannot say).
+pub fn check_output(
+    kind: crate::params::OutputType,
+    size: Option<usize>,
+    native: bool,
+    index: usize,
+) -> crate::error::Result<()> {
+    if kind != crate::params::OutputType::Vector {
+        return Ok(());
+    }
+    let bad = |why: &str| {
+        Err(crate::error::Error::Programming(format!(
+            "parameter {index}: {why}"
+        )))
+    };
+    if !native {
+        return bad("a vector output parameter needs a connection with VectorTypeSupport=v1");
+    }
+    match size {
+        Some(n) if (1..=MAX_DIMS as usize).contains(&n) => Ok(()),
+        _ => bad("a vector output parameter needs its dimension count as size= (1 to 1998)"),
+    }
+}
+
+/// The binding of a vector output parameter of `dims` dimensions: C type, SQL type, column
+/// size, digits, bytes (the struct and the floats, `array_layout` / `point_params`).
+pub fn output_binding(dims: usize) -> (CDataType, i16, usize, i16, usize) {
+    (
+        CDataType::Binary,
+        SQL_SS_VECTOR,
+        0,
+        0,
+        STRUCT_LEN + 4 * dims,
+    )
+}
+
+/// The floats of an output parameter's value. Bound as `SQL_C_BINARY`, Driver 18.6 writes the
+/// vector's wire form into an output buffer (`A9 01`, u16 dimensions, element type, three zero
+/// bytes, the floats; its indicator 8 + 4n), not the struct a result cell gets; both are read.
+pub fn output_value(cell: &[u8]) -> Result<Vec<f32>, String> {
+    let floats = if cell.len() >= 8 && cell[0] == 0xA9 && cell[1] == 0x01 {
+        let dims = u16::from_le_bytes([cell[2], cell[3]]) as usize;
+        if cell[4] != 0 || cell.len() != 8 + 4 * dims {
+            return Err(format!(
+                "a vector value of {} bytes for {dims} float32 dimensions",
+                cell.len()
+            ));
+        }
+        &cell[8..]
+    } else {
+        let dims = cell.len().saturating_sub(STRUCT_LEN) / 4;
+        float_bytes(cell, dims as u16)?
+    };
+    Ok(floats
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
 /// Whether a connection string asks Driver 18 for native vectors (`VectorTypeSupport=v1` or
 /// `v2`; `off`, the driver's default, or no keyword: text).
 pub fn asks_native(connection_string: &str) -> bool {
@@ -168,14 +229,16 @@ pub fn asks_native(connection_string: &str) -> bool {
 /// float32), which SQL Server converts implicitly: parameters through FreeTDS or without
 /// `VectorTypeSupport`, and bulk loads through the text path.
 pub fn json_text(vals: &[f32]) -> String {
+    use std::fmt::Write;
     let mut s = String::with_capacity(2 + vals.len() * 12);
     s.push('[');
     for (i, f) in vals.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
-        // Rust's f32 Display is the shortest round-trip form; `-0` keeps its sign.
-        s.push_str(&format!("{f:?}"));
+        // Rust's f32 Debug is the shortest round-trip form (`-0.0` keeps its sign), written
+        // in place (no String per element).
+        let _ = write!(s, "{f:?}");
     }
     s.push(']');
     s
@@ -246,6 +309,18 @@ mod tests {
                 assert_eq!(&data[at..at + 8], &w[16..]);
             }
         }
+    }
+
+    #[test]
+    fn output_values_in_either_form() {
+        let mut wire = vec![0xA9, 0x01, 2, 0, 0, 0, 0, 0];
+        wire.extend_from_slice(&[0, 0, 0x80, 0x3F, 0, 0, 0, 0xC0]);
+        assert_eq!(output_value(&wire).unwrap(), vec![1.0, -2.0]);
+        assert_eq!(
+            output_value(&param_buffer(&[1.0, -2.0])).unwrap(),
+            vec![1.0, -2.0]
+        );
+        assert!(output_value(&wire[..12]).is_err());
     }
 
     #[test]

@@ -286,7 +286,7 @@ impl Engine {
             Statement::EndTran { rollback } => settings::end_tran(cx, rollback, out, r),
             Statement::Use => settings::use_database(cx, toks, out, r),
             Statement::Kill => settings::kill(cx, toks),
-            Statement::Waitfor => settings::waitfor(toks, r),
+            Statement::Waitfor => settings::waitfor(toks, out, r),
             Statement::If => control::if_statement(self, toks, params, out, r),
             Statement::While => control::while_statement(self, toks, params, out, r),
             Statement::ExecSystem { name } => {

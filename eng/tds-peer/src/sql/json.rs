@@ -29,7 +29,7 @@ fn produces_json(arg: &[Tok]) -> bool {
 
 /// The trailing `NULL ON NULL` / `ABSENT ON NULL` of a constructor's last argument: the
 /// argument without it, and whether NULLs are kept.
-fn null_clause<'a>(arg: &'a [Tok], default_keep: bool) -> (&'a [Tok], bool) {
+fn null_clause(arg: &[Tok], default_keep: bool) -> (&[Tok], bool) {
     let words: Vec<usize> = (0..arg.len()).filter(|&i| !arg[i].is_space()).collect();
     if words.len() >= 3 {
         let n = words.len();

@@ -122,7 +122,7 @@ pub(crate) fn kill(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
 }
 
 /// `WAITFOR DELAY 'hh:mm:ss'` (at most 600 s); ATTENTION ends the wait and the batch.
-pub(crate) fn waitfor(toks: &[Tok], r: &mut Resp) -> Result<Flow, StmtErr> {
+pub(crate) fn waitfor(toks: &[Tok], out: &mut Out, r: &mut Resp) -> Result<Flow, StmtErr> {
     let sg = sig(toks);
     if let Some(Tok::Str { s, .. }) = sg.iter().find(|t| matches!(t, Tok::Str { .. })) {
         let secs = crate::conv::parse_datetime(s)
@@ -132,6 +132,9 @@ pub(crate) fn waitfor(toks: &[Tok], r: &mut Resp) -> Result<Flow, StmtErr> {
         while std::time::Instant::now() < until {
             std::thread::sleep(std::time::Duration::from_millis(20));
             if r.io.poll_attention() {
+                // Acknowledged here with DONE(ATTN), as the stall fault and a lock wait do:
+                // the drivers wait for it, and a batch that stops does not send it itself.
+                out.cancelled(r)?;
                 return Ok(Flow::Stop);
             }
         }

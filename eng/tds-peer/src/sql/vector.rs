@@ -129,8 +129,11 @@ fn text_arg(ctx: &Context, i: usize) -> Option<String> {
     }
 }
 
-/// Both operands of a two-vector function, the same dimension count.
-fn pair(a: ValueRef, b: ValueRef) -> Result<Option<(Vec<f32>, Vec<f32>)>, Error> {
+/// The two operands of a two-vector function.
+type Pair = (Vec<f32>, Vec<f32>);
+
+/// Both operands of a two-vector function, the same dimension count (None: one is NULL).
+fn pair(a: ValueRef, b: ValueRef) -> Result<Option<Pair>, Error> {
     if a == ValueRef::Null || b == ValueRef::Null {
         return Ok(None);
     }

@@ -168,8 +168,11 @@ pub(super) fn decode(col: &ParamColumn, index: usize) -> Result<ParamValue> {
             Ok(n) if n <= room => Ok(n),
             _ => Err(bad(&format!(
                 "the value ({}) does not fit the {room} bytes reserved; pass a larger size",
-                if ind < 0 {
+                if ind == crate::odbc::sys::NO_TOTAL {
                     "of unknown length".to_string()
+                } else if ind < 0 {
+                    // Neither NULL nor NO_TOTAL: a broken driver; name what it said.
+                    format!("of impossible length {ind}")
                 } else {
                     format!("{ind} bytes")
                 }
@@ -288,6 +291,27 @@ mod tests {
         .unwrap();
         col.indicators[0] = 10; // the driver had 5 characters for a 2-character buffer
         assert!(matches!(decode(&col, 0), Err(Error::Data(_))));
+    }
+
+    #[test]
+    fn hostile_output_indicators_are_data_errors_naming_them() {
+        for ty in [OutputType::Text, OutputType::Bytes, OutputType::Decimal] {
+            let mut col = encode(
+                &out(ty, ParamValue::Null, Some(4)),
+                0,
+                Dbms::SqlServer.into(),
+            )
+            .unwrap();
+            for ind in [-2isize, -5, isize::MIN, 1 << 40, isize::MAX] {
+                col.indicators[0] = ind;
+                let e = decode(&col, 0).unwrap_err();
+                assert!(matches!(e, Error::Data(_)), "{e}");
+                assert!(e.to_string().contains(&ind.to_string()), "{e}");
+            }
+            col.indicators[0] = crate::odbc::sys::NO_TOTAL;
+            let e = decode(&col, 0).unwrap_err();
+            assert!(e.to_string().contains("unknown length"), "{e}");
+        }
     }
 
     #[test]

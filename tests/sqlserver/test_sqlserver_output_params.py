@@ -135,9 +135,13 @@ def test_discarded_results_leave_the_output_unset(conn, driver):
 
 def test_bad_uses_are_clear_errors(conn, driver):
     cur = conn.cursor()
-    for name in ["p; DROP TABLE x", "p--", "p(1)", "[p", "", "a..b"]:
+    for name in ["p; DROP TABLE x", "p--", "p(1)", "[p", "", "a..b.", "a.b.c.d.e"]:
         with pytest.raises(ferrodbc.ProgrammingError, match="not a procedure name"):
             cur.callproc(name, [])
+    # `db..p` is SQL Server's spelling for the default schema: the name passes, the server answers.
+    with pytest.raises(ferrodbc.Error) as e:
+        cur.callproc("nosuchdb..nosuchproc", [])
+    assert "not a procedure name" not in str(e.value)
     with pytest.raises(ferrodbc.ProgrammingError, match="executemany"):
         cur.executemany("{CALL p(?)}", [[ferrodbc.Output(int)], [ferrodbc.Output(int)]])
     with pytest.raises(ferrodbc.ProgrammingError, match="must be of that type"):

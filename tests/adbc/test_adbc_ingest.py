@@ -164,6 +164,15 @@ def test_target_schema_and_not_null(conn):
     assert [c["xdbc_nullable"] for c in cols] == [0, 1]
 
 
+def test_target_catalog(conn):
+    t = tname()
+    catalog = conn.adbc_connection.get_option("adbc.connection.catalog")
+    with conn.cursor() as cur:
+        assert cur.adbc_ingest(t, pa.table({"v": [7]}), catalog_name=catalog, db_schema_name="dbo") == 1
+        cur.execute(f"SELECT v FROM {t}")
+        assert cur.fetchall() == [(7,)]
+
+
 def test_a_stream_of_many_batches(conn):
     t = tname()
     schema = pa.schema([("id", pa.int64()), ("s", pa.string())])

@@ -498,11 +498,20 @@ def check_pool(run: Run, connstrs: list[str]) -> dict[str, int]:
     return {"parked": parked, "broken": bad}
 
 
-def peer_counts(peer: tdspeer.Peer) -> dict[str, int]:
-    for line in reversed(peer.log().splitlines()):
-        if line.startswith("tds-peer: chaos {"):
-            return json.loads(line.split("chaos ", 1)[1])
-    return {}
+def peer_counts(peer: tdspeer.Peer, timeout: float = 15.0) -> dict[str, int]:
+    """The counts the peer printed at the last pause (its stderr is read by another thread,
+    behind a line per dropped session: wait for the line to come through)."""
+    until = time.monotonic() + timeout
+    while True:
+        for line in reversed(peer.log().splitlines()):
+            if line.startswith("tds-peer: chaos {"):
+                counts = json.loads(line.split("chaos ", 1)[1])
+                if counts.get("requests") or time.monotonic() > until:
+                    return counts
+                break
+        if time.monotonic() > until:
+            return {}
+        time.sleep(0.1)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -181,8 +181,7 @@ impl CancelHandle {
     /// ATTENTION itself, and the executing thread asking for its next packet meanwhile waits
     /// for ever. Seen blocked in poll, the thread holds the loop (it leaves it only after a
     /// packet arrived and was queued, microseconds), so the cancel only wakes it.
-    fn wait_for_network_wait(&self) {
-        let until = Instant::now() + NETWORK_WAIT_LIMIT;
+    fn wait_for_network_wait(&self, until: Instant) {
         while self.executing() && Instant::now() < until {
             if blocked_in_network_wait(self.execute_tid.load(Ordering::SeqCst)) {
                 return;
@@ -214,9 +213,23 @@ impl CancelHandle {
         if cooperative {
             // Not under the handle's lock: the execute's end takes it.
             self.wait_out_execute_start();
-            self.wait_for_network_wait();
         }
-        let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+        let until = Instant::now() + NETWORK_WAIT_LIMIT;
+        let guard = loop {
+            if cooperative {
+                self.wait_for_network_wait(until);
+            }
+            let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
+            // Looked at again under the lock, right before the call: the thread may have
+            // left its wait meanwhile (an answer arrived), and then the look starts over.
+            if !cooperative
+                || !self.executing()
+                || Instant::now() >= until
+                || blocked_in_network_wait(self.execute_tid.load(Ordering::SeqCst))
+            {
+                break guard;
+            }
+        };
         self.requested.store(true, Ordering::SeqCst);
         if cooperative && !self.executing() {
             return Ok(());

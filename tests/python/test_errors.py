@@ -204,7 +204,6 @@ CURSOR_CALLS = {
     "next": lambda c: next(c),
     "nextset": lambda c: c.nextset(),
     "description": lambda c: c.description,
-    "rowcount": lambda c: c.rowcount,
     "setinputsizes": lambda c: c.setinputsizes([None]),
 }
 
@@ -218,6 +217,20 @@ def test_using_a_closed_cursor_is_a_programming_error(conn, call):
         CURSOR_CALLS[call](cur)
     assert cur.closed
     still_works(conn)
+
+
+def test_rowcount_of_a_closed_cursor_is_minus_one(peer):
+    """pyodbc's answer (rowcount is a plain attribute there): SQLAlchemy's mssql+pyodbc dialect
+    reads it after a fully fetched result closed its cursor."""
+    conn = peer.connect()
+    cur = conn.cursor()
+    cur.execute("SELECT 1")
+    cur.close()
+    assert cur.rowcount == -1
+    other = conn.cursor()
+    other.execute("SELECT 1")
+    conn.close()
+    assert other.rowcount == -1
 
 
 @pytest.mark.parametrize("call", sorted(CURSOR_CALLS))

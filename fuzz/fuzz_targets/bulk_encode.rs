@@ -4,7 +4,8 @@
 //! rounded to a scale stay valid times.
 #![no_main]
 
-use _native::bulk::encode::{fit_decimal, rounded_time};
+use _native::types::decimal::text::fit_decimal;
+use _native::types::temporal::round::rounded_time;
 use _native::bulk::form::{Form, Temporal};
 use _native::bulk::{CellColumn, CellSink, put_param};
 use _native::params::ParamValue;

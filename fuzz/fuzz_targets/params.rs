@@ -73,6 +73,7 @@ fn backend(u: &mut Unstructured<'_>) -> Result<Backend> {
         dbms,
         driver,
         reread: u.arbitrary()?,
+        vectors: u.arbitrary()?,
     })
 }
 

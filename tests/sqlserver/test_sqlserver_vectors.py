@@ -328,6 +328,9 @@ def test_vector_parameters_through_text_connections(connect):
     ([1e39, 1.0], "DataError", "float32's range"),
     ([1.0, "x"], "ProgrammingError", "element 1 is str, not a number"),
     ([1.0, True], "ProgrammingError", "element 1 is bool"),
+    # Past SQL Server's 1998 dimensions (40000 once wrapped the struct's i16 count): refused here.
+    ([0.5] * 1999, "ProgrammingError", "a vector of 1999 elements"),
+    ([0.5] * 40000, "ProgrammingError", "a vector of 40000 elements"),
 ])
 def test_bad_vector_parameters_are_clear_errors(native, bad, error, match):
     import ferrodbc

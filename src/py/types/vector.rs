@@ -8,7 +8,7 @@ use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
 use crate::params::ParamValue;
 use crate::types::CellKind;
-use crate::types::vector::{element, float_bytes};
+use crate::types::vector::{MAX_DIMS, element, float_bytes};
 use pyo3::buffer::PyBuffer;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -104,9 +104,11 @@ pub fn param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<Option<ParamVal
     } else {
         return Ok(None);
     };
-    if floats.is_empty() {
+    if floats.is_empty() || floats.len() > usize::from(MAX_DIMS) {
         return Err(programming(format!(
-            "parameter {index}: an empty vector (SQL Server's vectors have 1 to 1998 dimensions)"
+            "parameter {index}: a vector of {} elements (SQL Server's vectors have 1 to \
+             {MAX_DIMS} dimensions)",
+            floats.len()
         )));
     }
     let vals = floats

@@ -2,13 +2,6 @@
 //! `pa.list_(pa.float32(), n)`). The floats of each served cell are copied once into the child
 //! values; a NULL row is a null list slot over n zeros (a fixed-size list keeps its slots).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::float_bytes;
 use crate::arrow::cells::{Cells, FamilyBuilder};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};
@@ -34,7 +27,7 @@ pub fn item_field() -> Arc<Field> {
 }
 
 pub struct Builder {
-    dims: usize,
+    dims: u16,
     values: Vec<f32>,
     nulls: NullBufferBuilder,
 }
@@ -42,18 +35,18 @@ pub struct Builder {
 impl FamilyBuilder for Builder {
     fn new(kind: ArrowKind, rows: usize) -> Self {
         let dims = match kind {
-            ArrowKind::Float32List { dims } => dims as usize,
+            ArrowKind::Float32List { dims } => dims,
             _ => 0,
         };
         Builder {
             dims,
-            values: Vec::with_capacity(rows * dims),
+            values: Vec::with_capacity(rows * usize::from(dims)),
             nulls: NullBufferBuilder::new(rows),
         }
     }
 
     fn append(&mut self, buf: &ColumnBuffer, rows: Range<usize>, cells: &Cells<'_>) -> Result<()> {
-        let n = self.dims;
+        let n = usize::from(self.dims);
         for r in rows {
             if buf.is_null(r) {
                 self.values.resize(self.values.len() + n, 0.0);
@@ -61,7 +54,7 @@ impl FamilyBuilder for Builder {
                 continue;
             }
             let cell = buf.bytes(r).map_err(|e| cells.cut(r, e))?;
-            let floats = float_bytes(cell, n as u16).map_err(|why| cells.failed(r, why))?;
+            let floats = float_bytes(cell, self.dims).map_err(|why| cells.failed(r, why))?;
             self.values.extend(
                 floats
                     .chunks_exact(4)
@@ -78,7 +71,7 @@ impl FamilyBuilder for Builder {
         let mut nulls = done.nulls;
         Arc::new(FixedSizeListArray::new(
             item_field(),
-            done.dims as i32,
+            i32::from(done.dims),
             Arc::new(values),
             nulls.finish(),
         ))

@@ -10,13 +10,6 @@
 //! Arrow arm: `arrow.rs` (`fixed_size_list<float32>[n]`); Python arm: `py/types/vector.rs`
 //! (`array.array('f')`, which numpy reads without a copy).
 
-#![allow(
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "not yet decided: issue 36"
-)]
-
 use super::kind::{Binding, CellKind};
 use crate::odbc::sys::CDataType;
 
@@ -35,9 +28,9 @@ pub const MAX_DIMS: u16 = 1998;
 /// The kind of a `SQL_SS_VECTOR` column of column size `size` and decimal digits `digits`
 /// (the element type: 0 float32). None: not a float32 vector the family can bind.
 pub fn kind_for(size: usize, digits: i16) -> Option<CellKind> {
-    let dims = size.checked_sub(STRUCT_LEN)? / 4;
-    (digits == 0 && (1..=MAX_DIMS as usize).contains(&dims) && size == STRUCT_LEN + 4 * dims)
-        .then_some(CellKind::Vector { dims: dims as u16 })
+    let dims = u16::try_from(size.checked_sub(STRUCT_LEN)? / 4).ok()?;
+    (digits == 0 && (1..=MAX_DIMS).contains(&dims) && size == element_len(dims))
+        .then_some(CellKind::Vector { dims })
 }
 
 /// The binding of [`CellKind::Vector`].
@@ -60,7 +53,7 @@ pub fn float_bytes(cell: &[u8], dims: u16) -> Result<&[u8], String> {
         return Err(format!("a vector({n}) cell of {} bytes", cell.len()));
     }
     let got = i16::from_le_bytes([cell[0], cell[1]]);
-    if got as usize != n {
+    if usize::try_from(got).ok() != Some(n) {
         return Err(format!("a vector({n}) cell holds {got} dimensions"));
     }
     Ok(&cell[STRUCT_LEN..])
@@ -70,6 +63,11 @@ pub fn float_bytes(cell: &[u8], dims: u16) -> Result<&[u8], String> {
 
 /// Why a value cannot be a float32 vector element: NaN and infinities (SQL Server refuses
 /// them), and finite numbers past float32's range (they would become infinities).
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "rounding to the nearest float32 is the conversion; past its range it gives an \
+              infinity, refused below"
+)]
 pub fn element(v: f64, i: usize) -> Result<f32, String> {
     if v.is_nan() {
         return Err(format!(
@@ -88,6 +86,12 @@ pub fn element(v: f64, i: usize) -> Result<f32, String> {
 /// A parameter's bound element: the struct (its `data` pointer left 0: `point_params` points
 /// it at the floats once the buffer sits where the driver will read it), then the floats. Its
 /// length is the exact byte count Driver 18 requires (16 + 4n).
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "a vector parameter holds 1 to MAX_DIMS (1998) values: py/types/vector.rs::param \
+              refuses any other length"
+)]
 pub fn param_buffer(vals: &[f32]) -> Vec<u8> {
     let mut b = Vec::with_capacity(STRUCT_LEN + 4 * vals.len());
     b.extend_from_slice(&(vals.len() as i16).to_le_bytes());
@@ -125,6 +129,11 @@ pub fn array_layout(data: &mut [u8], element_len: usize, rows: usize) {
     data[..out.len()].copy_from_slice(&out);
 }
 
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_possible_wrap,
+    reason = "element_len is a bound vector's, 16 + 4n with n <= MAX_DIMS (1998)"
+)]
 fn fill_null_dims(s: &mut [u8], element_len: usize) {
     if s.len() >= 2 && s[0] == 0 && s[1] == 0 {
         let dims = ((element_len - STRUCT_LEN) / 4) as i16;
@@ -204,7 +213,9 @@ pub fn output_value(cell: &[u8]) -> Result<Vec<f32>, String> {
         &cell[8..]
     } else {
         let dims = cell.len().saturating_sub(STRUCT_LEN) / 4;
-        float_bytes(cell, dims as u16)?
+        let dims =
+            u16::try_from(dims).map_err(|_| format!("a vector value of {} bytes", cell.len()))?;
+        float_bytes(cell, dims)?
     };
     Ok(floats
         .chunks_exact(4)
@@ -282,7 +293,7 @@ mod tests {
         let mut cell = param_buffer(&[1.0, -0.0, 3.5]);
         array_layout(&mut cell, 28, 1);
         point_params(SQL_SS_VECTOR, cell.len(), &mut cell);
-        let at = u64::from_ne_bytes(cell[8..16].try_into().unwrap()) as usize;
+        let at = usize::try_from(u64::from_ne_bytes(cell[8..16].try_into().unwrap())).unwrap();
         assert_eq!(at, cell.as_ptr() as usize + STRUCT_LEN);
         let f = float_bytes(&cell, 3).unwrap();
         assert_eq!(f, &[0, 0, 0x80, 0x3F, 0, 0, 0, 0x80, 0, 0, 0x60, 0x40]);
@@ -303,7 +314,8 @@ mod tests {
                 2,
                 "row {r}: dimension (NULL too)"
             );
-            let at = u64::from_ne_bytes(s[8..16].try_into().unwrap()) as usize - base;
+            let at =
+                usize::try_from(u64::from_ne_bytes(s[8..16].try_into().unwrap())).unwrap() - base;
             assert_eq!(at, 3 * 16 + r * 8);
             if let Some(w) = want {
                 assert_eq!(&data[at..at + 8], &w[16..]);

@@ -7,7 +7,8 @@ SQLCancel too), plaintext or TLS.
 
 How the interrupted execute ends is each driver's own: FreeTDS fails it with HY008; Driver 18
 returns success with no result (as for the peer's stall fault; the ODBC spec allows an execute
-to succeed while the cancel does too). Each is asserted exactly, so a change shows.
+to succeed while the cancel does too), or HY010 when one of this test's repeated cancels lands
+between the execute's return and pyodbc's next call. Each is asserted exactly, so a change shows.
 """
 
 import threading
@@ -64,8 +65,15 @@ def test_cross_thread_cancel_of_waitfor(mode, driver):
         result = outcome["result"]
         if driver == "freetds":
             assert isinstance(result, pyodbc.Error) and result.args[0] == "HY008", result
+        elif result != "returned":
+            # This test's own race, not the peer's: a repeated cancel that lands after
+            # SQLExecDirect returned but before pyodbc's SQLNumResultCols closes the statement,
+            # and the driver manager then refuses SQLNumResultCols (HY010). The cancel reached
+            # the server either way; what follows checks the connection.
+            assert isinstance(result, pyodbc.Error) and result.args[0] == "HY010", result
+            assert "SQLNumResultCols" in str(result), result
         else:
-            assert result == "returned" and cur.description is None, result
+            assert cur.description is None
         # The connection is usable: the next statement runs, on another cursor and on this one.
         assert cn.cursor().execute("SELECT 3").fetchone()[0] == 3
         assert cur.execute("SELECT 4").fetchone()[0] == 4

@@ -159,22 +159,7 @@ impl Stmt {
     /// `SQLDescribeParam` of a prepared statement, for its side effect: the driver fills the
     /// parameter's implementation descriptor (a table-valued parameter's type name).
     pub fn describe_param(&mut self, number: u16) -> Result<()> {
-        let mut data_type = SqlDataType(0);
-        let mut size: ULen = 0;
-        let mut digits: i16 = 0;
-        let mut nullable = sys::Nullability::UNKNOWN;
-        // SAFETY: valid handle; every out pointer points at a local of the declared type.
-        let ret = unsafe {
-            sys::SQLDescribeParam(
-                self.handle,
-                number,
-                &raw mut data_type,
-                &raw mut size,
-                &raw mut digits,
-                &raw mut nullable,
-            )
-        };
-        self.check(ret, "SQLDescribeParam").map(|_| ())
+        self.param_description(number).map(|_| ())
     }
 
     /// A driver-specific integer statement attribute (e.g. SQL_SOPT_SS_PARAM_FOCUS).

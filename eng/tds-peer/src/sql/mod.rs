@@ -6,6 +6,7 @@ pub mod bulkload;
 pub mod bulkplan;
 pub mod catalog;
 pub mod catalog_keys;
+pub mod checks;
 pub mod constraints;
 pub mod context;
 pub mod control;

@@ -183,7 +183,7 @@ fn psqlodbc_through_the_rust_driver_manager() {
     });
     let registered = std::fs::read_to_string("/etc/odbcinst.ini")
         .is_ok_and(|s| s.contains("[PostgreSQL Unicode]"));
-    let mut db = driver()
+    let db = driver()
         .new_database_with_opts([(OptionDatabase::Uri, OptionValue::String(uri))])
         .unwrap();
     let conn = if registered {

@@ -13,8 +13,9 @@
 //! `is_not_trusted`) and appends the clause to the table's stored definition, as
 //! alter_constraint.rs does for a foreign key. Not emulated: DROP CONSTRAINT of a check,
 //! NOCHECK CONSTRAINT (disabling), checks of `#temp` tables in the catalog (they are still
-//! enforced), and bulk loads skipping checks without the CHECK_CONSTRAINTS hint (SQLite
-//! enforces them on every row).
+//! enforced), two constraints of one name in a schema (SQL Server refuses the second, 2714),
+//! and, for bulk loads (which check only with the CHECK_CONSTRAINTS hint, bulkload.rs), 547
+//! (SQLite's message comes back) and `is_not_trusted` after an unchecked load.
 
 use super::lexer::{Tok, matching, next_sig, sig, split_commas};
 use crate::sql::context::{Context, Flow, StmtErr};

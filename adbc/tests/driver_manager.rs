@@ -173,6 +173,34 @@ fn sqlite3_odbc_through_the_rust_driver_manager() {
     check_connection(&mut conn, "sqlite");
 }
 
+/// A driver manifest (`ferrodbc.toml`, what `python -m adbc_driver_ferrodbc.manifest` writes)
+/// lets the driver manager find the driver by name, with no Python: the manifest search that
+/// R's adbcdrivermanager and DuckDB's ADBC extensions share (arrow-adbc's driver managers).
+#[test]
+fn the_manifest_finds_the_driver_by_name() {
+    let dir = std::env::temp_dir().join(format!("adbc-manifest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = library().display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
+    std::fs::write(
+        dir.join("ferrodbc.toml"),
+        format!(
+            "manifest_version = 1\nname = \"ferrodbc\"\n\n[ADBC]\nversion = \"1.1.0\"\n\n[Driver]\nshared = \"{lib}\"\nentrypoint = \"AdbcDriverFerrodbcInit\"\n"
+        ),
+    )
+    .unwrap();
+    let mut driver = ManagedDriver::load_from_name(
+        "ferrodbc",
+        None,
+        AdbcVersion::V110,
+        adbc_core::LOAD_FLAG_DEFAULT,
+        Some(vec![dir.clone()]),
+    )
+    .expect("the manifest names the driver");
+    let db = driver.new_database().unwrap();
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// psqlODBC against the shared PostgreSQL that eng/setup.sh starts (port 54329), or
 /// `$FERRODBC_PG_CONNSTR`.
 #[test]

@@ -329,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         cs = tdspeer.conn_str(peer, args.odbc_driver)
         print(f"`{cmd}`: peer pid {peer.proc.pid}, {args.odbc_driver}, {rounds} measured rounds (+1 discarded "
               f"warm-up), contestants interleaved per round; load average {os.getloadavg()[0]:.1f} at start\n")
-        print("| task | rows | contestant | wall ms median (min..max) | client CPU ms median | peer CPU ms median | peak RSS MiB |")
+        print("| task | rows | contestant | wall ms median (min..max) | client CPU ms median (min..max) | peer CPU ms median | peak RSS MiB |")
         print("|---|---|---|---|---|---|---|")
         for task, size, who_here, task_rounds in plan:
             runnable = []
@@ -364,10 +364,11 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 ss = samples[who]
                 wall = [x["wall"] * 1000 for x in ss]
-                cpu, peer_cpu, rss = (statistics.median(x[k] for x in ss)
-                                      for k in ("client_cpu", "peer_cpu", "peak_rss_mib"))
+                cpus = [x["client_cpu"] * 1000 for x in ss]
+                peer_cpu, rss = (statistics.median(x[k] for x in ss) for k in ("peer_cpu", "peak_rss_mib"))
                 print(f"| {task} | {size:,} | {who} | {statistics.median(wall):.0f} ({min(wall):.0f}..{max(wall):.0f}) "
-                      f"| {cpu * 1000:.0f} | {peer_cpu * 1000:.0f} | {rss:.1f} |")
+                      f"| {statistics.median(cpus):.0f} ({min(cpus):.0f}..{max(cpus):.0f}) | {peer_cpu * 1000:.0f} "
+                      f"| {rss:.1f} |")
                 sys.stdout.flush()
         print(f"\nload average {os.getloadavg()[0]:.1f} at end")
     return 1 if failed else 0

@@ -180,7 +180,11 @@ fn sqlite3_odbc_through_the_rust_driver_manager() {
 fn the_manifest_finds_the_driver_by_name() {
     let dir = std::env::temp_dir().join(format!("adbc-manifest-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let lib = library().display().to_string().replace('\\', "\\\\").replace('"', "\\\"");
+    let lib = library()
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
     std::fs::write(
         dir.join("ferrodbc.toml"),
         format!(

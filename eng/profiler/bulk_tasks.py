@@ -9,8 +9,9 @@ into a table, each driver its fastest documented way (registered by workloads.py
   pyodbc n/a. The source is a pyarrow Table built at set-up, handed over as a
   RecordBatchReader of 8,192-row batches (``Table.to_reader``), so the peak RSS above the
   start (reset at the end of set-up) is the driver's own buffering, not the source;
-- ``bulk_narrow_executemany``: INSERT parameter arrays, for the ratio bulk copy / executemany
-  (ferrodbc ``executemany``, pyodbc ``fast_executemany``, mssql-python ``executemany``).
+- ``bulk_narrow_executemany``, ``bulk_mixed_executemany``: INSERT parameter arrays, for the
+  ratio bulk copy / executemany (ferrodbc ``executemany``, pyodbc ``fast_executemany``,
+  mssql-python ``executemany``).
 
 Set-up (untimed) creates the target table through a separate pyodbc connection (arrow-odbc's
 connection has no cursor; one reader for every contender keeps the checks comparable), which
@@ -283,6 +284,9 @@ TASKS = [
     _task("bulk_mixed_tuples", "load mixed 8-column tuples (bulkcopy; pyodbc fast_executemany)",
           Size(100_000, 10_000), tuples_body(MIXED_COLS), _mixed_check, _mixed_full,
           tuples_setup("bmixed", MIXED_DDL, mixed_rows)),
+    _task("bulk_mixed_executemany", "the mixed tuples by INSERT parameter arrays (executemany)",
+          Size(100_000, 10_000), executemany_body(MIXED_COLS), _mixed_check, _mixed_full,
+          tuples_setup("bmixedx", MIXED_DDL, mixed_rows)),
     _task("bulk_mixed_arrow", "load mixed 8-column rows from Arrow", Size(100_000, 10_000), arrow_body,
           _mixed_check, _mixed_full, arrow_setup("bmixeda", MIXED_DDL, mixed_arrow)),
     _task("bulk_nvarcharmax_tuples", "load 4,096-char NVARCHAR(MAX) values from tuples",

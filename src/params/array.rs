@@ -110,6 +110,11 @@ impl ArrayColumn {
         self.indicators.len()
     }
 
+    /// The parameter's number from 0.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
     /// The bytes this column's values add to a request so far.
     pub fn value_bytes(&self) -> usize {
         self.value_bytes
@@ -213,9 +218,18 @@ impl ArrayColumn {
 
     /// Text as UTF-16 code units in native order (bound as `SQL_C_WCHAR`).
     fn push_wide(&mut self, s: &str) -> Put {
+        let row = self.indicators.len();
+        if s.is_ascii() {
+            // One unit per byte, the common case: a plain widening loop.
+            let cell = self.cell(2 * s.len())?;
+            for (out, &b) in cell.chunks_exact_mut(2).zip(s.as_bytes()) {
+                out.copy_from_slice(&u16::from(b).to_ne_bytes());
+            }
+            self.done(row, 2 * s.len());
+            return Ok(());
+        }
         // Never more UTF-16 units than UTF-8 bytes: write into that room, then say how many.
         let room = 2 * s.len();
-        let row = self.indicators.len();
         let cell = self.cell(room)?;
         let mut n = 0;
         for (unit, out) in s.encode_utf16().zip(cell.chunks_exact_mut(2)) {

@@ -138,15 +138,7 @@ pub(super) fn fill_arrays(
         while c < width {
             // SAFETY: `c < width`, and every row was checked to hold `width` items.
             let v = unsafe { row.get_borrowed_item_unchecked(c) };
-            let put = if v.is_none() {
-                filling.columns[c].push_null();
-                Ok(())
-            } else {
-                match (filling.encoders[c])(&v, &mut filling.columns[c]) {
-                    Some(put) => put.map_err(Fail::Misfit),
-                    None => general(&v, r, c, &mut filling.columns[c], &plan),
-                }
-            };
+            let put = put_cell(&v, filling.encoders[c], &mut filling.columns[c], r, &plan);
             let misfit = match put {
                 Ok(()) => {
                     c += 1;
@@ -213,14 +205,29 @@ pub(super) fn fill_arrays(
     Ok(Some(done))
 }
 
-/// A value of no family fast path: the general conversion, with `fast_executemany`'s checks.
-fn general(
+/// One value (row `r`) into the next cell of `col`: None, the column's encoder, or the general
+/// conversion.
+#[inline]
+fn put_cell(
     v: &Bound<'_, PyAny>,
-    r: usize,
-    c: usize,
+    enc: Encoder,
     col: &mut ArrayColumn,
+    r: usize,
     plan: &Plan,
 ) -> Result<(), Fail> {
+    if v.is_none() {
+        col.push_null();
+        return Ok(());
+    }
+    match enc(v, col) {
+        Some(put) => put.map_err(Fail::Misfit),
+        None => general(v, r, col, plan),
+    }
+}
+
+/// A value of no family fast path: the general conversion, with `fast_executemany`'s checks.
+fn general(v: &Bound<'_, PyAny>, r: usize, col: &mut ArrayColumn, plan: &Plan) -> Result<(), Fail> {
+    let c = col.index();
     if plan.fast {
         check_fast_decimal(v.py(), v, r, c)?;
     }
@@ -249,16 +256,7 @@ fn rewrite(
     for (i, row) in rows[filling.start..filling.start + n].iter().enumerate() {
         // SAFETY: as in `fill_arrays`.
         let v = unsafe { row.get_borrowed_item_unchecked(c) };
-        let put = if v.is_none() {
-            col.push_null();
-            Ok(())
-        } else {
-            match enc(&v, &mut col) {
-                Some(put) => put.map_err(Fail::Misfit),
-                None => general(&v, filling.start + i, c, &mut col, plan),
-            }
-        };
-        match put {
+        match put_cell(&v, enc, &mut col, filling.start + i, plan) {
             Ok(()) => {}
             Err(Fail::Py(e)) => return Err(e),
             Err(_) => return Ok(None),

@@ -54,6 +54,7 @@ pub struct ArrayColumn {
     pub(super) data: Vec<u64>,
     pub(super) indicators: Vec<Len>,
     /// The longest cell written (bytes).
+    /// (Not kept for 8-byte kinds, whose cells are all 8 bytes: see `push_word`.)
     pub(super) max_len: usize,
     /// The bytes of every cell written, summed: what the values add to a request.
     pub(super) value_bytes: usize,
@@ -117,7 +118,11 @@ impl ArrayColumn {
 
     /// The bytes this column's values add to a request so far.
     pub fn value_bytes(&self) -> usize {
-        self.value_bytes
+        match self.kind {
+            // `push_word` keeps no sum: every cell is 8 bytes (a NULL counts as one).
+            Kind::Int | Kind::Float => 8 * self.rows(),
+            _ => self.value_bytes,
+        }
     }
 
     /// Forget the cells from row `rows` on (a row that was only partly written).
@@ -196,8 +201,6 @@ impl ArrayColumn {
         debug_assert_eq!(self.data.len(), self.indicators.len());
         self.data.push(word);
         self.indicators.push(8);
-        self.value_bytes += 8;
-        self.max_len = 8;
         Ok(())
     }
 

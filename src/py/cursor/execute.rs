@@ -127,7 +127,7 @@ fn param_rows<'py>(
     seq_of_params: &Bound<'py, PyAny>,
     markers: usize,
 ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-    let mut rows = Vec::new();
+    let mut rows = Vec::with_capacity(seq_of_params.len().unwrap_or(0));
     for row in seq_of_params.try_iter()? {
         let row = row?;
         let row = match row.cast_into_exact::<PyTuple>() {

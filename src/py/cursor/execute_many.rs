@@ -82,13 +82,16 @@ struct Filling {
 }
 
 impl Filling {
-    fn new(plan: &Plan, start: usize, kinds: &[Kind]) -> Filling {
+    /// An empty array for rows `start..`, of at most `left` rows.
+    fn new(plan: &Plan, start: usize, left: usize, kinds: &[Kind]) -> Filling {
+        // As many rows as a request takes (or are left), so that the columns never grow.
+        let rows = left.min(REQUEST_BYTES / plan.row_overhead + 1);
         Filling {
             start,
             columns: kinds
                 .iter()
                 .enumerate()
-                .map(|(c, &k)| ArrayColumn::new(k, c, plan.backend, 1024))
+                .map(|(c, &k)| ArrayColumn::new(k, c, plan.backend, rows))
                 .collect(),
             encoders: kinds.iter().map(|&k| encoder(k)).collect(),
         }
@@ -124,16 +127,18 @@ pub(super) fn fill_arrays(
     };
     let mut done: Vec<Vec<ArrayColumn>> = Vec::new();
     // The first row decides each column's kind (a None column waits for its first value).
-    let mut filling = Filling::new(&plan, 0, &vec![Kind::Null; width]);
+    let mut filling = Filling::new(&plan, 0, rows.len(), &vec![Kind::Null; width]);
     let mut r = 0;
     while r < rows.len() {
         if filling.rows() > 0 && filling.request_bytes(&plan) >= REQUEST_BYTES {
             let kinds: Vec<Kind> = filling.columns.iter().map(ArrayColumn::kind).collect();
-            let next = Filling::new(&plan, r, &kinds);
+            let next = Filling::new(&plan, r, rows.len() - r, &kinds);
             done.push(std::mem::replace(&mut filling, next).columns);
         }
         let row = &rows[r];
-        let mut c = 0;
+        // The whole row through the columns' encoders; the loop below takes over from the
+        // first cell that did not go in (it writes that cell again: a failed put wrote nothing).
+        let mut c = fast_row(row, &mut filling, r, &plan);
         let mut tries = 0;
         while c < width {
             // SAFETY: `c < width`, and every row was checked to hold `width` items.
@@ -188,7 +193,7 @@ pub(super) fn fill_arrays(
                     if let Misfit::Kind(_) = misfit {
                         kinds[c] = Kind::Null;
                     }
-                    let next = Filling::new(&plan, r, &kinds);
+                    let next = Filling::new(&plan, r, rows.len() - r, &kinds);
                     let ended = std::mem::replace(&mut filling, next);
                     if n > 0 {
                         done.push(ended.columns);
@@ -205,9 +210,24 @@ pub(super) fn fill_arrays(
     Ok(Some(done))
 }
 
+/// Row `r` into the array's columns; the index of the first cell that did not go in (`width`:
+/// every cell went in).
+#[inline(always)]
+fn fast_row(row: &Bound<'_, PyTuple>, filling: &mut Filling, r: usize, plan: &Plan) -> usize {
+    let cells = filling.columns.iter_mut().zip(&filling.encoders);
+    for (c, (col, &enc)) in cells.enumerate() {
+        // SAFETY: `c` < width (one column per value), and every row holds `width` items.
+        let v = unsafe { row.get_borrowed_item_unchecked(c) };
+        if put_cell(&v, enc, col, r, plan).is_err() {
+            return c;
+        }
+    }
+    filling.columns.len()
+}
+
 /// One value (row `r`) into the next cell of `col`: None, the column's encoder, or the general
 /// conversion.
-#[inline]
+#[inline(always)]
 fn put_cell(
     v: &Bound<'_, PyAny>,
     enc: Encoder,
@@ -226,6 +246,8 @@ fn put_cell(
 }
 
 /// A value of no family fast path: the general conversion, with `fast_executemany`'s checks.
+#[cold]
+#[inline(never)]
 fn general(v: &Bound<'_, PyAny>, r: usize, col: &mut ArrayColumn, plan: &Plan) -> Result<(), Fail> {
     let c = col.index();
     if plan.fast {

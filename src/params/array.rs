@@ -139,6 +139,7 @@ impl ArrayColumn {
         }
     }
 
+    #[inline]
     pub fn push_null(&mut self) {
         self.indicators.push(NULL_DATA);
         // Keep an 8-byte column's buffer one word per row (`push_word`).
@@ -195,7 +196,7 @@ impl ArrayColumn {
     }
 
     /// An 8-byte value into the next cell of an 8-byte column (integers, floats).
-    #[inline]
+    #[inline(always)]
     fn push_word(&mut self, word: u64) -> Put {
         debug_assert_eq!(self.element_len, 8);
         debug_assert_eq!(self.data.len(), self.indicators.len());

@@ -128,8 +128,26 @@ fn param_rows<'py>(
     markers: usize,
 ) -> PyResult<Vec<Bound<'py, PyTuple>>> {
     let mut rows = Vec::with_capacity(seq_of_params.len().unwrap_or(0));
-    for row in seq_of_params.try_iter()? {
-        let row = row?;
+    // A list (the common case) by index, without an iterator object's calls.
+    let list = seq_of_params.cast_exact::<PyList>().ok();
+    let mut items = match list {
+        Some(_) => None,
+        None => Some(seq_of_params.try_iter()?),
+    };
+    let mut i = 0;
+    loop {
+        let row = match (&list, &mut items) {
+            (Some(l), _) => match l.get_item(i) {
+                Ok(row) => row,
+                Err(_) => break,
+            },
+            (None, Some(it)) => match it.next() {
+                Some(row) => row?,
+                None => break,
+            },
+            (None, None) => break,
+        };
+        i += 1;
         let row = match row.cast_into_exact::<PyTuple>() {
             Ok(t) => t,
             Err(e) => {

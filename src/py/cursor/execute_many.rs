@@ -77,6 +77,8 @@ struct Plan {
 /// The array being filled: rows `start..` of the call's rows.
 struct Filling {
     start: usize,
+    /// The rows its columns have room for.
+    capacity: usize,
     columns: Vec<ArrayColumn>,
     encoders: Vec<Encoder>,
 }
@@ -88,6 +90,7 @@ impl Filling {
         let rows = left.min(REQUEST_BYTES / plan.row_overhead + 1);
         Filling {
             start,
+            capacity: rows,
             columns: kinds
                 .iter()
                 .enumerate()
@@ -273,7 +276,7 @@ fn rewrite(
     plan: &Plan,
 ) -> PyResult<Option<ArrayColumn>> {
     let n = filling.columns[c].rows();
-    let mut col = ArrayColumn::new(kind, c, plan.backend, n.max(1024));
+    let mut col = ArrayColumn::new(kind, c, plan.backend, filling.capacity.max(n));
     let enc = encoder(kind);
     for (i, row) in rows[filling.start..filling.start + n].iter().enumerate() {
         // SAFETY: as in `fill_arrays`.

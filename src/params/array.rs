@@ -116,6 +116,11 @@ impl ArrayColumn {
         self.index
     }
 
+    /// Every cell of this column is 8 bytes (its `value_bytes` is 8 a row).
+    pub fn is_fixed8(&self) -> bool {
+        matches!(self.kind, Kind::Int | Kind::Float)
+    }
+
     /// The bytes this column's values add to a request so far.
     pub fn value_bytes(&self) -> usize {
         match self.kind {
@@ -253,13 +258,19 @@ impl ArrayColumn {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push_int(&mut self, i: i64) -> Put {
+        if self.kind == Kind::Int {
+            self.wide_int |= i32::try_from(i).is_err();
+            return self.push_word(i.to_ne_bytes_word());
+        }
+        self.push_int_widened(i)
+    }
+
+    /// An integer into a float or decimal column.
+    #[cold]
+    fn push_int_widened(&mut self, i: i64) -> Put {
         match self.kind {
-            Kind::Int => {
-                self.wide_int |= i32::try_from(i).is_err();
-                self.push_word(i.to_ne_bytes_word())
-            }
             #[allow(
                 clippy::cast_precision_loss,
                 reason = "a float column holds ints as floats"
@@ -275,12 +286,12 @@ impl ArrayColumn {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn push_float(&mut self, f: f64) -> Put {
-        match self.kind {
-            Kind::Float => self.push_word(f.to_bits()),
-            _ => Err(Misfit::Kind(Kind::Float)),
+        if self.kind == Kind::Float {
+            return self.push_word(f.to_bits());
         }
+        Err(Misfit::Kind(Kind::Float))
     }
 
     pub fn push_str(&mut self, s: &str) -> Put {

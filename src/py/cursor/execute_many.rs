@@ -81,6 +81,10 @@ struct Filling {
     capacity: usize,
     columns: Vec<ArrayColumn>,
     encoders: Vec<Encoder>,
+    /// What a row adds to a request besides its variable-width values (`sizes`).
+    row_bytes: usize,
+    /// The columns whose cells vary in width.
+    varying: Vec<usize>,
 }
 
 impl Filling {
@@ -97,16 +101,33 @@ impl Filling {
                 .map(|(c, &k)| ArrayColumn::new(k, c, plan.backend, rows))
                 .collect(),
             encoders: kinds.iter().map(|&k| encoder(k)).collect(),
+            row_bytes: 0,
+            varying: Vec::new(),
         }
+        .sized(plan)
+    }
+
+    /// `row_bytes` and `varying` for the columns' kinds (after any of them changed).
+    fn sized(mut self, plan: &Plan) -> Filling {
+        let fixed = self.columns.iter().filter(|c| c.is_fixed8()).count();
+        self.row_bytes = plan.row_overhead + 8 * fixed;
+        self.varying = (0..self.columns.len())
+            .filter(|&c| !self.columns[c].is_fixed8())
+            .collect();
+        self
     }
 
     fn rows(&self) -> usize {
         self.columns.first().map_or(0, ArrayColumn::rows)
     }
 
-    fn request_bytes(&self, plan: &Plan) -> usize {
-        let values: usize = self.columns.iter().map(ArrayColumn::value_bytes).sum();
-        self.rows() * plan.row_overhead + values
+    fn request_bytes(&self) -> usize {
+        let values: usize = self
+            .varying
+            .iter()
+            .map(|&c| self.columns[c].value_bytes())
+            .sum();
+        self.rows() * self.row_bytes + values
     }
 }
 
@@ -133,7 +154,7 @@ pub(super) fn fill_arrays(
     let mut filling = Filling::new(&plan, 0, rows.len(), &vec![Kind::Null; width]);
     let mut r = 0;
     while r < rows.len() {
-        if filling.rows() > 0 && filling.request_bytes(&plan) >= REQUEST_BYTES {
+        if filling.rows() > 0 && filling.request_bytes() >= REQUEST_BYTES {
             let kinds: Vec<Kind> = filling.columns.iter().map(ArrayColumn::kind).collect();
             let next = Filling::new(&plan, r, rows.len() - r, &kinds);
             done.push(std::mem::replace(&mut filling, next).columns);
@@ -181,6 +202,7 @@ pub(super) fn fill_arrays(
                         Some(col) => {
                             filling.columns[c] = col;
                             filling.encoders[c] = encoder(w);
+                            filling = filling.sized(&plan);
                         }
                         None => return Ok(None),
                     }

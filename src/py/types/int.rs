@@ -32,6 +32,8 @@ pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
         if ffi::PyLong_CheckExact(v.as_ptr()) == 0 {
             return None;
         }
+        // PyLong_AsLongLongAndOverflow: about half the instructions of PyLong_AsLongLong
+        // (which goes through _PyLong_AsByteArray), and no exception beyond 64 bits.
         let mut overflow = 0;
         let i = ffi::PyLong_AsLongLongAndOverflow(v.as_ptr(), &raw mut overflow);
         if overflow != 0 || (i == -1 && !ffi::PyErr_Occurred().is_null()) {

@@ -141,7 +141,8 @@ pub(super) fn fill_arrays(
 ) -> PyResult<Arrays> {
     // sqlite3odbc applies row 0's length indicator to every row of a SQL_C_BINARY array (see
     // `Statement::execute_many`): row by row, the general way.
-    if backend.dbms == Dbms::Sqlite || width == 0 {
+    // No rows or no markers: the general way says what that does (nothing, or a plain execute).
+    if backend.dbms == Dbms::Sqlite || width == 0 || rows.is_empty() {
         return Ok(None);
     }
     let plan = Plan {

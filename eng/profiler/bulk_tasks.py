@@ -9,8 +9,9 @@ into a table, each driver its fastest documented way (registered by workloads.py
   pyodbc n/a. The source is a pyarrow Table built at set-up, handed over as a
   RecordBatchReader of 8,192-row batches (``Table.to_reader``), so the peak RSS above the
   start (reset at the end of set-up) is the driver's own buffering, not the source;
-- ``bulk_narrow_executemany``: INSERT parameter arrays, for the ratio bulk copy / executemany
-  (ferrodbc ``executemany``, pyodbc ``fast_executemany``, mssql-python ``executemany``).
+- ``bulk_narrow_executemany``, ``bulk_mixed_executemany``: INSERT parameter arrays, for the
+  ratio bulk copy / executemany (ferrodbc ``executemany``, pyodbc ``fast_executemany``,
+  mssql-python ``executemany``).
 
 Set-up (untimed) creates the target table through a separate pyodbc connection (arrow-odbc's
 connection has no cursor; one reader for every contender keeps the checks comparable), which
@@ -52,6 +53,37 @@ ARROW_BATCH = 8192
 
 def discard_mode() -> bool:
     return os.environ.get(DISCARD_ENV) == "1"
+
+
+#: Set by `drivers --insert-discard` / `run --insert-discard`: the peer counts INSERTs run by RPC
+#: (parameter arrays) and stores none, so the *_executemany tasks measure the client.
+INSERT_DISCARD_ENV = "PROFILER_INSERT_DISCARD"
+INSERTS_DISCARDED = "inserts_discarded"
+
+
+def insert_discard_mode() -> bool:
+    return os.environ.get(INSERT_DISCARD_ENV) == "1"
+
+
+def insert_check(check: Callable[[Ctx, Any], Digest]) -> Callable[[Ctx, Any], Digest]:
+    """An executemany task's check: with --insert-discard, an empty table (the peer parsed and
+    counted every row but stored none; the rows sent are what the body's driver reported where
+    it reports a count: pyodbc's fast_executemany says -1)."""
+
+    def checked(ctx: Ctx, copied: Any) -> Digest:
+        if not insert_discard_mode():
+            return check(ctx, copied)
+        left = _count(ctx)
+        if left:
+            raise AssertionError(f"--insert-discard, yet {left} rows were stored: the peer did not discard")
+        return Digest(ctx.n, INSERTS_DISCARDED)
+
+    return checked
+
+
+def insert_expect(full: Callable[[int], Digest]) -> Callable[[int], Digest]:
+    expect = make_expect(full)
+    return lambda n: Digest(n, INSERTS_DISCARDED) if insert_discard_mode() else expect(n)
 
 
 # ---- shapes: DDL, rows, Arrow schema ---------------------------------------------------------
@@ -264,6 +296,8 @@ _max_check = make_check(rows_stored(MAX_COLS, None), _max_full)
 
 
 def _task(name: str, title: str, size: Size, body, check, full, setup) -> Task:
+    if name.endswith("_executemany"):
+        return Task(name, title, size, body, insert_check(check), insert_expect(full), setup, cpu=True)
     return Task(name, title, size, body, check, make_expect(full), setup, cpu=True)
 
 
@@ -283,6 +317,9 @@ TASKS = [
     _task("bulk_mixed_tuples", "load mixed 8-column tuples (bulkcopy; pyodbc fast_executemany)",
           Size(100_000, 10_000), tuples_body(MIXED_COLS), _mixed_check, _mixed_full,
           tuples_setup("bmixed", MIXED_DDL, mixed_rows)),
+    _task("bulk_mixed_executemany", "the mixed tuples by INSERT parameter arrays (executemany)",
+          Size(100_000, 10_000), executemany_body(MIXED_COLS), _mixed_check, _mixed_full,
+          tuples_setup("bmixedx", MIXED_DDL, mixed_rows)),
     _task("bulk_mixed_arrow", "load mixed 8-column rows from Arrow", Size(100_000, 10_000), arrow_body,
           _mixed_check, _mixed_full, arrow_setup("bmixeda", MIXED_DDL, mixed_arrow)),
     _task("bulk_nvarcharmax_tuples", "load 4,096-char NVARCHAR(MAX) values from tuples",

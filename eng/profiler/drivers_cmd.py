@@ -32,6 +32,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--no-floor", action="store_true")
     ap.add_argument("--bulk-discard", action="store_true",
                     help="peer with --bulk-discard: bulk rows counted, not stored (bulk_* tasks measure the client)")
+    ap.add_argument("--insert-discard", action="store_true",
+                    help="peer with --insert-discard: INSERT parameter arrays counted, not stored "
+                         "(*_executemany tasks measure the client)")
 
 
 def rounds_for(args: argparse.Namespace) -> int:
@@ -72,7 +75,8 @@ def run(args: argparse.Namespace) -> tuple[str, dict]:
         drivers.remove("mssql-python")
         run_notes.append("mssql-python left out: it always uses its bundled Microsoft driver, not FreeTDS")
     with connection_string(args.connection_string, args.pin, run_notes, args.odbc_driver,
-                           getattr(args, "bulk_discard", False)) as cs:
+                           getattr(args, "bulk_discard", False),
+                           getattr(args, "insert_discard", False)) as cs:
         run_notes += [f"server: {describe(cs)}", f"at start: {load_note()}"]
         expect_file, sources = for_run(names, args.quick, cs)
         try:

@@ -32,6 +32,7 @@ def cache_key(quick: bool) -> str:
     h = hashlib.sha256(b"quick" if quick else b"full")
     # The bulk tasks expect (n, "rows_copied") when the peer discards bulk rows.
     h.update(b"bulk-discard" if os.environ.get("PROFILER_BULK_DISCARD") == "1" else b"")
+    h.update(b"insert-discard" if os.environ.get("PROFILER_INSERT_DISCARD") == "1" else b"")
     for p in SOURCES:
         h.update(p.read_bytes() if p.exists() else b"missing:" + p.name.encode())
     return h.hexdigest()[:16]

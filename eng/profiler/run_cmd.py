@@ -23,6 +23,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="ODBC driver between the Python driver and the peer")
     ap.add_argument("--bulk-discard", action="store_true",
                     help="peer with --bulk-discard: bulk rows counted, not stored")
+    ap.add_argument("--insert-discard", action="store_true",
+                    help="peer with --insert-discard: INSERT parameter arrays counted, not stored")
     ap.add_argument("--repeat", type=int, default=1, help="run the task this many times (one line each)")
     ap.add_argument("--via-ffi", action="store_true",
                     help="call the body through a C trampoline: with callgrind --collect-atstart=no "
@@ -36,6 +38,8 @@ def main(args: argparse.Namespace) -> int:
                   {**os.environ, "PYTHONHASHSEED": "0"})
     if args.bulk_discard and not args.connection_string:
         os.environ["PROFILER_BULK_DISCARD"] = "1"  # before the expectations: they depend on it
+    if args.insert_discard and not args.connection_string:
+        os.environ["PROFILER_INSERT_DISCARD"] = "1"
     exp = procs.expectations([args.task], args.quick)[args.task]
     if isinstance(exp, dict):
         print(f"note: {exp.get('error')}; the digest is reported, not checked", file=sys.stderr)
@@ -43,7 +47,7 @@ def main(args: argparse.Namespace) -> int:
     driver = DRIVERS[args.driver]()
     ok = True
     with connection_string(args.connection_string, odbc_driver=args.odbc_driver,
-                           bulk_discard=args.bulk_discard) as cs:
+                           bulk_discard=args.bulk_discard, insert_discard=args.insert_discard) as cs:
         for _ in range(args.repeat):
             r = run_task(driver, REGISTRY[args.task], cs, args.quick, exp, args.via_ffi)
             print(json.dumps({"task": args.task, "driver": args.driver, **r}))

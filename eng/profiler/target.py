@@ -36,6 +36,7 @@ def _pin(peer_pid: int) -> str:
 def connection_string(
     given: str | None, pin: bool = False, notes: list[str] | None = None, odbc_driver: str = "msodbcsql",
     bulk_discard: bool = False,
+    insert_discard: bool = False,
 ) -> Iterator[str]:
     """Yield the connection string every driver uses (mssql-python drops Driver=).
     `odbc_driver`: "msodbcsql" (Microsoft ODBC Driver 18, the default) or "freetds".
@@ -46,13 +47,17 @@ def connection_string(
         if given:
             raise SystemExit("--bulk-discard needs the profiler's own peer, not --connection-string")
         os.environ["PROFILER_BULK_DISCARD"] = "1"
+    if insert_discard:
+        if given:
+            raise SystemExit("--insert-discard needs the profiler's own peer, not --connection-string")
+        os.environ["PROFILER_INSERT_DISCARD"] = "1"
     if given:
         yield given
         return
     _prefer_newest_peer_binary()
     from eng.peers import tdspeer
 
-    extra = ["--bulk-discard"] if bulk_discard else []
+    extra = (["--bulk-discard"] if bulk_discard else []) + (["--insert-discard"] if insert_discard else [])
     with tdspeer.start_peer(encrypt="notsup", extra_args=extra) as peer:
         if pin:
             note = _pin(peer.proc.pid)
@@ -61,6 +66,9 @@ def connection_string(
         if bulk_discard and notes is not None:
             notes.append("peer started with --bulk-discard: bulk loads are checked and counted, not stored "
                          "(INSERT paths still store); bulk checks are the driver's rows_copied and an empty table")
+        if insert_discard and notes is not None:
+            notes.append("peer started with --insert-discard: INSERTs run by RPC (parameter arrays) are "
+                         "parsed and counted, not stored; *_executemany checks: an empty table")
         os.environ["PROFILER_PEER_PID"] = str(peer.proc.pid)
         try:
             yield tdspeer.conn_str(peer, driver=odbc_driver)

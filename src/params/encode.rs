@@ -1,68 +1,19 @@
-//! Encoding one parameter column: every cell into one buffer, and the C type, SQL type and size
-//! it is declared with (per backend and driver).
+//! A parameter column's declaration: the C type, SQL type and size it is bound with (per
+//! backend and driver), from its kind and the values written into it (`array.rs`).
 
+use super::array::{ArrayColumn, bytes_of_mut};
 use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
 use crate::backend::{Backend, Dbms};
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
-use crate::types::guid::{guid_text, u128_to_guid};
 use crate::types::vector;
 
 /// Declared sizes are bucketed so SQL Server sees one parameter type per bucket
 /// (`nvarchar(4000)` or `nvarchar(max)`), not one plan per distinct string length.
 const TEXT_BUCKET_UNITS: usize = 4000;
 const BINARY_BUCKET_BYTES: usize = 8000;
-
-/// Append the encoded bytes of one cell for the chosen column kind to `out`; `false` for NULL
-/// (nothing appended). Appending to one buffer per column spares an allocation per cell (an
-/// executemany of 10,000 rows x 3 columns made 30,000).
-pub(super) fn encode_cell(v: &ParamValue, kind: Kind, backend: Backend, out: &mut Vec<u8>) -> bool {
-    let dbms = backend.dbms;
-    let wide = |s: &str, out: &mut Vec<u8>| out.extend(s.encode_utf16().flat_map(u16::to_ne_bytes));
-    match (v, kind) {
-        (ParamValue::Null, _) => return false,
-        (ParamValue::Bool(b), Kind::Bool) => out.push(u8::from(*b)),
-        (ParamValue::Bool(b), Kind::Int) => out.extend(i64::from(*b).to_ne_bytes()),
-        (ParamValue::Bool(b), Kind::Float) => out.extend(f64::from(u8::from(*b)).to_ne_bytes()),
-        (ParamValue::Int(i), Kind::Int) => out.extend(i.to_ne_bytes()),
-        (ParamValue::Int(i), Kind::Float) => out.extend((*i as f64).to_ne_bytes()),
-        (ParamValue::Int(i), Kind::Decimal) => out.extend(i.to_string().as_bytes()),
-        (ParamValue::Float(f), _) => out.extend(f.to_ne_bytes()),
-        (ParamValue::Text(u), _) => out.extend(u.iter().flat_map(|x| x.to_ne_bytes())),
-        (ParamValue::Bytes(b), _) => out.extend_from_slice(b),
-        (ParamValue::Decimal { text, .. }, _) => out.extend_from_slice(text.as_bytes()),
-        // The temporal and guid families' encoders (`types/temporal`, `types/guid`).
-        (ParamValue::Date(d), Kind::DateText) => wide(&d.to_text(), out),
-        (ParamValue::Timestamp(ts), Kind::TimestampText) => wide(&ts.to_text(), out),
-        (ParamValue::Date(d), _) => out.extend(d.to_ne_bytes()),
-        (ParamValue::Time(t), _) if backend.ss_c_types() => out.extend(t.to_ss_time2()),
-        // FreeTDS: text the server converts, with SQL Server's seven fraction digits.
-        (ParamValue::Time(t), Kind::TimeText) => wide(&t.to_text_100ns(), out),
-        (ParamValue::Time(t), _) => wide(&t.to_text(), out),
-        (ParamValue::Timestamp(ts), _) => out.extend(ts.to_ne_bytes()),
-        (ParamValue::TimestampOffset(v), _) if backend.ss_c_types() => out.extend(v.to_ne_bytes()),
-        (ParamValue::TimestampOffset(v), _) if dbms == Dbms::SqlServer => {
-            wide(&v.to_text_100ns(), out)
-        }
-        (ParamValue::TimestampOffset(v), _) => wide(&v.to_text(), out),
-        (ParamValue::Guid(g), _) if matches!(dbms, Dbms::SqlServer | Dbms::PostgreSql) => {
-            out.extend(u128_to_guid(*g))
-        }
-        (ParamValue::Guid(g), _) => out.extend(
-            guid_text(*g)
-                .iter()
-                .flat_map(|&b| u16::from(b).to_ne_bytes()),
-        ),
-        // The vector family's encoders (`types/vector`).
-        (ParamValue::Vector(v), Kind::Vector) => out.extend(vector::param_buffer(v)),
-        (ParamValue::Vector(v), _) => wide(&vector::json_text(v), out),
-        // `unify` only produces the combinations above.
-        (_, _) => return false,
-    }
-    true
-}
 
 /// The binding of a fixed-size kind: C type, SQL type, column size, digits and the bytes one
 /// value takes in the buffer (text fallbacks: room for the longest rendering plus NUL).
@@ -126,6 +77,8 @@ pub(super) fn fixed_binding(kind: Kind, backend: Backend) -> Option<FixedBinding
     })
 }
 
+/// Every value of column `c` of `rows`, as a column of `kind` (wide enough for all of them:
+/// `unify` and `carried_kind` chose it).
 pub(super) fn encode_column(
     rows: &[Vec<ParamValue>],
     c: usize,
@@ -133,43 +86,48 @@ pub(super) fn encode_column(
     size: InputSize,
     backend: Backend,
 ) -> Result<ParamColumn> {
-    let dbms = backend.dbms;
-    if dbms == Dbms::PostgreSql {
-        // PostgreSQL text cannot hold U+0000 and psqlODBC silently cuts the value there.
-        if let Some(r) = rows
-            .iter()
-            .position(|row| matches!(&row[c], ParamValue::Text(u) if u.contains(&0)))
-        {
-            return Err(Error::Data(format!(
-                "parameter {c} (row {r}): PostgreSQL text cannot contain U+0000; the driver would cut the value there"
-            )));
-        }
+    let mut col = ArrayColumn::new(kind, c, backend, rows.len()).without_limit();
+    for row in rows {
+        col.push_value(&row[c]).map_err(|m| {
+            Error::Internal(format!(
+                "parameter {c}: a value did not fit its column ({m:?})"
+            ))
+        })?;
     }
-    // Every cell encoded back to back into one buffer; `spans` says where each one is.
-    let mut packed: Vec<u8> = Vec::with_capacity(rows.len() * 8);
-    let spans: Vec<Option<std::ops::Range<usize>>> = rows
-        .iter()
-        .map(|r| {
-            let start = packed.len();
-            encode_cell(&r[c], kind, backend, &mut packed).then_some(start..packed.len())
-        })
-        .collect();
-    let max_len = spans.iter().flatten().map(|s| s.len()).max().unwrap_or(0);
+    col.compact();
+    finish(col, size)
+}
+
+/// A filled column as bound: its C type, SQL type, size and digits, decided by its kind and
+/// the values written (the longest, the widest integer, the decimals' digits).
+pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
+    let ArrayColumn {
+        kind,
+        backend,
+        index: c,
+        element_len,
+        mut data,
+        indicators,
+        max_len,
+        wide_int,
+        int_digits,
+        scale,
+        nul_row,
+        ..
+    } = col;
+    let dbms = backend.dbms;
+    if let Some(r) = nul_row {
+        // PostgreSQL text cannot hold U+0000 and psqlODBC silently cuts the value there.
+        return Err(Error::Data(format!(
+            "parameter {c} (row {r}): PostgreSQL text cannot contain U+0000; the driver would cut the value there"
+        )));
+    }
     let sql_server = dbms == Dbms::SqlServer;
     let (c_type, sql_type, column_size, digits) = match kind {
         // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
         Kind::Null => (CDataType::Char, sql::VARCHAR, 1, 0),
-        Kind::Int => {
-            let fits_i32 = rows.iter().all(|r| match r[c] {
-                ParamValue::Int(i) => i32::try_from(i).is_ok(),
-                _ => true,
-            });
-            if fits_i32 {
-                (CDataType::SBigInt, sql::INTEGER, 10, 0)
-            } else {
-                (CDataType::SBigInt, sql::BIGINT, 19, 0)
-            }
-        }
+        Kind::Int if wide_int => (CDataType::SBigInt, sql::BIGINT, 19, 0),
+        Kind::Int => (CDataType::SBigInt, sql::INTEGER, 10, 0),
         Kind::Vector => (CDataType::Binary, vector::SQL_SS_VECTOR, 0, 0),
         Kind::Text | Kind::VectorText => {
             let units = max_len / 2;
@@ -192,26 +150,6 @@ pub(super) fn encode_column(
         }
         Kind::Decimal => {
             // The widest integer part and the widest scale of the column decide its type.
-            let (mut int_digits, mut scale) = (0u32, 0u32);
-            for r in rows {
-                match &r[c] {
-                    ParamValue::Decimal {
-                        precision: p,
-                        scale: s,
-                        ..
-                    } => {
-                        int_digits = int_digits.max(p.saturating_sub(*s));
-                        scale = scale.max(*s);
-                    }
-                    ParamValue::Int(i) => {
-                        int_digits = int_digits.max(
-                            // At most 20 digits: a u64's decimal text.
-                            u32::try_from(i.unsigned_abs().to_string().len()).unwrap_or(20),
-                        )
-                    }
-                    _ => {}
-                }
-            }
             let precision = (int_digits + scale).max(1);
             // SQLite has nothing exact beyond 64-bit integers: a wider integral value would be
             // stored as a REAL and read back as another number (sqlite3odbc even reads a REAL
@@ -245,8 +183,18 @@ pub(super) fn encode_column(
             (b.c_type, b.sql_type, b.column_size, b.digits)
         }
     };
-    let element_len = max_len.max(1);
-    let mut col = ParamColumn {
+    let rows = indicators.len();
+    // Cells at least a byte wide, and every row's cell inside the buffer.
+    let element_len = element_len.max(1);
+    data.resize((element_len * rows.max(1)).div_ceil(8), 0);
+    let mut indicators = indicators;
+    if indicators.is_empty() {
+        indicators.push(NULL_DATA);
+    }
+    if kind == Kind::Vector {
+        vector::array_layout(bytes_of_mut(&mut data), element_len, rows);
+    }
+    Ok(ParamColumn {
         direction: ParamType::Input,
         output: None,
         c_type,
@@ -254,24 +202,8 @@ pub(super) fn encode_column(
         column_size: size.column_size.unwrap_or(column_size),
         decimal_digits: size.decimal_digits.unwrap_or(digits),
         element_len,
-        data: vec![0u64; (element_len * rows.len().max(1)).div_ceil(8)],
-        indicators: vec![NULL_DATA; rows.len().max(1)],
+        data,
+        indicators,
         table: None,
-    };
-    for (r, span) in spans.iter().enumerate() {
-        if let Some(span) = span {
-            col.indicators[r] = crate::checked::alloc_len(span.len());
-        }
-    }
-    let data = col.data_bytes_mut();
-    for (r, span) in spans.into_iter().enumerate() {
-        if let Some(span) = span {
-            let start = r * element_len;
-            data[start..start + span.len()].copy_from_slice(&packed[span]);
-        }
-    }
-    if kind == Kind::Vector {
-        vector::array_layout(data, element_len, rows.len());
-    }
-    Ok(col)
+    })
 }

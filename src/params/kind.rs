@@ -76,7 +76,7 @@ pub(super) fn unify(a: Kind, b: Kind) -> Option<Kind> {
 /// (its own parser reads '0001-01-01' as 2001-01-01 and '1000-01-01' as 1900-01-01). Driver 18 is
 /// exact, and FreeTDS decodes such dates from the server exactly. So through FreeTDS a date or
 /// timestamp column holding such a value is sent as nvarchar ISO text, which the server converts.
-fn freetds_misencodes(d: Date) -> bool {
+pub(super) fn freetds_misencodes(d: Date) -> bool {
     (d.year, d.month) < (1600, 3)
 }
 

@@ -7,6 +7,7 @@ use crate::odbc::Stmt;
 use crate::odbc::sys::{CDataType, Len, ParamType, Pointer};
 use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
+mod array;
 mod chunks;
 mod encode;
 mod identifier;
@@ -17,11 +18,13 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-use encode::{encode_cell, encode_column, fixed_binding};
+use encode::{encode_column, fixed_binding};
 use kind::{Kind, carried_kind, kind_of, unify};
 
+pub use array::{ArrayColumn, COLUMN_BYTES, Misfit, Put, widen};
 pub use chunks::{REQUEST_BYTES, request_end};
 pub use identifier::{check_procedure_name, check_table_name};
+pub use kind::Kind as ParamKind;
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};
 pub use table::TableParam;
@@ -156,6 +159,23 @@ impl BoundParams {
             columns,
             rows: n_rows,
         }))
+    }
+
+    /// The binding of columns filled value by value (`executemany`'s arrays), all of the same
+    /// number of rows, with this call's `setinputsizes`.
+    pub fn from_columns(columns: Vec<ArrayColumn>, sizes: &[InputSize]) -> Result<BoundParams> {
+        let rows = columns.first().map_or(0, ArrayColumn::rows);
+        if columns.iter().any(|c| c.rows() != rows) {
+            return Err(Error::Internal(
+                "parameter columns of different lengths".into(),
+            ));
+        }
+        let columns = columns
+            .into_iter()
+            .enumerate()
+            .map(|(c, col)| encode::finish(col, sizes.get(c).copied().unwrap_or_default()))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BoundParams { columns, rows })
     }
 
     pub fn rows(&self) -> usize {

@@ -6,7 +6,8 @@
 //! the point where Driver 18 and FreeTDS have stored them), so the statement keeps the binding
 //! alive until then and decodes it here.
 
-use super::{Kind, ParamColumn, ParamValue, encode_cell, fixed_binding};
+use super::array::cell_bytes;
+use super::{Kind, ParamColumn, ParamValue, fixed_binding};
 use crate::backend::Backend;
 use crate::codes::sql;
 use crate::error::{Error, Result};
@@ -130,8 +131,12 @@ pub(super) fn encode(out: &OutputParam, index: usize, backend: Backend) -> Resul
         indicators: vec![NULL_DATA],
         table: None,
     };
-    let mut bytes = Vec::new();
-    if encode_cell(&out.input, kind, backend, &mut bytes) {
+    let bytes = cell_bytes(&out.input, kind, backend).map_err(|m| {
+        Error::Internal(format!(
+            "parameter {index}: the input did not fit its kind ({m:?})"
+        ))
+    })?;
+    if let Some(bytes) = bytes {
         if bytes.len() > element_len {
             return Err(Error::Programming(format!(
                 "parameter {index}: the input value ({} bytes) is larger than the output room ({element_len} bytes); pass a larger size",

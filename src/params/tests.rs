@@ -187,3 +187,87 @@ fn ragged_rows_are_a_programming_error() {
         .unwrap();
     assert!(matches!(e, Error::Programming(_)));
 }
+
+fn column(kind: Kind) -> ArrayColumn {
+    ArrayColumn::new(kind, 0, Backend::from(Dbms::SqlServer), 4)
+}
+
+#[test]
+fn a_value_of_another_kind_is_a_misfit_and_widen_says_which_column_takes_both() {
+    let mut col = column(Kind::Int);
+    assert_eq!(col.push_int(1), Ok(()));
+    assert_eq!(col.push_float(2.5), Err(Misfit::Kind(Kind::Float)));
+    assert_eq!(col.push_str("x"), Err(Misfit::Kind(Kind::Text)));
+    assert_eq!(col.rows(), 1, "a misfit writes nothing");
+    assert_eq!(widen(Kind::Int, Kind::Float), Some(Kind::Float));
+    assert_eq!(widen(Kind::Null, Kind::Text), Some(Kind::Text));
+    assert_eq!(widen(Kind::Int, Kind::Decimal), Some(Kind::Decimal));
+    assert_eq!(widen(Kind::Date, Kind::DateText), Some(Kind::DateText));
+    assert_eq!(widen(Kind::Int, Kind::Text), None);
+}
+
+#[test]
+fn cells_widen_and_keep_every_earlier_value() {
+    let mut col = column(Kind::Text);
+    let values = ["a", "", "bcd", "é😀", &"x".repeat(300), "y"];
+    for v in values {
+        col.push_str(v).unwrap();
+    }
+    col.push_null();
+    let p = BoundParams::from_columns(vec![col], &[]).unwrap();
+    let c = &p.columns[0];
+    let bytes = c.data_bytes();
+    for (r, v) in values.iter().enumerate() {
+        let n = usize::try_from(c.indicators[r]).unwrap();
+        let units: Vec<u16> = bytes[r * c.element_len..r * c.element_len + n]
+            .chunks_exact(2)
+            .map(|b| u16::from_ne_bytes([b[0], b[1]]))
+            .collect();
+        assert_eq!(String::from_utf16(&units).unwrap(), *v);
+    }
+    assert_eq!(c.indicators[values.len()], NULL_DATA);
+    assert_eq!(c.column_size, 4000);
+}
+
+#[test]
+fn a_row_too_wide_for_the_column_budget_is_full_unless_alone() {
+    let mut col = column(Kind::Bytes);
+    let big = vec![7u8; COLUMN_BYTES / 2 + 1];
+    assert_eq!(col.push_bytes(&big), Ok(()), "one value alone always fits");
+    assert_eq!(col.push_bytes(&big), Err(Misfit::Full));
+    assert_eq!(col.rows(), 1);
+    let mut col = column(Kind::Bytes);
+    col.push_bytes(b"ab").unwrap();
+    assert_eq!(col.push_bytes(&big), Err(Misfit::Full));
+}
+
+#[test]
+fn a_partly_written_row_is_forgotten() {
+    let mut col = column(Kind::Int);
+    col.push_int(1).unwrap();
+    col.push_int(1 << 40).unwrap();
+    col.truncate(1);
+    col.push_int(3).unwrap();
+    let p = BoundParams::from_columns(vec![col], &[]).unwrap();
+    assert_eq!(p.columns[0].indicators, vec![8, 8]);
+    assert_eq!(p.columns[0].data, vec![1, 3]);
+    // The widest value still counts (BIGINT): a truncated row's width is not undone.
+    assert_eq!(p.columns[0].sql_type, sql::BIGINT);
+}
+
+#[test]
+fn freetds_early_dates_ask_for_the_text_form() {
+    let backend = Backend {
+        driver: Driver::FreeTds,
+        ..Backend::from(Dbms::SqlServer)
+    };
+    let mut col = ArrayColumn::new(Kind::Date, 0, backend, 1);
+    let early = crate::types::temporal::Date {
+        year: 1500,
+        month: 1,
+        day: 1,
+    };
+    assert_eq!(col.push_date(early), Err(Misfit::Kind(Kind::DateText)));
+    let mut col = ArrayColumn::new(Kind::DateText, 0, backend, 1);
+    assert_eq!(col.push_date(early), Ok(()));
+}

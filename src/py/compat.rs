@@ -305,36 +305,45 @@ pub fn check_fast_executemany_row(
     row: &Bound<'_, PyAny>,
     index: usize,
 ) -> PyResult<()> {
-    let decimal = super::cache::decimal_type(py)?;
     for (column, value) in row.try_iter()?.enumerate() {
-        let value = value?;
-        if !value.is_instance(decimal)? {
-            continue;
-        }
-        if value.call_method0("is_snan")?.is_truthy()? {
-            return Err(programming(format!(
-                "fast_executemany row {index}, parameter {column}: Decimal {} is a signaling \
-                 NaN, which no database stores",
-                value.str()?
-            )));
-        }
-        if !value.call_method0("is_finite")?.is_truthy()? {
-            return Err(programming(format!(
-                "fast_executemany row {index}, parameter {column}: Decimal {} cannot be bound \
-                 as a numeric (no NaN or infinity in SQL_NUMERIC_STRUCT)",
-                value.str()?
-            )));
-        }
-        // 38 digits before the point at most: checked on the exponent, before a huge one is
-        // written out (Decimal('1E+999999999999999999')).
-        let adjusted: i64 = value.call_method0("adjusted")?.extract()?;
-        if adjusted >= 38 && value.is_truthy()? {
-            return Err(programming(format!(
-                "fast_executemany row {index}, parameter {column}: Numeric overflow (Decimal \
-                 with {} digits before the point; a numeric holds at most 38)",
-                adjusted + 1
-            )));
-        }
+        check_fast_decimal(py, &value?, index, column)?;
+    }
+    Ok(())
+}
+
+/// [`check_fast_executemany_row`] for one value (row `index`, parameter `column`).
+pub fn check_fast_decimal(
+    py: Python<'_>,
+    value: &Bound<'_, PyAny>,
+    index: usize,
+    column: usize,
+) -> PyResult<()> {
+    if !value.is_instance(super::cache::decimal_type(py)?)? {
+        return Ok(());
+    }
+    if value.call_method0("is_snan")?.is_truthy()? {
+        return Err(programming(format!(
+            "fast_executemany row {index}, parameter {column}: Decimal {} is a signaling \
+             NaN, which no database stores",
+            value.str()?
+        )));
+    }
+    if !value.call_method0("is_finite")?.is_truthy()? {
+        return Err(programming(format!(
+            "fast_executemany row {index}, parameter {column}: Decimal {} cannot be bound \
+             as a numeric (no NaN or infinity in SQL_NUMERIC_STRUCT)",
+            value.str()?
+        )));
+    }
+    // 38 digits before the point at most: checked on the exponent, before a huge one is
+    // written out (Decimal('1E+999999999999999999')).
+    let adjusted: i64 = value.call_method0("adjusted")?.extract()?;
+    if adjusted >= 38 && value.is_truthy()? {
+        return Err(programming(format!(
+            "fast_executemany row {index}, parameter {column}: Numeric overflow (Decimal \
+             with {} digits before the point; a numeric holds at most 38)",
+            adjusted + 1
+        )));
     }
     Ok(())
 }
@@ -344,26 +353,36 @@ pub fn check_fast_executemany_values(
     values: &[crate::params::ParamValue],
     index: usize,
 ) -> PyResult<()> {
-    const MAX_DIGITS: u32 = 38;
     for (column, value) in values.iter().enumerate() {
-        let crate::params::ParamValue::Decimal { text, .. } = value else {
-            continue;
-        };
-        // Digits that carry value: trailing zeros after the point and leading zeros before it
-        // fit any scale (pyodbc binds 1.000...0 with 40 zeros, and 0E-50, without complaint).
-        let (precision, scale) = crate::types::decimal::text::significant(text);
-        if scale > MAX_DIGITS {
-            return Err(programming(format!(
-                "fast_executemany row {index}, parameter {column}: converting the value loses \
-                 precision ({scale} decimal places; a numeric holds at most {MAX_DIGITS})"
-            )));
-        }
-        if precision > MAX_DIGITS {
-            return Err(programming(format!(
-                "fast_executemany row {index}, parameter {column}: Numeric overflow ({precision} \
-                 digits; a numeric holds at most {MAX_DIGITS})"
-            )));
-        }
+        check_fast_value(value, index, column)?;
+    }
+    Ok(())
+}
+
+/// [`check_fast_executemany_values`] for one value (row `index`, parameter `column`).
+pub fn check_fast_value(
+    value: &crate::params::ParamValue,
+    index: usize,
+    column: usize,
+) -> PyResult<()> {
+    const MAX_DIGITS: u32 = 38;
+    let crate::params::ParamValue::Decimal { text, .. } = value else {
+        return Ok(());
+    };
+    // Digits that carry value: trailing zeros after the point and leading zeros before it
+    // fit any scale (pyodbc binds 1.000...0 with 40 zeros, and 0E-50, without complaint).
+    let (precision, scale) = crate::types::decimal::text::significant(text);
+    if scale > MAX_DIGITS {
+        return Err(programming(format!(
+            "fast_executemany row {index}, parameter {column}: converting the value loses \
+             precision ({scale} decimal places; a numeric holds at most {MAX_DIGITS})"
+        )));
+    }
+    if precision > MAX_DIGITS {
+        return Err(programming(format!(
+            "fast_executemany row {index}, parameter {column}: Numeric overflow ({precision} \
+             digits; a numeric holds at most {MAX_DIGITS})"
+        )));
     }
     Ok(())
 }

@@ -9,12 +9,12 @@ use super::types::text::{TextFailure, utf16_to_str};
 use super::types::{guid, temporal};
 use crate::params::{InputSize, ParamValue};
 use crate::types::decimal::text::{parse_decimal_str, plain_text};
-use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
+use crate::types::temporal::TimestampOffset;
 use crate::types::text::TextErrors;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDelta, PyDeltaAccess,
-    PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTime, PyTimeAccess, PyTuple,
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDelta, PyDeltaAccess, PyFloat, PyInt,
+    PyList, PyMemoryView, PyString, PyTime, PyTuple,
 };
 
 pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> {
@@ -73,19 +73,7 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
     }
     // datetime before date: datetime is a subclass of date.
     if let Ok(dt) = value.cast::<PyDateTime>() {
-        let ts = Timestamp {
-            date: Date {
-                year: year_of(dt.get_year()),
-                month: dt.get_month() as u16,
-                day: dt.get_day() as u16,
-            },
-            time: Time {
-                hour: dt.get_hour() as u16,
-                minute: dt.get_minute() as u16,
-                second: dt.get_second() as u16,
-                nanosecond: dt.get_microsecond() * 1000,
-            },
-        };
+        let ts = temporal::timestamp_of(dt);
         // Naive (no tzinfo, the common case): no call into Python. A tzinfo whose utcoffset()
         // is None is naive too, as Python has it.
         if pyo3::types::PyTzInfoAccess::get_tzinfo(dt).is_none() {
@@ -110,19 +98,10 @@ pub fn to_param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<ParamValue> 
         }));
     }
     if let Ok(d) = value.cast::<PyDate>() {
-        return Ok(ParamValue::Date(Date {
-            year: year_of(d.get_year()),
-            month: d.get_month() as u16,
-            day: d.get_day() as u16,
-        }));
+        return Ok(ParamValue::Date(temporal::date_of(d)));
     }
     if let Ok(t) = value.cast::<PyTime>() {
-        return Ok(ParamValue::Time(Time {
-            hour: t.get_hour() as u16,
-            minute: t.get_minute() as u16,
-            second: t.get_second() as u16,
-            nanosecond: t.get_microsecond() * 1000,
-        }));
+        return Ok(ParamValue::Time(temporal::time_of(t)));
     }
     if value.is_instance(cache::decimal_type(py)?)? {
         return decimal_param(value, index);
@@ -445,14 +424,4 @@ impl Output {
         let type_name = r#type.getattr("__name__")?.extract()?;
         Ok(Output::new(ty, type_name, input, size, precision, scale))
     }
-}
-
-/// A Python date's year as the engine's `i16`: datetime keeps years in MINYEAR..=MAXYEAR
-/// (1..=9999), so it always fits.
-#[allow(
-    clippy::cast_possible_truncation,
-    reason = "datetime years are 1..=9999 (MINYEAR..=MAXYEAR)"
-)]
-fn year_of(year: i32) -> i16 {
-    year as i16
 }

@@ -20,9 +20,9 @@
 //! - `mod.rs`: the kinds' `binding` (ODBC C type and bound element size, asked by `plan.rs`),
 //!   how a SQL type picks a kind where that takes more than a line (`kind_for`), the
 //!   Python-free value conversions (C structs, drivers' text), and an `Encoder` section: the
-//!   bytes or text a parameter sends for the family's values (`params/encode.rs` chooses which,
-//!   per driver; the scalar families' values are their own bytes, one line each in
-//!   `encode_cell`, where the parameter kinds also widen bool → int → float).
+//!   bytes or text a parameter sends for the family's values (`params/array.rs` chooses which,
+//!   per driver, in the family's `ArrayColumn::push_*` method; the scalar families' values are
+//!   their own bytes, where the parameter kinds also widen bool → int → float).
 //! - `arrow.rs`: the Arrow type of a column (`kind`) and its builder (a `FamilyBuilder` of
 //!   `arrow/cells.rs`: `new`, `append` a served range, `finish`).
 //! - The write side's rules, where the family has any: SQL Server's value rules and text forms.
@@ -65,8 +65,13 @@
 //!    - `params/mod.rs`: its [`ParamValue`](crate::params::ParamValue) variant;
 //!    - `params/kind.rs`: its `Kind` variant and its arm in `kind_of` (`unify` needs nothing:
 //!      equal kinds unify, and no other kind widens into a new one);
-//!    - `params/encode.rs`: its arm in `encode_cell` (the family's encoder), and its binding: an
-//!      arm in `fixed_binding` (fixed size) or in `encode_column` (sized by the values);
+//!    - `params/array.rs`: its `ArrayColumn::push_*` method (the family's cell bytes, and the
+//!      `Misfit` of a column of another kind) and its arm in `push_value`;
+//!    - `params/encode.rs`: its binding: an arm in `fixed_binding` (fixed size) or in `finish`
+//!      (sized by the values);
+//!    - `py/types/<family>.rs::param_cell`, if it has a Python type worth a fast path: that exact
+//!      type into a cell (`executemany`), and its line in `py/cursor/execute_many.rs::encoder`;
+//!      any other value of the family goes through `to_param` and `push_value`;
 //!    - output parameters, if it has them: its arm in `params/output.rs::decode` and its name
 //!      in `py/output.rs::output_type` (`OutputType` is the parameter `Kind`: no list of its own);
 //!    - `py/params.rs::to_param`: the Python types that become it (a `cast` and a `return`);

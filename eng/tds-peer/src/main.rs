@@ -10,7 +10,7 @@ use tds_peer::session::{self, Config, Encrypt};
 use tds_peer::sql::engine::Shared;
 use tds_peer::{synthetic, tls};
 
-const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--bulk-discard] [--chaos RATE[,seed=N][,stall=SECS][,login=RATE]] [--verbose]";
+const USAGE: &str = "usage: tds-peer [--port N] [--encrypt notsup|off|on|strict] [--db FILE] [--password PW] [--cert-dir DIR] [--prewarm TABLE[,TABLE…]] [--result-cache-mb N] [--exit-on-stdin-eof] [--fedauth-key HEX] [--fail-logins CODE:N] [--bulk-discard] [--insert-discard] [--chaos RATE[,seed=N][,stall=SECS][,login=RATE]] [--verbose]";
 
 struct Args {
     port: u16,
@@ -22,6 +22,7 @@ struct Args {
     result_cache_mb: usize,
     exit_on_stdin_eof: bool,
     bulk_discard: bool,
+    insert_discard: bool,
     verbose: bool,
     fedauth: Option<tds_peer::fedauth::Verifier>,
     transient: tds_peer::transient::Switches,
@@ -39,6 +40,7 @@ fn parse_args() -> Result<Args, String> {
         result_cache_mb: 64,
         exit_on_stdin_eof: false,
         bulk_discard: false,
+        insert_discard: false,
         verbose: false,
         fedauth: None,
         transient: Default::default(),
@@ -78,6 +80,7 @@ fn parse_args() -> Result<Args, String> {
             "--fedauth-key" => a.fedauth = Some(tds_peer::fedauth::Verifier::from_hex(&val()?)?),
             "--fail-logins" => a.transient.parse_fail_logins(&val()?)?,
             "--bulk-discard" => a.bulk_discard = true,
+            "--insert-discard" => a.insert_discard = true,
             "--chaos" => a.chaos = Some(tds_peer::chaos::Chaos::parse(&val()?)?),
             "--verbose" | "-v" => a.verbose = true,
             "--help" | "-h" => return Err(USAGE.to_string()),
@@ -136,6 +139,8 @@ fn main() {
             verbose,
             sessions: Default::default(),
             bulk_discard: args.bulk_discard,
+            insert_discard: args.insert_discard,
+            inserts_discarded: Default::default(),
             locks: Default::default(),
         }),
         verbose,

@@ -752,6 +752,9 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                 .collect::<Vec<_>>()
         );
     }
+    if crate::sql::insert_discard::discarded(engine, &stmt, r)? {
+        return finish_proc(r, more, handle, false);
+    }
     let err = engine.run(&stmt, &bound, true, r)?;
     if r.attn_acked {
         return Ok(());

@@ -1,8 +1,9 @@
 //! The execute side of a cursor: execute, executemany, callproc, parameters and their sizes,
 //! output parameters delivered once the last result has been read.
 
+use super::execute_many::{Arrays, fill_arrays};
 use super::*;
-use crate::params::{InputSize, ParamValue, check_procedure_name, count_markers};
+use crate::params::{BoundParams, InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::output::Output;
 use crate::py::params::{from_param, to_input_size, to_param};
@@ -120,6 +121,62 @@ pub(super) fn flatten_params<'py>(params: &Bound<'py, PyTuple>) -> PyResult<Boun
     Ok(params.clone().into_any())
 }
 
+/// `executemany`'s rows, each a tuple of `markers` values (a list or Row becomes one).
+fn param_rows<'py>(
+    py: Python<'py>,
+    seq_of_params: &Bound<'py, PyAny>,
+    markers: usize,
+) -> PyResult<Vec<Bound<'py, PyTuple>>> {
+    let mut rows = Vec::with_capacity(seq_of_params.len().unwrap_or(0));
+    // A list (the common case) by index, without an iterator object's calls.
+    let list = seq_of_params.cast_exact::<PyList>().ok();
+    let mut items = match list {
+        Some(_) => None,
+        None => Some(seq_of_params.try_iter()?),
+    };
+    let mut i = 0;
+    loop {
+        let row = match (&list, &mut items) {
+            (Some(l), _) => match l.get_item(i) {
+                Ok(row) => row,
+                Err(_) => break,
+            },
+            (None, Some(it)) => match it.next() {
+                Some(row) => row?,
+                None => break,
+            },
+            (None, None) => break,
+        };
+        i += 1;
+        let row = match row.cast_into_exact::<PyTuple>() {
+            Ok(t) => t,
+            Err(e) => {
+                let row = e.into_inner();
+                if !is_param_row(py, &row)? {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "executemany: each row of parameters must be a tuple, list or Row, not {}",
+                        row.get_type().name()?
+                    )));
+                }
+                // SAFETY: tuple(row) of a live object (a list or Row), the GIL held: a new
+                // reference to a tuple, or NULL with an exception set.
+                unsafe {
+                    Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(row.as_ptr()))?
+                        .cast_into_unchecked::<PyTuple>()
+                }
+            }
+        };
+        if row.len() != markers {
+            return Err(programming(format!(
+                "The SQL contains {markers} parameter markers, but {} parameters were supplied",
+                row.len()
+            )));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
 pub(super) fn convert_row(seq: &Bound<'_, PyAny>) -> PyResult<Vec<ParamValue>> {
     let mut out = Vec::new();
     for (i, item) in seq.try_iter()?.enumerate() {
@@ -137,6 +194,16 @@ pub(super) fn outputs_of(seq: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, Py<Outp
         }
     }
     Ok(out)
+}
+
+impl Cursor {
+    /// The connection's backend (what the parameter arrays are encoded for).
+    fn backend(&self, py: Python<'_>) -> PyResult<crate::backend::Backend> {
+        let conn = self.shared.lock_conn(py)?;
+        conn.as_ref()
+            .map(|c| c.backend())
+            .ok_or_else(|| programming("The cursor's connection has been closed."))
+    }
 }
 
 pub(super) fn check_count(sql: &str, supplied: usize, dbms: crate::backend::Dbms) -> PyResult<()> {
@@ -178,8 +245,8 @@ impl Cursor {
         Ok(slf.clone())
     }
 
-    /// Execute `sql` once per parameter row, as one parameter array per call (one round trip)
-    /// when each column's values share a binding type.
+    /// Execute `sql` once per parameter row, the rows written column-wise into parameter
+    /// arrays (`execute_many.rs`), one round trip per array.
     fn executemany<'py>(
         slf: &Bound<'py, Self>,
         sql: &str,
@@ -187,7 +254,6 @@ impl Cursor {
     ) -> PyResult<Bound<'py, Self>> {
         let py = slf.py();
         let this = slf.get();
-        let mut rows = Vec::new();
         if seq_of_params.is_instance_of::<pyo3::types::PySet>()
             || seq_of_params.is_instance_of::<pyo3::types::PyFrozenSet>()
             || seq_of_params.is_instance_of::<pyo3::types::PyDict>()
@@ -200,33 +266,55 @@ impl Cursor {
             )));
         }
         let fast = this.fast_executemany.load(Ordering::Relaxed);
-        let converted = (|| -> PyResult<()> {
-            for (index, row) in seq_of_params.try_iter()?.enumerate() {
-                let row = row?;
-                if !is_param_row(py, &row)? {
-                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                        "executemany: each row of parameters must be a tuple, list or Row, not {}",
-                        row.get_type().name()?
-                    )));
-                }
+        let markers = count_markers(sql, this.shared.dbms);
+        let filled = (|| -> PyResult<(Vec<Bound<'py, PyTuple>>, Arrays)> {
+            let rows = param_rows(py, seq_of_params, markers)?;
+            let backend = this.backend(py)?;
+            let arrays = fill_arrays(&rows, markers, sql.len(), backend, fast)?;
+            Ok((rows, arrays))
+        })();
+        let (rows, arrays) = match filled {
+            Ok(v) => v,
+            Err(e) => {
+                this.discard_result(py)?;
+                return Err(e);
+            }
+        };
+        if let Some(arrays) = arrays {
+            this.run(py, Vec::new(), false, move |stmt, sizes| {
+                let bound = arrays
+                    .into_iter()
+                    .map(|columns| BoundParams::from_columns(columns, sizes))
+                    .collect::<crate::Result<Vec<_>>>()?;
+                stmt.execute_arrays(sql, bound)
+            })?;
+            return Ok(slf.clone());
+        }
+        // The general way: every row to values, one array per request where a column's values
+        // share a binding, else row by row.
+        let converted = (|| -> PyResult<Vec<Vec<ParamValue>>> {
+            let mut values = Vec::with_capacity(rows.len());
+            for (index, row) in rows.iter().enumerate() {
                 if fast {
-                    crate::py::compat::check_fast_executemany_row(py, &row, index)?;
+                    crate::py::compat::check_fast_executemany_row(py, row, index)?;
                 }
-                let row = convert_row(&row)?;
+                let row = convert_row(row)?;
                 if fast {
                     crate::py::compat::check_fast_executemany_values(&row, index)?;
                 }
-                check_count(sql, row.len(), this.shared.dbms)?;
-                rows.push(row);
+                values.push(row);
             }
-            Ok(())
+            Ok(values)
         })();
-        if let Err(e) = converted {
-            this.discard_result(py)?;
-            return Err(e);
-        }
+        let values = match converted {
+            Ok(v) => v,
+            Err(e) => {
+                this.discard_result(py)?;
+                return Err(e);
+            }
+        };
         this.run(py, Vec::new(), false, move |stmt, sizes| {
-            stmt.execute_many(sql, rows, sizes)
+            stmt.execute_many(sql, values, sizes)
         })?;
         Ok(slf.clone())
     }

@@ -8,6 +8,7 @@ mod bulk;
 mod bulk_arrow;
 mod catalog;
 mod execute;
+mod execute_many;
 mod fetch;
 mod open;
 pub(super) mod state;

@@ -2,6 +2,7 @@
 
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::types::CellKind;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -24,4 +25,12 @@ pub fn bytes_object<'py>(py: Python<'py>, v: &[u8]) -> PyResult<Bound<'py, PyAny
             ffi::PyBytes_FromStringAndSize(v.as_ptr().cast(), crate::checked::alloc_len(v.len())),
         )
     }
+}
+
+/// Exact `bytes` into the next cell of an `executemany` parameter column (`None`: another type:
+/// `to_param` takes bytearray and memoryview).
+#[inline]
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    let b = v.cast_exact::<pyo3::types::PyBytes>().ok()?;
+    Some(col.push_bytes(b.as_bytes()))
 }

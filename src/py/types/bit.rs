@@ -2,6 +2,7 @@
 
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::types::CellKind;
 use pyo3::prelude::*;
 
@@ -14,4 +15,11 @@ pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, _kind: CellKind) -> Result<(),
 #[inline(always)]
 pub fn boolean(py: Python<'_>, v: bool) -> Bound<'_, PyAny> {
     pyo3::types::PyBool::new(py, v).to_owned().into_any()
+}
+
+/// A `bool` into the next cell of an `executemany` parameter column (`None`: another type).
+#[inline]
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    let b = v.cast::<pyo3::types::PyBool>().ok()?;
+    Some(col.push_bool(b.is_true()))
 }

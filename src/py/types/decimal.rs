@@ -13,6 +13,7 @@
 use super::super::cache;
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::types::CellKind;
 use crate::types::decimal::{DecimalParts, decimal_parts, decimal_text};
 use pyo3::ffi;
@@ -232,4 +233,26 @@ pub fn decimal_from_parts<'py>(
 /// Whether this process builds Decimals through the verified layout (for tests and reports).
 pub fn fast_path(py: Python<'_>) -> bool {
     matches!(builder(py), Builder::Layout(_))
+}
+
+/// An exact `Decimal` of at most 38 digits into the next cell of an `executemany` parameter
+/// column, read from its `str()` (`None`: anything else, including NaN, the infinities, and
+/// values a `fast_executemany` check or the DBMS may refuse: `to_param` and its checks say why).
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    use crate::types::decimal::text::{parse_decimal_str, plain_text};
+    if !v.get_type().is(cache::decimal_type(v.py()).ok()?) {
+        return None;
+    }
+    let text = v.str().ok()?;
+    let (negative, digits, exponent) = parse_decimal_str(text.to_str().ok()?)?;
+    // The digits before the point, from the exponent, before any text is written.
+    let whole = i64::try_from(digits.len()).ok()?.checked_add(exponent)?;
+    if whole > 38 || exponent < -38 {
+        return None;
+    }
+    let (text, precision, scale) = plain_text(negative, &digits, exponent).ok()?;
+    if precision > 38 || scale > 38 {
+        return None;
+    }
+    Some(col.push_decimal(&text, precision, scale))
 }

@@ -2,6 +2,7 @@
 
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::types::CellKind;
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -20,4 +21,25 @@ pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, kind: CellKind) -> Result<(), 
 pub fn int(py: Python<'_>, v: i64) -> PyResult<Bound<'_, PyAny>> {
     // SAFETY: a plain constructor: a new reference, or NULL with an exception set.
     unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(v)) }
+}
+
+/// An exact `int` into the next cell of an `executemany` parameter column (`None`: not an exact
+/// int of 64 bits: the caller takes `to_param`, which makes a bool or a wider int its value).
+#[inline]
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    // SAFETY: a type check and a conversion of a live object, with the GIL held (`v`).
+    unsafe {
+        if ffi::PyLong_CheckExact(v.as_ptr()) == 0 {
+            return None;
+        }
+        // PyLong_AsLongLongAndOverflow: about half the instructions of PyLong_AsLongLong
+        // (which goes through _PyLong_AsByteArray), and no exception beyond 64 bits.
+        let mut overflow = 0;
+        let i = ffi::PyLong_AsLongLongAndOverflow(v.as_ptr(), &raw mut overflow);
+        if overflow != 0 || (i == -1 && !ffi::PyErr_Occurred().is_null()) {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(col.push_int(i))
+    }
 }

@@ -4,10 +4,11 @@
 use super::super::cache;
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::types::CellKind;
 use crate::types::temporal::{self, parse_offset_text, parse_time_text};
 use pyo3::prelude::*;
-use pyo3::types::{PyDate, PyDateTime, PyTime, PyTzInfo};
+use pyo3::types::{PyDate, PyDateAccess, PyDateTime, PyTime, PyTimeAccess, PyTzInfo};
 
 /// Fill a temporal column's served range: one loop per kind.
 pub fn fill(f: &Fill<'_, '_>, buf: &ColumnBuffer, kind: CellKind) -> Result<(), CellFail> {
@@ -101,4 +102,59 @@ pub fn datetime<'py>(
         tz,
     )?
     .into_any())
+}
+
+/// A Python date's (or datetime's) calendar fields.
+pub fn date_of(d: &impl PyDateAccess) -> temporal::Date {
+    temporal::Date {
+        year: year_of(d.get_year()),
+        month: u16::from(d.get_month()),
+        day: u16::from(d.get_day()),
+    }
+}
+
+/// A Python time's (or datetime's) clock fields; its tzinfo is not looked at.
+pub fn time_of(t: &impl PyTimeAccess) -> temporal::Time {
+    temporal::Time {
+        hour: u16::from(t.get_hour()),
+        minute: u16::from(t.get_minute()),
+        second: u16::from(t.get_second()),
+        // At most 999,999 µs: 999,999,000 ns fits a u32.
+        nanosecond: t.get_microsecond() * 1000,
+    }
+}
+
+/// A datetime's fields, its tzinfo not looked at.
+pub fn timestamp_of(dt: &Bound<'_, PyDateTime>) -> temporal::Timestamp {
+    temporal::Timestamp {
+        date: date_of(dt),
+        time: time_of(dt),
+    }
+}
+
+/// A Python date's year as the engine's `i16`: datetime keeps years in MINYEAR..=MAXYEAR
+/// (1..=9999), so it always fits.
+#[allow(
+    clippy::cast_possible_truncation,
+    reason = "datetime years are 1..=9999 (MINYEAR..=MAXYEAR)"
+)]
+fn year_of(year: i32) -> i16 {
+    year as i16
+}
+
+/// A naive `datetime`, a `date` or a `time` into the next cell of an `executemany` parameter
+/// column (`None`: another type, or an aware datetime: `to_param` asks its `utcoffset()`).
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    // datetime before date: datetime is a subclass of date.
+    if let Ok(dt) = v.cast::<PyDateTime>() {
+        if pyo3::types::PyTzInfoAccess::get_tzinfo(dt).is_some() {
+            return None;
+        }
+        return Some(col.push_timestamp(timestamp_of(dt)));
+    }
+    if let Ok(d) = v.cast::<PyDate>() {
+        return Some(col.push_date(date_of(d)));
+    }
+    let t = v.cast::<PyTime>().ok()?;
+    Some(col.push_time(time_of(t)))
 }

@@ -8,6 +8,7 @@
 
 use super::cell::{CellFail, Fill};
 use crate::batch::ColumnBuffer;
+use crate::params::{ArrayColumn, Put};
 use crate::raw_text::RawTextEncoding;
 use crate::types::CellKind;
 use crate::types::text::{TextClass, TextErrors, classify_utf16, first_lone_surrogate};
@@ -165,4 +166,12 @@ pub fn utf16_to_str<'py>(
             }
         }
     }
+}
+
+/// An exact `str` into the next cell of an `executemany` parameter column, as UTF-16 (`None`:
+/// another type, or lone surrogates, which `to_param` refuses with its message).
+#[inline]
+pub fn param_cell(v: &Bound<'_, PyAny>, col: &mut ArrayColumn) -> Option<Put> {
+    let s = v.cast_exact::<PyString>().ok()?;
+    Some(col.push_str(s.to_str().ok()?))
 }

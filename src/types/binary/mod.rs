@@ -34,4 +34,4 @@ pub fn kind_for(size: usize, backend: Backend) -> CellKind {
     }
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Bytes`, the bytes as they are).
+// Parameter and bulk encoder: see `params/array.rs` (`ParamValue::Bytes`, the bytes as they are).

@@ -11,4 +11,4 @@ pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Bit, 1)
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Bool`, one byte).
+// Parameter and bulk encoder: see `params/array.rs` (`ParamValue::Bool`, one byte).

@@ -130,7 +130,7 @@ pub fn bulk_precision(desc: &ColumnDescription) -> Option<(u8, u8)> {
     })
 }
 
-// Encoders: a parameter sends a `ParamValue::Decimal`'s plain digits (`params/encode.rs`); a
+// Encoders: a parameter sends a `ParamValue::Decimal`'s plain digits (`params/array.rs`); a
 // bulk load the digits fitted to the column (`text.rs::fit_decimal`). All decimal text is
 // `text.rs`'s.
 

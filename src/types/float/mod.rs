@@ -15,4 +15,4 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Float`, an `f64` per cell).
+// Parameter and bulk encoder: see `params/array.rs` (`ParamValue::Float`, an `f64` per cell).

@@ -40,7 +40,7 @@ pub fn u128_to_guid(v: u128) -> [u8; 16] {
 }
 
 // Encoder: a parameter's (and, next, a bulk load's) value as the `SQL_GUID` struct
-// ([`u128_to_guid`]), or as text where the DBMS has no GUID type (`params/encode.rs` picks).
+// ([`u128_to_guid`]), or as text where the DBMS has no GUID type (`params/array.rs` picks).
 
 /// The canonical text of a GUID: 36 lowercase hex digits and hyphens (8-4-4-4-12), as
 /// Python's `str(uuid)`. The one rendering: parameters where the DBMS has no GUID type, Arrow's

@@ -19,7 +19,7 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
-// Encoders: a parameter is an `i64` per cell (`params/encode.rs`, `ParamValue::Int`); a bulk
+// Encoders: a parameter is an `i64` per cell (`params/array.rs`, `ParamValue::Int`); a bulk
 // load sends an `i64` too, after SQL Server's range check for the column's width (the driver
 // would narrow it silently or refuse it with a less precise error).
 

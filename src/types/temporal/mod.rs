@@ -246,7 +246,7 @@ pub fn parse_offset_text(units: &[u16]) -> Option<TimestampOffset> {
 }
 
 // Encoder: the values a parameter sends, as the driver's C struct or as the ISO text a server
-// converts where the struct is not an option (`params/encode.rs` picks which per backend and
+// converts where the struct is not an option (`params/array.rs` picks which per backend and
 // driver). The text is `iso.rs`'s, the one writer; a bulk load's cells are the same text,
 // rounded first as SQL Server rounds (`round.rs`).
 

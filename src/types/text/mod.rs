@@ -55,7 +55,7 @@ pub fn kind_for(size: usize, backend: Backend) -> CellKind {
     }
 }
 
-// Parameter and bulk encoder: see `params/encode.rs` (`ParamValue::Text`, UTF-16 code units).
+// Parameter and bulk encoder: see `params/array.rs` (`ParamValue::Text`, UTF-16 code units).
 
 /// What to do with malformed UTF-16 (a lone surrogate). One policy for every fetch path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -47,6 +47,9 @@ pub struct Shared {
     pub sessions: crate::sessions::Sessions,
     /// `--bulk-discard`: bulk loads are checked and counted, their rows not stored.
     pub bulk_discard: bool,
+    /// `--insert-discard`: single INSERTs run by RPC are counted here, not stored.
+    pub insert_discard: bool,
+    pub inserts_discarded: std::sync::atomic::AtomicU64,
     /// Row locks and the writer slot between sessions (locks.rs).
     pub locks: crate::sql::locks::LockManager,
 }

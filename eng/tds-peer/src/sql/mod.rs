@@ -22,6 +22,7 @@ pub mod forms;
 pub mod functions;
 pub mod hints;
 pub mod hostile;
+pub mod insert_discard;
 pub mod json;
 pub mod lexer;
 pub mod locks;

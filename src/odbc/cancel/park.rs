@@ -120,6 +120,17 @@ mod imp {
         }
     }
 
+    /// Whether `sig` still runs [`handler`] (someone may have taken it since: then a signal
+    /// would run their handler, or with the default disposition end the process).
+    fn still_ours(sig: i32) -> bool {
+        // SAFETY: queries the disposition into a zeroed struct.
+        unsafe {
+            let mut now: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &raw mut now) == 0
+                && now.sa_sigaction == handler as *const () as usize
+        }
+    }
+
     /// The signal handler: holds the thread if it was interrupted in the expected poll.
     extern "C" fn handler(_sig: i32, _info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
         if STATE
@@ -206,6 +217,9 @@ mod imp {
             return Hold::Unsupported;
         };
         let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        if !still_ours(sig) {
+            return Hold::Unsupported;
+        }
         let Some(expect) = blocked_poll(tid) else {
             return Hold::NotHeld;
         };
@@ -252,5 +266,82 @@ mod imp {
             }
         }
         Hold::Held(r)
+    }
+}
+
+#[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
+mod tests {
+    use super::Hold;
+    use super::imp::hold_in_poll;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::os::unix::net::UnixStream;
+    use std::time::{Duration, Instant};
+
+    /// Waits (at most 5 s) until `tid` is blocked in poll.
+    fn until_polling(tid: u64) {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(5) {
+            let text = std::fs::read_to_string(format!("/proc/self/task/{tid}/syscall"));
+            if text.is_ok_and(|t| t.starts_with("7 ") || t.starts_with("271 ")) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("thread {tid} never blocked in poll");
+    }
+
+    /// A thread blocked in poll is held while the closure runs, and its poll returns EINTR
+    /// once (it retries, as FreeTDS's `tds_select` does, and reads the byte sent later); a
+    /// thread that is not in poll is never signalled.
+    #[test]
+    fn holds_a_thread_in_poll_and_never_one_elsewhere() {
+        let (a, mut b) = UnixStream::pair().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let poller = std::thread::spawn(move || {
+            tx.send(super::super::current_tid()).unwrap();
+            let mut fds = libc::pollfd {
+                fd: a.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let mut interrupted = 0;
+            loop {
+                // SAFETY: one valid pollfd.
+                let rc = unsafe { libc::poll(&raw mut fds, 1, -1) };
+                // SAFETY: this thread's errno.
+                if rc < 0 && unsafe { *libc::__errno_location() } == libc::EINTR {
+                    interrupted += 1;
+                    continue;
+                }
+                return (rc, interrupted);
+            }
+        });
+        let tid = rx.recv().unwrap();
+        until_polling(tid);
+        let mut ran = false;
+        match hold_in_poll(tid, || {
+            ran = true;
+            // Held: still in its poll call (interrupted, not returned).
+            std::thread::sleep(Duration::from_millis(20));
+            41 + 1
+        }) {
+            Hold::Held(v) => assert_eq!(v, 42),
+            Hold::NotHeld => panic!("not held"),
+            Hold::Unsupported => panic!("unsupported"),
+        }
+        assert!(ran);
+        b.write_all(b"x").unwrap();
+        assert_eq!(poller.join().unwrap(), (1, 1));
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let sleeper = std::thread::spawn(move || {
+            tx.send(super::super::current_tid()).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+        });
+        let tid = rx.recv().unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(matches!(hold_in_poll(tid, || ()), Hold::NotHeld));
+        sleeper.join().unwrap();
     }
 }

@@ -25,7 +25,7 @@ impl Stmt {
         // SAFETY: valid handle; the out pointer points at a local i16 (SQLSMALLINT).
         let ret = unsafe { sys::SQLNumParams(self.handle, &raw mut n) };
         self.check(ret, "SQLNumParams")?;
-        Ok(u16::try_from(n).unwrap_or(0))
+        param_count(n)
     }
 
     /// `SQLDescribeParam(number)` (1-based) of the prepared statement.
@@ -56,5 +56,27 @@ impl Stmt {
                 _ => None,
             },
         })
+    }
+}
+
+/// A parameter count as `SQLNumParams` wrote it: a negative count is an `InterfaceError` naming
+/// it (it used to read as 0 parameters, so a statement with markers looked like one without).
+fn param_count(n: i16) -> Result<u16> {
+    crate::checked::from_driver(n, "parameter count (SQLNumParams)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::param_count;
+    use crate::error::Error;
+
+    #[test]
+    fn negative_parameter_count_is_an_interface_error() {
+        assert_eq!(param_count(0).unwrap(), 0);
+        assert_eq!(param_count(i16::MAX).unwrap(), 32767);
+        match param_count(-3) {
+            Err(Error::Interface(msg)) => assert!(msg.contains("(-3)"), "{msg}"),
+            other => panic!("{other:?}"),
+        }
     }
 }

@@ -169,8 +169,8 @@ def test_unknown_table_column_and_closed_cursor_are_programming_errors(conn):
 
 def test_argument_errors_match_mssql_python(conn):
     cur = conn.cursor()
-    with pytest.raises(ValueError, match="table_name must be a non-empty string"):
-        cur.bulkcopy("", [(1,)])
+    with pytest.raises(ferrodbc.ProgrammingError, match="table_name must be a non-empty string"):
+        cur.bulkcopy("", [(1,)])  # no table name: a PEP 249 class (the face: ValueError)
     with pytest.raises(TypeError, match="batch_size must be a non-negative integer, got str"):
         cur.bulkcopy("t", [(1,)], batch_size="1")
     with pytest.raises(ValueError, match="batch_size must be non-negative, got -1"):

@@ -401,7 +401,7 @@ def test_source_without_the_arrow_interface_is_type_error(connect):
 def test_arguments_are_checked_as_bulkcopy_checks_them(connect):
     cur = connect().cursor()
     source = pa.table({"a": [1]})
-    with pytest.raises(ValueError, match="table_name"):
+    with pytest.raises(ferrodbc.ProgrammingError, match="table_name"):
         cur.bulkcopy_arrow("", source)
     with pytest.raises(TypeError, match="batch_size"):
         cur.bulkcopy_arrow("t", source, batch_size="10")

@@ -53,3 +53,11 @@ def test_native_uuid_switch(face_conn):
     assert cur.execute("SELECT CAST(%(u)s AS uniqueidentifier)", {"u": str(u)}).fetchval() == u
     face_conn.native_uuid = False
     assert cur.execute("SELECT CAST(? AS uniqueidentifier)", str(u)).fetchval() == str(u).upper()
+
+
+def test_bulkcopy_empty_table_name_is_mssql_pythons_value_error(face_conn):
+    """mssql-python raises ValueError for an empty table name; ferrodbc's own cursor raises
+    ProgrammingError (a PEP 249 class), tests/sqlserver/test_sqlserver_bulkcopy.py."""
+    with pytest.raises(ValueError, match="non-empty") as e:
+        face_conn.cursor().bulkcopy("", [(1,)])
+    assert not isinstance(e.value, ferrodbc.Error)

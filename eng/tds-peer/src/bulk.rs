@@ -9,6 +9,14 @@
 //! announces every column nullable; FreeTDS writes upper-case types without a datetime2 scale
 //! and sends NOT NULL columns with their fixed-length types.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::conv;
 use crate::sql::lexer::{self, Tok};
 use crate::wire::{IMAGE, NTEXT, TEXT, get, proto_err, type_info_len, u16_at, u32_at, value_len};
@@ -383,6 +391,8 @@ fn legacy_lob(
     }
     *p += ptr_len + 8; // text pointer, timestamp
     let n = u32_at(d, *p)?;
+    // The 4 length bytes as sent are the PLP chunk's length (no cast back to u32).
+    let chunk_len = get(d, *p, 4)?;
     let data = get(d, *p + 4, n)?;
     *p += 4 + n;
     let mut buf = match ti[0] {
@@ -391,7 +401,7 @@ fn legacy_lob(
         _ => [&[0xE7, 0xFF, 0xFF][..], &ti[5..10]].concat(),
     };
     buf.extend_from_slice(&(n as u64).to_le_bytes());
-    buf.extend_from_slice(&(n as u32).to_le_bytes());
+    buf.extend_from_slice(chunk_len);
     buf.extend_from_slice(data);
     buf.extend_from_slice(&[0; 4]);
     read_value(&buf)

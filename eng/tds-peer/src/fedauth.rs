@@ -9,6 +9,14 @@
 //! (the resource of the `https://database.windows.net/.default` scope). The login name
 //! (SUSER_SNAME(), ORIGINAL_LOGIN(), SYSTEM_USER) is the token's identity.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use ring::hmac;
 
 /// LOGIN7 FeatureExt id of FEDAUTH.
@@ -198,7 +206,7 @@ fn json_part(part: &str) -> Result<serde_json::Map<String, serde_json::Value>, R
 pub fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
         .unwrap_or(0)
 }
 
@@ -278,7 +286,7 @@ mod tests {
     fn parses_the_feature() {
         let token: Vec<u8> = "abc".encode_utf16().flat_map(u16::to_le_bytes).collect();
         let mut data = vec![(LIBRARY_SECURITY_TOKEN << 1) | 1];
-        data.extend_from_slice(&(token.len() as u32).to_le_bytes());
+        data.extend_from_slice(&u32::try_from(token.len()).unwrap().to_le_bytes());
         data.extend_from_slice(&token);
         let r = parse_feature(&data).unwrap();
         assert!(r.echo && r.library == 1 && r.token == "abc" && r.nonce.is_none());

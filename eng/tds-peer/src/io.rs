@@ -1,6 +1,14 @@
 //! The connection's byte stream: plain TCP or TLS (rustls), a read buffer, message reassembly,
 //! and a non-blocking peek for ATTENTION while a response streams.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::packet::{self, HEADER_LEN, P_ATTN};
 use rustls::{ServerConnection, StreamOwned};
 use std::io::{self, Read, Write};
@@ -297,14 +305,39 @@ impl Io {
             Err(e) if !timed_out(&e) => self.closed = true,
             Err(_) => {}
         }
+        self.take_buffered_attention()
+    }
+
+    /// Consumes an ATTENTION packet at the front of the buffer. One whose header announces less
+    /// than a header is left for `read_packet` to refuse: consumed, its length (0 to 7) would
+    /// leave the next read in the middle of a packet.
+    fn take_buffered_attention(&mut self) -> bool {
         if self.avail() >= HEADER_LEN && self.rbuf[self.rpos] == P_ATTN {
             let len =
                 u16::from_be_bytes([self.rbuf[self.rpos + 2], self.rbuf[self.rpos + 3]]) as usize;
-            if self.avail() >= len {
+            if len >= HEADER_LEN && self.avail() >= len {
                 self.rpos += len;
                 self.attention = true;
             }
         }
         self.attention
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A buffered ATTENTION is consumed whole; one announcing 3 bytes (less than its header)
+    /// is not taken as an ATTENTION (it used to be, and the next packet was read from its 4th
+    /// byte on), and the next read refuses it.
+    #[test]
+    fn attention_shorter_than_its_header_is_refused() {
+        let mut io = Io::replay(vec![P_ATTN, 1, 0, 8, 0, 0, 1, 0]);
+        assert!(io.take_buffered_attention());
+        assert_eq!(io.avail(), 0);
+        let mut io = Io::replay(vec![P_ATTN, 1, 0, 3, 0, 0, 1, 0]);
+        assert!(!io.take_buffered_attention());
+        assert!(io.read_packet().is_err());
     }
 }

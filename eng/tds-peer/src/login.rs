@@ -1,5 +1,13 @@
 //! LOGIN7 (MS-TDS 2.2.6.4): parse the fields we need and build the login response.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::conv::from_utf16;
 use crate::io::proto_err;
 use crate::token;

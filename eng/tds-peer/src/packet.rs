@@ -1,5 +1,13 @@
 //! TDS packet framing: the 8-byte header and splitting a message payload at the negotiated size.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 pub const P_SQL: u8 = 0x01;
 pub const P_RPC: u8 = 0x03;
 pub const P_REPLY: u8 = 0x04;
@@ -21,9 +29,18 @@ pub const STATUS_RESETCONNECTION: u8 = 0x08;
 /// The same, keeping the transaction.
 pub const STATUS_RESETCONNECTIONSKIPTRAN: u8 = 0x10;
 
-/// Appends one packet header + body to `out`.
+/// Appends one packet header + body to `out`. The body is at most the negotiated packet size
+/// less the header (`login::negotiate_packet_size`: <= 32767), which the header's length holds.
 pub fn push_packet(out: &mut Vec<u8>, typ: u8, eom: bool, spid: u16, pid: u8, body: &[u8]) {
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "bodies are cut at the negotiated packet size, <= 32767 (see above)"
+    )]
     let len = (body.len() + HEADER_LEN) as u16;
+    debug_assert!(
+        body.len() + HEADER_LEN <= 32767,
+        "packet body past the packet size"
+    );
     out.push(typ);
     out.push(if eom { STATUS_EOM } else { 0 });
     out.extend_from_slice(&len.to_be_bytes());
@@ -58,7 +75,7 @@ mod tests {
 
     #[test]
     fn splits_exactly_at_packet_size() {
-        let payload: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
+        let payload: Vec<u8> = (0..1000u32).map(|i| i.to_le_bytes()[0]).collect();
         let out = split_message(P_REPLY, &payload, 512, 51);
         // 504 + 496 bytes of body
         assert_eq!(out.len(), 1000 + 16);

@@ -1,5 +1,13 @@
 //! PRELOGIN (MS-TDS 2.2.6.5): parse the client's options, build our reply.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::io::proto_err;
 use std::collections::HashMap;
 use std::io;
@@ -46,6 +54,10 @@ pub fn reply(encrypt: u8, fedauth: Option<u8>) -> Vec<u8> {
     let mut off = 5 * items.len() + 1;
     let mut hdr = Vec::new();
     let mut body = Vec::new();
+    #[allow(
+        clippy::cast_possible_truncation,
+        reason = "our own reply: at most 6 options of at most 6 bytes, offsets under 64"
+    )]
     for (tok, val) in &items {
         hdr.push(*tok);
         hdr.extend_from_slice(&(off as u16).to_be_bytes());

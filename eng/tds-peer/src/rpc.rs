@@ -1,6 +1,14 @@
 //! RPC requests (MS-TDS 2.2.6.6): parameter decoding for every TYPE_INFO the drivers send,
 //! and the sp_prepexec / sp_execute / sp_executesql / sp_prepare / sp_unprepare contract.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::conv;
 use crate::io::proto_err;
 use crate::resp::Resp;
@@ -76,6 +84,21 @@ fn uint_le(b: &[u8]) -> u64 {
 
 fn time_text(b: &[u8], scale: u8) -> u64 {
     uint_le(b) * 10u64.pow(7 - scale as u32)
+}
+
+/// The last day a DATE holds (9999-12-31, days since 0001-01-01).
+const MAX_DAY: i64 = 3_652_058;
+
+/// A DATE's 3 little-endian day bytes (lossless: under 2^24), refused past 9999-12-31 as SQL
+/// Server refuses it ("not a valid instance of data type date"), not printed as year 45000.
+fn day_bytes(b: &[u8]) -> io::Result<i64> {
+    let days = i64::from(u32::from_le_bytes([b[0], b[1], b[2], 0]));
+    if days > MAX_DAY {
+        return Err(proto_err(format!(
+            "RPC date parameter of day {days}, past 9999-12-31"
+        )));
+    }
+    Ok(days)
 }
 
 fn money(b: &[u8]) -> Value {
@@ -282,7 +305,7 @@ fn date_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         if len == 0 {
             Value::Null
         } else {
-            Value::Text(conv::fmt_date(uint_le(b) as i64))
+            Value::Text(conv::fmt_date(day_bytes(b)?))
         },
     ))
 }
@@ -319,21 +342,30 @@ fn time_family(c: &mut Cur, t: u8) -> io::Result<(Option<Ty>, Value)> {
         )));
     }
     let ticks = time_text(&b[..tl], scale);
+    // 5 bytes at scale 7 reach 12.7 days: a time of day past midnight is not a TIME.
+    if ticks >= conv::TICKS_PER_DAY {
+        return Err(proto_err(format!(
+            "RPC parameter of type {t:#04x} with a time of {ticks} ticks, past a day"
+        )));
+    }
     let v = match t {
         0x29 => conv::fmt_time(ticks, 7),
         0x2A => format!(
             "{} {}",
-            conv::fmt_date(uint_le(&b[tl..tl + 3]) as i64),
+            conv::fmt_date(day_bytes(&b[tl..tl + 3])?),
             conv::fmt_time(ticks, 7)
         ),
         _ => {
-            let days = uint_le(&b[tl..tl + 3]) as i64;
+            let days = day_bytes(&b[tl..tl + 3])?;
             let off = i16::from_le_bytes([b[tl + 3], b[tl + 4]]);
             let local = days as i128 * conv::TICKS_PER_DAY as i128
                 + ticks as i128
                 + off as i128 * 600_000_000;
-            let ld = local.div_euclid(conv::TICKS_PER_DAY as i128) as i64;
-            let lt = local.rem_euclid(conv::TICKS_PER_DAY as i128) as u64;
+            // Days within a day of a valid DATE, ticks within one day: both fit.
+            let ld = i64::try_from(local.div_euclid(conv::TICKS_PER_DAY as i128))
+                .map_err(|_| proto_err("RPC datetimeoffset parameter out of range"))?;
+            let lt = u64::try_from(local.rem_euclid(conv::TICKS_PER_DAY as i128))
+                .map_err(|_| proto_err("RPC datetimeoffset parameter out of range"))?;
             format!(
                 "{} {} {}",
                 conv::fmt_date(ld),
@@ -699,10 +731,11 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
             return call_by_name(engine, &name, p.get(2..).unwrap_or(&[]), more, Some(h), r);
         }
         12 => {
-            let h = p
+            // A handle past i32 is no handle (it would wrap onto a live one): not found.
+            let given = p
                 .first()
-                .map(|x| crate::token::value::as_i64(&x.value) as i32)
-                .unwrap_or(0);
+                .map_or(0, |x| crate::token::value::as_i64(&x.value));
+            let h = i32::try_from(given).unwrap_or(0);
             if let Some(name) = engine
                 .handles
                 .get(&h)
@@ -717,17 +750,18 @@ pub fn handle(engine: &mut Engine, rpc: Rpc, r: &mut Resp) -> io::Result<()> {
                     let e = SqlError::new(
                         8179,
                         16,
-                        format!("Could not find prepared statement with handle {h}."),
+                        format!("Could not find prepared statement with handle {given}."),
                     );
                     return fail_proc(r, more, &e);
                 }
             }
         }
         15 => {
-            if let Some(h) = p.first() {
-                engine
-                    .handles
-                    .remove(&(crate::token::value::as_i64(&h.value) as i32));
+            // A handle past i32 names no prepared statement (wrapped, it could free one).
+            if let Some(h) = p.first()
+                && let Ok(h) = i32::try_from(crate::token::value::as_i64(&h.value))
+            {
+                engine.handles.remove(&h);
             }
             return finish_proc(r, more, None, false);
         }
@@ -891,6 +925,34 @@ mod tests {
         assert_eq!(rpcs[0].params[0].value, Value::Real(2.5));
         let rpcs = parse(&one_param_rpc(&[0x6A, 17, 10, 2, 5, 1, 0x39, 0x30, 0, 0])).unwrap();
         assert_eq!(rpcs[0].params[0].value, Value::Text("123.45".into()));
+    }
+
+    /// A DATE past 9999-12-31 (3 day bytes reach year 45000) and a TIME past midnight (5 time
+    /// bytes reach 12.7 days) are refused as SQL Server refuses them, not stored as text no
+    /// DATE or TIME can hold ("45925-..." , "25:00:00").
+    #[test]
+    fn dates_and_times_past_their_range_are_protocol_errors() {
+        let bad: &[&[u8]] = &[
+            &[0x28, 3, 0xFF, 0xFF, 0xFF],                      // DATE day 16777215
+            &[0x28, 3, 0xDB, 0xB9, 0x37],                      // DATE day 3652059
+            &[0x29, 7, 5, 0, 0, 0, 0, 0xFF],                   // TIME(7) 1.1e12 ticks
+            &[0x2A, 7, 8, 0, 0xC0, 0x69, 0x2A, 0xC9, 0, 0, 0], // DATETIME2 at 24:00:00
+            &[0x2B, 7, 10, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0], // DTO day 16777215
+        ];
+        for param in bad {
+            assert!(parse(&one_param_rpc(param)).is_err(), "{param:?}");
+        }
+        // The last day and the last tick of a day still parse.
+        let rpcs = parse(&one_param_rpc(&[0x28, 3, 0xDA, 0xB9, 0x37])).unwrap();
+        assert_eq!(rpcs[0].params[0].value, Value::Text("9999-12-31".into()));
+        let last = (conv::TICKS_PER_DAY - 1).to_le_bytes();
+        let mut time = vec![0x29, 7, 5];
+        time.extend_from_slice(&last[..5]);
+        let rpcs = parse(&one_param_rpc(&time)).unwrap();
+        assert_eq!(
+            rpcs[0].params[0].value,
+            Value::Text("23:59:59.9999999".into())
+        );
     }
 
     #[test]

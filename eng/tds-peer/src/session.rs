@@ -1,5 +1,13 @@
 //! One client connection: PRELOGIN, optional TLS, LOGIN7, then the request loop.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::conv::from_utf16;
 use crate::io::{Io, proto_err};
 use crate::packet::{P_ATTN, P_BULK, P_IGNORED, P_LOGIN7, P_PRELOGIN, P_REPLY, P_RPC, P_SQL, P_TM};

@@ -2,6 +2,14 @@
 //! optional ordering tokens, then TVP_ROW tokens whose values use each column's TYPE_INFO.
 //! Driver 18 sends them for pyodbc's list-of-rows parameters (`exec p ?` with `[rows]`).
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::wire::{b_varchar, get, proto_err, type_info_len, u16_at, value_len};
 use std::io;
 
@@ -90,7 +98,7 @@ mod tests {
     #[test]
     fn parses_typename_columns_and_rows() {
         let name = |s: &str| {
-            let mut v = vec![s.encode_utf16().count() as u8];
+            let mut v = vec![u8::try_from(s.encode_utf16().count()).unwrap()];
             v.extend(s.encode_utf16().flat_map(|u| u.to_le_bytes()));
             v
         };

@@ -2,6 +2,14 @@
 //! TYPE_INFO and the value after it are. Table-valued parameters (`tvp.rs`) and bulk-load rows
 //! (`bulk.rs`) carry their values in the same form.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::conv;
 use std::io;
 

@@ -61,6 +61,12 @@ class Cursor(_native.Cursor):
             super().executemany(operation, rows)
 
     # mssql-python's Arrow names (ferrodbc's engine builds the batches).
+    def bulkcopy(self, table_name: Any, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        # mssql-python raises ValueError for an empty name; ferrodbc's cursor a ProgrammingError.
+        if table_name == "":
+            raise ValueError("table_name must be a non-empty string")
+        return super().bulkcopy(table_name, *args, **kwargs)
+
     def arrow_reader(self, batch_size: int = 8192) -> Any:
         """A ``pyarrow.RecordBatchReader`` over the rest of the result set."""
         return _pyarrow().RecordBatchReader.from_stream(self.fetch_record_batch(batch_size))

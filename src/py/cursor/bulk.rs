@@ -39,6 +39,13 @@ pub(super) fn check_args(
     let (batch_size, timeout) = (batch_size.unwrap_or(&zero), timeout.unwrap_or(&thirty));
     let table = match table_name.cast::<PyString>() {
         Ok(s) if !s.to_str()?.is_empty() => s.to_str()?.to_owned(),
+        // An empty name is no table name: ProgrammingError as other refused names (PEP 249; the
+        // mssql_python face raises mssql-python's ValueError before this).
+        Ok(_) => {
+            return Err(crate::py::errors::programming(
+                "table_name must be a non-empty string",
+            ));
+        }
         _ => {
             return Err(PyValueError::new_err(
                 "table_name must be a non-empty string",

@@ -4,6 +4,14 @@
 //! statement rewritten once for the whole load, so type conversions, identity, rowversion and
 //! constraints behave as for an INSERT. Each load is one batch: all of it or none of it.
 
+// A wire parser: every cast that can lose sign or bits is decided (issue 36; a hostile
+// client's numbers end in a TDS error or a closed connection, never a wrapped length/handle).
+#![warn(
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation
+)]
+
 use crate::bulk;
 use crate::resp::Resp;
 use crate::sql::bulkplan::{Limit, Listed, PendingLoad};
@@ -131,7 +139,7 @@ pub(crate) fn load(
         // The ATTENTION's DONE already ended the reply.
         Ok(_) if r.attn_acked => return Ok(()),
         Ok(n) => {
-            cx.rowcount = n as i64;
+            cx.rowcount = i64::try_from(n).unwrap_or(i64::MAX);
             out.done(r, token::DONE_COUNT, token::CMD_INSERT, n as u64)?;
         }
         Err(StmtErr::Sql(e)) => out.error(r, &e)?,

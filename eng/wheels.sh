@@ -2,8 +2,9 @@
 # Release wheels for Linux (x86_64 here; aarch64 on an aarch64 machine, as the release workflow
 # in .github/workflows/release.yml runs it): bash eng/wheels.sh OUTDIR [PYTHON_VERSION ...]
 #
-#   bash eng/wheels.sh dist                 # CPython 3.10 3.11 3.12 3.13 3.14 3.14t
+#   bash eng/wheels.sh dist                 # CPython 3.10 3.11 3.12 3.13 3.14 3.14t, and the sdist
 #   bash eng/wheels.sh dist 3.14            # one wheel
+#   bash eng/wheels.sh dist sdist           # the sdist alone (maturin sdist, seconds)
 #
 # What a wheel is (issue 37; sources in the notes of docs/install.md):
 # - manylinux_2_17_x86_64: built with zig as the linker against glibc 2.17's symbol versions, the
@@ -30,13 +31,13 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 if [ $# -lt 1 ]; then
-  echo "usage: bash eng/wheels.sh OUTDIR [PYTHON_VERSION ...]  (default: 3.10 3.11 3.12 3.13 3.14 3.14t)" >&2
+  echo "usage: bash eng/wheels.sh OUTDIR [PYTHON_VERSION|sdist ...]  (default: 3.10 3.11 3.12 3.13 3.14 3.14t sdist)" >&2
   exit 2
 fi
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
 VERSIONS=("$@")
-[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(3.10 3.11 3.12 3.13 3.14 3.14t)
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(3.10 3.11 3.12 3.13 3.14 3.14t sdist)
 PLAT=manylinux_2_17
 log() { printf '== wheels: %s\n' "$*" >&2; }
 
@@ -88,6 +89,14 @@ PROFILE=--release
 
 BUILT=()
 for v in "${VERSIONS[@]}"; do
+  if [ "$v" = sdist ]; then
+    # The source distribution: the crate and the Python package, without the eng/ workspace
+    # members. It builds with Rust and unixodbc-dev only (bash eng/chroot.sh --sdist proves it).
+    maturin sdist -o "$OUT" >&2
+    sd=$(cd "$OUT" && ls -t ferrodbc-*.tar.gz | head -n1)
+    log "sdist: $sd ($(du -k "$OUT/$sd" | cut -f1) KiB)"
+    continue
+  fi
   log "CPython $v: maturin build $PROFILE --zig --compatibility $PLAT"
   start=$SECONDS
   maturin build -q $PROFILE --zig --compatibility "$PLAT" --auditwheel skip -i "python$v" -o "$OUT"
@@ -98,6 +107,7 @@ for v in "${VERSIONS[@]}"; do
   BUILT+=("$OUT/$new")
 done
 
+[ ${#BUILT[@]} -gt 0 ] || exit 0
 log "gate"
 # With the project's venv (eng/setup.sh), the gate first proves it refuses bad copies of the first
 # wheel: one bundling libodbc, one carrying that venv's host-linked extension (newer glibc).

@@ -23,9 +23,10 @@
 # The tools are pinned and come from PyPI into a venv outside the clone (~/.cache/ferrodbc); the
 # build has its own target directory (target/wheels), so dev builds stay warm. Needs Rust, the
 # host's unixODBC runtime (libodbc.so.2, only linked against) and a Python 3 with venv.
-# Time on the project's 2-core machine, measured while 7 other builds shared it (load ~11, nice
-# 15): 9.3 min for the first wheel (the dependencies too), then 5.8-7.6 min per further wheel (the
-# crate and pyo3 again, and the fat-LTO link): the six wheels take ~45 min under such load.
+# Time on the project's 2-core machine, from a fresh clone (cold target/, the tools from PyPI),
+# nice 15, while five other builds shared it (load 5-15), 2026-12-06: 54.8 min for the six wheels
+# and the gate; 19.4 min for the first (the dependencies too), then 5.2-9.2 min per further wheel
+# (the crate and pyo3 again, and the fat-LTO link). The sdist takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

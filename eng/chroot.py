@@ -15,9 +15,9 @@ every run. In the fresh copy, as a user would:
 1. `pip install --no-index ferrodbc` from DIR: pip picks the wheel for the release's Python.
    With --sdist instead: the chroot gets only a C toolchain for the linker (gcc, libc6-dev) and
    unixODBC's development package (unixodbc-dev) from its own archive, and Rust as a user's
-   rustup gives it: the host's active toolchain bind-mounted read-only at /opt/rust (Debian's
-   own rustc is older than the crate's rust-version 1.86 in bookworm and trixie, and the chroot
-   cannot download rustup). Crates come from crates.io into a fresh CARGO_HOME, the build
+   rustup gives it: the host's active toolchain bind-mounted read-only at /opt/rust (bookworm's
+   own rustc is 1.63, older than the crate's rust-version 1.86, and the chroot cannot download
+   rustup). Crates come from crates.io into a fresh CARGO_HOME, the build
    backend (maturin) from PyPI; `pip install FILE` builds the release profile, as a user's
    `pip install --no-binary ferrodbc ferrodbc` does. Steps 2 to 4 then run on what it built.
 2. With libodbc.so.2 moved away, `import ferrodbc` must fail with the install advice

@@ -85,6 +85,15 @@ impl Backend {
         self.dbms == Dbms::SqlServer && self.driver != Driver::FreeTds
     }
 
+    /// Whether every record behind a SUCCESS_WITH_INFO is a message. psqlODBC files a server
+    /// NOTICE under the notice's own SQLSTATE (`CREATE TABLE IF NOT EXISTS` on a table that
+    /// exists: 42P07 "... already exists, skipping"), and PostgreSQL never reports a failure
+    /// that way, so its records are messages whatever their class, as pyodbc treats them.
+    /// FreeTDS does report a rejected statement of a batch as an error record there.
+    pub fn info_is_message(self) -> bool {
+        self.dbms == Dbms::PostgreSql
+    }
+
     /// Whether a short row array is the end of the result set. FreeTDS fills an array up to the
     /// result's DONE and reports an error after rows with that same fetch; one more SQLFetch
     /// there steps over the PRINT messages that precede the next result and loses them (the

@@ -133,14 +133,19 @@ impl Statement {
     /// plain SQL_SUCCESS from SQLMoreResults, so `always` reads the records whatever the code.
     fn note(&mut self, outcome: Outcome, function: &'static str, always: bool) -> Result<()> {
         if outcome == Outcome::SuccessWithInfo || (always && outcome == Outcome::Success) {
-            let (warnings, errors): (Vec<_>, Vec<_>) = self
-                .stmt
-                .diagnostics()
-                .into_iter()
-                .partition(|d| !d.is_error());
+            let records = self.stmt.diagnostics();
+            let (warnings, errors) = self.sort_records(records);
             return self.note_records(function, warnings, errors);
         }
         Ok(())
+    }
+
+    /// Split a successful call's records into messages and errors (see `Backend::info_is_message`).
+    fn sort_records(&self, records: Vec<Diagnostic>) -> (Vec<Diagnostic>, Vec<Diagnostic>) {
+        if self.backend.info_is_message() {
+            return (records, Vec::new());
+        }
+        records.into_iter().partition(|d| !d.is_error())
     }
 
     /// Warnings become messages; an error record, or a warning that reports a lost link
@@ -476,7 +481,7 @@ impl Statement {
         }
         match ahead {
             Some((_, records)) => {
-                let (warnings, errors) = records.into_iter().partition(|d| !d.is_error());
+                let (warnings, errors) = self.sort_records(records);
                 self.note_records("SQLMoreResults", warnings, errors)?;
             }
             None => self.note(outcome, "SQLMoreResults", true)?,

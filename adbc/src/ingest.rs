@@ -243,8 +243,21 @@ pub fn create_table(
         (true, Dbms::SqlServer) => {
             format!("IF OBJECT_ID({}) IS NULL {create}", object_id_arg(target))
         }
+        // psqlODBC returns PostgreSQL's NOTICE "already exists, skipping" as a diagnostic of
+        // SQLSTATE 42P07, which an ODBC caller must take for an error: ask first instead.
+        (true, Dbms::PostgreSql) => pg_if(target, true, &create),
         (true, _) => create.replacen(" TABLE ", " TABLE IF NOT EXISTS ", 1),
     })
+}
+
+/// PostgreSQL: `sql` run only if `target` is absent (`absent`) or present, without the NOTICE
+/// that `IF [NOT] EXISTS` sends (see create_table).
+fn pg_if(target: &str, absent: bool, sql: &str) -> String {
+    format!(
+        "DO $ferrodbc$ BEGIN IF to_regclass('{}') IS {}NULL THEN {sql}; END IF; END $ferrodbc$",
+        target.replace('\'', "''"),
+        if absent { "" } else { "NOT " }
+    )
 }
 
 /// The `OBJECT_ID` argument for a quoted target (a `#temp` table lives in tempdb).
@@ -263,6 +276,7 @@ fn drop_table(target: &str, dbms: Dbms) -> String {
             "IF OBJECT_ID({}) IS NOT NULL DROP TABLE {target}",
             object_id_arg(target)
         ),
+        Dbms::PostgreSql => pg_if(target, false, &format!("DROP TABLE {target}")),
         _ => format!("DROP TABLE IF EXISTS {target}"),
     }
 }

@@ -16,6 +16,7 @@
 //! docs/adbc.md is the user's page (options, types, the feature table).
 
 pub mod bind;
+pub mod checks;
 pub mod connection;
 pub mod database;
 pub mod error;

@@ -8,8 +8,8 @@
 //! Constraints: PRIMARY KEY (SQLPrimaryKeys), FOREIGN KEY with its referenced columns
 //! (SQLForeignKeys) and UNIQUE (SQLStatistics' unique indexes other than the primary key's: SQL
 //! Server backs every UNIQUE constraint with such an index; a unique index made without a
-//! constraint is reported too). CHECK constraints have no ODBC catalog function and are not
-//! listed.
+//! constraint is reported too). CHECK constraints have no ODBC catalog function: they come
+//! from the server's catalog (checks.rs: SQL Server, PostgreSQL).
 
 use crate::connection::{FerrodbcConnection, Reader, batches_reader};
 use crate::error::{Result, err};
@@ -202,6 +202,7 @@ fn columns_of(
 
 fn constraints_of(
     conn: &FerrodbcConnection,
+    current: Option<&str>,
     catalog: Option<&str>,
     schema: Option<&str>,
     table: &str,
@@ -309,6 +310,9 @@ fn constraints_of(
             });
         }
     }
+    out.extend(crate::checks::checks_of(
+        conn, current, catalog, schema, table,
+    )?);
     Ok(out)
 }
 
@@ -341,7 +345,13 @@ fn build_tree(conn: &FerrodbcConnection, f: &Filter<'_>) -> Result<Tree> {
             Some(all) => {
                 let key = (cat.clone(), schema.clone(), name.clone());
                 let cols = all.get(&key).cloned().unwrap_or_default();
-                let cons = constraints_of(conn, cat.as_deref(), schema.as_deref(), &name)?;
+                let cons = constraints_of(
+                    conn,
+                    current.as_deref(),
+                    cat.as_deref(),
+                    schema.as_deref(),
+                    &name,
+                )?;
                 (Some(cols), Some(cons))
             }
             None => (None, None),

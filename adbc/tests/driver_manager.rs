@@ -142,6 +142,9 @@ fn check_connection(conn: &mut impl Connection, vendor: &str) {
     assert_eq!(stmt.execute_update().unwrap(), Some(3));
     let sum = query(conn, &format!("SELECT SUM(v) FROM {table}"));
     assert_eq!(sum.iter().map(RecordBatch::num_rows).sum::<usize>(), 1);
+    let mut stmt = conn.new_statement().unwrap();
+    stmt.set_sql_query(format!("DROP TABLE {table}")).unwrap();
+    stmt.execute_update().unwrap();
 
     // An error carries the SQLSTATE.
     let mut stmt = conn.new_statement().unwrap();
@@ -168,6 +171,67 @@ fn sqlite3_odbc_through_the_rust_driver_manager() {
         dir.display()
     ));
     check_connection(&mut conn, "sqlite");
+}
+
+/// A driver manifest (`ferrodbc.toml`, what `python -m adbc_driver_ferrodbc.manifest` writes)
+/// lets the driver manager find the driver by name, with no Python: the manifest search that
+/// R's adbcdrivermanager and DuckDB's ADBC extensions share (arrow-adbc's driver managers).
+#[test]
+fn the_manifest_finds_the_driver_by_name() {
+    let dir = std::env::temp_dir().join(format!("adbc-manifest-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let lib = library()
+        .display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"");
+    std::fs::write(
+        dir.join("ferrodbc.toml"),
+        format!(
+            "manifest_version = 1\nname = \"ferrodbc\"\n\n[ADBC]\nversion = \"1.1.0\"\n\n[Driver]\nshared = \"{lib}\"\nentrypoint = \"AdbcDriverFerrodbcInit\"\n"
+        ),
+    )
+    .unwrap();
+    let mut driver = ManagedDriver::load_from_name(
+        "ferrodbc",
+        None,
+        AdbcVersion::V110,
+        adbc_core::LOAD_FLAG_DEFAULT,
+        Some(vec![dir.clone()]),
+    )
+    .expect("the manifest names the driver");
+    let db = driver.new_database().unwrap();
+    drop(db);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// psqlODBC against the shared PostgreSQL that eng/setup.sh starts (port 54329), or
+/// `$FERRODBC_PG_CONNSTR`.
+#[test]
+fn psqlodbc_through_the_rust_driver_manager() {
+    let uri = std::env::var("FERRODBC_PG_CONNSTR").unwrap_or_else(|_| {
+        "Driver={PostgreSQL Unicode};Server=127.0.0.1;Port=54329;Database=odbcdb;Uid=odbcu;Pwd=pw"
+            .into()
+    });
+    let registered = std::fs::read_to_string("/etc/odbcinst.ini")
+        .is_ok_and(|s| s.contains("[PostgreSQL Unicode]"));
+    let db = driver()
+        .new_database_with_opts([(OptionDatabase::Uri, OptionValue::String(uri))])
+        .unwrap();
+    let conn = if registered {
+        db.new_connection().ok()
+    } else {
+        None
+    };
+    let Some(mut conn) = conn else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI=true and PostgreSQL (psqlODBC, port 54329) is not reachable"
+        );
+        eprintln!("skipped: PostgreSQL through psqlODBC is not reachable");
+        return;
+    };
+    check_connection(&mut conn, "postgresql");
 }
 
 struct Peer(Child, u16);

@@ -10,6 +10,7 @@ driver or library skips; with CI=true it fails.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -80,5 +81,35 @@ def sqlite_conn(sqlite_uri):
         c = adbc_driver_ferrodbc.dbapi.connect(sqlite_uri, autocommit=True)
     except adbc_driver_manager.Error as e:
         missing(f"SQLite3 ODBC does not connect: {e}")
+    with c:
+        yield c
+
+
+PG_SCRIPT = ROOT / "eng" / "peers" / "postgres.sh"
+
+
+@pytest.fixture(scope="session")
+def pg_uri(library) -> str:
+    """psqlODBC's connection string to the shared PostgreSQL (``FERRODBC_PG_CONNSTR``, or the one
+    ``eng/peers/postgres.sh`` starts or finds, as tests/python does)."""
+    connstr = os.environ.get("FERRODBC_PG_CONNSTR", "").strip()
+    if not connstr:
+        try:
+            proc = subprocess.run(["bash", str(PG_SCRIPT)], capture_output=True, text=True, timeout=180)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            missing(f"{PG_SCRIPT.name} did not run: {e}")
+        if proc.returncode != 0 or not proc.stdout.strip():
+            missing(f"{PG_SCRIPT.name} exited with {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        connstr = proc.stdout.strip().splitlines()[-1]
+    return connstr
+
+
+@pytest.fixture
+def pg_conn(pg_uri):
+    """A DB-API connection to PostgreSQL through psqlODBC (autocommit on)."""
+    try:
+        c = adbc_driver_ferrodbc.dbapi.connect(pg_uri, autocommit=True)
+    except adbc_driver_manager.Error as e:
+        missing(f"psqlODBC does not connect: {e}")
     with c:
         yield c

@@ -84,6 +84,27 @@ def test_get_objects_unique_constraint(conn):
         assert [u["constraint_column_names"] for u in uniques] == [["code"]]
 
 
+def test_get_objects_check_constraints(conn):
+    """CHECK constraints (read from sys.check_constraints: ODBC has no catalog function for them):
+    a column's check names its column, a table-level one the columns its definition mentions."""
+    t = tname("ck")
+    with conn.cursor() as cur:
+        cur.execute(
+            f"CREATE TABLE {t} (id int NOT NULL PRIMARY KEY, qty int CHECK (qty > 0), lo int, hi int, "
+            f"CONSTRAINT ck_{t}_range CHECK (lo <= hi))"
+        )
+        cur.execute(f"ALTER TABLE {t} ADD CONSTRAINT ck_{t}_id CHECK (id BETWEEN 1 AND 1000)")
+        with pytest.raises(adbc_driver_manager.IntegrityError) as ei:
+            cur.execute(f"INSERT INTO {t} VALUES (1, 0, 1, 2)")
+        assert "547" in str(ei.value) and ei.value.sqlstate == "23000"
+    table = find_table(conn.adbc_get_objects(depth="all", table_name_filter=t).read_all().to_pylist(), t)
+    checks = {c["constraint_name"]: c["constraint_column_names"] for c in table["table_constraints"] if c["constraint_type"] == "CHECK"}
+    generated = [n for n in checks if n.startswith(f"CK__{t[:9]}__qty__")]
+    assert len(generated) == 1, checks
+    assert checks == {generated[0]: ["qty"], f"ck_{t}_range": ["lo", "hi"], f"ck_{t}_id": ["id"]}
+    assert all(not c["constraint_column_usage"] for c in table["table_constraints"] if c["constraint_type"] == "CHECK")
+
+
 def test_get_objects_filters(conn):
     with conn.cursor() as cur:
         _, child = make_tables(cur)
@@ -151,3 +172,7 @@ def test_sqlite_query_params_and_metadata(sqlite_conn):
         assert [c["column_name"] for c in t["table_columns"]] == ["id", "name"]
         assert sqlite_conn.adbc_get_table_schema("t").names == ["id", "name"]
         assert "TABLE" in sqlite_conn.adbc_get_table_types()
+        # SQLite keeps CHECK constraints only in the table's text: GetObjects lists none.
+        cur.execute("CREATE TABLE c (x INTEGER CHECK (x > 0))")
+        objs = sqlite_conn.adbc_get_objects(depth="all", table_name_filter="c").read_all().to_pylist()
+        assert find_table(objs, "c")["table_constraints"] == []

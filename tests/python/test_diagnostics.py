@@ -48,3 +48,14 @@ def test_sqlite_error_messages_are_whole(sqlite_conn):
     with pytest.raises(ferrodbc.DatabaseError) as info:
         sqlite_conn.cursor().execute(f"SELECT * FROM {name}")
     assert name in info.value.diagnostics[0][2]
+
+
+def test_a_notice_with_its_own_sqlstate_is_a_message_not_an_error(pg_conn):
+    # psqlODBC files this NOTICE under SUCCESS_WITH_INFO with SQLSTATE 42P07; pyodbc reports
+    # success, and so must we (it used to raise ProgrammingError).
+    cur = pg_conn.cursor()
+    cur.execute("CREATE TEMPORARY TABLE t_notice_twice (x int)")
+    cur.execute("CREATE TEMPORARY TABLE IF NOT EXISTS t_notice_twice (x int)")
+    assert any("already exists" in m[1] for m in cur.messages), cur.messages
+    cur.execute("SELECT count(*) FROM t_notice_twice")
+    assert cur.fetchone()[0] == 0

@@ -20,7 +20,15 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     if let Some(done) = super::alter_constraint::add_foreign_key(cx, toks, &ctx) {
         return done;
     }
+    if let Some(done) = super::checks::alter_add_check(cx, toks, &ctx) {
+        return done;
+    }
     let create_table = first == "CREATE" && second("TABLE");
+    // Every CHECK named before the rewrite, so SQLite's violation message names it (checks.rs).
+    let checked = create_table
+        .then(|| super::checks::of_create_table(toks, |t| ctx.rw(t).ok()))
+        .flatten();
+    let toks = checked.as_ref().map_or(toks, |c| &c.toks[..]);
     let named = create_table
         .then(|| constraints::of_create_table(toks, |t| ctx.rw(t).ok()))
         .flatten();
@@ -50,6 +58,10 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     }
     if let Some((table, named)) = named {
         constraints::record(&cx.db, &table, &named);
+        super::checks::forget(&cx.db, &table);
+    }
+    if let Some(c) = &checked {
+        super::checks::record(&cx.db, &c.table, &c.checks, false);
     }
     if create_table
         && let Some(at) = sg.iter().position(|t| t.is_word("TABLE"))

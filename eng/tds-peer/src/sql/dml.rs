@@ -60,7 +60,12 @@ pub(crate) fn dml(
         if any_float {
             crate::sql::ranges::set_float_params(Vec::new());
         }
-        let n = res?;
+        let verb = if kind == DmlKind::Update {
+            "UPDATE"
+        } else {
+            "INSERT"
+        };
+        let n = res.map_err(|e| super::checks::conflict(cx, e, verb))?;
         note_identity(cx, kind);
         Ok(n)
     })?;

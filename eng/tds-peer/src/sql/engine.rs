@@ -63,6 +63,7 @@ impl Engine {
         functions::register(&db)?;
         db.execute_batch(procs::PROC_TABLE)?;
         db.execute_batch(tabletypes::TYPES_TABLE)?;
+        db.execute_batch(super::checks::TABLE)?;
         // executemany arrives as one RPC per row with the same text: re-parsing it in SQLite was
         // a third of the peer's CPU for 10,000 inserts, and the peer (not the client) set the pace.
         db.set_prepared_statement_cache_capacity(64);

@@ -6,6 +6,8 @@ pub mod bulkload;
 pub mod bulkplan;
 pub mod catalog;
 pub mod catalog_keys;
+pub mod check_text;
+pub mod checks;
 pub mod constraints;
 pub mod context;
 pub mod control;

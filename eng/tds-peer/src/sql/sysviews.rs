@@ -323,7 +323,8 @@ pub fn view(schema: &str, name: &str, spid: u16) -> Option<String> {
             rsch = schema_of("f.\"table\""),
             fkn = super::constraints::fk_name("o.sname", "o.name", "f.id"),
         ),
-        ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => "SELECT NULL AS CONSTRAINT_CATALOG, NULL AS CONSTRAINT_SCHEMA, NULL AS CONSTRAINT_NAME, NULL AS CHECK_CLAUSE WHERE 0".into(),
+        ("INFORMATION_SCHEMA", "CHECK_CONSTRAINTS") => super::checks::is_view(OBJ),
+        ("SYS", "CHECK_CONSTRAINTS") => super::checks::sys_view(OBJ),
         ("INFORMATION_SCHEMA", "SEQUENCES") => "SELECT 'master' AS SEQUENCE_CATALOG, q.sch AS SEQUENCE_SCHEMA, q.name AS SEQUENCE_NAME, q.type AS DATA_TYPE, CASE q.type WHEN 'tinyint' THEN 3 WHEN 'smallint' THEN 5 WHEN 'int' THEN 10 ELSE 19 END AS NUMERIC_PRECISION, 10 AS NUMERIC_PRECISION_RADIX, 0 AS NUMERIC_SCALE, q.start AS START_VALUE, q.minv AS MINIMUM_VALUE, q.maxv AS MAXIMUM_VALUE, q.incr AS INCREMENT, q.cycle AS CYCLE_OPTION, NULL AS DECLARED_DATA_TYPE, NULL AS DECLARED_NUMERIC_PRECISION, NULL AS DECLARED_NUMERIC_SCALE FROM __tdspeer_sequences q".into(),
         _ => return None,
     })

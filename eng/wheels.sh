@@ -118,4 +118,5 @@ if [ -x .venv/bin/python ]; then
   [ -z "$host_so" ] || selftest=(--self-test "$host_so")
 fi
 [ "$ARCH" = x86_64 ] || selftest=()
+[ ${#selftest[@]} -gt 0 ] || log "gate self-test skipped (it needs the project's .venv from eng/setup.sh, x86_64)"
 "$TOOLS_VENV/bin/python" eng/wheels_gate.py --plat "$PLAT" --arch "$ARCH" "${selftest[@]}" "${BUILT[@]}"

@@ -13,6 +13,13 @@ outside the clone (~/.cache/ferrodbc/chroot/<release>-<hash>.tar.zst) and unpack
 every run. In the fresh copy, as a user would:
 
 1. `pip install --no-index ferrodbc` from DIR: pip picks the wheel for the release's Python.
+   With --sdist instead: the chroot gets only a C toolchain for the linker (gcc, libc6-dev) and
+   unixODBC's development package (unixodbc-dev) from its own archive, and Rust as a user's
+   rustup gives it: the host's active toolchain bind-mounted read-only at /opt/rust (bookworm's
+   own rustc is 1.63, older than the crate's rust-version 1.86, and the chroot cannot download
+   rustup). Crates come from crates.io into a fresh CARGO_HOME, the build
+   backend (maturin) from PyPI; `pip install FILE` builds the release profile, as a user's
+   `pip install --no-binary ferrodbc ferrodbc` does. Steps 2 to 4 then run on what it built.
 2. With libodbc.so.2 moved away, `import ferrodbc` must fail with the install advice
    (python/ferrodbc/_install_help.py), this release's command first.
 3. tests/python on SQLite3 ODBC and PostgreSQL (psqlODBC against the server FERRODBC_PG_CONNSTR
@@ -78,9 +85,11 @@ def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
 class Mounted:
     """/proc, /dev and /dev/pts of the host inside `root` for the duration of a `with`."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, read_only: dict[str, Path] | None = None):
         self.root = root
         self.points: list[Path] = []
+        # Host folders bound read-only inside the chroot: {path in the chroot: host path}.
+        self.read_only = read_only or {}
 
     def __enter__(self) -> Self:
         for what, args in (("proc", ["-t", "proc", "proc"]), ("dev", ["--bind", "/dev"]),
@@ -89,6 +98,12 @@ class Mounted:
             point.mkdir(parents=True, exist_ok=True)
             run(["mount", *args, str(point)])
             self.points.append(point)
+        for inside, host in self.read_only.items():
+            point = self.root / inside.lstrip("/")
+            point.mkdir(parents=True, exist_ok=True)
+            run(["mount", "--bind", str(host), str(point)])
+            self.points.append(point)
+            run(["mount", "-o", "remount,bind,ro", str(point)])
         shutil.copy("/etc/resolv.conf", self.root / "etc" / "resolv.conf")
         # The host's trust store for pip (PIP_CERT below): a network may inspect TLS with its
         # own authority, which the host trusts and a fresh chroot does not.
@@ -153,8 +168,26 @@ def build_base(release: str) -> Path:
     return tarball
 
 
-SETUP = r"""
+INSTALL_WHEEL = r"""
 /opt/venv/bin/pip install -q --disable-pip-version-check --no-index --find-links /wheels ferrodbc
+"""
+
+# --sdist: what a user adds to build from source, from the release's own archive: a linker (gcc
+# with libc6-dev) and unixODBC's development package (the unversioned libodbc.so). No
+# python3-dev: an extension module does not link libpython, and PyO3 needs no headers.
+SDIST_PACKAGES = ["gcc", "libc6-dev", "unixodbc-dev"]
+SDIST_TOOLS = r"""
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends """ + " ".join(SDIST_PACKAGES) + r""" >/dev/null
+rm -rf /var/lib/apt/lists/*
+echo "$(rustc --version) | $(cargo --version) | gcc $(gcc -dumpfullversion) | unixodbc-dev $(dpkg-query -W -f='${Version}' unixodbc-dev)"
+"""
+# pip's own build of the sdist (PEP 517, maturin from PyPI, release profile), then installed.
+BUILD_SDIST = r"""
+/opt/venv/bin/pip install -q --disable-pip-version-check /sdist/*.tar.gz
+"""
+
+REGISTER_MS_DRIVER = r"""
 # Microsoft ODBC Driver 18 from the mssql-python-odbc wheel, registered as eng/setup.sh does.
 LIBS=$(/opt/venv/bin/python -c 'import mssql_python_odbc, os; print(os.path.dirname(mssql_python_odbc.__file__))')
 SO=$(find "$LIBS" -path '*debian_ubuntu/x86_64*' -name 'libmsodbcsql-18*.so*' | head -n1)
@@ -178,10 +211,19 @@ printf '%s\n' "$out" | tail -n 12
 """
 
 
-def run_release(release: str, wheels: Path, pg_connstr: str | None, peer) -> tuple[bool, str]:
-    """Every step in a fresh copy of `release`; (all passed, the summary line)."""
+def host_rust() -> Path:
+    """The host's active Rust toolchain (its bin/ holds rustc and cargo), for --sdist."""
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], check=True, text=True,
+                             capture_output=True).stdout.strip()
+    return Path(sysroot)
+
+
+def run_release(release: str, wheels: Path | None, pg_connstr: str | None, peer,
+                sdist: Path | None = None) -> tuple[bool, str]:
+    """Every step in a fresh copy of `release`, on the wheel pip picks from `wheels` or on what
+    pip builds from `sdist`; (all passed, the summary line)."""
     tarball = build_base(release)
-    work = Path(tempfile.mkdtemp(prefix=f"ferrodbc-{release}-run-"))
+    work = Path(tempfile.mkdtemp(prefix=f"ferrodbc-{release}-{'sdist' if sdist else 'run'}-"))
     root = work / "root"
     outcomes: list[str] = []
     ok = True
@@ -196,22 +238,43 @@ def run_release(release: str, wheels: Path, pg_connstr: str | None, peer) -> tup
         root.mkdir()
         run(["tar", "--zstd", "-C", str(root), "-xf", str(tarball)])
         (root / "wheels").mkdir()
-        for w in wheels.glob("ferrodbc-*.whl"):
+        for w in (wheels.glob("ferrodbc-*.whl") if wheels else ()):
             shutil.copy(w, root / "wheels")
+        read_only: dict[str, Path] = {}
+        build_env: dict[str, str] = {}
+        if sdist:
+            (root / "sdist").mkdir()
+            shutil.copy(sdist, root / "sdist")
+            read_only["/opt/rust"] = host_rust()
+            build_env = {"PATH": "/opt/rust/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                         "CARGO_HTTP_CAINFO": "/etc/host-ca-certificates.crt"}
         src = root / "src"
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "target", "out")
         for part in ("tests", "eng"):
             shutil.copytree(ROOT / part, src / part, ignore=ignore)
-        with Mounted(root):
+        with Mounted(root, read_only):
             facts = in_chroot(root, "python3 -c 'import platform; print(platform.python_version())'; "
                               "ldd --version | head -n1 | awk '{print $NF}'", capture=True).stdout.split()
             py, glibc = facts[0], facts[1]
-            setup = in_chroot(root, SETUP, check=False, capture=True)
+            if sdist:
+                tools = in_chroot(root, SDIST_TOOLS, env=build_env, check=False, capture=True)
+                step(f"apt-get install {' '.join(SDIST_PACKAGES)} + host Rust", tools.returncode == 0,
+                     tools.stdout.strip() if tools.returncode == 0 else tools.stderr.strip()[-400:])
+                start = time.monotonic()
+                build = in_chroot(root, BUILD_SDIST, env=build_env, check=False, capture=True)
+                outcomes.append(f"sdist build {time.monotonic() - start:.0f} s")
+                setup = build
+                if build.returncode == 0:
+                    setup = in_chroot(root, REGISTER_MS_DRIVER, check=False, capture=True)
+                else:
+                    print(build.stderr[-4000:], flush=True)
+            else:
+                setup = in_chroot(root, INSTALL_WHEEL + REGISTER_MS_DRIVER, check=False, capture=True)
             installed = in_chroot(root, "/opt/venv/bin/pip list 2>/dev/null | grep -i '^ferrodbc' || true",
                                   capture=True).stdout.strip()
             wheel = in_chroot(root, "ls /opt/venv/lib/python3*/site-packages/ | grep -i '^ferrodbc-.*dist-info' "
                               "|| true", capture=True).stdout.strip()
-            step("pip install", setup.returncode == 0 and bool(installed),
+            step("pip install " + (sdist.name if sdist else "wheel"), setup.returncode == 0 and bool(installed),
                  installed.replace("  ", " ").replace("  ", " ") if setup.returncode == 0
                  else setup.stderr.strip()[-400:])
             if setup.returncode != 0:
@@ -254,44 +317,9 @@ def run_release(release: str, wheels: Path, pg_connstr: str | None, peer) -> tup
                 want = "before 2 at_fork 1 child 0 rows ok True again 2"
                 step(f"fork {driver}", fork.returncode == 0 and fork.stdout.strip() == want and not fork.stderr,
                      fork.stdout.strip() + fork.stderr.strip()[-400:])
-        line = f"chroot {release} (Python {py}, glibc {glibc}, {wheel}): " + "; ".join(outcomes)
+        what = f"built from {sdist.name}, {wheel}" if sdist else wheel
+        line = f"chroot {release} (Python {py}, glibc {glibc}, {what}): " + "; ".join(outcomes)
         return ok, line
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
-
-
-SDIST = r"""
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends cargo unixodbc-dev >/dev/null
-echo "rustc: $(rustc --version)"
-python3 -m venv /tmp/v
-/tmp/v/bin/pip install -q /sdist/*.tar.gz
-cd / && /tmp/v/bin/python -c "
-import ferrodbc
-c = ferrodbc.connect('Driver={SQLite3};Database=:memory:')
-print('built from the sdist:', ferrodbc.__version__, c.cursor().execute('SELECT 41 + 1').fetchval())"
-"""
-
-
-def run_sdist(release: str, sdist: Path) -> tuple[bool, str]:
-    """The sdist built by pip in a fresh `release` with only Debian's Rust (cargo) and
-    unixodbc-dev added; then a query on SQLite3 ODBC through the module it built."""
-    tarball = build_base(release)
-    work = Path(tempfile.mkdtemp(prefix=f"ferrodbc-{release}-sdist-"))
-    root = work / "root"
-    try:
-        root.mkdir()
-        run(["tar", "--zstd", "-C", str(root), "-xf", str(tarball)])
-        (root / "sdist").mkdir()
-        shutil.copy(sdist, root / "sdist")
-        with Mounted(root):
-            start = time.monotonic()
-            proc = in_chroot(root, SDIST, env={"CARGO_HTTP_CAINFO": "/etc/host-ca-certificates.crt"},
-                             check=False, capture=True)
-        out = " | ".join(ln for ln in proc.stdout.splitlines() if ln.startswith(("rustc:", "built")))
-        ok = proc.returncode == 0 and "built from the sdist: " in proc.stdout
-        detail = out if ok else (proc.stdout + proc.stderr).strip()[-1500:]
-        return ok, f"sdist in {release}: {'ok' if ok else 'FAILED'} {detail} [{time.monotonic() - start:.0f} s]"
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -304,20 +332,20 @@ def main() -> int:
     args = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("chroot: needs root (debootstrap, chroot, mount)")
-    if args.sdist:
-        results = [run_sdist(release, args.sdist.resolve()) for release in args.releases]
-        print("\n".join(line for _, line in results), flush=True)
-        return 0 if all(ok for ok, _ in results) else 1
-    if args.wheels is None:
+    if args.sdist is None and args.wheels is None:
         raise SystemExit("chroot: --wheels DIR (or --sdist FILE)")
-    if not list(args.wheels.glob("ferrodbc-*.whl")):
+    if args.sdist is None and not list(args.wheels.glob("ferrodbc-*.whl")):
         raise SystemExit(f"chroot: no ferrodbc wheel in {args.wheels}")
+    if args.sdist is not None and not args.sdist.is_file():
+        raise SystemExit(f"chroot: no sdist at {args.sdist}")
+    wheels = None if args.sdist else args.wheels.resolve()
+    sdist = args.sdist.resolve() if args.sdist else None
     pg = os.environ.get("FERRODBC_PG_CONNSTR", "").strip() or None
     results = []
     with tdspeer.start_peer() as peer:
         for release in args.releases:
             start = time.monotonic()
-            ok, line = run_release(release, args.wheels.resolve(), pg, peer)
+            ok, line = run_release(release, wheels, pg, peer, sdist)
             results.append((ok, f"{line} [{time.monotonic() - start:.0f} s]"))
     print("\n".join(line for _, line in results), flush=True)
     return 0 if all(ok for ok, _ in results) else 1

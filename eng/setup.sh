@@ -87,4 +87,6 @@ cargo build --release -q -p adbc_driver_ferrodbc
 install -m 755 target/release/libadbc_driver_ferrodbc.so python-adbc/adbc_driver_ferrodbc/
 "$PY" -m pip install -q --no-deps --force-reinstall ./python-adbc
 "$PY" -m adbc_driver_ferrodbc.manifest >/dev/null
+# CPython 3.10 (pyenv's) and its test venv, for eng/test.sh's oldest-Python step.
+bash eng/oldest_python.sh --setup
 log "done"

@@ -4,9 +4,13 @@
 # In CI (CI=true) a missing peer fails the run; it never skips.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's line carries the clock and the seconds since the start, so a CI log shows what
+# each step took (the difference between two lines).
+step() { printf '== %s  [%s UTC, +%d s]\n' "$*" "$(date -u +%H:%M:%S)" "$SECONDS"; }
+step "setup (eng/setup.sh)"
 bash eng/setup.sh
 
-echo "== lint"
+step "lint"
 cargo fmt --all -- --check
 cargo clippy -q --workspace --all-targets --features ferrodbc/python,ferrodbc/bench-internals -- -D warnings
 .venv/bin/ruff check python eng tests
@@ -25,14 +29,14 @@ if git rev-parse -q --verify 6bbb1d4^{commit} >/dev/null; then
   fi
 fi
 
-echo "== cargo test"
+step "cargo test"
 cargo test -q --workspace 2>&1 | tail -n 30
 
-echo "== peers"
+step "peers"
 FERRODBC_PG_CONNSTR=$(bash eng/peers/postgres.sh)
 export FERRODBC_PG_CONNSTR
 
-echo "== pytest"
+step "pytest"
 # Each suite in its own pytest run: they have their own conftest.py and reuse module names
 # (test_types.py, ...), which one rootdir-wide collection would confuse.
 suites=(tests/python)
@@ -49,7 +53,7 @@ fail() {
   failures+=("$1")
 }
 for suite in "${suites[@]}"; do
-  echo "-- $suite"
+  echo "-- $suite  [$(date -u +%H:%M:%S) UTC, +$SECONDS s]"
   set +e
   # PYTHONHASHSEED=0: the profiler's result digests must agree across processes.
   log=$(mktemp)
@@ -63,14 +67,14 @@ for suite in "${suites[@]}"; do
   rm -f "$log"
 done
 
-echo "== documentation (eng/docs/build.sh: mkdocs --strict, links, every example)"
+step "documentation (eng/docs/build.sh: mkdocs --strict, links, every example)"
 # About 15 s: the site in docs/ built with warnings as errors, its links and anchors checked,
 # and every python example of README.md and docs/ run (a TDS peer per page, SQLite3 ODBC).
 if ! bash eng/docs/build.sh; then
   fail "docs: the site does not build cleanly, a link is broken, or an example fails"
 fi
 
-echo "== valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
+step "valgrind memcheck (eng/memcheck.sh: core unit tests + eng/memcheck/scenarios.py, debug build)"
 # Any memcheck error fails; suppressions cover CPython, glibc and Driver 18 internals only.
 set +e
 bash eng/memcheck.sh
@@ -80,7 +84,7 @@ if [ "$rc" -ne 0 ]; then
   fail "memcheck: exit $rc"
 fi
 
-echo "== pyodbc 5.5.0's own tests, real pyodbc vs ferrodbc (eng/suites/pyodbc_suites.py)"
+step "pyodbc 5.5.0's own tests, real pyodbc vs ferrodbc (eng/suites/pyodbc_suites.py)"
 # Downloads the pyodbc sdist (sha256 checked) into ~/.cache/ferrodbc, runs its SQLite, PostgreSQL
 # and SQL Server (TDS peer, Driver 18) test files with both modules; fails when ferrodbc fails a
 # test pyodbc passes that eng/suites/pyodbc_differences.toml does not list, or when real pyodbc
@@ -94,7 +98,7 @@ if [ "$rc" -ne 0 ]; then
   fail "pyodbc suites: exit $rc"
 fi
 
-echo "== installed wheel (eng/wheel_check.py)"
+step "installed wheel (eng/wheel_check.py)"
 # maturin build (dev profile: the packaging is the release one's, without the fat-LTO build
 # time), pip install into a fresh venv, then a query on SQLite3 ODBC and the TDS peer through
 # the installed module. About a minute.
@@ -102,7 +106,15 @@ if ! .venv/bin/python eng/wheel_check.py --profile dev; then
   fail "wheel check: the installed wheel does not work"
 fi
 
-echo "== Debian sid chroot, newest Python (eng/chroot.sh sid: manylinux wheel, pip, tests/python)"
+step "oldest Python (eng/oldest_python.sh: tests/python on CPython 3.10, dev build)"
+# The newest Python runs in the sid chroot below, 3.11 in .venv above. A dev build of ferrodbc for
+# pyenv's 3.10 (set up by eng/setup.sh), pip-installed into its own venv, then tests/python on
+# SQLite3 and PostgreSQL. About 3 minutes.
+if ! bash eng/oldest_python.sh; then
+  fail "oldest Python: tests/python fails on CPython 3.10 (eng/oldest_python.sh)"
+fi
+
+step "Debian sid chroot, newest Python (eng/chroot.sh sid: manylinux wheel, pip, tests/python)"
 # eng/wheels.sh builds the cp314 manylinux_2_17 wheel (dev profile: the release packaging and
 # gate without fat LTO's build time), eng/chroot.py installs it with pip into a fresh sid system
 # (debootstrapped once, cached in ~/.cache/ferrodbc/chroot) and runs tests/python there on
@@ -112,7 +124,7 @@ if ! FERRODBC_WHEEL_PROFILE=dev bash eng/chroot.sh sid; then
   fail "sid chroot: the wheel does not install or its tests fail there (eng/chroot.sh sid)"
 fi
 
-echo "== SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
+step "SQLAlchemy 2.1.9 dialect compliance suite against tds-peer (Driver 18)"
 # sqlalchemy.testing.suite with SQLAlchemy's own requirements class (sdist sha256-checked at run
 # time), once with mssql+pyodbc, once with mssql+ferrodbc and (--async) once with the async
 # dialect over ferrodbc.aio. Floors at what the peer reaches; --max-behind 0: ferrodbc passes
@@ -126,7 +138,7 @@ if ! .venv/bin/python eng/suites/sqlalchemy_suite.py --floor-pyodbc 0.95 --floor
     --async --floor-ferrodbc-async 0.94 --as-pyodbc --floor-ferrodbc-as-pyodbc 0.95 --max-behind 0; then
   fail "SQLAlchemy suite: a pass share below its floor, or a test the sync run passes that the other fails"
 fi
-echo "== Django 5.2 + mssql-django 2.0 against tds-peer (eng/suites/django_suite.py)"
+step "Django 5.2 + mssql-django 2.0 against tds-peer (eng/suites/django_suite.py)"
 # Django and mssql-django pip-installed with --require-hashes into ~/.cache/ferrodbc; a small
 # project's flow (migrate, CRUD, transactions, aggregates, bulk_create, select_for_update) with
 # real pyodbc, ferrodbc.install_as_pyodbc(), real mssql-python and
@@ -135,20 +147,20 @@ echo "== Django 5.2 + mssql-django 2.0 against tds-peer (eng/suites/django_suite
 if ! .venv/bin/python eng/suites/django_suite.py --mssql-python; then
   fail "Django flow: a step ferrodbc fails that its real driver passes, or a new peer limit"
 fi
-echo "== asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
+step "asyncio load, quick pass (eng/aio_load.py: ferrodbc.aio, aioodbc, mssql-python)"
 # 50 tasks over 16 connections for 2 s each against the peer; fails only on errors or wrong rows,
 # never on timings (the figures are printed for the record).
 if ! .venv/bin/python -m eng.aio_load --quick; then
   fail "aio load: an error or a wrong row under load"
 fi
-echo "== ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 1.5 min)"
+step "ADBC driver side by side, quick pass (eng/profiler/adbc_bench.py, about 1.5 min)"
 # The ADBC driver beside ferrodbc's own fetch_arrow_table / bulkcopy_arrow, adbcbridge and pyodbc
 # through SQLAlchemy, with the peer's CPU; fails only on an error or a wrong result of ferrodbc
 # or its ADBC driver, never on a timing.
 if ! .venv/bin/python -m eng.profiler.adbc_bench --quick; then
   fail "adbc bench: an error or a wrong result"
 fi
-echo "== chaos under load, short pass (eng/chaos.py, docs/chaos.md)"
+step "chaos under load, short pass (eng/chaos.py, docs/chaos.md)"
 # Threads and asyncio tasks through Driver 18 and FreeTDS (reads, transactions, executemany,
 # bulkcopy_arrow, cancels) for 45 s against `tds-peer --chaos` (random drops, transient errors,
 # stalls, malformed answers); fails on a lost, duplicated or phantom transaction, a call that
@@ -157,7 +169,7 @@ echo "== chaos under load, short pass (eng/chaos.py, docs/chaos.md)"
 if ! .venv/bin/python eng/chaos.py --seconds 45; then
   fail "chaos: a violation under load (see its report)"
 fi
-echo "== fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
+step "fuzz (eng/fuzz.sh: each target ~18 s, libFuzzer + ASan)"
 # Eleven targets (engine decoders, parameter and bulk encoding, connection strings; the peer's packet,
 # login, RPC, SQL and bulk-load parsers), ~3 min in all once built; the build is cached outside
 # the clone.
@@ -165,8 +177,8 @@ if ! bash eng/fuzz.sh 18; then
   fail "fuzz: a target crashed (input under fuzz/artifacts/)"
 fi
 if [ "${#failures[@]}" -ne 0 ]; then
-  echo "== summary: ${#failures[@]} step(s) failed"
+  step "summary: ${#failures[@]} step(s) failed"
   printf '  %s\n' "${failures[@]}"
   exit 1
 fi
-echo "== summary: every step passed"
+step "summary: every step passed"

@@ -2,8 +2,9 @@
 # Release wheels for Linux (x86_64 here; aarch64 on an aarch64 machine, as the release workflow
 # in .github/workflows/release.yml runs it): bash eng/wheels.sh OUTDIR [PYTHON_VERSION ...]
 #
-#   bash eng/wheels.sh dist                 # CPython 3.10 3.11 3.12 3.13 3.14 3.14t
+#   bash eng/wheels.sh dist                 # CPython 3.10 3.11 3.12 3.13 3.14 3.14t, and the sdist
 #   bash eng/wheels.sh dist 3.14            # one wheel
+#   bash eng/wheels.sh dist sdist           # the sdist alone (maturin sdist, seconds)
 #
 # What a wheel is (issue 37; sources in the notes of docs/install.md):
 # - manylinux_2_17_x86_64: built with zig as the linker against glibc 2.17's symbol versions, the
@@ -22,21 +23,22 @@
 # The tools are pinned and come from PyPI into a venv outside the clone (~/.cache/ferrodbc); the
 # build has its own target directory (target/wheels), so dev builds stay warm. Needs Rust, the
 # host's unixODBC runtime (libodbc.so.2, only linked against) and a Python 3 with venv.
-# Time on the project's 2-core machine, measured while 7 other builds shared it (load ~11, nice
-# 15): 9.3 min for the first wheel (the dependencies too), then 5.8-7.6 min per further wheel (the
-# crate and pyo3 again, and the fat-LTO link): the six wheels take ~45 min under such load.
+# Time on the project's 2-core machine, from a fresh clone (cold target/, the tools from PyPI),
+# nice 15, while five other builds shared it (load 5-15), 2026-12-06: 54.8 min for the six wheels
+# and the gate; 19.4 min for the first (the dependencies too), then 5.2-9.2 min per further wheel
+# (the crate and pyo3 again, and the fat-LTO link). The sdist takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 if [ $# -lt 1 ]; then
-  echo "usage: bash eng/wheels.sh OUTDIR [PYTHON_VERSION ...]  (default: 3.10 3.11 3.12 3.13 3.14 3.14t)" >&2
+  echo "usage: bash eng/wheels.sh OUTDIR [PYTHON_VERSION|sdist ...]  (default: 3.10 3.11 3.12 3.13 3.14 3.14t sdist)" >&2
   exit 2
 fi
 OUT=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
 VERSIONS=("$@")
-[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(3.10 3.11 3.12 3.13 3.14 3.14t)
+[ ${#VERSIONS[@]} -gt 0 ] || VERSIONS=(3.10 3.11 3.12 3.13 3.14 3.14t sdist)
 PLAT=manylinux_2_17
 log() { printf '== wheels: %s\n' "$*" >&2; }
 
@@ -88,6 +90,14 @@ PROFILE=--release
 
 BUILT=()
 for v in "${VERSIONS[@]}"; do
+  if [ "$v" = sdist ]; then
+    # The source distribution: the crate and the Python package, without the eng/ workspace
+    # members. It builds with Rust and unixodbc-dev only (bash eng/chroot.sh --sdist proves it).
+    maturin sdist -o "$OUT" >&2
+    sd=$(cd "$OUT" && ls -t ferrodbc-*.tar.gz | head -n1)
+    log "sdist: $sd ($(du -k "$OUT/$sd" | cut -f1) KiB)"
+    continue
+  fi
   log "CPython $v: maturin build $PROFILE --zig --compatibility $PLAT"
   start=$SECONDS
   maturin build -q $PROFILE --zig --compatibility "$PLAT" --auditwheel skip -i "python$v" -o "$OUT"
@@ -98,6 +108,7 @@ for v in "${VERSIONS[@]}"; do
   BUILT+=("$OUT/$new")
 done
 
+[ ${#BUILT[@]} -gt 0 ] || exit 0
 log "gate"
 # With the project's venv (eng/setup.sh), the gate first proves it refuses bad copies of the first
 # wheel: one bundling libodbc, one carrying that venv's host-linked extension (newer glibc).
@@ -107,4 +118,5 @@ if [ -x .venv/bin/python ]; then
   [ -z "$host_so" ] || selftest=(--self-test "$host_so")
 fi
 [ "$ARCH" = x86_64 ] || selftest=()
+[ ${#selftest[@]} -gt 0 ] || log "gate self-test skipped (it needs the project's .venv from eng/setup.sh, x86_64)"
 "$TOOLS_VENV/bin/python" eng/wheels_gate.py --plat "$PLAT" --arch "$ARCH" "${selftest[@]}" "${BUILT[@]}"

@@ -212,11 +212,11 @@ def bulk_check(ctx: Ctx, copied: Any) -> Digest:
 
 TASKS = [
     Task("vector_read_numpy", f"{SIZE.full:,} rows of (id, vector({DIMS})) into a float32 numpy matrix",
-         SIZE, read_numpy_body, numpy_check, _expect, read_setup),
+         SIZE, read_numpy_body, numpy_check, _expect, read_setup, cpu=True),
     Task("vector_read_numpy_text", "the same through ferrodbc's text mode (str + vectors.from_text)",
-         SIZE, read_text_body, numpy_check, _expect, read_setup),
+         SIZE, read_text_body, numpy_check, _expect, read_setup, cpu=True),
     Task("vector_read_arrow", f"the same rows as a pyarrow Table (fixed_size_list<float32>[{DIMS}])",
-         SIZE, read_arrow_body, arrow_check, _expect, read_setup),
+         SIZE, read_arrow_body, arrow_check, _expect, read_setup, cpu=True),
     Task("vector_bulk", f"bulk-load {SIZE.full:,} {DIMS}-dimension embeddings",
-         SIZE, bulk_body, bulk_check, _expect, bulk_setup),
+         SIZE, bulk_body, bulk_check, _expect, bulk_setup, cpu=True),
 ]

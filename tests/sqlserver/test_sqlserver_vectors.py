@@ -398,8 +398,9 @@ def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_co
             (4, array.array("d", [1.5, -0.0, 2.0]))]
     ferrodbc.reset_counters()
     assert cur.bulkcopy(t, rows)["rows_copied"] == 5
-    # FreeTDS 1.3's bcp cannot take (MAX) columns: parameter arrays there (test_sqlserver_bulkcopy).
-    assert ferrodbc.counters()["bulk_array_loads" if driver == "freetds" else "bulk_bcp_loads"] == 1
+    # FreeTDS 1.3's bcp cannot take (MAX) columns: parameter arrays there (test_sqlserver_bulkcopy);
+    # a v1 connection sends native vectors in parameter arrays (bcp would send text).
+    assert ferrodbc.counters()["bulk_bcp_loads" if driver == "msodbcsql" and not native_conn else "bulk_array_loads"] == 1
     lists = [
         pa.array([[1, 2, 3], None], pa.list_(pa.float32(), 3)),
         pa.array([[4, 5, 6], None], pa.list_(pa.float64())),
@@ -421,6 +422,45 @@ def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_co
         cur.bulkcopy_arrow(t, bad)
     with pytest.raises(ferrodbc.DataError, match="NaN"):
         cur.bulkcopy(t, [(98, [1.0, float("nan"), 3.0])])
+    cn.close()
+
+
+@pytest.mark.parametrize("dims", [1, 3, 768, 1998])
+@pytest.mark.parametrize("native_conn", [True, False], ids=["v1-arrays", "text-bcp"])
+def test_bulk_loads_are_exact_in_every_shape(peer, dims, native_conn):
+    """bulkcopy and bulkcopy_arrow of the edge values (+-3.4e38, subnormals, -0.0) and NULL,
+    read back natively bit for bit: on a VectorTypeSupport=v1 connection as native vectors in
+    INSERT parameter arrays, on a text connection as exact JSON text through Driver 18's bcp
+    (the engine's counters say which path ran)."""
+    import ferrodbc
+
+    pa = pytest.importorskip("pyarrow") if not in_ci() else __import__("pyarrow")
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    require_driver("msodbcsql")
+    extra = {"VectorTypeSupport": "v1"} if native_conn else {}
+    cn = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql", **extra), autocommit=True)
+    reader = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql", VectorTypeSupport="v1"), autocommit=True)
+    vecs = _vectors(dims, 5)
+    path = "bulk_array_loads" if native_conn else "bulk_bcp_loads"
+    for how in ("rows", "numpy rows", "arrow"):
+        t = tname("ve")
+        cn.execute(f"CREATE TABLE {t} (id int NOT NULL, v vector({dims}) NULL)")
+        cur = cn.cursor()
+        ferrodbc.reset_counters()
+        if how == "rows":
+            got = cur.bulkcopy(t, list(enumerate(vecs)))
+        elif how == "numpy rows":
+            got = cur.bulkcopy(t, [(i, None if v is None else np.frombuffer(v, np.float32)) for i, v in enumerate(vecs)])
+        else:
+            arr = pa.array([None if v is None else list(v) for v in vecs], pa.list_(pa.float32(), dims))
+            got = cur.bulkcopy_arrow(t, pa.table({"id": pa.array(range(len(vecs)), pa.int32()), "v": arr}))
+        assert got["rows_copied"] == len(vecs)
+        assert ferrodbc.counters()[path] == 1, (how, ferrodbc.counters())
+        back = [r[1] for r in reader.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()]
+        assert [None if b is None else b.tobytes() for b in back] == [None if v is None else v.tobytes() for v in vecs], how
+    with pytest.raises(ferrodbc.Error, match="vector|dimension"):
+        cn.cursor().bulkcopy(t, [(1, [1.0] * (dims + 1))])
+    reader.close()
     cn.close()
 
 

@@ -487,3 +487,43 @@ def test_vector_output_parameters(native, peer):
     with pytest.raises(ferrodbc.ProgrammingError, match="VectorTypeSupport=v1"):
         text.cursor().callproc(p, [edge, ferrodbc.Output(array.array, size=3), io])
     text.close()
+
+
+def test_a_vector_cell_error_leaves_the_connection_usable(native):
+    """A cell that fails (here an output converter raising on a vector) raises from fetchall; the
+    cursor keeps its result set, as pyodbc's does, so the rows after the failing one are read by
+    the next fetch. Driver 18 runs one result set per connection (no MARS): while it is open
+    another cursor is "busy with results for another command" (pyodbc 5.x alike); re-executing
+    the cursor, reading it to the end or closing it frees the connection."""
+    import ferrodbc
+
+    cn = native()
+    t = tname("vc")
+    cn.execute(f"CREATE TABLE {t} (id int, e vector(3))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)", [(i, [1.0, 2.0, float(i)]) for i in range(3000)])
+    calls = []
+
+    def once(b):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("converter says no")
+        return b
+
+    cn.add_output_converter(-156, once)
+    cur = cn.cursor()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    assert len(cur.fetchall()) == 2999  # the rows after the failing one
+    assert cn.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 3000
+    calls.clear()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    assert cur.execute("SELECT 1").fetchval() == 1  # re-executing closes the old result set
+    calls.clear()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    with pytest.raises(ferrodbc.Error, match="busy"):
+        cn.cursor().execute("SELECT 2").fetchval()
+    cur.close()
+    assert cn.cursor().execute("SELECT 2").fetchval() == 2
+    cn.clear_output_converters()

@@ -70,6 +70,11 @@ pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
 /// limits left to the DBMS: `form.without_limits()`), encoding it into `scratch`, which is
 /// cleared first.
 pub fn check_param(v: &ParamValue, form: Form, scratch: &mut CellColumn) -> Put {
+    if let (ParamValue::Vector(v), Form::Vector { dims }) = (v, form) {
+        // Bound as it is: only its dimension count to check (its elements were checked when
+        // it became a value).
+        return crate::types::vector::bulk::check_dims(v.len(), dims);
+    }
     scratch.clear();
     put_param(v, &mut CellSink { form, out: scratch })
 }

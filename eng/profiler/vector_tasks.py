@@ -3,8 +3,8 @@ to the others. Same contract (task.py): setup untimed, body timed, check untimed
 
 - ``vector_read_numpy``: ``SELECT id, embedding`` of an ``(id int, embedding vector(768))``
   table into one float32 numpy matrix. ferrodbc asks Driver 18 for native vectors
-  (``VectorTypeSupport=v1``) and takes the matrix from the Arrow fetch without a copy
-  (``fixed_size_list<float32>[768]``'s values); mssql-python 1.16 and pyodbc read the JSON text
+  (``VectorTypeSupport=v1``) and takes the matrix from one Arrow record batch without a copy
+  (``fixed_size_list<float32>[768]``'s values; docs/vectors.md); mssql-python 1.16 and pyodbc read the JSON text
   SQL Server sends them (``str``) and do what their users do: ``json.loads`` + ``numpy.array``.
 - ``vector_read_numpy_text``: the same through ferrodbc's text mode (no keyword:
   ``str`` + ``ferrodbc.vectors.from_text``), for the cost of the text form itself.
@@ -129,9 +129,14 @@ def read_numpy_body(ctx: Ctx) -> Any:
     import numpy as np
 
     if "native" in ctx.extra:
-        t = _native_table(ctx)
-        emb = t.column("embedding").combine_chunks()
-        return t.column("id").to_numpy(), emb.values.to_numpy(zero_copy_only=True).reshape(-1, DIMS)
+        # docs/vectors.md's recipe: the rows as one record batch, its list values viewed as the
+        # matrix (no per-row objects, no copy after the fetch).
+        import pyarrow as pa
+
+        cur = ctx.extra["native"].cursor()
+        cur.execute(f"SELECT id, embedding FROM {ctx.table} ORDER BY id")
+        b = pa.RecordBatchReader.from_stream(cur.fetch_record_batch(rows_per_batch=1 << 30)).read_next_batch()
+        return b.column("id").to_numpy(), b.column("embedding").values.to_numpy(zero_copy_only=True).reshape(-1, DIMS)
     cur = ctx.conn.cursor()
     cur.execute(f"SELECT id, embedding FROM {ctx.table} ORDER BY id")
     rows = cur.fetchall()

@@ -201,7 +201,10 @@ def bulk_body(ctx: Ctx) -> Any:
     cur = conn.cursor()
     if ctx.driver.name == "pyodbc":
         cur.fast_executemany = True
-        cur.executemany(f"INSERT INTO {ctx.table} (id, embedding) VALUES (?, ?)", ctx.items)
+        # In 10,000-row calls, as its users chunk (pandas' chunksize): one call of 100k JSON
+        # texts is a request of over 1 GB, which the peer, like SQL Server, refuses.
+        for start in range(0, len(ctx.items), 10_000):
+            cur.executemany(f"INSERT INTO {ctx.table} (id, embedding) VALUES (?, ?)", ctx.items[start:start + 10_000])
         ctx.conn.commit()
         return len(ctx.items)
     if not hasattr(cur, "bulkcopy"):

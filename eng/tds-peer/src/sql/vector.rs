@@ -283,6 +283,30 @@ mod tests {
     }
 
     #[test]
+    fn bulk_loaded_text_is_stored_as_its_payload() {
+        let v = stored(Some(Ty::Vector(3)), Value::Text("[1,2,3]".into())).unwrap();
+        assert_eq!(v, Value::Blob(encode(&[1.0, 2.0, 3.0])));
+        let e = stored(Some(Ty::Vector(3)), Value::Text("[1,2]".into())).unwrap_err();
+        assert_eq!(e.number, 42204);
+        assert!(stored(Some(Ty::Vector(3)), Value::Text("[1,x,3]".into())).is_err());
+        assert!(stored(Some(Ty::Vector(2)), Value::Blob(encode(&[1.0, 2.0, 3.0]))).is_err());
+        assert_eq!(
+            stored(Some(Ty::Int), Value::Text("7".into())).unwrap(),
+            Value::Text("7".into())
+        );
+        assert_eq!(
+            fits(&Value::Blob(encode(&[1.0, 2.0])), Ty::Vector(2)).map(|r| r.is_ok()),
+            Some(true)
+        );
+        let mut nan = encode(&[1.0, 2.0]);
+        nan[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert!(matches!(
+            fits(&Value::Blob(nan), Ty::Vector(2)),
+            Some(Err(_))
+        ));
+    }
+
+    #[test]
     fn casts_and_checks() {
         let v = cast_to(Value::Text("[1,2,3]".into()), Ty::Vector(3)).unwrap();
         assert!(matches!(&v, Value::Blob(b) if b.len() == 20));

@@ -114,13 +114,22 @@ impl Backend {
     }
 }
 
-impl From<Dbms> for Backend {
-    fn from(dbms: Dbms) -> Backend {
+impl Backend {
+    /// A backend with every optional capability off; set the others with struct update syntax
+    /// (`Backend { reread: true, ..Backend::new(dbms, driver) }`), so a new field is one line
+    /// here, not one in every literal.
+    pub const fn new(dbms: Dbms, driver: Driver) -> Backend {
         Backend {
             dbms,
-            driver: Driver::Other,
+            driver,
             reread: false,
             vectors: false,
         }
+    }
+}
+
+impl From<Dbms> for Backend {
+    fn from(dbms: Dbms) -> Backend {
+        Backend::new(dbms, Driver::Other)
     }
 }

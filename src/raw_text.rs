@@ -45,12 +45,7 @@ mod tests {
 
     #[test]
     fn only_wide_types_of_known_drivers_have_a_known_encoding() {
-        let freetds = Backend {
-            dbms: Dbms::SqlServer,
-            driver: Driver::FreeTds,
-            reread: false,
-            vectors: false,
-        };
+        let freetds = Backend::new(Dbms::SqlServer, Driver::FreeTds);
         for backend in [Backend::from(Dbms::SqlServer), freetds] {
             for t in [sql::WCHAR, sql::WVARCHAR, sql::WLONGVARCHAR] {
                 assert_eq!(

@@ -273,10 +273,8 @@ mod tests {
 
     fn sqlite(reread: bool) -> Backend {
         Backend {
-            dbms: Dbms::Sqlite,
-            driver: Driver::Other,
             reread,
-            vectors: false,
+            ..Backend::new(Dbms::Sqlite, Driver::Other)
         }
     }
 

@@ -70,10 +70,9 @@ fn backend(u: &mut Unstructured<'_>) -> Result<Backend> {
     let dbms = *u.choose(&[Dbms::SqlServer, Dbms::PostgreSql, Dbms::Sqlite, Dbms::Other])?;
     let driver = *u.choose(&[Driver::MsOdbc, Driver::FreeTds, Driver::Other])?;
     Ok(Backend {
-        dbms,
-        driver,
         reread: u.arbitrary()?,
         vectors: u.arbitrary()?,
+        ..Backend::new(dbms, driver)
     })
 }
 

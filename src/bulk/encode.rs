@@ -33,6 +33,11 @@ pub trait Sink {
     fn utf16(&mut self, u: &[u16]) -> Put;
     fn bytes(&mut self, b: &[u8]) -> Put;
     fn guid(&mut self, g: u128) -> Put;
+    /// A float32 vector (finite elements, 1 to 1998 of them): its JSON text unless the sink
+    /// takes native vectors (`types/vector`).
+    fn vector(&mut self, v: &[f32]) -> Put {
+        self.text(&crate::types::vector::json_text(v))
+    }
 }
 
 /// `Err`: why the value cannot go into the column (the caller adds column and row).
@@ -54,8 +59,7 @@ pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
         V::Text(u) => sink.utf16(u),
         V::Bytes(b) => sink.bytes(b),
         V::Guid(g) => sink.guid(*g),
-        // SQL Server describes a vector column as varchar(max): its JSON text (`types/vector`).
-        V::Vector(v) => sink.text(&crate::types::vector::json_text(v)),
+        V::Vector(v) => sink.vector(v),
         V::Output(_) | V::Table(_) => {
             Err("an output or table-valued parameter is no column value".into())
         }
@@ -66,6 +70,11 @@ pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
 /// limits left to the DBMS: `form.without_limits()`), encoding it into `scratch`, which is
 /// cleared first.
 pub fn check_param(v: &ParamValue, form: Form, scratch: &mut CellColumn) -> Put {
+    if let (ParamValue::Vector(v), Form::Vector { dims }) = (v, form) {
+        // Bound as it is: only its dimension count to check (its elements were checked when
+        // it became a value).
+        return crate::types::vector::bulk::check_dims(v.len(), dims);
+    }
     scratch.clear();
     put_param(v, &mut CellSink { form, out: scratch })
 }
@@ -221,7 +230,10 @@ impl Sink for CellSink<'_> {
 
     fn text(&mut self, s: &str) -> Put {
         match self.form {
-            Form::Text { .. } => self.wide(s.encode_utf16(), s.encode_utf16().count()),
+            // A vector's JSON text: the server converts it (parameter arrays).
+            Form::Text { .. } | Form::Vector { .. } => {
+                self.wide(s.encode_utf16(), s.encode_utf16().count())
+            }
             Form::Decimal { .. } => self.decimal(s.trim()),
             Form::Int { name, .. } => {
                 let i = s
@@ -292,6 +304,21 @@ impl Sink for CellSink<'_> {
             _ => self.wrong("UUID"),
         }
     }
+
+    fn vector(&mut self, v: &[f32]) -> Put {
+        match self.form {
+            Form::Vector { dims } => {
+                crate::types::vector::bulk::check_dims(v.len(), dims)?;
+                let start = self.out.open();
+                for f in v {
+                    self.out.extend(&f.to_le_bytes());
+                }
+                self.out.close(start);
+                Ok(())
+            }
+            _ => self.text(&crate::types::vector::json_text(v)),
+        }
+    }
 }
 
 /// A sink pushing [`ParamValue`]s: the parameter-array path's column of values.
@@ -351,6 +378,9 @@ impl Sink for ParamSink<'_> {
     fn guid(&mut self, g: u128) -> Put {
         self.push(ParamValue::Guid(g))
     }
+    fn vector(&mut self, v: &[f32]) -> Put {
+        self.push(ParamValue::Vector(v.to_vec()))
+    }
 }
 
 fn wrong(what: &str, form: Form) -> String {
@@ -376,6 +406,7 @@ pub fn form_name(form: Form) -> String {
         Form::Binary { max_bytes: Some(n) } => format!("binary of at most {n} bytes"),
         Form::Binary { max_bytes: None } => "binary".into(),
         Form::Guid => "uniqueidentifier".into(),
+        Form::Vector { dims } => format!("vector({dims})"),
     }
 }
 

@@ -51,6 +51,12 @@ pub enum Form {
         max_bytes: Option<usize>,
     },
     Guid,
+    /// A `VECTOR(n)` column described as `SQL_SS_VECTOR` (a `VectorTypeSupport=v1`
+    /// connection): sent as native vectors, through `INSERT` parameter arrays, because the
+    /// driver's bcp describes the column as varchar(max) (`types/vector/bulk.rs`).
+    Vector {
+        dims: u16,
+    },
 }
 
 impl Form {
@@ -68,6 +74,9 @@ impl Form {
         if let Some((precision, scale)) = types::decimal::bulk_precision(desc) {
             return Ok(Form::Decimal { precision, scale });
         }
+        if let Some(dims) = types::vector::bulk::native_dims(desc) {
+            return Ok(Form::Vector { dims });
+        }
         Ok(match desc.sql_type {
             sql::BIT => Form::Bit,
             sql::REAL | sql::FLOAT | sql::DOUBLE => Form::Float,
@@ -84,12 +93,6 @@ impl Form {
             },
             sql::LONGVARBINARY => Form::Binary { max_bytes: None },
             sql::GUID => Form::Guid,
-            // A vector column on a VectorTypeSupport=v1 connection: its JSON text, as bcp's
-            // describe has it (`types/vector/bulk.rs`).
-            crate::types::vector::SQL_SS_VECTOR => Form::Text {
-                max_units: None,
-                utf8: false,
-            },
             other => {
                 return Err(Error::NotSupported(format!(
                     "bulk load: column {:?} has SQL type {other}, which bulk copy cannot send",
@@ -136,6 +139,7 @@ impl Form {
             Form::Temporal(_) => Some(48),
             Form::Text { max_units, utf8 } => max_units.map(|n| n * if utf8 { 4 } else { 2 }),
             Form::Binary { max_bytes } => max_bytes,
+            Form::Vector { dims } => Some(types::vector::element_len(dims)),
         }
     }
 
@@ -156,6 +160,12 @@ impl Form {
         self.unbounded() || matches!(self, Form::Temporal(Temporal::Offset { .. }))
     }
 
+    /// A column the driver's bcp cannot send in this form, so the load goes as parameter
+    /// arrays: a native vector (bcp describes the column as varchar(max) text).
+    pub fn needs_arrays(self) -> bool {
+        matches!(self, Form::Vector { .. })
+    }
+
     /// The bcp program type the driver reads this form's bytes as.
     pub fn bcp_type(self) -> u8 {
         match self {
@@ -167,6 +177,8 @@ impl Form {
             Form::Text { .. } => bcp_type::NCHAR,
             Form::Binary { .. } => bcp_type::BINARY,
             Form::Guid => bcp_type::UNIQUEID,
+            // Never sent through bcp (`needs_arrays`).
+            Form::Vector { .. } => bcp_type::BINARY,
         }
     }
 }

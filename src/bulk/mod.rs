@@ -28,7 +28,9 @@
 //!   column, each row's cells copied into the bound slots (or pointed at) and `bcp_sendrow`,
 //!   `bcp_batch` per batch, `bcp_done`.
 //! - `pipe.rs`: a bcp load's chunks sent on a second thread while the next one is filled.
-//! - `arrays.rs`: every other driver, as `INSERT` parameter arrays per chunk.
+//! - `arrays.rs`: every other driver, and loads the driver's bcp cannot send in their form
+//!   (native vectors, FreeTDS's (MAX) and datetimeoffset columns), as `INSERT` parameter arrays
+//!   per chunk.
 //! - `arrow.rs`: an Arrow array's elements into a [`Sink`]: the array's type looked at once,
 //!   then one loop per type (Arrow's numbers into calendar values: `types/temporal/from_arrow.rs`).
 //!

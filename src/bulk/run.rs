@@ -238,8 +238,11 @@ impl<'c> BulkLoad<'c> {
         // same connection, where the server converts.
         let freetds_arrays =
             backend.driver == Driver::FreeTds && fed.iter().any(|f| f.form.freetds_bcp_cannot());
+        // A VECTOR column on a VectorTypeSupport=v1 connection goes as native vectors in INSERT
+        // parameter arrays: Driver 18's bcp describes it as varchar(max) and would send text.
+        let arrays = freetds_arrays || fed.iter().any(|f| f.form.needs_arrays());
         let bcp = if conn.bcp_on()
-            && !freetds_arrays
+            && !arrays
             && matches!(backend.driver, Driver::MsOdbc | Driver::FreeTds)
         {
             Some(Bcp::of(conn.dbc(), backend.driver)?)

@@ -398,8 +398,9 @@ def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_co
             (4, array.array("d", [1.5, -0.0, 2.0]))]
     ferrodbc.reset_counters()
     assert cur.bulkcopy(t, rows)["rows_copied"] == 5
-    # FreeTDS 1.3's bcp cannot take (MAX) columns: parameter arrays there (test_sqlserver_bulkcopy).
-    assert ferrodbc.counters()["bulk_array_loads" if driver == "freetds" else "bulk_bcp_loads"] == 1
+    # FreeTDS 1.3's bcp cannot take (MAX) columns: parameter arrays there (test_sqlserver_bulkcopy);
+    # a v1 connection sends native vectors in parameter arrays (bcp would send text).
+    assert ferrodbc.counters()["bulk_bcp_loads" if driver == "msodbcsql" and not native_conn else "bulk_array_loads"] == 1
     lists = [
         pa.array([[1, 2, 3], None], pa.list_(pa.float32(), 3)),
         pa.array([[4, 5, 6], None], pa.list_(pa.float64())),
@@ -421,6 +422,45 @@ def test_bulkcopy_and_bulkcopy_arrow_into_vector_columns(peer, driver, native_co
         cur.bulkcopy_arrow(t, bad)
     with pytest.raises(ferrodbc.DataError, match="NaN"):
         cur.bulkcopy(t, [(98, [1.0, float("nan"), 3.0])])
+    cn.close()
+
+
+@pytest.mark.parametrize("dims", [1, 3, 768, 1998])
+@pytest.mark.parametrize("native_conn", [True, False], ids=["v1-arrays", "text-bcp"])
+def test_bulk_loads_are_exact_in_every_shape(peer, dims, native_conn):
+    """bulkcopy and bulkcopy_arrow of the edge values (+-3.4e38, subnormals, -0.0) and NULL,
+    read back natively bit for bit: on a VectorTypeSupport=v1 connection as native vectors in
+    INSERT parameter arrays, on a text connection as exact JSON text through Driver 18's bcp
+    (the engine's counters say which path ran)."""
+    import ferrodbc
+
+    pa = pytest.importorskip("pyarrow") if not in_ci() else __import__("pyarrow")
+    np = pytest.importorskip("numpy") if not in_ci() else __import__("numpy")
+    require_driver("msodbcsql")
+    extra = {"VectorTypeSupport": "v1"} if native_conn else {}
+    cn = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql", **extra), autocommit=True)
+    reader = ferrodbc.connect(tdspeer.conn_str(peer, "msodbcsql", VectorTypeSupport="v1"), autocommit=True)
+    vecs = _vectors(dims, 5)
+    path = "bulk_array_loads" if native_conn else "bulk_bcp_loads"
+    for how in ("rows", "numpy rows", "arrow"):
+        t = tname("ve")
+        cn.execute(f"CREATE TABLE {t} (id int NOT NULL, v vector({dims}) NULL)")
+        cur = cn.cursor()
+        ferrodbc.reset_counters()
+        if how == "rows":
+            got = cur.bulkcopy(t, list(enumerate(vecs)))
+        elif how == "numpy rows":
+            got = cur.bulkcopy(t, [(i, None if v is None else np.frombuffer(v, np.float32)) for i, v in enumerate(vecs)])
+        else:
+            arr = pa.array([None if v is None else list(v) for v in vecs], pa.list_(pa.float32(), dims))
+            got = cur.bulkcopy_arrow(t, pa.table({"id": pa.array(range(len(vecs)), pa.int32()), "v": arr}))
+        assert got["rows_copied"] == len(vecs)
+        assert ferrodbc.counters()[path] == 1, (how, ferrodbc.counters())
+        back = [r[1] for r in reader.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()]
+        assert [None if b is None else b.tobytes() for b in back] == [None if v is None else v.tobytes() for v in vecs], how
+    with pytest.raises(ferrodbc.Error, match="vector|dimension"):
+        cn.cursor().bulkcopy(t, [(1, [1.0] * (dims + 1))])
+    reader.close()
     cn.close()
 
 
@@ -447,3 +487,43 @@ def test_vector_output_parameters(native, peer):
     with pytest.raises(ferrodbc.ProgrammingError, match="VectorTypeSupport=v1"):
         text.cursor().callproc(p, [edge, ferrodbc.Output(array.array, size=3), io])
     text.close()
+
+
+def test_a_vector_cell_error_leaves_the_connection_usable(native):
+    """A cell that fails (here an output converter raising on a vector) raises from fetchall; the
+    cursor keeps its result set, as pyodbc's does, so the rows after the failing one are read by
+    the next fetch. Driver 18 runs one result set per connection (no MARS): while it is open
+    another cursor is "busy with results for another command" (pyodbc 5.x alike); re-executing
+    the cursor, reading it to the end or closing it frees the connection."""
+    import ferrodbc
+
+    cn = native()
+    t = tname("vc")
+    cn.execute(f"CREATE TABLE {t} (id int, e vector(3))")
+    cn.cursor().executemany(f"INSERT INTO {t} VALUES (?, ?)", [(i, [1.0, 2.0, float(i)]) for i in range(3000)])
+    calls = []
+
+    def once(b):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("converter says no")
+        return b
+
+    cn.add_output_converter(-156, once)
+    cur = cn.cursor()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    assert len(cur.fetchall()) == 2999  # the rows after the failing one
+    assert cn.cursor().execute(f"SELECT COUNT(*) FROM {t}").fetchval() == 3000
+    calls.clear()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    assert cur.execute("SELECT 1").fetchval() == 1  # re-executing closes the old result set
+    calls.clear()
+    with pytest.raises(ValueError, match="says no"):
+        cur.execute(f"SELECT id, e FROM {t} ORDER BY id").fetchall()
+    with pytest.raises(ferrodbc.Error, match="busy"):
+        cn.cursor().execute("SELECT 2").fetchval()
+    cur.close()
+    assert cn.cursor().execute("SELECT 2").fetchval() == 2
+    cn.clear_output_converters()

@@ -221,7 +221,10 @@ impl Io {
             }
             status = s;
             data.extend_from_slice(&d);
-            if data.len() > 256 << 20 {
+            // SQL Server caps a request at 65,536 packets (256 MiB at 4 KiB); a bulk load's rows
+            // are a stream it takes whole (mssql-python sends a batch_size=0 load as one
+            // message: 100k 768-dimension vectors are 310 MB), so they get a larger cap.
+            if data.len() > if typ == 0x07 { 4 << 30 } else { 256 << 20 } {
                 return Err(proto_err("request larger than 256 MiB"));
             }
         }

@@ -233,8 +233,8 @@ pub fn fmt_element(out: &mut String, f: f32) {
     let v = f as f64;
     if v != 0.0 {
         let a = v.abs();
-        let mut e = a.log10().floor() as i32;
-        let mut scaled = a * 10f64.powi(7 - e);
+        let mut e = decimal_exponent(a);
+        let mut scaled = a * pow10(7 - e);
         if scaled >= 1e8 {
             e += 1;
             scaled /= 10.0;
@@ -255,6 +255,32 @@ pub fn fmt_element(out: &mut String, f: f32) {
         }
     }
     exact_element(out, f);
+}
+
+/// Powers of ten from 10^-POW10_BIAS up, each the f64 nearest to it (parsed once): a table
+/// instead of `log10`/`powi` per element, which were most of a downgraded vector's cost.
+const POW10_BIAS: i32 = 64;
+static POW10: std::sync::LazyLock<Vec<f64>> = std::sync::LazyLock::new(|| {
+    (-POW10_BIAS..=POW10_BIAS)
+        .map(|k| format!("1e{k}").parse().unwrap_or(f64::NAN))
+        .collect()
+});
+
+fn pow10(k: i32) -> f64 {
+    POW10[(k + POW10_BIAS) as usize]
+}
+
+/// floor(log10(a)) of a positive float32's value (10^-46 < a < 10^39): estimated from the binary
+/// exponent, then corrected against the table (the estimate is at most one off).
+fn decimal_exponent(a: f64) -> i32 {
+    let e2 = ((a.to_bits() >> 52) & 0x7FF) as i32 - 1023;
+    let mut e = (e2 as f64 * std::f64::consts::LOG10_2).floor() as i32;
+    if a >= pow10(e + 1) {
+        e += 1;
+    } else if a < pow10(e) {
+        e -= 1;
+    }
+    e
 }
 
 /// `d.ddddddd` of 8 digits (`digits` in 10^7..10^8).

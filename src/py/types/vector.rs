@@ -92,7 +92,8 @@ pub fn param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<Option<ParamVal
             if b.dimensions() != 1 {
                 return Err(shape(index, b.dimensions()));
             }
-            b.to_vec(py)?.into_iter().map(f64::from).collect()
+            // float32 elements are the vector's as they are (one copy), once known finite.
+            return float32_param(b.to_vec(py)?, index).map(Some);
         } else if let Ok(b) = PyBuffer::<f64>::get(value) {
             if b.dimensions() != 1 {
                 return Err(shape(index, b.dimensions()));
@@ -104,13 +105,7 @@ pub fn param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<Option<ParamVal
     } else {
         return Ok(None);
     };
-    if floats.is_empty() || floats.len() > usize::from(MAX_DIMS) {
-        return Err(programming(format!(
-            "parameter {index}: a vector of {} elements (SQL Server's vectors have 1 to \
-             {MAX_DIMS} dimensions)",
-            floats.len()
-        )));
-    }
+    check_len(floats.len(), index)?;
     let vals = floats
         .iter()
         .enumerate()
@@ -118,6 +113,26 @@ pub fn param(value: &Bound<'_, PyAny>, index: usize) -> PyResult<Option<ParamVal
         .collect::<Result<Vec<f32>, String>>()
         .map_err(|why| data(format!("parameter {index}: {why}")))?;
     Ok(Some(ParamValue::Vector(vals)))
+}
+
+/// A vector of float32 elements: refused if empty, too long, or holding a NaN or an infinity.
+fn float32_param(vals: Vec<f32>, index: usize) -> PyResult<ParamValue> {
+    check_len(vals.len(), index)?;
+    if let Some(i) = vals.iter().position(|f| !f.is_finite()) {
+        let why = element(f64::from(vals[i]), i).err().unwrap_or_default();
+        return Err(data(format!("parameter {index}: {why}")));
+    }
+    Ok(ParamValue::Vector(vals))
+}
+
+fn check_len(len: usize, index: usize) -> PyResult<()> {
+    if len == 0 || len > usize::from(MAX_DIMS) {
+        return Err(programming(format!(
+            "parameter {index}: a vector of {len} elements (SQL Server's vectors have 1 to \
+             {MAX_DIMS} dimensions)"
+        )));
+    }
+    Ok(())
 }
 
 fn shape(index: usize, dims: usize) -> PyErr {

@@ -1,21 +1,49 @@
 //! The vector family's bulk load: a destination `VECTOR(n)` column and Arrow vector sources.
 //!
-//! SQL Server describes a vector column as `varchar(max)` to the describe Driver 18's bcp
-//! reads (and to every connection without native vectors), so its bcp sends the column as text:
-//! each vector goes as its JSON text ([`json_text`](super::json_text), exact), which the server
-//! converts. The column form is therefore the text form (`bulk/form.rs`), also where a
-//! `VectorTypeSupport=v1` connection describes the column as `SQL_SS_VECTOR`.
+//! Through FreeTDS, and on a connection without native vectors, SQL Server describes a vector
+//! column as `varchar(max)`, so the column form is text and each vector goes as its JSON text
+//! ([`json_text`](super::json_text), exact), which the server converts. On a
+//! `VectorTypeSupport=v1` connection the column is described as `SQL_SS_VECTOR` and its form is
+//! `Form::Vector`: Driver 18's bcp still describes the column as varchar(max) (it would send
+//! text), so such a load goes as `INSERT` parameter arrays of native vectors (`bulk/run.rs`),
+//! each value one copy of its floats.
 //!
 //! Arrow sources: `fixed_size_list`, `list` or `large_list` of float32 or float64; a null list is
 //! NULL, a null element an error (a vector has no NULL elements), as are NaN, infinities and
 //! numbers past float32's range.
 
-use super::{element, json_text};
+use super::{MAX_DIMS, SQL_SS_VECTOR, element, kind_for};
 use crate::bulk::encode::Sink;
+use crate::odbc::ColumnDescription;
+use crate::types::CellKind;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
+
+/// The dimension count of a destination column described as a native float32 vector (a
+/// `VectorTypeSupport=v1` connection); None for any other column.
+pub fn native_dims(desc: &ColumnDescription) -> Option<u16> {
+    if desc.sql_type != SQL_SS_VECTOR {
+        return None;
+    }
+    match kind_for(desc.size, desc.decimal_digits) {
+        Some(CellKind::Vector { dims }) => Some(dims),
+        _ => None,
+    }
+}
+
+/// A vector of `len` elements into a `vector(dims)` column (SQL Server's 42204, checked here
+/// so the row is named).
+pub fn check_dims(len: usize, dims: u16) -> Result<(), String> {
+    if len == usize::from(dims) {
+        Ok(())
+    } else {
+        Err(format!(
+            "a vector of {len} elements cannot go into a vector({dims}) column"
+        ))
+    }
+}
 
 /// Whether an Arrow type is a vector source.
 pub fn is_arrow_vector(dt: &DataType) -> bool {
@@ -51,25 +79,36 @@ pub fn put_arrow(array: &dyn Array, sink: &mut impl Sink) -> Result<(), (usize, 
             ));
         }
         vals.clear();
-        let widened: Vec<f64> = match values.data_type() {
-            DataType::Float32 => values
-                .as_primitive::<Float32Type>()
-                .values()
-                .iter()
-                .map(|&f| f64::from(f))
-                .collect(),
-            _ => values.as_primitive::<Float64Type>().values().to_vec(),
-        };
-        for (i, v) in widened.into_iter().enumerate() {
-            vals.push(element(v, i).map_err(|why| (row, why))?);
+        match values.data_type() {
+            // float32 elements are vector elements as they are, once known finite.
+            DataType::Float32 => {
+                let f = values.as_primitive::<Float32Type>().values();
+                if let Some(i) = f.iter().position(|v| !v.is_finite()) {
+                    return Err((row, element(f64::from(f[i]), i).err().unwrap_or_default()));
+                }
+                vals.extend_from_slice(f);
+            }
+            _ => {
+                for (i, &v) in values
+                    .as_primitive::<Float64Type>()
+                    .values()
+                    .iter()
+                    .enumerate()
+                {
+                    vals.push(element(v, i).map_err(|why| (row, why))?);
+                }
+            }
         }
-        if vals.is_empty() {
+        if vals.is_empty() || vals.len() > usize::from(MAX_DIMS) {
             return Err((
                 row,
-                "an empty vector (SQL Server's vectors have 1 to 1998 dimensions)".into(),
+                format!(
+                    "a vector of {} elements (SQL Server's vectors have 1 to {MAX_DIMS} dimensions)",
+                    vals.len()
+                ),
             ));
         }
-        sink.text(&json_text(&vals)).map_err(|why| (row, why))?;
+        sink.vector(&vals).map_err(|why| (row, why))?;
     }
     Ok(())
 }

@@ -116,17 +116,23 @@ pub fn array_layout(data: &mut [u8], element_len: usize, rows: usize) {
         }
         return;
     }
+    // In place, so an array's floats are moved once (not copied out and back): the structs are
+    // saved, then each row's floats move right to their place, last row first (row r's new
+    // place lies after every earlier row's old one), then the structs fill the front.
     let floats = element_len - STRUCT_LEN;
-    let mut out = vec![0u8; element_len * rows];
-    for r in 0..rows {
-        let e = &data[r * element_len..(r + 1) * element_len];
-        let s = &mut out[r * STRUCT_LEN..(r + 1) * STRUCT_LEN];
-        s.copy_from_slice(&e[..STRUCT_LEN]);
-        fill_null_dims(s, element_len);
-        let at = rows * STRUCT_LEN + r * floats;
-        out[at..at + floats].copy_from_slice(&e[STRUCT_LEN..]);
+    let structs: Vec<u8> = (0..rows)
+        .flat_map(|r| &data[r * element_len..r * element_len + STRUCT_LEN])
+        .copied()
+        .collect();
+    for r in (0..rows).rev() {
+        let from = r * element_len + STRUCT_LEN;
+        data.copy_within(from..from + floats, rows * STRUCT_LEN + r * floats);
     }
-    data[..out.len()].copy_from_slice(&out);
+    for (r, saved) in structs.chunks_exact(STRUCT_LEN).enumerate() {
+        let s = &mut data[r * STRUCT_LEN..(r + 1) * STRUCT_LEN];
+        s.copy_from_slice(saved);
+        fill_null_dims(s, element_len);
+    }
 }
 
 #[allow(

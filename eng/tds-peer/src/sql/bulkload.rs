@@ -310,7 +310,7 @@ fn apply(
                 sql = statement_for(cx, &omit)?;
             }
             for (p, v) in params.iter_mut().zip(row) {
-                p.value = v;
+                p.value = super::vector::stored(p.ty, v).map_err(StmtErr::Sql)?;
             }
             n += cx.exec(&sql, &params)?;
         }

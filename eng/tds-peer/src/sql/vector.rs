@@ -115,7 +115,47 @@ pub fn fits(v: &Value, ty: Ty) -> Option<Result<bool, Error>> {
     if !checked(ty) || matches!(v, Value::Null) {
         return None;
     }
+    // The stored form (a payload of the column's dimension count) is checked in place: no
+    // copy, no re-encoding (a bulk load of 100k vectors runs this CHECK per row).
+    if let (Ty::Vector(n), Value::Blob(b)) = (ty, v)
+        && crate::vector::payload_dims(b) == Some(n)
+    {
+        let finite = b[crate::vector::HEADER..]
+            .chunks_exact(4)
+            .all(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]).is_finite());
+        return Some(if finite {
+            Ok(true)
+        } else {
+            Err(user_err(
+                "NaN or infinite values are not allowed in a vector.".into(),
+            ))
+        });
+    }
     Some(cast_to(v.clone(), ty).map(|_| true))
+}
+
+/// The form a bulk-loaded value is stored in for a column of type `ty`: a VECTOR(n) cell that
+/// arrives as JSON-array text (Driver 18's and FreeTDS's bcp send vectors as varchar(max) text)
+/// is converted as SQL Server converts it and stored as its payload, as SQL Server stores it, so
+/// that every later read sends the stored bytes to a native client with one copy. Text that does
+/// not convert is the load's error (a conversion, not a CHECK: a load without CHECK_CONSTRAINTS
+/// refuses it too).
+pub fn stored(ty: Option<Ty>, v: Value) -> Result<Value, crate::sql::errors::SqlError> {
+    use crate::sql::errors::SqlError;
+    match (ty, v) {
+        (Some(Ty::Vector(n)), Value::Text(t)) => match crate::vector::parse_text(&t) {
+            Ok(f) if f.len() == n as usize => Ok(Value::Blob(encode(&f))),
+            Ok(f) => Err(SqlError::new(42204, 16, mismatch(n as usize, f.len()))),
+            Err(msg) => Err(SqlError::new(8114, 16, msg)),
+        },
+        (Some(Ty::Vector(n)), Value::Blob(b)) => match crate::vector::payload_dims(&b) {
+            Some(got) if got != n => {
+                Err(SqlError::new(42204, 16, mismatch(n as usize, got as usize)))
+            }
+            _ => Ok(Value::Blob(b)),
+        },
+        (_, v) => Ok(v),
+    }
 }
 
 fn arg<'a>(ctx: &'a Context<'_>, i: usize) -> ValueRef<'a> {
@@ -240,6 +280,30 @@ mod tests {
         assert_eq!(norm("norm2", &[3.0, -4.0]).unwrap(), 5.0);
         assert_eq!(norm("norminf", &[3.0, -4.0]).unwrap(), 4.0);
         assert!(distance("manhattan", &a, &b).is_err());
+    }
+
+    #[test]
+    fn bulk_loaded_text_is_stored_as_its_payload() {
+        let v = stored(Some(Ty::Vector(3)), Value::Text("[1,2,3]".into())).unwrap();
+        assert_eq!(v, Value::Blob(encode(&[1.0, 2.0, 3.0])));
+        let e = stored(Some(Ty::Vector(3)), Value::Text("[1,2]".into())).unwrap_err();
+        assert_eq!(e.number, 42204);
+        assert!(stored(Some(Ty::Vector(3)), Value::Text("[1,x,3]".into())).is_err());
+        assert!(stored(Some(Ty::Vector(2)), Value::Blob(encode(&[1.0, 2.0, 3.0]))).is_err());
+        assert_eq!(
+            stored(Some(Ty::Int), Value::Text("7".into())).unwrap(),
+            Value::Text("7".into())
+        );
+        assert_eq!(
+            fits(&Value::Blob(encode(&[1.0, 2.0])), Ty::Vector(2)).map(|r| r.is_ok()),
+            Some(true)
+        );
+        let mut nan = encode(&[1.0, 2.0]);
+        nan[8..12].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert!(matches!(
+            fits(&Value::Blob(nan), Ty::Vector(2)),
+            Some(Err(_))
+        ));
     }
 
     #[test]

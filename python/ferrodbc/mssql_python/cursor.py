@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .. import _native
+from .exceptions import translating
 from .params import convert, unwrap
 
 # The ranges of money and smallmoney (mssql-python's names).
@@ -32,8 +33,9 @@ def _pyarrow() -> Any:
 
 
 class Cursor(_native.Cursor):
-    """A cursor with mssql-python's parameter styles and method names."""
+    """A cursor with mssql-python's parameter styles, method names and exception classes."""
 
+    @translating
     def execute(  # type: ignore[override]
         self,
         operation: str,
@@ -49,6 +51,7 @@ class Cursor(_native.Cursor):
             super().execute(sql)
         return self
 
+    @translating
     def executemany(  # type: ignore[override]
         self, operation: str, seq_of_parameters: Iterable[Any]
     ) -> None:
@@ -59,6 +62,30 @@ class Cursor(_native.Cursor):
             super().executemany(sql, [p or () for _, p in converted])
         else:
             super().executemany(operation, rows)
+
+    @property
+    def rownumber(self) -> int:  # type: ignore[override]
+        """The 0-based index of the last row fetched from the result set, -1 before the first
+        (mssql-python's; ferrodbc's own counts the rows fetched)."""
+        try:
+            served = _native.Cursor.rownumber.__get__(self)
+        except _native.Error:  # closed
+            return -1
+        return -1 if served is None else served - 1
+
+    @property
+    def rowcount(self) -> int:  # type: ignore[override]
+        """For a result set, the rows fetched from it so far (-1 before a row is fetched);
+        otherwise the rows the statement affected (mssql-python's)."""
+        try:
+            served = _native.Cursor.rownumber.__get__(self)
+        except _native.Error:  # closed: the engine's -1
+            served = None
+        if served:
+            return served
+        if served == 0 and self.description is not None:
+            return -1  # a result set nothing was fetched from yet
+        return _native.Cursor.rowcount.__get__(self)
 
     # mssql-python's Arrow names (ferrodbc's engine builds the batches).
     def arrow_reader(self, batch_size: int = 8192) -> Any:
@@ -82,3 +109,13 @@ def _empty(reader: Any) -> Any:
     pa = _pyarrow()
     schema = reader.schema
     return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)
+
+
+# The engine's methods that raise, per call (fetches are not here: the connection's
+# `_error_hook` gives their errors the face's classes without a Python layer per row).
+for _name in ("nextset", "callproc", "cancel", "close", "commit", "rollback", "setinputsizes",
+              "skip", "bulkcopy", "bulkcopy_arrow", "tables", "columns", "statistics",
+              "primaryKeys", "foreignKeys", "procedures", "procedureColumns", "rowIdColumns",
+              "rowVerColumns", "getTypeInfo", "tablePrivileges", "fetch_record_batch",
+              "fetch_arrow_table", "arrow", "arrow_batch", "arrow_reader"):
+    setattr(Cursor, _name, translating(getattr(Cursor, _name)))

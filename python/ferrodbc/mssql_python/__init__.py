@@ -17,7 +17,15 @@ from typing import Any
 
 import ferrodbc
 
-from . import connection_string_parser, constants, db_connection, helpers, parameter_helper, params  # noqa: F401  (install() maps them)
+from . import (  # noqa: F401  (install() maps them)
+    connection_string_builder,
+    connection_string_parser,
+    constants,
+    db_connection,
+    helpers,
+    parameter_helper,
+    params,
+)
 from .connection import Connection, connect
 from .constants import *  # noqa: F403  (mssql-python's top-level SQL_* names)
 from .constants import AuthType, ConstantsDDBC, GetInfoConstants, SQLTypes, get_info_constants
@@ -103,6 +111,7 @@ sys.modules[__name__].__class__ = _FaceModule
 
 _SUBMODULES = (
     "connection",
+    "connection_string_builder",
     "connection_string_parser",
     "constants",
     "cursor",

@@ -43,7 +43,8 @@ from .exceptions import (
     ProgrammingError,
     Warning,
 )
-from .logging import setup_logging
+from .helpers import Settings, get_settings
+from .logging import driver_logger, logger, setup_logging
 from .pooling import PoolingManager, pooling
 from .row import Row
 from .type import (
@@ -79,11 +80,13 @@ def getDecimalSeparator() -> str:
 
 def setDecimalSeparator(separator: str) -> None:
     if not isinstance(separator, str):
-        raise TypeError("Decimal separator must be a string")
-    if len(separator) != 1:
+        raise ValueError("Decimal separator must be a string")
+    if not separator:
+        raise ValueError("Decimal separator cannot be empty")
+    if len(separator) > 1:
         raise ValueError("Decimal separator must be a single character")
-    if separator.isspace() or separator.isdigit():
-        raise ValueError(f"Invalid decimal separator: {separator!r}")
+    if separator.isspace():
+        raise ValueError("Whitespace characters are not allowed as decimal separators")
     ferrodbc.setDecimalSeparator(separator)
 
 
@@ -144,6 +147,10 @@ __all__ = [
     "ROWID",
     "STRING",
     "AuthType",
+    "Settings",
+    "driver_logger",
+    "get_settings",
+    "logger",
     "Binary",
     "Connection",
     "ConnectionStringParseError",

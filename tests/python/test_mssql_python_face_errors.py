@@ -81,6 +81,13 @@ def test_engine_errors_become_the_faces(cn):
         cn.getinfo("x")
 
 
+def test_closed_connection_is_an_interface_error(sqlite):
+    c = face.connect(sqlite.connstr)
+    c.close()
+    with pytest.raises(face.InterfaceError, match="Connection is closed"):
+        c.cursor()
+
+
 def test_fetch_errors_become_the_faces_through_the_hook(cn):
     cur = cn.cursor()
     cur.execute("CREATE TABLE d (a INTEGER)")

@@ -236,6 +236,14 @@ _TWINS: dict[type, type[Exception]] = {
 }
 
 
+# ferrodbc's own messages -> mssql-python's class and words for the same condition.
+_OWN: dict[str, tuple[type[Exception], str]] = {
+    "Attempt to use a closed connection.": (InterfaceError, "Connection is closed"),
+    "Attempt to use a closed cursor.": (
+        ProgrammingError, "Operation cannot be performed: The cursor is closed."),
+}
+
+
 def sqlstate_to_exception(sqlstate: str, ddbc_error: str) -> Exception | None:
     """The exception for an ODBC SQLSTATE (None for a state outside ODBC's table)."""
     known = _STATES.get(sqlstate)
@@ -279,8 +287,11 @@ def translate(exc: BaseException) -> BaseException:
     else:
         # ferrodbc's own errors (a closed cursor, a bad argument): its message is the driver
         # error, as mssql-python's own are.
-        new = _TWINS.get(type(exc), Error)(driver_error=str(exc.args[0]) if exc.args else "",
-                                           ddbc_error="")
+        text = str(exc.args[0]) if exc.args else ""
+        cls = _TWINS.get(type(exc), Error)
+        if text in _OWN:
+            cls, text = _OWN[text]
+        new = cls(driver_error=text, ddbc_error="")
     for name in ("sqlstate", "native_error", "diagnostics", "partial_rows"):
         if name in exc.__dict__:
             new.__dict__[name] = exc.__dict__[name]

@@ -148,3 +148,14 @@ def test_connect_refuses_what_mssql_python_refuses(sqlite):
         face.connect(sqlite.connstr, APP="x")
     # Driver= is accepted (the face lets a program name its driver).
     face.connect(sqlite.connstr).close()
+
+
+def test_settings_and_helpers():
+    from ferrodbc.mssql_python.helpers import sanitize_user_input
+
+    settings = face.get_settings()
+    assert settings is face.get_settings() and settings.native_uuid is bool(ferrodbc.native_uuid)
+    assert sanitize_user_input("utf-8; DROP") == "utf-8DROP"
+    assert sanitize_user_input("a" * 60) == "a" * 50 + "..."
+    assert sanitize_user_input(";;") == "<invalid>" and sanitize_user_input(3) == "<non-string>"
+    assert face.STRING() == "" and face.STRING == str and face.NUMBER() == 0.0

@@ -3,6 +3,8 @@ replaced, as mssql-python shows them)."""
 
 from __future__ import annotations
 
+import re
+
 import ferrodbc
 
 from .connection_string_parser import sanitize_connection_string
@@ -40,10 +42,22 @@ class Settings:
 _SETTINGS = Settings()
 
 
+def sanitize_user_input(user_input: str, max_length: int = 50) -> str:
+    """``user_input`` made safe to log: only letters, digits, ``_``, ``-`` and ``.`` kept, cut
+    to ``max_length`` characters (then ``...``); ``<invalid>`` when nothing is left,
+    ``<non-string>`` for anything not a str."""
+    if not isinstance(user_input, str):
+        return "<non-string>"
+    kept = re.sub(r"[^\w\-\.]", "", user_input)
+    if not kept:
+        return "<invalid>"
+    return kept[:max_length] + "..." if len(kept) > max_length else kept
+
+
 def get_settings() -> Settings:
     """The module settings (one object, shared)."""
     return _SETTINGS
 
 
 
-__all__ = ["Settings", "get_settings", "sanitize_connection_string"]
+__all__ = ["Settings", "get_settings", "sanitize_connection_string", "sanitize_user_input"]

@@ -41,7 +41,26 @@ def _is_utf16(encoding: str) -> bool:
     return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be")
 
 
-_WCHAR_ONLY = "SQL_WCHAR only supports UTF-16 encodings (utf-16le, utf-16be), not {!r}"
+def _check_wchar(encoding: str, ctype_context: bool) -> None:
+    """SQL_WCHAR takes UTF-16 with a named byte order only (mssql-python's rule and words)."""
+    if encoding == "utf-16":
+        raise _exc.ProgrammingError(
+            driver_error="UTF-16 with Byte Order Mark not supported for SQL_WCHAR",
+            ddbc_error="Cannot use 'utf-16' encoding with SQL_WCHAR due to Byte Order Mark ambiguity. "
+            "Use 'utf-16le' or 'utf-16be' instead for explicit byte order.",
+        )
+    if not _is_utf16(encoding):
+        what = "SQL_WCHAR ctype" if ctype_context else "SQL_WCHAR"
+        raise _exc.ProgrammingError(
+            driver_error=f"{what} only supports UTF-16 encodings",
+            ddbc_error=f"Cannot use encoding '{encoding}' with {what}. "
+            "SQL_WCHAR requires UTF-16 encodings (utf-16le, utf-16be)",
+        )
+
+
+def _bad_ctype(ctype: object) -> Exception:
+    return _exc.ProgrammingError(driver_error=f"Invalid ctype: {ctype}",
+                                 ddbc_error=f"ctype must be SQL_CHAR ({SQL_CHAR}) or SQL_WCHAR ({SQL_WCHAR})")
 
 
 class Connection(_native.Connection):
@@ -143,9 +162,9 @@ class Connection(_native.Connection):
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
         if ctype not in (SQL_CHAR, SQL_WCHAR):
-            raise _exc.ProgrammingError._of(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
-        if ctype == SQL_WCHAR and not _is_utf16(enc):
-            raise _exc.ProgrammingError._of(_WCHAR_ONLY.format(encoding))
+            raise _bad_ctype(ctype)
+        if ctype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=False)
         self._engine(super().setencoding, enc, ctype)
         self.__dict__["_encoding"] = {"encoding": enc, "ctype": ctype}
 
@@ -162,10 +181,12 @@ class Connection(_native.Connection):
         enc = _norm_encoding(encoding or "utf-16le")
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
+        if sqltype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=False)
         if ctype not in (SQL_CHAR, SQL_WCHAR):
-            raise _exc.ProgrammingError._of(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
-        if (sqltype in (SQL_WCHAR, SQL_WMETADATA) or ctype == SQL_WCHAR) and not _is_utf16(enc):
-            raise _exc.ProgrammingError._of(_WCHAR_ONLY.format(encoding))
+            raise _bad_ctype(ctype)
+        if ctype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=True)
         # mssql-python numbers metadata -99, pyodbc (and ferrodbc's engine) -888.
         engine_type = _native_wmetadata() if sqltype == SQL_WMETADATA else sqltype
         self._engine(super().setdecoding, engine_type, enc, ctype)

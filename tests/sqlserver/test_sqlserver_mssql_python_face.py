@@ -53,3 +53,23 @@ def test_native_uuid_switch(face_conn):
     assert cur.execute("SELECT CAST(%(u)s AS uniqueidentifier)", {"u": str(u)}).fetchval() == u
     face_conn.native_uuid = False
     assert cur.execute("SELECT CAST(? AS uniqueidentifier)", str(u)).fetchval() == str(u).upper()
+
+
+def test_face_errors_rows_and_peer_forms(face_conn):
+    """mssql-python's exception form and list-equal rows over a real driver; the peer cuts long
+    PRINT and RAISERROR messages as SQL Server does and reads `alias = expr` in every UNION
+    branch (mssql-python's suite relies on all three)."""
+    cur = face_conn.cursor()
+    with pytest.raises(face.ProgrammingError) as info:
+        cur.execute("SELECT * FROM no_such_table")
+    e = info.value
+    assert e.driver_error == "Base table or view not found" and e.sqlstate == "42S02"
+    assert "[SQL Server]Invalid object name" in e.ddbc_error and "ODBC Driver" not in e.ddbc_error
+    assert str(e) == f"Driver Error: {e.driver_error}; DDBC Error: {e.ddbc_error}"
+    rows = cur.execute("SELECT a = 1, b = 'x'\nUNION ALL\nSELECT a = 2, b = 'y'").fetchall()
+    assert rows == [[1, "x"], [2, "y"]] and cur.rowcount == 2 and cur.rownumber == 1
+    cur.execute("DECLARE @m VARCHAR(MAX) = REPLICATE(CAST('a' AS VARCHAR(MAX)), 80000); PRINT @m")
+    assert cur.messages[0][1].endswith("]" + "a" * 8000)
+    with pytest.raises(face.DatabaseError) as info:
+        cur.execute("DECLARE @m NVARCHAR(MAX) = REPLICATE(N'a', 4000); RAISERROR(@m, 16, 1)")
+    assert info.value.ddbc_error.endswith("a" * 2044 + "...")

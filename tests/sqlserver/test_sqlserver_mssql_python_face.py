@@ -73,3 +73,15 @@ def test_face_errors_rows_and_peer_forms(face_conn):
     with pytest.raises(face.DatabaseError) as info:
         cur.execute("DECLARE @m NVARCHAR(MAX) = REPLICATE(N'a', 4000); RAISERROR(@m, 16, 1)")
     assert info.value.ddbc_error.endswith("a" * 2044 + "...")
+
+
+def test_arrow_in_mssql_pythons_types(face_conn):
+    pa = pytest.importorskip("pyarrow")
+    cur = face_conn.cursor()
+    sql = ("SELECT CAST('58185e0d-3a91-44d8-bc46-7107217e0a6d' AS uniqueidentifier) AS g, "
+           "N'x' AS s, CAST(0x01 AS varbinary(3)) AS b UNION ALL SELECT NULL, N'y', NULL")
+    t = cur.execute(sql).arrow(batch_size=1)
+    assert [f.type for f in t.schema] == [pa.large_string(), pa.large_string(), pa.large_binary()]
+    assert t.column("g").to_pylist() == ["58185E0D-3A91-44D8-BC46-7107217E0A6D", None]
+    assert [len(b) for b in t.to_batches()] == [1, 1]
+    assert cur.execute(sql).arrow_batch(0).num_rows == 0

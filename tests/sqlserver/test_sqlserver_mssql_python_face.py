@@ -82,6 +82,8 @@ def test_arrow_in_mssql_pythons_types(face_conn):
            "N'x' AS s, CAST(0x01 AS varbinary(3)) AS b UNION ALL SELECT NULL, N'y', NULL")
     t = cur.execute(sql).arrow(batch_size=1)
     assert [f.type for f in t.schema] == [pa.large_string(), pa.large_string(), pa.large_binary()]
+    tt = cur.execute("SELECT CAST('12:00:05.1234567' AS time(7)) AS t").arrow()
+    assert tt.schema.field("t").type == pa.time64("ns")
     assert t.column("g").to_pylist() == ["58185E0D-3A91-44D8-BC46-7107217E0A6D", None]
     assert [len(b) for b in t.to_batches()] == [1, 1]
     assert cur.execute(sql).arrow_batch(0).num_rows == 0

@@ -89,8 +89,8 @@ class Cursor(_native.Cursor):
         return _native.Cursor.rowcount.__get__(self)
 
     # mssql-python's Arrow names (ferrodbc's engine builds the batches) and its Arrow types:
-    # large_string / large_binary, GUIDs as upper-case text, fields non-null where the column
-    # is. Converted once per batch, in Arrow's C code: nothing per row in Python.
+    # large_string / large_binary, time64[ns], GUIDs as upper-case text, fields non-null where
+    # the column is. Converted once per batch, in Arrow's C code: nothing per row in Python.
     def arrow_reader(self, batch_size: int = 8192) -> Any:
         """A ``pyarrow.RecordBatchReader`` over the rest of the result set."""
         return _mssql_reader(self, max(batch_size, 1))
@@ -123,6 +123,8 @@ def _mssql_reader(cur: Cursor, batch_size: int) -> Any:
             t = pa.large_string()
         elif pa.types.is_binary(t):
             t = pa.large_binary()
+        elif pa.types.is_time64(t):
+            t = pa.time64("ns")
         d = desc[i] if i < len(desc) else None
         guids.append(d is not None and d[1] is uuid.UUID)
         nullable = f.nullable if d is None or d[6] is None else bool(d[6])

@@ -351,6 +351,7 @@ fn bench_build_rows(c: &mut Criterion) {
             TextErrors::Strict,
             false,
             false,
+            false,
         )
         .unwrap();
         let mut rows = Vec::new();

@@ -12,7 +12,7 @@ The peer's 60 s cap on uncancellable lock waits is lowered to 1.5 s
 connection and run DDL on another, which the peer serializes (eng/tds-peer/README.md) where SQL
 Server does not wait at all; they fail either way, but 60 s each would make the run hours long.
 
-    .venv/bin/python eng/suites/mssql_python_suite.py --tests /path/to/mssql-python/tests
+    .venv/bin/python eng/suites/mssql_python_suite.py --tests /path/to/copy/of/tests
         [--only real|ferrodbc] [--report DIR] [-- extra pytest args]
 """
 
@@ -84,6 +84,11 @@ def main() -> int:
     ap.add_argument("--report", type=Path, help="keep the JUnit reports and logs here")
     ap.add_argument("pytest_args", nargs="*")
     args = ap.parse_args()
+    if (args.tests.resolve().parent / "mssql_python").is_dir():
+        # pytest runs in the tests' parent folder, where a checkout's source package would be
+        # imported instead of the installed wheel (its native module is not built there).
+        raise SystemExit(f"copy {args.tests} (and pytest.ini) out of the mssql-python checkout "
+                         "first: its source package beside tests/ shadows the installed one")
     with tempfile.TemporaryDirectory(prefix="mssql-python-suite-") as tmp:
         work = args.report or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)

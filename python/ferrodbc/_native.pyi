@@ -30,6 +30,7 @@ __all__ = [
 ]
 # pyodbc compatibility (src/py/mod.rs)
 __all__ += ["drivers", "dataSources", "_henv", "_pool_status", "_quote_connection_value", "_redact_connection_string"]
+__all__ += ["_ListRow"]
 
 __version__: str
 
@@ -110,6 +111,10 @@ class Row:
 
     # pyodbc compatibility (src/py/row.rs)
     def __new__(cls, description: Sequence[Any], name_map: dict[str, int], *values: Any) -> Self: ...
+
+#: The `mssql_python` face's rows (`ferrodbc.mssql_python.Row`): `Row`'s layout and methods, and
+#: equal to the list of their values too (a sibling type of `Row`, not a subclass).
+_ListRow: type[Row]
 
 @final
 class LazyRow:

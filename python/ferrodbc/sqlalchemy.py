@@ -85,14 +85,9 @@ class MSExecutionContext_ferrodbc(MSExecutionContext):
         cursor.row_factory = tuple
         return cursor
 
-    @property
-    def rowcount(self) -> int:
-        # SQLAlchemy reads `result.rowcount` after a fully fetched result has closed its cursor;
-        # ferrodbc (deliberately) raises ProgrammingError for any use of a closed cursor, where
-        # pyodbc answers -1. A row count SQLAlchemy needs (DML) was read before the close.
-        if self._rowcount is None and self.cursor.closed:
-            return -1
-        return super().rowcount
+    # No rowcount override: SQLAlchemy reads `result.rowcount` after a fully fetched result has
+    # closed its cursor, and a closed ferrodbc cursor answers -1 there, as pyodbc's does
+    # (tests/python/test_errors.py::test_rowcount_of_a_closed_cursor_is_minus_one).
 
 
 class MSDialect_ferrodbc(MSDialect):

@@ -99,6 +99,7 @@ impl Connection {
                 shown: crate::connstr::redact(connection_string),
                 compat: Mutex::new(super::compat::ConnCompat::new(dbms)),
                 row_factory: Mutex::new(None),
+                error_hook: Mutex::new(None),
                 conn_holder: AtomicUsize::new(0),
                 owner: crate::process::Owner::current(),
                 calls: super::call_gate::CallGate::new(dbms == crate::backend::Dbms::Sqlite),
@@ -262,6 +263,17 @@ impl Connection {
             .lock()
             .unwrap_or_else(|e| e.into_inner()) = factory;
         Ok(())
+    }
+
+    /// `hook(exception) -> exception` for the errors fetches raise (the `mssql_python` face
+    /// gives its exception classes this way: no Python layer per fetched row); None: none.
+    #[setter(_error_hook)]
+    fn set_error_hook(&self, hook: Option<Py<PyAny>>) {
+        *self
+            .shared
+            .error_hook
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = hook;
     }
 
     /// uniqueidentifier columns as `uuid.UUID` (True, the default) or as upper-case `str`.

@@ -203,7 +203,7 @@ impl LazyRow {
             lazy.get().values(py)?.into_any()
         } else if other.is_instance_of::<PyTuple>() {
             other.clone()
-        } else if other.is_instance(super::row::row_type(py)?)? {
+        } else if super::row::is_row(py, other)? {
             other.call_method0("_tuple")?
         } else {
             return Ok(py.NotImplemented());

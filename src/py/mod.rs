@@ -94,6 +94,7 @@ fn _native(py: Python<'_>, m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<connection::Connection>()?;
     m.add_class::<cursor::Cursor>()?;
     m.add("Row", row::row_type(py)?)?;
+    m.add("_ListRow", row::list_row_type(py)?)?;
     m.add_class::<lazy::LazyRow>()?;
     m.add_class::<output::Output>()?;
     m.add_class::<arrow::RecordBatchStream>()?;

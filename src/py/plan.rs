@@ -3,7 +3,7 @@
 //! the epoch moves (a converter or decoding setting changed).
 
 use super::cache;
-use super::row::{RowSchema, row_type};
+use super::row::{RowSchema, list_row_type, row_type};
 use crate::backend::Backend;
 use crate::plan::{CellKind, ColumnPlan, ResultPlan};
 use crate::raw_text::{RawTextEncoding, raw_text_encoding};
@@ -124,7 +124,7 @@ pub struct PyPlan {
     pub core: Arc<ResultPlan>,
     pub decoders: Vec<ColumnDecoder>,
     pub schema: Py<RowSchema>,
-    /// `ferrodbc.Row`, held here so the hot path does not look it up.
+    /// `ferrodbc.Row` (or the face's row type), held here so the hot path does not look it up.
     pub row_type: Py<pyo3::types::PyType>,
     pub errors: TextErrors,
     /// uniqueidentifier as upper-case `str` instead of `uuid.UUID` (connection.native_uuid off).
@@ -200,6 +200,7 @@ impl PyPlan {
         errors: TextErrors,
         uuid_as_str: bool,
         lowercase: bool,
+        list_rows: bool,
     ) -> PyResult<PyPlan> {
         let mut names = Vec::with_capacity(core.columns.len());
         let mut description = Vec::with_capacity(core.columns.len());
@@ -254,7 +255,11 @@ impl PyPlan {
             core,
             decoders,
             schema: Py::new(py, schema)?,
-            row_type: row_type(py)?.clone().unbind(),
+            row_type: if list_rows {
+                list_row_type(py)?.clone().unbind()
+            } else {
+                row_type(py)?.clone().unbind()
+            },
             errors,
             uuid_as_str,
             refusal,

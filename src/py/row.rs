@@ -15,7 +15,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
-use std::ffi::{c_int, c_void};
+use std::ffi::{CStr, c_int, c_void};
 use std::ptr::null_mut;
 
 /// Column names and description of one result set, shared by all its rows.
@@ -36,12 +36,29 @@ struct RowObject {
 }
 
 static ROW_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static LIST_ROW_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// The `ferrodbc.Row` type, created once per process.
 pub fn row_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
     ROW_TYPE
-        .get_or_try_init(py, || create_type(py))
+        .get_or_try_init(py, || create_type(py, c"ferrodbc.Row", row_richcompare))
         .map(|t| t.bind(py))
+}
+
+/// The `mssql_python` face's row type: the same object as `ferrodbc.Row` (layout, slots,
+/// methods) except that it also equals the list of its values, as mssql-python's rows do.
+/// A sibling type, not a subclass (`Row` is final): `is_row` recognises both.
+pub fn list_row_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    LIST_ROW_TYPE
+        .get_or_try_init(py, || {
+            create_type(py, c"ferrodbc.mssql_python.Row", list_row_richcompare)
+        })
+        .map(|t| t.bind(py))
+}
+
+/// Whether `obj` is a row of either type (`ferrodbc.Row`, the face's `Row`).
+pub fn is_row(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(obj.is_instance(row_type(py)?)? || obj.is_instance(list_row_type(py)?)?)
 }
 
 /// A new row of `n` values, every value slot empty (NULL), sharing `schema`: an owned
@@ -371,8 +388,7 @@ unsafe extern "C" fn row_richcompare(
     trap(|py| {
         // SAFETY: CPython passes a live Row `a` and a live `b`.
         let other = unsafe { Bound::from_borrowed_ptr(py, b) };
-        let tp = row_type(py)?;
-        let other_values = if other.is_instance(tp)? {
+        let other_values = if is_row(py, &other)? {
             // SAFETY: `b` is a Row.
             unsafe { as_tuple(py, b) }?.into_any()
         } else if other.is_instance_of::<PyTuple>() {
@@ -384,6 +400,39 @@ unsafe extern "C" fn row_richcompare(
         let mine = unsafe { as_tuple(py, a) }?;
         // SAFETY: both operands are live; `op` is the comparison CPython asked for.
         let r = unsafe { ffi::PyObject_RichCompare(mine.as_ptr(), other_values.as_ptr(), op) };
+        if r.is_null() {
+            Err(PyErr::fetch(py))
+        } else {
+            Ok(r)
+        }
+    })
+}
+
+/// The face's rows: a list of the same values is equal (mssql-python's rule, `row == [1, "x"]`);
+/// lists are not ordered against rows. Everything else as `ferrodbc.Row`.
+unsafe extern "C" fn list_row_richcompare(
+    a: *mut ffi::PyObject,
+    b: *mut ffi::PyObject,
+    op: c_int,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython passes live operands; `PyList_Check` only reads the type.
+    let is_list = unsafe { ffi::PyList_Check(b) } != 0;
+    if !is_list || (op != ffi::Py_EQ && op != ffi::Py_NE) {
+        // SAFETY: the same call CPython made, passed on.
+        return unsafe { row_richcompare(a, b, op) };
+    }
+    trap(|py| {
+        // SAFETY: `b` is a live list, `a` a live row (of this type).
+        let other = unsafe { ffi::PyList_AsTuple(b) };
+        if other.is_null() {
+            return Err(PyErr::fetch(py));
+        }
+        // SAFETY: `other` is the new reference just made.
+        let other = unsafe { Bound::from_owned_ptr(py, other) };
+        // SAFETY: `a` is a live row.
+        let mine = unsafe { as_tuple(py, a) }?;
+        // SAFETY: both operands are live; `op` is EQ or NE.
+        let r = unsafe { ffi::PyObject_RichCompare(mine.as_ptr(), other.as_ptr(), op) };
         if r.is_null() {
             Err(PyErr::fetch(py))
         } else {
@@ -497,7 +546,14 @@ unsafe extern "C" fn row_fields(obj: *mut ffi::PyObject, _: *mut c_void) -> *mut
     })
 }
 
-fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
+type RichCompare =
+    unsafe extern "C" fn(*mut ffi::PyObject, *mut ffi::PyObject, c_int) -> *mut ffi::PyObject;
+
+fn create_type(
+    py: Python<'_>,
+    name: &'static CStr,
+    richcompare: RichCompare,
+) -> PyResult<Py<PyType>> {
     // Method and getter tables must outlive the type (one per process): leaked on purpose. The
     // spec and its slot array are read by PyType_FromSpec only (it keeps `spec.name`, a static
     // literal); leaked too, they were the one block memcheck found "definitely lost".
@@ -554,7 +610,7 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         slot(ffi::Py_tp_dealloc, row_dealloc as *mut c_void),
         slot(ffi::Py_tp_repr, row_repr as *mut c_void),
         slot(ffi::Py_tp_hash, row_hash as *mut c_void),
-        slot(ffi::Py_tp_richcompare, row_richcompare as *mut c_void),
+        slot(ffi::Py_tp_richcompare, richcompare as *mut c_void),
         slot(ffi::Py_tp_iter, row_iter as *mut c_void),
         slot(ffi::Py_tp_getattro, row_getattro as *mut c_void),
         slot(ffi::Py_tp_setattro, row_setattro as *mut c_void),
@@ -569,7 +625,7 @@ fn create_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         slot(0, null_mut()),
     ];
     let mut spec = ffi::PyType_Spec {
-        name: c"ferrodbc.Row".as_ptr(),
+        name: name.as_ptr(),
         // A few dozen bytes and one pointer: far inside a C int.
         basicsize: c_int::try_from(std::mem::size_of::<RowObject>()).unwrap_or(c_int::MAX),
         itemsize: c_int::try_from(std::mem::size_of::<*mut ffi::PyObject>()).unwrap_or(c_int::MAX),

@@ -6,7 +6,8 @@
 //! set and returns a *maker*; the maker is called with each row's values as a tuple and returns
 //! the row. Three values are recognised instead of called: `None` (`ferrodbc.Row`, the path as
 //! it was), `dict` (`{name: value}`, a later column of the same name wins) and `tuple` (plain
-//! tuples); `ferrodbc.LazyRow` gives lazy rows (`lazy.rs`).
+//! tuples); `ferrodbc.LazyRow` gives lazy rows (`lazy.rs`); `_native._ListRow` the `mssql_python` face's
+//! rows (`Row`s that also equal lists).
 
 use super::decode::{CellFail, ValueGrid};
 use super::lazy::{LazyRow, LazySource};
@@ -72,6 +73,11 @@ impl RowShape {
         }
         if f.is(py.get_type::<LazyRow>()) {
             return Ok(RowShape::Lazy(None));
+        }
+        if f.is(super::row::list_row_type(py)?) {
+            // The face's rows: built as `Row`s, of the type the plan holds (see
+            // `PyPlan::build`'s `list_rows`).
+            return Ok(RowShape::Row);
         }
         let maker = f.call1((plan.schema.get().description.clone_ref(py),))?;
         if !maker.is_callable() {

@@ -51,6 +51,9 @@ pub struct ConnShared {
     pub compat: Mutex<super::compat::ConnCompat>,
     /// The `row_factory` new cursors start with.
     pub row_factory: Mutex<Option<Py<PyAny>>>,
+    /// `hook(exception) -> exception`, applied to the errors of this connection's fetches (the
+    /// `mssql_python` face: its exception classes); None: ferrodbc's errors as they are.
+    pub error_hook: Mutex<Option<Py<PyAny>>>,
     /// The thread of a bulk load that holds `conn` while it runs Python code (the rows'
     /// iterator, `progress`); 0: none. A call on the connection from that code would wait for
     /// the lock its own thread holds, so it is refused instead.
@@ -63,6 +66,23 @@ pub struct ConnShared {
 }
 
 impl ConnShared {
+    /// `err`, or what the connection's `error_hook` makes of it (see `error_hook`). Called on
+    /// the error path only; a hook that raises gives its own exception.
+    #[cold]
+    pub fn hooked(&self, py: Python<'_>, err: PyErr) -> PyErr {
+        let hook = self
+            .error_hook
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|h| h.clone_ref(py));
+        let Some(hook) = hook else { return err };
+        match hook.call1(py, (err.value(py),)) {
+            Ok(value) => PyErr::from_value(value.into_bound(py)),
+            Err(raised) => raised,
+        }
+    }
+
     /// Free the statements of dropped cursors (GIL released: freeing one may wait for its
     /// prefetch thread).
     pub fn free_orphans(&self, py: Python<'_>) {

@@ -35,7 +35,7 @@ def test_import_mssql_python_gives_the_face(sqlite):
         from mssql_python.row import Row
         assert mssql_python is pkg and ferrodbc.install_as_mssql_python() is pkg
         assert mssql_python.paramstyle == "pyformat" and ferrodbc.paramstyle == "qmark"
-        assert ProgrammingError is ferrodbc.ProgrammingError
+        assert issubclass(ProgrammingError, ferrodbc.ProgrammingError)
         assert ConstantsDDBC.SQL_WVARCHAR.value == -9 and mssql_python.SQL_WVARCHAR == -9
         cn = mssql_python.connect(sys.argv[1], autocommit=True)
         cur = cn.cursor()
@@ -142,7 +142,7 @@ def test_decimal_separator_binary_and_logging(tmp_path, monkeypatch):
     try:
         face.setDecimalSeparator(",")
         assert face.getDecimalSeparator() == ","
-        for bad in ("", "ab", " ", "5"):
+        for bad in ("", "ab", " ", "\t", 5):  # a digit is accepted, as by mssql-python
             with pytest.raises(ValueError):
                 face.setDecimalSeparator(bad)
     finally:
@@ -177,14 +177,4 @@ def test_arrow_methods(sqlite):
     assert isinstance(batch, pa.RecordBatch) and batch.num_rows == 4
     reader = cur.execute("SELECT a FROM t ORDER BY a").arrow_reader(3)
     assert sum(b.num_rows for b in reader) == 10
-    cn.close()
-
-
-
-def test_rows_keep_ferrodbcs_equality(sqlite):
-    """A deliberate difference (docs/mssql-python.md): the face's rows are ferrodbc's, equal to
-    the tuple of their values and not to a list (mssql-python's are the other way round)."""
-    cn = face.connect(sqlite.connstr, autocommit=True)
-    row = cn.cursor().execute("SELECT 1, 'x'").fetchone()
-    assert row == (1, "x") and row != [1, "x"]
     cn.close()

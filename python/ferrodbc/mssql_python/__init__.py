@@ -17,7 +17,15 @@ from typing import Any
 
 import ferrodbc
 
-from . import connection_string_parser, constants, db_connection, helpers, parameter_helper, params  # noqa: F401  (install() maps them)
+from . import (  # noqa: F401  (install() maps them)
+    connection_string_builder,
+    connection_string_parser,
+    constants,
+    db_connection,
+    helpers,
+    parameter_helper,
+    params,
+)
 from .connection import Connection, connect
 from .constants import *  # noqa: F403  (mssql-python's top-level SQL_* names)
 from .constants import AuthType, ConstantsDDBC, GetInfoConstants, SQLTypes, get_info_constants
@@ -35,7 +43,8 @@ from .exceptions import (
     ProgrammingError,
     Warning,
 )
-from .logging import setup_logging
+from .helpers import Settings, get_settings
+from .logging import driver_logger, logger, setup_logging
 from .pooling import PoolingManager, pooling
 from .row import Row
 from .type import (
@@ -71,11 +80,13 @@ def getDecimalSeparator() -> str:
 
 def setDecimalSeparator(separator: str) -> None:
     if not isinstance(separator, str):
-        raise TypeError("Decimal separator must be a string")
-    if len(separator) != 1:
+        raise ValueError("Decimal separator must be a string")
+    if not separator:
+        raise ValueError("Decimal separator cannot be empty")
+    if len(separator) > 1:
         raise ValueError("Decimal separator must be a single character")
-    if separator.isspace() or separator.isdigit():
-        raise ValueError(f"Invalid decimal separator: {separator!r}")
+    if separator.isspace():
+        raise ValueError("Whitespace characters are not allowed as decimal separators")
     ferrodbc.setDecimalSeparator(separator)
 
 
@@ -103,6 +114,7 @@ sys.modules[__name__].__class__ = _FaceModule
 
 _SUBMODULES = (
     "connection",
+    "connection_string_builder",
     "connection_string_parser",
     "constants",
     "cursor",
@@ -135,6 +147,10 @@ __all__ = [
     "ROWID",
     "STRING",
     "AuthType",
+    "Settings",
+    "driver_logger",
+    "get_settings",
+    "logger",
     "Binary",
     "Connection",
     "ConnectionStringParseError",

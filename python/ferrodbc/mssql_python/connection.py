@@ -8,7 +8,12 @@ import codecs
 from typing import Any
 
 from .. import _native, driver_pick, entra
+from . import exceptions as _exc
+from .connection_string_builder import _ConnectionStringBuilder
+from .connection_string_parser import _ConnectionStringParser
 from .cursor import Cursor
+from .exceptions import translate, translating
+from .logging import logger as _log
 
 SQL_CHAR = 1
 SQL_WCHAR = -8
@@ -21,7 +26,7 @@ def _norm_encoding(encoding: str) -> str:
     try:
         codecs.lookup(encoding)
     except (LookupError, TypeError) as e:
-        raise _native.ProgrammingError(f"Unsupported encoding: {encoding}") from e
+        raise _exc.ProgrammingError._of(f"Unsupported encoding: {encoding}") from e
     return encoding.strip().lower()
 
 
@@ -36,23 +41,42 @@ def _is_utf16(encoding: str) -> bool:
     return codecs.lookup(encoding).name in ("utf-16-le", "utf-16-be")
 
 
-_WCHAR_ONLY = "SQL_WCHAR only supports UTF-16 encodings (utf-16le, utf-16be), not {!r}"
+def _check_wchar(encoding: str, ctype_context: bool) -> None:
+    """SQL_WCHAR takes UTF-16 with a named byte order only (mssql-python's rule and words)."""
+    if encoding == "utf-16":
+        raise _exc.ProgrammingError(
+            driver_error="UTF-16 with Byte Order Mark not supported for SQL_WCHAR",
+            ddbc_error="Cannot use 'utf-16' encoding with SQL_WCHAR due to Byte Order Mark ambiguity. "
+            "Use 'utf-16le' or 'utf-16be' instead for explicit byte order.",
+        )
+    if not _is_utf16(encoding):
+        what = "SQL_WCHAR ctype" if ctype_context else "SQL_WCHAR"
+        raise _exc.ProgrammingError(
+            driver_error=f"{what} only supports UTF-16 encodings",
+            ddbc_error=f"Cannot use encoding '{encoding}' with {what}. "
+            "SQL_WCHAR requires UTF-16 encodings (utf-16le, utf-16be)",
+        )
+
+
+def _bad_ctype(ctype: object) -> Exception:
+    return _exc.ProgrammingError(driver_error=f"Invalid ctype: {ctype}",
+                                 ddbc_error=f"ctype must be SQL_CHAR ({SQL_CHAR}) or SQL_WCHAR ({SQL_WCHAR})")
 
 
 class Connection(_native.Connection):
     """A ferrodbc connection with mssql-python's cursor, encoding and autocommit methods."""
 
     # PEP 249's optional extension: the exception classes on the connection.
-    Warning = _native.Warning
-    Error = _native.Error
-    InterfaceError = _native.InterfaceError
-    DatabaseError = _native.DatabaseError
-    DataError = _native.DataError
-    OperationalError = _native.OperationalError
-    IntegrityError = _native.IntegrityError
-    InternalError = _native.InternalError
-    ProgrammingError = _native.ProgrammingError
-    NotSupportedError = _native.NotSupportedError
+    Warning = _exc.Warning
+    Error = _exc.Error
+    InterfaceError = _exc.InterfaceError
+    DatabaseError = _exc.DatabaseError
+    DataError = _exc.DataError
+    OperationalError = _exc.OperationalError
+    IntegrityError = _exc.IntegrityError
+    InternalError = _exc.InternalError
+    ProgrammingError = _exc.ProgrammingError
+    NotSupportedError = _exc.NotSupportedError
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> bool:  # type: ignore[override]
         """mssql-python's: commit on success, roll back on an exception (without autocommit),
@@ -80,9 +104,9 @@ class Connection(_native.Connection):
         """As ferrodbc's, with "Y"/"N" for the yes/no answers (mssql-python's form) and None for
         an info type the driver does not know."""
         if not isinstance(info_type, int) or isinstance(info_type, bool):
-            raise _native.ProgrammingError(f"Invalid info_type: {info_type!r}")
+            raise ValueError(f"info_type must be an integer, got {type(info_type).__name__}")
         if self.closed:
-            raise _native.InterfaceError("Connection is closed")
+            raise _exc.InterfaceError._of("Connection is closed")
         try:
             value = super().getinfo(info_type)
         except (OverflowError, _native.DatabaseError):
@@ -138,9 +162,9 @@ class Connection(_native.Connection):
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
         if ctype not in (SQL_CHAR, SQL_WCHAR):
-            raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
-        if ctype == SQL_WCHAR and not _is_utf16(enc):
-            raise _native.ProgrammingError(_WCHAR_ONLY.format(encoding))
+            raise _bad_ctype(ctype)
+        if ctype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=False)
         self._engine(super().setencoding, enc, ctype)
         self.__dict__["_encoding"] = {"encoding": enc, "ctype": ctype}
 
@@ -151,16 +175,18 @@ class Connection(_native.Connection):
     def setdecoding(self, sqltype: int, encoding: str | None = None, ctype: int | None = None) -> None:  # type: ignore[override]
         self._check_open()
         if sqltype not in (SQL_CHAR, SQL_WCHAR, SQL_WMETADATA):
-            raise _native.ProgrammingError(
+            raise _exc.ProgrammingError._of(
                 f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
             )
         enc = _norm_encoding(encoding or "utf-16le")
         if ctype is None:
             ctype = SQL_WCHAR if _is_utf16(enc) else SQL_CHAR
+        if sqltype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=False)
         if ctype not in (SQL_CHAR, SQL_WCHAR):
-            raise _native.ProgrammingError(f"Invalid ctype: {ctype}. Must be SQL_CHAR (1) or SQL_WCHAR (-8).")
-        if (sqltype in (SQL_WCHAR, SQL_WMETADATA) or ctype == SQL_WCHAR) and not _is_utf16(enc):
-            raise _native.ProgrammingError(_WCHAR_ONLY.format(encoding))
+            raise _bad_ctype(ctype)
+        if ctype == SQL_WCHAR:
+            _check_wchar(enc, ctype_context=True)
         # mssql-python numbers metadata -99, pyodbc (and ferrodbc's engine) -888.
         engine_type = _native_wmetadata() if sqltype == SQL_WMETADATA else sqltype
         self._engine(super().setdecoding, engine_type, enc, ctype)
@@ -169,7 +195,7 @@ class Connection(_native.Connection):
     def getdecoding(self, sqltype: int) -> dict[str, Any]:
         self._check_open()
         if sqltype not in (SQL_CHAR, SQL_WCHAR, SQL_WMETADATA):
-            raise _native.ProgrammingError(
+            raise _exc.ProgrammingError._of(
                 f"Invalid sqltype: {sqltype}. Must be SQL_CHAR (1), SQL_WCHAR (-8) or SQL_WMETADATA (-99)."
             )
         # mssql-python reads every text column as UTF-16 by default (SQL_CHAR too).
@@ -192,9 +218,39 @@ class Connection(_native.Connection):
 
     def _check_open(self) -> None:
         if self.closed:
-            raise _native.InterfaceError("Connection is closed")
+            raise _exc.InterfaceError._of("Connection is closed")
 
 
+#: connect() keywords mssql-python programs pass that are not connection-string keywords.
+_KWARG_ALIASES = {"user": "UID", "password": "PWD", "host": "Server"}
+
+
+def _connection_string(connection_str: str, kwargs: dict[str, Any]) -> str:
+    """mssql-python's rules (connection_string_parser): the string parsed and checked against
+    the allow-list, keywords under the driver's names, keyword arguments over the string's;
+    ``Driver=`` is accepted (the face lets a program name its driver)."""
+    if "\x00" in connection_str or any(isinstance(v, str) and "\x00" in v for v in kwargs.values()):
+        raise _exc.InterfaceError(driver_error="Connection string must not contain a NUL (\\x00) character.",
+                                  ddbc_error="Embedded NUL in connection string.")
+    parser = _ConnectionStringParser(validate_keywords=True)
+    parser._reserved = ("APP",)
+    parsed = parser._parse(connection_str)
+    params = _ConnectionStringParser._normalize_params(parsed)
+    if "driver" in parsed:
+        params["Driver"] = parsed["driver"]
+    for key, value in kwargs.items():
+        name = _ConnectionStringParser.normalize_key(_KWARG_ALIASES.get(key.lower(), key))
+        if name == "APP":
+            raise ValueError(f"Connection parameter '{key}' is reserved and controlled by the driver. "
+                             "It cannot be set by the user.")
+        if name is None:
+            _log.warning("Ignoring unknown connection parameter from kwargs: %s", key)
+            continue
+        params[name] = str(value)
+    return _ConnectionStringBuilder(params).build()
+
+
+@translating
 def connect(
     connection_str: str = "",
     autocommit: bool = False,
@@ -210,17 +266,12 @@ def connect(
     from . import _pooling_enabled
 
     if not isinstance(connection_str, str):
-        raise _native.InterfaceError("the connection string must be a str")
+        raise _exc.InterfaceError._of("the connection string must be a str")
     if token_provider is not None:
-        raise _native.NotSupportedError(
+        raise _exc.NotSupportedError._of(
             "token_provider= is mssql-python's; use ferrodbc.connect(credential=...) or access_token="
         )
-    parts = [connection_str.rstrip(";")] if connection_str else []
-    aliases = {"user": "UID", "password": "PWD", "host": "Server", "server": "Server", "database": "Database"}
-    parts += [
-        f"{aliases.get(k.lower(), k)}={_native._quote_connection_value(str(v))}" for k, v in kwargs.items()
-    ]
-    full = driver_pick.with_driver(";".join(parts))
+    full = driver_pick.with_driver(_connection_string(connection_str, kwargs))
     login = entra.resolve(full, None, None, attrs_before)
     cnxn = Connection(
         login.connection_string,
@@ -230,6 +281,16 @@ def connect(
         attrs_before=login.attrs_before,
         pool_identity=login.pool_identity,
     )
+    # The face's rows (equal to lists too) and exception classes, chosen once here: the engine
+    # builds the rows and calls the hook on a fetch's error path only.
+    cnxn.row_factory = _native._ListRow
+    cnxn._error_hook = translate
     if native_uuid is not None:
         cnxn.native_uuid = native_uuid
     return cnxn
+
+
+# The engine's methods that raise, per call.
+for _name in ("close", "commit", "rollback", "getinfo", "set_attr", "add_output_converter",
+              "setencoding", "setdecoding", "execute", "batch_execute", "cursor", "__exit__"):
+    setattr(Connection, _name, translating(getattr(Connection, _name)))

@@ -1,14 +1,63 @@
 """mssql-python's public helpers that programs use: ``sanitize_connection_string`` (secrets
-replaced, ferrodbc's redaction)."""
+replaced, as mssql-python shows them)."""
 
 from __future__ import annotations
 
-from .._native import _redact_connection_string
+import re
+
+import ferrodbc
+
+from .connection_string_parser import sanitize_connection_string
 
 
-def sanitize_connection_string(conn_str: str) -> str:
-    """The connection string with every password and token value shown as ``***``."""
-    return _redact_connection_string(conn_str)
+class Settings:
+    """mssql-python's module settings (``lowercase``, ``native_uuid``, ``decimal_separator``):
+    a view of ferrodbc's, which the engine reads."""
+
+    @property
+    def lowercase(self) -> bool:
+        return bool(ferrodbc.lowercase)
+
+    @lowercase.setter
+    def lowercase(self, value: bool) -> None:
+        ferrodbc.lowercase = value
+
+    @property
+    def native_uuid(self) -> bool:
+        return bool(ferrodbc.native_uuid)
+
+    @native_uuid.setter
+    def native_uuid(self, value: bool) -> None:
+        ferrodbc.native_uuid = value
+
+    @property
+    def decimal_separator(self) -> str:
+        return str(ferrodbc.getDecimalSeparator())
+
+    @decimal_separator.setter
+    def decimal_separator(self, value: str) -> None:
+        ferrodbc.setDecimalSeparator(value)
 
 
-__all__ = ["sanitize_connection_string"]
+_SETTINGS = Settings()
+
+
+def sanitize_user_input(user_input: str, max_length: int = 50) -> str:
+    """``user_input`` made safe to log: only letters, digits, ``_``, ``-`` and ``.`` kept, cut
+    to ``max_length`` characters (then ``...``); ``<invalid>`` when nothing is left,
+    ``<non-string>`` for anything not a str."""
+    if not isinstance(user_input, str):
+        return "<non-string>"
+    kept = re.sub(r"[^\w\-\.]", "", user_input)
+    if not kept:
+        return "<invalid>"
+    return kept[:max_length] + "..." if len(kept) > max_length else kept
+
+
+def get_settings() -> Settings:
+    """The module settings (one object, shared)."""
+    return _SETTINGS
+
+
+
+__all__ = ["Settings", "get_settings", "sanitize_connection_string", "sanitize_user_input"]

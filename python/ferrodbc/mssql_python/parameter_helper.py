@@ -80,7 +80,7 @@ def detect_and_convert_parameters(sql: str, parameters: Any) -> tuple[str, Any]:
         return sql, None
     if not isinstance(parameters, (tuple, list, Mapping)):
         raise TypeError(
-            f"Parameters must be tuple, list, or dict, got {type(parameters).__name__}"
+            f"Parameters must be tuple, list, dict, or None, got {type(parameters).__name__}"
         )
     return params.convert(sql, parameters)
 

@@ -9,6 +9,8 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .. import _native
+
 # One token at a time: quoted text, a bracketed name, comments (kept as they are), or a
 # placeholder (`%(name)s`, `?`).
 _TOKENS = re.compile(
@@ -41,10 +43,14 @@ def named_placeholders(sql: str) -> tuple[str, ...]:
     return _pyformat(sql)[1] if "%(" in sql else ()
 
 
+# A fetched row is a parameter sequence too (ferrodbc's rows and the face's).
+_SEQUENCES = (tuple, list, Mapping, _native.Row, _native._ListRow)
+
+
 def unwrap(parameters: tuple[Any, ...]) -> Any:
     """``execute(sql, (1, 2))``, ``execute(sql, [1, 2])``, ``execute(sql, {...})`` and
     ``execute(sql, 1, 2)`` all mean the same parameters (mssql-python's rule)."""
-    if len(parameters) == 1 and isinstance(parameters[0], (tuple, list, Mapping)):
+    if len(parameters) == 1 and isinstance(parameters[0], _SEQUENCES):
         return parameters[0]
     return parameters
 

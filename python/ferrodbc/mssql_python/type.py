@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
+from .. import dbapi
 from ..dbapi import (
-    BINARY,
-    DATETIME,
-    NUMBER,
-    ROWID,
-    STRING,
     Date,
     DateFromTicks,
     Time,
@@ -17,6 +14,25 @@ from ..dbapi import (
     Timestamp,
     TimestampFromTicks,
 )
+
+
+class _TypeObject(dbapi.DBAPITypeObject):
+    """ferrodbc's PEP 249 type object (equal to the type codes of its group), callable as
+    mssql-python's are: ``STRING()`` is ``""``, ``DATETIME(2025, 1, 1)`` a datetime."""
+
+    def __init__(self, base: dbapi.DBAPITypeObject, make: Any) -> None:
+        super().__init__(base.name, *base.codes)
+        self._make = make
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._make(*args, **kwargs)
+
+
+STRING = _TypeObject(dbapi.STRING, str)
+BINARY = _TypeObject(dbapi.BINARY, bytearray)
+NUMBER = _TypeObject(dbapi.NUMBER, float)
+DATETIME = _TypeObject(dbapi.DATETIME, lambda year=1, month=1, day=1, *rest, **kw: datetime.datetime(year, month, day, *rest, **kw))
+ROWID = _TypeObject(dbapi.ROWID, int)
 
 
 def Binary(value: Any) -> bytes:

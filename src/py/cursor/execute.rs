@@ -104,7 +104,7 @@ impl Cursor {
 pub(super) fn is_param_row(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(obj.is_instance_of::<PyTuple>()
         || obj.is_instance_of::<PyList>()
-        || obj.is_instance(crate::py::row::row_type(py)?)?)
+        || crate::py::row::is_row(py, obj)?)
 }
 
 /// `execute(sql, a, b)` and `execute(sql, [a, b])` / `execute(sql, (a, b))` are both accepted.

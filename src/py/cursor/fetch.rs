@@ -362,45 +362,24 @@ pub(super) fn arrow_options(
 #[pymethods]
 impl Cursor {
     fn fetchone(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut guard = self.lock(py)?;
+        let mut guard = self.lock(py).map_err(|e| self.shared.hooked(py, e))?;
         self.fetch_one(py, &mut guard)
+            .map_err(|e| self.shared.hooked(py, e))
     }
 
     #[pyo3(signature = (size = None))]
     fn fetchmany<'py>(&self, py: Python<'py>, size: Option<isize>) -> PyResult<Bound<'py, PyList>> {
-        let n = match size {
-            None => self.arraysize.load(Ordering::Relaxed),
-            Some(n) if n < 0 => return Err(programming("fetchmany size must not be negative")),
-            Some(n) => n.unsigned_abs(), // not negative: refused above
-        };
-        let mut guard = self.lock(py)?;
-        if n == 1 {
-            let row = self.fetch_one(py, &mut guard)?;
-            drop(guard);
-            return PyList::new(py, row);
-        }
-        let rows = self.fetch_rows(py, &mut guard, n)?;
-        drop(guard);
-        PyList::new(py, rows)
+        self.fetch_many(py, size)
+            .map_err(|e| self.shared.hooked(py, e))
     }
 
     fn fetchall<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let mut guard = self.lock(py)?;
-        let rows = self.fetch_rows(py, &mut guard, usize::MAX)?;
-        drop(guard);
-        PyList::new(py, rows)
+        self.fetch_all(py).map_err(|e| self.shared.hooked(py, e))
     }
 
     /// The first column of the next row (or None when there is no row); no row object is built.
     fn fetchval(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
-        let mut guard = self.lock(py)?;
-        let Fetch { mut rows, plan, .. } = self.begin_fetch(py, &mut guard)?;
-        let Some(served) = self.next_served(py, &mut rows, 1)? else {
-            return Ok(None);
-        };
-        build_first_value(py, plan, served.batch, served.rows.start, served.base)
-            .map(Some)
-            .map_err(|f| f.err)
+        self.fetch_val(py).map_err(|e| self.shared.hooked(py, e))
     }
 
     /// The rest of the current result set as Arrow record batches of `rows_per_batch` rows
@@ -501,5 +480,47 @@ impl Cursor {
         }
         let mut guard = self.lock(py)?;
         self.skip_rows(py, &mut guard, count.unsigned_abs()) // not negative: refused above
+    }
+}
+
+/// The bodies of the fetch methods (their errors go through the connection's `error_hook`).
+impl Cursor {
+    fn fetch_many<'py>(
+        &self,
+        py: Python<'py>,
+        size: Option<isize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let n = match size {
+            None => self.arraysize.load(Ordering::Relaxed),
+            Some(n) if n < 0 => return Err(programming("fetchmany size must not be negative")),
+            Some(n) => n.unsigned_abs(), // not negative: refused above
+        };
+        let mut guard = self.lock(py)?;
+        if n == 1 {
+            let row = self.fetch_one(py, &mut guard)?;
+            drop(guard);
+            return PyList::new(py, row);
+        }
+        let rows = self.fetch_rows(py, &mut guard, n)?;
+        drop(guard);
+        PyList::new(py, rows)
+    }
+
+    fn fetch_all<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let mut guard = self.lock(py)?;
+        let rows = self.fetch_rows(py, &mut guard, usize::MAX)?;
+        drop(guard);
+        PyList::new(py, rows)
+    }
+
+    fn fetch_val(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let mut guard = self.lock(py)?;
+        let Fetch { mut rows, plan, .. } = self.begin_fetch(py, &mut guard)?;
+        let Some(served) = self.next_served(py, &mut rows, 1)? else {
+            return Ok(None);
+        };
+        build_first_value(py, plan, served.batch, served.rows.start, served.base)
+            .map(Some)
+            .map_err(|f| f.err)
     }
 }

@@ -20,6 +20,7 @@ use crate::py::connection::Connection;
 use crate::py::errors::{IntoPyResult, programming};
 use crate::py::plan::ColumnDecoder;
 use crate::py::plan::PyPlan;
+use crate::py::row::list_row_type;
 use crate::py::shape::RowShape;
 use crate::py::shared::ConnShared;
 use crate::statement::Statement;
@@ -243,6 +244,11 @@ impl Cursor {
             .unwrap_or_else(|e| e.into_inner());
         let flags = crate::py::compat::ModuleFlags::read(py);
         let uuid_as_str = !self.shared.native_uuid.load(Ordering::Relaxed) || !flags.native_uuid;
+        // The face's row factory: `Row`s of its own type (a later change of factory is seen by
+        // the next result set's plan).
+        let list_rows = self
+            .current_row_factory(py)
+            .is_some_and(|f| list_row_type(py).is_ok_and(|t| f.bind(py).is(t)));
         let plan = PyPlan::build(
             py,
             core.clone(),
@@ -252,6 +258,7 @@ impl Cursor {
             errors,
             uuid_as_str,
             flags.lowercase || st.catalog_result,
+            list_rows,
         )?;
         drop(converters);
         st.plan = Some(Arc::new(plan));

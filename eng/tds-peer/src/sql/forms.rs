@@ -161,12 +161,43 @@ fn list_items(toks: &[Tok], select: usize) -> Vec<(usize, usize)> {
     items
 }
 
+/// The SELECT words that start a query's select lists: the statement's first, and each one
+/// after a set operator at the top level (`SELECT a = 1 UNION ALL SELECT a = 2`: the alias form
+/// is legal in every branch, and SQLite would read a later branch's `a = 2` as a comparison).
+fn top_selects(toks: &[Tok]) -> Vec<usize> {
+    let Some(first) = next_sig(toks, 0).filter(|&i| toks[i].is_word("SELECT")) else {
+        return Vec::new();
+    };
+    let mut found = vec![first];
+    let mut depth = 0usize;
+    let mut after_set_op = false;
+    for (i, t) in toks.iter().enumerate().skip(first + 1) {
+        if t.is_punct('(') {
+            depth += 1;
+        } else if t.is_punct(')') {
+            depth = depth.saturating_sub(1);
+        } else if depth == 0
+            && ["UNION", "EXCEPT", "INTERSECT"]
+                .iter()
+                .any(|k| t.is_word(k))
+        {
+            after_set_op = true;
+        } else if depth == 0 && after_set_op && t.is_word("SELECT") {
+            found.push(i);
+            after_set_op = false;
+        }
+    }
+    found
+}
+
 fn assignment_aliases(toks: &[Tok]) -> Option<Vec<Tok>> {
-    let select = next_sig(toks, 0).filter(|&i| toks[i].is_word("SELECT"))?;
+    let selects = top_selects(toks);
+    let select = *selects.first()?;
     let mut out: Vec<Tok> = toks[..=select].to_vec();
     let mut changed = false;
     let mut last = select + 1;
-    for (s, e) in list_items(toks, select) {
+    let items = selects.iter().flat_map(|&sel| list_items(toks, sel));
+    for (s, e) in items {
         let Some(n) = next_sig(toks, s).filter(|&n| n < e) else {
             continue;
         };
@@ -339,6 +370,16 @@ mod tests {
     fn select_assignment_alias() {
         let out = rewrite(&tokenize("select i = 1, [j k] = 'x', n").unwrap()).unwrap();
         assert_eq!(text(&out), r#"select  1 AS "i",  'x' AS "j k", n"#);
+    }
+
+    #[test]
+    fn assignment_alias_in_every_union_branch() {
+        let sql = "select a = 1, b = 2\nunion all\nselect a = 3, b = (select x = 4)";
+        let out = rewrite(&tokenize(sql).unwrap()).unwrap();
+        assert_eq!(
+            text(&out),
+            "select  1 AS \"a\",  2\n AS \"b\"union all\nselect  3 AS \"a\",  (select x = 4) AS \"b\""
+        );
     }
 
     #[test]

@@ -24,8 +24,29 @@ pub(crate) fn print(
         &decl,
         params,
     )?;
-    out.emit(r, &token::message(0, &msg, 0, 1, 1))?;
+    out.emit(r, &token::message(0, truncated(&msg, PRINT_MAX), 0, 1, 1))?;
     Ok(Flow::Continue)
+}
+
+/// SQL Server's longest PRINT message, in characters (longer ones are cut there); a message
+/// token's length is 16 bits, so the cut is also what keeps the token well formed.
+const PRINT_MAX: usize = 8000;
+/// RAISERROR's longest message: a longer one becomes its first 2,044 characters and "...".
+const RAISERROR_MAX: usize = 2047;
+
+/// The first `max` characters of `msg`.
+fn truncated(msg: &str, max: usize) -> &str {
+    msg.char_indices()
+        .nth(max)
+        .map_or(msg, |(at, _)| &msg[..at])
+}
+
+/// RAISERROR's message as SQL Server sends it (see `RAISERROR_MAX`).
+fn raiserror_text(msg: String) -> String {
+    if msg.chars().count() <= RAISERROR_MAX {
+        return msg;
+    }
+    format!("{}...", truncated(&msg, RAISERROR_MAX - 3))
 }
 
 /// `THROW [number, message, state]`; a bare `THROW;` in a CATCH block re-raises its error.
@@ -132,7 +153,7 @@ pub(crate) fn raiserror(
     };
     let class = vals[1].trim().parse::<i64>().unwrap_or(16).clamp(0, 25) as u8;
     let state = vals[2].trim().parse::<i64>().unwrap_or(1).clamp(0, 255) as u8;
-    let msg = printf(&fmt, &vals[3..]);
+    let msg = raiserror_text(printf(&fmt, &vals[3..]));
     if class > 10 && cx.try_depth > 0 {
         return Err(StmtErr::Sql(SqlError {
             number,
@@ -186,6 +207,18 @@ fn printf(fmt: &str, args: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::{PRINT_MAX, raiserror_text, truncated};
+
+    #[test]
+    fn long_messages_cut_as_sql_server_cuts_them() {
+        assert_eq!(truncated(&"a".repeat(80_000), PRINT_MAX).len(), 8000);
+        assert_eq!(truncated("ab", PRINT_MAX), "ab");
+        let r = raiserror_text("é".repeat(4000));
+        assert_eq!(r.chars().count(), 2047);
+        assert!(r.ends_with("é..."));
+        assert_eq!(raiserror_text("a".repeat(2047)), "a".repeat(2047));
+    }
+
     #[test]
     fn printf_subset() {
         assert_eq!(

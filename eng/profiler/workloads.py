@@ -19,6 +19,7 @@ from .digest import Digest, of_rows, of_sets, of_values
 from .drivers import INPUT_SIZES
 from .task import Ctx, Size, Task
 from .vector_tasks import TASKS as VECTOR_TASKS
+from .write_tasks import TASKS as WRITE_TASKS
 
 
 def synthetic(shape: str, n: int) -> list[tuple]:
@@ -545,6 +546,7 @@ _TASKS = [
     *DATAFRAME_TASKS,
     *BULK_TASKS,
     *VECTOR_TASKS,
+    *WRITE_TASKS,
 ]
 
 REGISTRY: dict[str, Task] = {t.name: t for t in _TASKS}

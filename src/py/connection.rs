@@ -267,6 +267,16 @@ impl Connection {
 
     /// `hook(exception) -> exception` for the errors fetches raise (the `mssql_python` face
     /// gives its exception classes this way: no Python layer per fetched row); None: none.
+    #[getter(_error_hook)]
+    fn get_error_hook(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.shared
+            .error_hook
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(|h| h.clone_ref(py))
+    }
+
     #[setter(_error_hook)]
     fn set_error_hook(&self, hook: Option<Py<PyAny>>) {
         *self

@@ -86,19 +86,11 @@ fn time_text(b: &[u8], scale: u8) -> u64 {
     uint_le(b) * 10u64.pow(7 - scale as u32)
 }
 
-/// The last day a DATE holds (9999-12-31, days since 0001-01-01).
-const MAX_DAY: i64 = 3_652_058;
-
-/// A DATE's 3 little-endian day bytes (lossless: under 2^24), refused past 9999-12-31 as SQL
-/// Server refuses it ("not a valid instance of data type date"), not printed as year 45000.
-fn day_bytes(b: &[u8]) -> io::Result<i64> {
-    let days = i64::from(u32::from_le_bytes([b[0], b[1], b[2], 0]));
-    if days > MAX_DAY {
-        return Err(proto_err(format!(
-            "RPC date parameter of day {days}, past 9999-12-31"
-        )));
-    }
-    Ok(days)
+/// A DATE's 3 little-endian day bytes, as a day count (lossless: under 2^24). A day past
+/// 9999-12-31 prints as a year of five digits, which `invalid_param` answers with SQL Server's
+/// 8023 before anything runs (the session stays usable, as on SQL Server).
+fn day_bytes(b: &[u8]) -> i64 {
+    i64::from(u32::from_le_bytes([b[0], b[1], b[2], 0]))
 }
 
 fn money(b: &[u8]) -> Value {
@@ -305,7 +297,7 @@ fn date_value(c: &mut Cur) -> io::Result<(Option<Ty>, Value)> {
         if len == 0 {
             Value::Null
         } else {
-            Value::Text(conv::fmt_date(day_bytes(b)?))
+            Value::Text(conv::fmt_date(day_bytes(b)))
         },
     ))
 }
@@ -352,11 +344,11 @@ fn time_family(c: &mut Cur, t: u8) -> io::Result<(Option<Ty>, Value)> {
         0x29 => conv::fmt_time(ticks, 7),
         0x2A => format!(
             "{} {}",
-            conv::fmt_date(day_bytes(&b[tl..tl + 3])?),
+            conv::fmt_date(day_bytes(&b[tl..tl + 3])),
             conv::fmt_time(ticks, 7)
         ),
         _ => {
-            let days = day_bytes(&b[tl..tl + 3])?;
+            let days = day_bytes(&b[tl..tl + 3]);
             let off = i16::from_le_bytes([b[tl + 3], b[tl + 4]]);
             let local = days as i128 * conv::TICKS_PER_DAY as i128
                 + ticks as i128
@@ -927,20 +919,29 @@ mod tests {
         assert_eq!(rpcs[0].params[0].value, Value::Text("123.45".into()));
     }
 
-    /// A DATE past 9999-12-31 (3 day bytes reach year 45000) and a TIME past midnight (5 time
-    /// bytes reach 12.7 days) are refused as SQL Server refuses them, not stored as text no
-    /// DATE or TIME can hold ("45925-..." , "25:00:00").
+    /// A TIME past midnight (5 time bytes reach 12.7 days) is refused, not stored as text no
+    /// TIME can hold ("25:00:00"): the peer closes the connection where SQL Server answers 8023
+    /// (a limit its README states). A DATE past 9999-12-31 (3 day bytes reach year 45000) gets
+    /// SQL Server's 8023 and the session goes on.
     #[test]
-    fn dates_and_times_past_their_range_are_protocol_errors() {
+    fn times_past_a_day_are_protocol_errors_and_days_past_9999_are_8023() {
         let bad: &[&[u8]] = &[
-            &[0x28, 3, 0xFF, 0xFF, 0xFF],                      // DATE day 16777215
-            &[0x28, 3, 0xDB, 0xB9, 0x37],                      // DATE day 3652059
-            &[0x29, 7, 5, 0, 0, 0, 0, 0xFF],                   // TIME(7) 1.1e12 ticks
+            &[0x29, 7, 5, 0, 0, 0, 0, 0xFF], // TIME(7) 1.1e12 ticks
             &[0x2A, 7, 8, 0, 0xC0, 0x69, 0x2A, 0xC9, 0, 0, 0], // DATETIME2 at 24:00:00
-            &[0x2B, 7, 10, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0], // DTO day 16777215
         ];
         for param in bad {
             assert!(parse(&one_param_rpc(param)).is_err(), "{param:?}");
+        }
+        // Days past 9999-12-31 parse, and `invalid_param` answers them with 8023.
+        let past: &[&[u8]] = &[
+            &[0x28, 3, 0xFF, 0xFF, 0xFF], // DATE day 16777215
+            &[0x28, 3, 0xDB, 0xB9, 0x37], // DATE day 3652059
+            &[0x2B, 7, 10, 0, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0, 0], // DTO day 16777215
+        ];
+        for param in past {
+            let rpcs = parse(&one_param_rpc(param)).unwrap();
+            let e = invalid_param(&rpcs[0].params).expect("8023");
+            assert_eq!((e.number, e.class), (8023, 16), "{param:?}");
         }
         // The last day and the last tick of a day still parse.
         let rpcs = parse(&one_param_rpc(&[0x28, 3, 0xDA, 0xB9, 0x37])).unwrap();

@@ -14,7 +14,10 @@ def message(s: socket.socket) -> bytes:
     while True:
         hdr = b""
         while len(hdr) < 8:
-            hdr += s.recv(8 - len(hdr))
+            chunk = s.recv(8 - len(hdr))
+            # A closed connection must fail the test, not spin here for ever.
+            assert chunk, "peer closed the connection"
+            hdr += chunk
         n = int.from_bytes(hdr[2:4], "big") - 8
         body = b""
         while len(body) < n:

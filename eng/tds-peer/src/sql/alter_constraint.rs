@@ -80,29 +80,32 @@ fn run(
         return Err(syntax("Incorrect syntax near 'CONSTRAINT'.".into()));
     };
     let new_def = format!("{}, {}){}", &def[..close], clause.trim(), &def[close + 1..]);
-    let version: i64 = cx
-        .db
-        .query_row("PRAGMA schema_version", [], |r| r.get(0))
-        .map_err(sqlerr)?;
-    cx.db
-        .execute_batch("PRAGMA writable_schema = ON")
-        .map_err(sqlerr)?;
-    let updated = cx.db.execute(
-        "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = ?2 COLLATE NOCASE",
-        [&new_def, &table],
-    );
-    let bumped = cx
-        .db
-        .execute_batch(&format!("PRAGMA schema_version = {}", version + 1));
-    cx.db
-        .execute_batch("PRAGMA writable_schema = OFF")
-        .map_err(sqlerr)?;
-    updated.map_err(sqlerr)?;
-    bumped.map_err(sqlerr)?;
+    rewrite_table_sql(&cx.db, &table, &new_def).map_err(sqlerr)?;
     let _ = cx.db.execute(
         "INSERT INTO __tdspeer_constraints VALUES (?1, 'F', ?2, ?3)",
         rusqlite::params![table, name, cols.join(",")],
     );
     cx.rowcount = 0;
     Ok(Flow::Continue)
+}
+
+/// Replace `table`'s CREATE statement in sqlite_master (`PRAGMA writable_schema`) and bump the
+/// schema version, so every connection reads the new definition; the stored rows stay as they
+/// are (a constraint clause appended to the definition). Writable schema is switched off again
+/// whatever the update did.
+pub(crate) fn rewrite_table_sql(
+    db: &rusqlite::Connection,
+    table: &str,
+    new_def: &str,
+) -> rusqlite::Result<()> {
+    let version: i64 = db.query_row("PRAGMA schema_version", [], |r| r.get(0))?;
+    db.execute_batch("PRAGMA writable_schema = ON")?;
+    let updated = db.execute(
+        "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = ?2 COLLATE NOCASE",
+        [new_def, table],
+    );
+    let bumped = db.execute_batch(&format!("PRAGMA schema_version = {}", version + 1));
+    db.execute_batch("PRAGMA writable_schema = OFF")?;
+    updated?;
+    bumped
 }

@@ -347,25 +347,7 @@ fn run(
         name.replace('"', "\"\"")
     );
     let new_def = format!("{}, {clause}){}", &def[..end], &def[end + 1..]);
-    let version: i64 = cx
-        .db
-        .query_row("PRAGMA schema_version", [], |r| r.get(0))
-        .map_err(sqlerr)?;
-    cx.db
-        .execute_batch("PRAGMA writable_schema = ON")
-        .map_err(sqlerr)?;
-    let updated = cx.db.execute(
-        "UPDATE sqlite_master SET sql = ?1 WHERE type = 'table' AND name = ?2 COLLATE NOCASE",
-        [&new_def, &table],
-    );
-    let bumped = cx
-        .db
-        .execute_batch(&format!("PRAGMA schema_version = {}", version + 1));
-    cx.db
-        .execute_batch("PRAGMA writable_schema = OFF")
-        .map_err(sqlerr)?;
-    updated.map_err(sqlerr)?;
-    bumped.map_err(sqlerr)?;
+    super::alter_constraint::rewrite_table_sql(&cx.db, &table, &new_def).map_err(sqlerr)?;
     record(&cx.db, &table, &[check], nocheck);
     cx.rowcount = 0;
     Ok(Flow::Continue)

@@ -60,22 +60,7 @@ fn run(
         .collect();
     cx.before_write()?;
     let sqlerr = |e: rusqlite::Error| StmtErr::Sql(from_sqlite(&e));
-    let def: String = cx
-        .db
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
-            [&table],
-            |r| r.get(0),
-        )
-        .map_err(|_| {
-            StmtErr::Sql(SqlError::new(
-                4902,
-                16,
-                format!(
-                    "Cannot find the object \"{table}\" because it does not exist or you do not have permissions."
-                ),
-            ))
-        })?;
+    let def = table_definition(&cx.db, &table)?;
     let Some(close) = def.rfind(')') else {
         return Err(syntax("Incorrect syntax near 'CONSTRAINT'.".into()));
     };
@@ -108,4 +93,22 @@ pub(crate) fn rewrite_table_sql(
     db.execute_batch("PRAGMA writable_schema = OFF")?;
     updated?;
     bumped
+}
+
+/// `table`'s CREATE statement in sqlite_master; SQL Server's 4902 when there is no such table.
+pub(crate) fn table_definition(db: &rusqlite::Connection, table: &str) -> Result<String, StmtErr> {
+    db.query_row(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
+        [table],
+        |r| r.get(0),
+    )
+    .map_err(|_| {
+        StmtErr::Sql(SqlError::new(
+            4902,
+            16,
+            format!(
+                "Cannot find the object \"{table}\" because it does not exist or you do not have permissions."
+            ),
+        ))
+    })
 }

@@ -282,22 +282,7 @@ fn run(
     let table = table.trim().trim_matches('"').replace("\"\"", "\"");
     let expr = ctx.rw(&toks[open + 1..close]).map_err(syntax)?;
     let sqlerr = |e: rusqlite::Error| StmtErr::Sql(from_sqlite(&e));
-    let def: String = cx
-        .db
-        .query_row(
-            "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?1 COLLATE NOCASE",
-            [&table],
-            |r| r.get(0),
-        )
-        .map_err(|_| {
-            StmtErr::Sql(SqlError::new(
-                4902,
-                16,
-                format!(
-                    "Cannot find the object \"{table}\" because it does not exist or you do not have permissions."
-                ),
-            ))
-        })?;
+    let def = super::alter_constraint::table_definition(&cx.db, &table)?;
     let system_named = name.is_none();
     let n: i64 = cx
         .db

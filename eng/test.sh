@@ -29,12 +29,14 @@ if git rev-parse -q --verify 6bbb1d4^{commit} >/dev/null; then
   fi
 fi
 
-step "cargo test"
-cargo test -q --workspace 2>&1 | tail -n 30
-
+# The peers before cargo test: the ADBC driver's Rust tests reach PostgreSQL through psqlODBC,
+# and on a fresh machine nothing else has started it yet.
 step "peers"
 FERRODBC_PG_CONNSTR=$(bash eng/peers/postgres.sh)
 export FERRODBC_PG_CONNSTR
+
+step "cargo test"
+cargo test -q --workspace 2>&1 | tail -n 30
 
 step "pytest"
 # Each suite in its own pytest run: they have their own conftest.py and reuse module names

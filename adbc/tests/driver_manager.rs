@@ -205,7 +205,7 @@ fn the_manifest_finds_the_driver_by_name() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// psqlODBC against the shared PostgreSQL that eng/setup.sh starts (port 54329), or
+/// psqlODBC against the shared PostgreSQL that eng/peers/postgres.sh starts (port 54329), or
 /// `$FERRODBC_PG_CONNSTR`.
 #[test]
 fn psqlodbc_through_the_rust_driver_manager() {

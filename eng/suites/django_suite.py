@@ -27,7 +27,7 @@ checkout's manage.py and testapp/ (nothing of it is committed). Each run gets tw
 test; the two runs are then compared test by test. --syncdb creates testapp's tables from its
 models instead of running its migrations (several ALTER COLUMN, which the peer cannot).
 
-    .venv/bin/python eng/suites/django_suite.py --testapp DIR [--syncdb] [--only RUN ...]
+    .venv/bin/python eng/suites/django_suite.py --testapp DIR [--syncdb] [--mssql-python] [--only RUN ...]
         [--report FILE] [TEST LABEL ...]
 """
 
@@ -119,7 +119,7 @@ def run_testapp(name: str, libs: Path, app: Path, labels: list[str], syncdb: boo
 
 
 def testapp_main(args: argparse.Namespace, libs: Path) -> int:
-    names = [n for n in RUNS if n not in MSSQL_PYTHON_RUNS and (not args.only or n in args.only)]
+    names = [n for n in RUNS if (n in args.only if args.only else (args.mssql_python or n not in MSSQL_PYTHON_RUNS))]
     results = {}
     for name in names:
         started = time.monotonic()
@@ -131,18 +131,23 @@ def testapp_main(args: argparse.Namespace, libs: Path) -> int:
               f"{counts['error']} errors, {counts['skipped']} skipped ({time.monotonic() - started:.0f} s)")
     if args.report:
         args.report.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
-    if len(results) < 2:
-        return 0
-    real, ours = results["pyodbc"], results["ferrodbc_as_pyodbc"]
-    behind = sorted(t for t, v in real.items() if v == "passed" and ours.get(t) != "passed")
-    ahead = sorted(t for t, v in ours.items() if v == "passed" and real.get(t) != "passed")
-    print(f"ferrodbc passes {sum(v == 'passed' for v in real.values()) - len(behind)} of the "
-          f"{sum(v == 'passed' for v in real.values())} tests real pyodbc passes; {len(ahead)} more")
-    for t in behind:
-        print(f"  behind: {t}: {ours.get(t, 'not run')}")
-    for t in ahead:
-        print(f"  ahead: {t}: pyodbc {real[t]}")
-    return 1 if behind else 0
+    behind_any = False
+    for name in names:
+        real_name = RUNS[name][0]
+        if real_name not in results:
+            continue
+        real, ours = results[real_name], results[name]
+        behind = sorted(t for t, v in real.items() if v == "passed" and ours.get(t) != "passed")
+        ahead = sorted(t for t, v in ours.items() if v == "passed" and real.get(t) != "passed")
+        passed_real = sum(v == "passed" for v in real.values())
+        print(f"{name} passes {passed_real - len(behind)} of the {passed_real} tests real {real_name} "
+              f"passes; {len(ahead)} more")
+        for t in behind:
+            print(f"  behind: {t}: {ours.get(t, 'not run')}")
+        for t in ahead:
+            print(f"  ahead: {t}: {real_name} {real[t]}")
+        behind_any |= bool(behind)
+    return 1 if behind_any else 0
 
 
 def main() -> int:

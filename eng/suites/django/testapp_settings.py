@@ -3,6 +3,7 @@ testapp/settings.py, with both SQL Server aliases pointed at TDS peers (one peer
 databases of a server would be) and nothing else changed that a test reads.
 
 - DJANGO_PEER_PORT / DJANGO_OTHER_PEER_PORT: the peers of the "default" and "other" aliases
+- DJANGO_PYTHON_DRIVER: "mssql_python" for mssql-django's mssql-python path (as settings.py)
 - DJANGO_TESTAPP_SYNCDB=1: create the tables from the models (MIGRATION_MODULES = None) instead
   of running testapp's migrations, several of which ALTER COLUMN (the peer has no ALTER COLUMN)
 """
@@ -25,6 +26,8 @@ def _peer(port_env: str) -> dict:
             "driver": "ODBC Driver 18 for SQL Server",
             "extra_params": "Encrypt=no;TrustServerCertificate=yes",
             "return_rows_bulk_insert": True,
+            **({"python_driver": os.environ["DJANGO_PYTHON_DRIVER"]}
+               if os.environ.get("DJANGO_PYTHON_DRIVER") else {}),
         },
         # The peer has one database: keepdb (set by the runner) uses it as the test database.
         "TEST": {"NAME": "master"},

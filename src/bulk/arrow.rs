@@ -1,25 +1,29 @@
 //! An Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`): the array's data type is
-//! looked at once, then one loop per type calls the sink's typed method for every element, so
-//! no value pays for a `match` on its type. The conversions are exact: integers, decimals as
-//! their digits, days and time units as calendar fields (no floating point).
+//! looked at once, then one loop per type puts one [`Value`] variant for every element (the
+//! sink's `put` is inlined there, so its `match` on the variant folds away): no value pays for
+//! a `match` on its type. The conversions are exact: integers, decimals as their digits, days
+//! and time units as calendar fields (no floating point).
 //!
 //! Types and what each element becomes:
-//! - Null: NULL. Boolean: `boolean`. Int8..Int64, UInt8..UInt32: `int`; UInt64 `int` up to
-//!   `i64::MAX`, beyond it `decimal` text (which an integer column refuses as an overflow).
-//! - Float16/32/64: `float`. Decimal32/64/128/256(p, s): `decimal` with the exact digits.
-//! - Date32/Date64: `date`. Time32(s, ms), Time64(us, ns): `time`.
-//! - Timestamp(unit, no zone): `timestamp`. Timestamp(unit, zone): `offset`, with the zone's
-//!   offset if it is a fixed `+hh:mm` / `-hh:mm`, else +00:00 for `UTC` and any named zone (the
-//!   instant is kept; the named zone's local time is not). ferrodbc's own Arrow output of a
-//!   datetimeoffset is a `UTC` timestamp (the default) or the struct
+//! - Null: `Null`. Boolean: `Bool`. Int8..Int64, UInt8..UInt32: `Int`; UInt64 `Int` up to
+//!   `i64::MAX`, beyond it `Decimal` text (which an integer column refuses as an overflow).
+//! - Float16/32/64: `Float`. Decimal32/64/128/256(p, s): `Decimal` with the exact digits.
+//! - Date32/Date64: `Date`. Time32(s, ms), Time64(us, ns): `Time`.
+//! - Timestamp(unit, no zone): `Timestamp`. Timestamp(unit, zone): `TimestampOffset`, with the
+//!   zone's offset if it is a fixed `+hh:mm` / `-hh:mm`, else +00:00 for `UTC` and any named
+//!   zone (the instant is kept; the named zone's local time is not). ferrodbc's own Arrow output
+//!   of a datetimeoffset is a `UTC` timestamp (the default) or the struct
 //!   `{instant: timestamp[UTC], offset_minutes: int16}` (`datetimeoffset="struct"`): both come
 //!   back as the same instant, the struct with its own offset too.
-//! - Utf8, LargeUtf8, Utf8View: `text`. Binary, LargeBinary, BinaryView, FixedSizeBinary:
-//!   `bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `text`.
-//! - Anything else (List, other Structs, Map, Interval, Duration, ...): refused, naming the type.
+//! - Utf8, LargeUtf8, Utf8View: `Utf8`. Binary, LargeBinary, BinaryView, FixedSizeBinary:
+//!   `Bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `Utf8`.
+//! - FixedSizeList, List, LargeList of Float32/Float64: `Vector` (`types/vector/bulk.rs`).
+//! - Anything else (other Lists, other Structs, Map, Interval, Duration, ...): refused, naming
+//!   the type.
 //!
-//! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp): it turns each
-//! element into the [`ParamValue`](crate::params::ParamValue) the parameters bind.
+//! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp) and of the
+//! ADBC driver's bound parameters: it turns each element into the
+//! [`ParamValue`](crate::params::ParamValue) the parameters bind.
 
 use super::encode::{Put, Sink};
 use crate::params::Value;

@@ -1,8 +1,10 @@
-//! A value of the caller's language (already a [`ParamValue`], the parameters' one conversion
-//! from Python) into one cell of a bulk-load column, in the column's [`Form`].
+//! One [`Value`] into one cell of a bulk-load column, in the column's [`Form`] ([`CellSink`]),
+//! or into a parameter value ([`ParamSink`], the parameter-array path). The values come from
+//! Python (a [`ParamValue`], the parameters' one conversion from Python, viewed by
+//! [`ParamValue::as_value`]) or from Arrow (`arrow.rs`).
 //!
-//! The Python values of a column may be of any type, so this is one `match` per value on the
-//! value and the form together; the conversions and SQL Server's rules are the families'
+//! The Python values of a column may be of any type, so [`CellSink`] is one `match` per value on
+//! the value and the form together; the conversions and SQL Server's rules are the families'
 //! (`types/temporal/bulk.rs` for a whole temporal column, `fit_decimal`, `parse_guid`). An
 //! `Err` is the reason a value cannot go into the column; the caller adds column and row.
 

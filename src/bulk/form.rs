@@ -1,6 +1,8 @@
 //! The form a bulk load sends one destination column in, decided once per load from the
 //! column's SQL type: the bcp program type the driver reads, and what the family's encoder
-//! checks (range, length, precision). The hot loop only calls the chosen family's encoder.
+//! checks (range, length, precision). The SQL type picks the family as it does for a fetch
+//! (`types::Family::of`); the family picks the form (its `bulk_form`). The hot loop only calls
+//! the chosen family's encoder.
 
 use crate::error::{Error, Result};
 use crate::odbc::ColumnDescription;

@@ -23,7 +23,7 @@ pub enum Kind {
     Output,
     Table,
     /// Dates and timestamps sent as ISO text for the server to convert (see
-    /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
+    /// `freetds_misencodes`); chosen per column after `unify`, never by it.
     DateText,
     TimestampText,
     /// Times with a digit below the microsecond, sent through FreeTDS as text with seven

@@ -171,3 +171,77 @@ impl Form {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::sql;
+
+    fn of(sql_type: i16, size: usize, decimal_digits: i16) -> Result<Form> {
+        Form::of(&ColumnDescription {
+            name: "c".into(),
+            sql_type,
+            size,
+            decimal_digits,
+            nullable: Some(true),
+            unsigned: false,
+        })
+    }
+
+    #[test]
+    fn each_family_gives_its_columns_form() {
+        let text = |max_units| Form::Text {
+            max_units,
+            utf8: false,
+        };
+        assert_eq!(of(sql::BIT, 1, 0).unwrap(), Form::Bit);
+        assert_eq!(
+            of(sql::TINYINT, 3, 0).unwrap(),
+            Form::Int {
+                min: 0,
+                max: 255,
+                name: "tinyint"
+            }
+        );
+        assert_eq!(of(sql::REAL, 24, 0).unwrap(), Form::Float);
+        assert_eq!(
+            of(sql::NUMERIC, 10, 2).unwrap(),
+            Form::Decimal {
+                precision: 10,
+                scale: 2
+            }
+        );
+        assert_eq!(
+            of(sql::SS_TIME2, 16, 7).unwrap(),
+            Form::Temporal(Temporal::Time { scale: 7 })
+        );
+        assert_eq!(of(sql::GUID, 36, 0).unwrap(), Form::Guid);
+        assert_eq!(of(sql::WVARCHAR, 50, 0).unwrap(), text(Some(50)));
+        assert_eq!(of(sql::VARCHAR, 0, 0).unwrap(), text(None));
+        assert_eq!(of(sql::SS_XML, 0, 0).unwrap(), text(None));
+        assert_eq!(
+            of(sql::BINARY, 16, 0).unwrap(),
+            Form::Binary {
+                max_bytes: Some(16)
+            }
+        );
+        assert_eq!(
+            of(sql::LONGVARBINARY, 0, 0).unwrap(),
+            Form::Binary { max_bytes: None }
+        );
+        assert_eq!(
+            of(types::vector::SQL_SS_VECTOR, 28, 0).unwrap(),
+            Form::Vector { dims: 3 }
+        );
+        // Families without a bulk form for the type, and types no family knows.
+        for t in [
+            sql::SS_VARIANT,
+            sql::SS_UDT,
+            sql::DATETIME,
+            crate::codes::c::SBIGINT,
+            999,
+        ] {
+            assert!(of(t, 0, 0).is_err(), "{t}");
+        }
+    }
+}

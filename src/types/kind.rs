@@ -66,7 +66,8 @@ pub enum CellKind {
 }
 
 /// The type families: one module each under `types/` (and its Python arm under `py/types/`).
-/// Every dispatch (binding, Arrow arm, Python arm) has one line per family.
+/// Every dispatch (column kind, binding, Arrow arm, Python arm, bulk form) has one line per
+/// family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Bit,

@@ -124,3 +124,15 @@ def test_savepoint_transaction_and_another_writer(connect, driver):
     cn.commit()
     other.execute(f"INSERT INTO {t} VALUES (10)")
     assert values(other, t) == [1, 10]
+
+
+def test_savepoint_after_an_autocommit_write_in_the_batch(connect, driver):
+    cur = connect().cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (a INT)")
+    cur.execute(
+        f"INSERT INTO {t} VALUES (1); BEGIN TRAN; SAVE TRAN s; INSERT INTO {t} VALUES (2); "
+        f"ROLLBACK TRAN s; INSERT INTO {t} VALUES (3); COMMIT"
+    )
+    assert cur.execute("SELECT @@TRANCOUNT").fetchval() == 0
+    assert values(connect().cursor(), t) == [1, 3]

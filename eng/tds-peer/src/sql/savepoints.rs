@@ -94,6 +94,12 @@ pub(crate) fn save(cx: &mut Context, toks: &[Tok]) -> Result<Flow, StmtErr> {
     }
     // The writer and SQLite's transaction, kept to the end (see the module comment).
     cx.before_write().map_err(StmtErr::Sql)?;
+    if !cx.sqlite_txn {
+        // The writer taken by an autocommit statement of this batch before BEGIN TRAN: a
+        // SAVEPOINT alone would open a transaction COMMIT does not know of.
+        exec(cx, "BEGIN IMMEDIATE")?;
+        cx.sqlite_txn = true;
+    }
     cx.saves.next += 1;
     let sp = format!("__tdspeer_save{}", cx.saves.next);
     exec(cx, &format!("SAVEPOINT {sp}"))?;

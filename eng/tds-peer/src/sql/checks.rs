@@ -403,6 +403,7 @@ mod rewrite_tests {
             spid: 51,
             database: "master".into(),
             text_columns: Vec::new(),
+            dec_columns: Vec::new(),
             error: None,
             schemas: Default::default(),
         };

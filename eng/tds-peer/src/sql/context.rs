@@ -72,6 +72,8 @@ pub struct Context {
     pub(crate) table_vars: Vec<(String, String, u32)>,
     /// See `Ctx::text_columns`: set for the statement being run.
     pub(crate) text_columns: Vec<String>,
+    /// See `Ctx::dec_columns`: set for the statement being run.
+    pub(crate) dec_columns: Vec<(String, Ty)>,
     pub(crate) nocount: bool,
     /// `SET FMTONLY ON`: a SELECT answers its column metadata and no rows (mssql-python's
     /// bulk copy reads a table's columns so).
@@ -84,6 +86,8 @@ pub struct Context {
     /// outside writes see other connections' commits (READ COMMITTED-like).
     pub(crate) sqlite_txn: bool,
     pub(crate) txn_id: u64,
+    /// The open transaction's savepoints and name (savepoints.rs).
+    pub(crate) saves: crate::sql::savepoints::Saves,
     /// Batch-scoped T-SQL variables (DECLARE) or the running procedure's parameters.
     pub(crate) vars: Vec<Var>,
     pub(crate) proc_depth: u32,
@@ -153,6 +157,7 @@ impl Context {
                 .map_err(|e| from_sqlite(&e));
         }
         locks::ended(self);
+        self.saves.clear();
         self.txn_open = false;
         res?;
         Ok(token::envchange_bytes(
@@ -215,6 +220,7 @@ impl Context {
             spid: self.spid,
             database: self.database.clone(),
             text_columns: self.text_columns.clone(),
+            dec_columns: self.dec_columns.clone(),
             error: self.last_error.clone(),
             schemas: sysviews::user_schemas(&self.db),
         }

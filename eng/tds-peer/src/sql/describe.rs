@@ -170,6 +170,31 @@ pub(crate) fn plus_text_columns(cx: &Context, toks: &[Tok]) -> Vec<String> {
         .collect()
 }
 
+/// Decimal, numeric and money columns of the tables a statement reads, when it calls MAX or
+/// MIN (else nothing). A name that is another type's column in another of its tables is left
+/// out: which one `MAX(name)` means is not known here.
+pub(crate) fn aggregated_decimal_columns(cx: &Context, toks: &[Tok]) -> Vec<(String, Ty)> {
+    if !super::decagg::has_max_min(toks) {
+        return Vec::new();
+    }
+    let sg: Vec<Tok> = toks.iter().filter(|t| !t.is_space()).cloned().collect();
+    let cols: Vec<(String, Ty)> = referenced_tables(cx, &sg)
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|t| t.cols)
+        .map(|c| (c.name, c.ty))
+        .collect();
+    cols.iter()
+        .filter(|(n, ty)| {
+            super::decagg::is_decimal(*ty)
+                && cols
+                    .iter()
+                    .all(|(m, u)| !m.eq_ignore_ascii_case(n) || u == ty)
+        })
+        .cloned()
+        .collect()
+}
+
 /// SQL Server's deduced type of each undeclared parameter, in order of first use.
 fn undeclared_parameters(
     cx: &Context,

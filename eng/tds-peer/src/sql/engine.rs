@@ -9,8 +9,8 @@ use crate::sql::functions;
 use crate::sql::lexer::{self, Tok, sig};
 use crate::sql::statement::{self, Statement};
 use crate::sql::{
-    bulkload, control, ddl, dml, dynamic, locks, messages, procs, select, sequences, settings,
-    sysprocs, tabletypes, variables,
+    bulkload, control, ddl, dml, dynamic, locks, messages, procs, savepoints, select, sequences,
+    settings, sysprocs, tabletypes, variables,
 };
 use crate::synthetic;
 use rusqlite::{Connection, OpenFlags};
@@ -74,6 +74,7 @@ impl Engine {
                 spid,
                 database: "master".into(),
                 text_columns: Vec::new(),
+                dec_columns: Vec::new(),
                 table_vars: Vec::new(),
                 nocount: false,
                 fmtonly: false,
@@ -82,6 +83,7 @@ impl Engine {
                 txn_open: false,
                 sqlite_txn: false,
                 txn_id: 0,
+                saves: Default::default(),
                 vars: Vec::new(),
                 proc_depth: 0,
                 return_status: None,
@@ -243,7 +245,8 @@ impl Engine {
     ) -> Result<Flow, StmtErr> {
         let cx = &mut self.cx;
         match stmt {
-            Statement::Empty | Statement::Save => Ok(Flow::Continue),
+            Statement::Empty => Ok(Flow::Continue),
+            Statement::Save => savepoints::save(cx, toks),
             Statement::TryCatch => control::try_catch(self, toks, params, out, r),
             Statement::Block => control::run_body(self, toks, params, out, r),
             Statement::Declare => variables::declare(cx, toks, params),
@@ -283,8 +286,8 @@ impl Engine {
                 messages::raiserror(cx, toks, &decl, params, out, r)
             }
             Statement::Throw => messages::throw(cx, toks, out, r),
-            Statement::BeginTran => settings::begin_tran(cx, out, r),
-            Statement::EndTran { rollback } => settings::end_tran(cx, rollback, out, r),
+            Statement::BeginTran => savepoints::begin_tran(cx, toks, out, r),
+            Statement::EndTran { rollback } => savepoints::end_tran(cx, toks, rollback, out, r),
             Statement::Use => settings::use_database(cx, toks, out, r),
             Statement::Kill => settings::kill(cx, toks),
             Statement::Waitfor => settings::waitfor(toks, out, r),

@@ -323,6 +323,7 @@ pub fn register(db: &Connection) -> rusqlite::Result<()> {
     super::rowversion::register(db)?;
     super::vector::register(db)?;
     super::json::register(db)?;
+    super::decagg::register(db)?;
     let det = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
     register_conversions(db, det)?;
     register_catalog_types(db, det)?;

@@ -18,6 +18,9 @@ pub struct Ctx<'a> {
     /// Character-typed columns of the statement's tables, for `+` between columns (T-SQL
     /// concatenates strings); filled only when the statement has such a `+`.
     pub text_columns: Vec<String>,
+    /// Decimal, numeric and money columns of the statement's tables, for `MAX(col)` /
+    /// `MIN(col)` (decagg.rs); filled only when the statement has such a call.
+    pub dec_columns: Vec<(String, Ty)>,
     /// The error being handled in a CATCH block.
     pub error: Option<crate::sql::errors::SqlError>,
     /// User schemas (CREATE SCHEMA): `s.t` names the SQLite table `"s.t"` (sysviews.rs).
@@ -538,6 +541,7 @@ impl Ctx<'_> {
                     }
                     "COUNT" => Some(Ty::Int),
                     "COUNT_BIG" => Some(Ty::BigInt),
+                    "MAX" | "MIN" => self.dec_agg_column(item, next_sig(item, pos + 1)?),
                     _ => None,
                 }
             }
@@ -1296,6 +1300,13 @@ impl Rw<'_, '_> {
                 Ok(Some(close + 1))
             }
             "ISNULL" if call => self.push("IFNULL"),
+            "MAX" | "MIN" if call && cx.dec_agg_column(toks, open).is_some() => {
+                self.push(if up == "MAX" {
+                    "__dec_max"
+                } else {
+                    "__dec_min"
+                })
+            }
             // SQLite's COUNT is already 64-bit; the column is typed bigint above.
             "COUNT_BIG" if call => self.push("COUNT"),
             "LEN" if call => self.push("__len"),
@@ -1611,6 +1622,7 @@ mod tests {
             spid: 51,
             database: "master".into(),
             text_columns: Vec::new(),
+            dec_columns: Vec::new(),
             error: None,
             schemas: Default::default(),
         }

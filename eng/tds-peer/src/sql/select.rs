@@ -46,9 +46,11 @@ pub(crate) fn select(
     }
     let forms = forms::rewrite(toks);
     cx.text_columns = describe::plus_text_columns(cx, toks);
+    cx.dec_columns = describe::aggregated_decimal_columns(cx, toks);
     let decl = Context::decl(params);
     let res = query(cx, forms.as_deref().unwrap_or(toks), &decl, params, out, r);
     cx.text_columns.clear();
+    cx.dec_columns.clear();
     res
 }
 

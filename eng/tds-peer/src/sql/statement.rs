@@ -87,7 +87,7 @@ pub enum Statement<P> {
     EndTran {
         rollback: bool,
     },
-    /// `SAVE TRAN…`: accepted, nothing to do.
+    /// `SAVE TRAN[SACTION] name`: a savepoint (savepoints.rs).
     Save,
     Use,
     Kill,

@@ -264,16 +264,42 @@ impl CancelHandle {
         }
     }
 
-    /// Whether a cancel is pending (without consuming it).
+    /// Whether a cancel is pending (without consuming it). When one is, its `SQLCancel` has
+    /// returned (see [`Self::wait_for_cancel_call`]).
     pub fn is_requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
+        let requested = self.requested.load(Ordering::SeqCst);
+        if requested {
+            self.wait_for_cancel_call();
+        }
+        requested
     }
 
     /// Whether `cancel` was called since the last take: drivers report the
     /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
-    /// 24000), so the engine remembers that it asked.
+    /// 24000), so the engine remembers that it asked. When it was, its `SQLCancel` has returned
+    /// (see [`Self::wait_for_cancel_call`]).
     pub fn take_requested(&self) -> bool {
-        self.requested.swap(false, Ordering::SeqCst)
+        let requested = self.requested.swap(false, Ordering::SeqCst);
+        if requested {
+            self.wait_for_cancel_call();
+        }
+        requested
+    }
+
+    /// Wait until the `SQLCancel` of a request already recorded has returned: the request is
+    /// recorded and the call made under the handle's lock, so taking the lock is enough.
+    ///
+    /// Why the statement's next call must wait for it: unixODBC's `SQLCancel`, once the driver's
+    /// returned, treats a statement it finds with an open cursor (states S5-S7, read *then*) as
+    /// `SQLFreeStmt(SQL_CLOSE)` would: state S1, no columns. Driver 18's `SQLCancel` of a
+    /// statement between calls sends the ATTENTION and reads its acknowledgement (~15 ms); a
+    /// thread that saw the request, closed the cursor and executed the next statement meanwhile
+    /// had that statement's cursor closed in the driver manager's eyes, and its first `SQLFetch`
+    /// failed with the driver manager's HY010 "Function sequence error" (the flake of
+    /// `test_cursor_cancel_from_another_task`, 1 CI run in ~7; tests/sqlserver/
+    /// test_sqlserver_cancel_points.py cancels at each point).
+    fn wait_for_cancel_call(&self) {
+        drop(self.handle.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
     /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and

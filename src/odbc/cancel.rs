@@ -99,6 +99,24 @@ fn trace(outcome: &str) {
     }
 }
 
+/// Test hook: with `FERRODBC_CANCEL_DELAY_MS=N` in the environment, a cancel that records a
+/// request holds it N ms before it goes on to `SQLCancel`, still under the handle's lock (as a
+/// cancelling thread descheduled under load would), after saying so on stderr ("ferrodbc
+/// cancel: recorded, delaying N ms"): the statement's own thread then runs into a request whose
+/// `SQLCancel` has not returned, at a point the test chooses (tests/sqlserver/
+/// test_sqlserver_cancel_points.py). Unset (always, outside those tests): nothing.
+fn delay_for_tests() {
+    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let delay = DELAY.get_or_init(|| {
+        let ms = std::env::var("FERRODBC_CANCEL_DELAY_MS").ok()?;
+        ms.trim().parse().ok().map(Duration::from_millis)
+    });
+    if let Some(d) = *delay {
+        eprintln!("ferrodbc cancel: recorded, delaying {} ms", d.as_millis());
+        std::thread::sleep(d);
+    }
+}
+
 /// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
 /// can never reach a freed handle.
@@ -231,7 +249,7 @@ impl CancelHandle {
         loop {
             self.wait_for_network_wait(until);
             let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-            self.requested.store(true, Ordering::SeqCst);
+            self.record_request();
             let Some(RawStmt(h)) = *guard else {
                 return Some(Ok(()));
             };
@@ -261,6 +279,13 @@ impl CancelHandle {
                 // without the lock (the execute's end takes it).
                 park::Hold::NotHeld => drop(guard),
             }
+        }
+    }
+
+    /// Record the request (call under the handle's lock, before any `SQLCancel`).
+    fn record_request(&self) {
+        if !self.requested.swap(true, Ordering::SeqCst) {
+            delay_for_tests();
         }
     }
 
@@ -335,7 +360,7 @@ impl CancelHandle {
                 break guard;
             }
         };
-        self.requested.store(true, Ordering::SeqCst);
+        self.record_request();
         if cooperative && !self.executing() {
             return Ok(());
         }

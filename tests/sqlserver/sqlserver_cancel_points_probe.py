@@ -12,7 +12,8 @@ is recorded, so the statement's thread meets the pending cancel at the chosen po
   blocked reading its socket first).
 
 Then the awaiting fetch must raise OperationalError HY008 and the cursor's next statement must
-run normally. Prints one JSON object: {"fetch": what the fetch did, "next": what SELECT 17
+run normally, its rows fetched once the cancel call has returned (a cancel still running when
+the cursor moved on used to close that statement's result behind its back). Prints one JSON object: {"fetch": what the fetch did, "next": what SELECT 17
 returned or raised}.
 
     FERRODBC_CANCEL_DELAY_MS=300 python sqlserver_cancel_points_probe.py CONNSTR POINT
@@ -95,7 +96,8 @@ async def run(cs: str, point: str) -> dict:
             fetch = asyncio.ensure_future(cur.fetchall())
             await until(blocked_on_a_socket)
         # The sync cursor's cancel, as AsyncCursor.cancel() calls it (no lock with the worker).
-        threading.Thread(target=cur.sync.cancel, daemon=True).start()
+        canceller = threading.Thread(target=cur.sync.cancel, daemon=True)
+        canceller.start()
         await until(recorded.is_set)
         if fetch is None:
             fetch = asyncio.ensure_future(cur.fetchall())
@@ -108,7 +110,12 @@ async def run(cs: str, point: str) -> dict:
         except ferrodbc.Error as e:
             out["fetch"] = repr(e)
         try:
-            out["next"] = await (await cur.execute("SELECT 17")).fetchval()
+            await cur.execute("SELECT 17")
+            # Its first fetch only once the cancel has returned: a `SQLCancel` still running
+            # when the cursor moved on would have closed this result in the driver manager's
+            # eyes on its return (src/odbc/cancel.rs, `wait_for_cancel_call`).
+            await until(lambda: not canceller.is_alive())
+            out["next"] = await cur.fetchval()
         except ferrodbc.Error as e:
             out["next"] = repr(e)
         return out

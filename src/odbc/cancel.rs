@@ -377,3 +377,32 @@ impl CancelHandle {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request is recorded and its `SQLCancel` made under the handle's lock: the statement's
+    /// thread that sees the request waits for that call to return before its own next call.
+    #[test]
+    fn a_recorded_request_is_taken_once_its_cancel_call_returned() {
+        let cancel = CancelHandle::default();
+        let call = cancel.handle.lock().unwrap();
+        cancel.record_request();
+        let taken = Arc::new(AtomicBool::new(false));
+        let taker = {
+            let (cancel, taken) = (cancel.clone(), taken.clone());
+            std::thread::spawn(move || {
+                let requested = cancel.take_requested();
+                taken.store(true, Ordering::SeqCst);
+                requested
+            })
+        };
+        // While the cancel's call runs (the lock held), the request is not taken.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!taken.load(Ordering::SeqCst));
+        drop(call);
+        assert!(taker.join().unwrap());
+        assert!(!cancel.is_requested());
+    }
+}

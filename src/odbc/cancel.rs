@@ -99,6 +99,24 @@ fn trace(outcome: &str) {
     }
 }
 
+/// Test hook: with `FERRODBC_CANCEL_DELAY_MS=N` in the environment, a cancel that records a
+/// request holds it N ms before it goes on to `SQLCancel`, still under the handle's lock (as a
+/// cancelling thread descheduled under load would), after saying so on stderr ("ferrodbc
+/// cancel: recorded, delaying N ms"): the statement's own thread then runs into a request whose
+/// `SQLCancel` has not returned, at a point the test chooses (tests/sqlserver/
+/// test_sqlserver_cancel_points.py). Unset (always, outside those tests): nothing.
+fn delay_for_tests() {
+    static DELAY: std::sync::OnceLock<Option<Duration>> = std::sync::OnceLock::new();
+    let delay = DELAY.get_or_init(|| {
+        let ms = std::env::var("FERRODBC_CANCEL_DELAY_MS").ok()?;
+        ms.trim().parse().ok().map(Duration::from_millis)
+    });
+    if let Some(d) = *delay {
+        eprintln!("ferrodbc cancel: recorded, delaying {} ms", d.as_millis());
+        std::thread::sleep(d);
+    }
+}
+
 /// Shared, lockable access to the raw statement handle for `SQLCancel` from another thread.
 /// The statement sets it to `None` before it frees the handle, under the same lock, so a cancel
 /// can never reach a freed handle.
@@ -231,7 +249,7 @@ impl CancelHandle {
         loop {
             self.wait_for_network_wait(until);
             let guard = self.handle.lock().unwrap_or_else(|e| e.into_inner());
-            self.requested.store(true, Ordering::SeqCst);
+            self.record_request();
             let Some(RawStmt(h)) = *guard else {
                 return Some(Ok(()));
             };
@@ -264,16 +282,49 @@ impl CancelHandle {
         }
     }
 
-    /// Whether a cancel is pending (without consuming it).
+    /// Record the request (call under the handle's lock, before any `SQLCancel`).
+    fn record_request(&self) {
+        if !self.requested.swap(true, Ordering::SeqCst) {
+            delay_for_tests();
+        }
+    }
+
+    /// Whether a cancel is pending (without consuming it). When one is, its `SQLCancel` has
+    /// returned (see [`Self::wait_for_cancel_call`]).
     pub fn is_requested(&self) -> bool {
-        self.requested.load(Ordering::SeqCst)
+        let requested = self.requested.load(Ordering::SeqCst);
+        if requested {
+            self.wait_for_cancel_call();
+        }
+        requested
     }
 
     /// Whether `cancel` was called since the last take: drivers report the
     /// interrupted call in their own words (Driver 18: HY008 or HY010 on the next call, FreeTDS:
-    /// 24000), so the engine remembers that it asked.
+    /// 24000), so the engine remembers that it asked. When it was, its `SQLCancel` has returned
+    /// (see [`Self::wait_for_cancel_call`]).
     pub fn take_requested(&self) -> bool {
-        self.requested.swap(false, Ordering::SeqCst)
+        let requested = self.requested.swap(false, Ordering::SeqCst);
+        if requested {
+            self.wait_for_cancel_call();
+        }
+        requested
+    }
+
+    /// Wait until the `SQLCancel` of a request already recorded has returned: the request is
+    /// recorded and the call made under the handle's lock, so taking the lock is enough.
+    ///
+    /// Why the statement's next call must wait for it: unixODBC's `SQLCancel`, once the driver's
+    /// returned, treats a statement it finds with an open cursor (states S5-S7, read *then*) as
+    /// `SQLFreeStmt(SQL_CLOSE)` would: state S1, no columns. Driver 18's `SQLCancel` of a
+    /// statement between calls sends the ATTENTION and reads its acknowledgement (~15 ms); a
+    /// thread that saw the request, closed the cursor and executed the next statement meanwhile
+    /// had that statement's cursor closed in the driver manager's eyes, and its first `SQLFetch`
+    /// failed with the driver manager's HY010 "Function sequence error" (the flake of
+    /// `test_cursor_cancel_from_another_task`, 1 CI run in ~7; tests/sqlserver/
+    /// test_sqlserver_cancel_points.py cancels at each point).
+    fn wait_for_cancel_call(&self) {
+        drop(self.handle.lock().unwrap_or_else(|e| e.into_inner()));
     }
 
     /// Ask the driver to cancel whatever the statement is doing. A no-op once it is freed, and
@@ -309,7 +360,7 @@ impl CancelHandle {
                 break guard;
             }
         };
-        self.requested.store(true, Ordering::SeqCst);
+        self.record_request();
         if cooperative && !self.executing() {
             return Ok(());
         }
@@ -324,5 +375,34 @@ impl CancelHandle {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request is recorded and its `SQLCancel` made under the handle's lock: the statement's
+    /// thread that sees the request waits for that call to return before its own next call.
+    #[test]
+    fn a_recorded_request_is_taken_once_its_cancel_call_returned() {
+        let cancel = CancelHandle::default();
+        let call = cancel.handle.lock().unwrap();
+        cancel.record_request();
+        let taken = Arc::new(AtomicBool::new(false));
+        let taker = {
+            let (cancel, taken) = (cancel.clone(), taken.clone());
+            std::thread::spawn(move || {
+                let requested = cancel.take_requested();
+                taken.store(true, Ordering::SeqCst);
+                requested
+            })
+        };
+        // While the cancel's call runs (the lock held), the request is not taken.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(!taken.load(Ordering::SeqCst));
+        drop(call);
+        assert!(taker.join().unwrap());
+        assert!(!cancel.is_requested());
     }
 }

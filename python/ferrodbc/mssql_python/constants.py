@@ -662,3 +662,7 @@ __all__ = [
     "SQL_WVARCHAR",
     "SQL_XML",
 ]
+
+# mssql-python's constants module also answers when an attribute may be set (not in __all__:
+# not top-level names of mssql_python).
+from .attributes import ATTRIBUTE_SET_TIMING, AttributeSetTime, get_attribute_set_timing  # noqa: E402, F401

@@ -1,0 +1,121 @@
+"""mssql-python's Arrow fetches over the engine's batches: its Arrow types (``large_string``,
+``large_binary``, ``time64[ns]``, GUIDs as upper-case text, fields non-null where the column is),
+converted once per batch in Arrow's C code, and its reader, whose ``close()`` ends the fetch and
+after which every use raises ``pyarrow.ArrowInvalid``."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+
+def pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError as e:  # pragma: no cover - the message is mssql-python's
+        raise ImportError(
+            "pyarrow is required for Arrow fetch methods. Please install pyarrow."
+        ) from e
+    return pyarrow
+
+
+def reader(cur: Any, batch_size: int) -> Any:
+    """The result set as a pyarrow reader of mssql-python's Arrow types."""
+    pa = pyarrow()
+    # Read through a RecordBatchReader, not pa.table(stream): pa.table first asks whether its
+    # argument is a pandas DataFrame, importing pandas (and numpy) the first time in a process.
+    src = pa.RecordBatchReader.from_stream(cur.fetch_record_batch(batch_size, uuid="string"))
+    desc = cur.description or ()
+    fields, guids = [], []
+    for i, f in enumerate(src.schema):
+        t = f.type
+        if pa.types.is_string(t):
+            t = pa.large_string()
+        elif pa.types.is_binary(t):
+            t = pa.large_binary()
+        elif pa.types.is_time64(t):
+            t = pa.time64("ns")
+        d = desc[i] if i < len(desc) else None
+        guids.append(d is not None and d[1] is uuid.UUID)
+        nullable = f.nullable if d is None or d[6] is None else bool(d[6])
+        fields.append(pa.field(f.name, t, nullable=nullable, metadata=f.metadata))
+    schema = pa.schema(fields, metadata=src.schema.metadata)
+    if schema.equals(src.schema, check_metadata=True) and not any(guids):
+        return src
+
+    def batches() -> Any:
+        import pyarrow.compute as pc
+
+        for batch in src:
+            cols = []
+            for col, field, guid in zip(batch.columns, schema, guids):
+                if guid:
+                    col = pc.utf8_upper(col)
+                cols.append(col if col.type == field.type else col.cast(field.type))
+            yield pa.RecordBatch.from_arrays(cols, schema=schema)
+
+    return pa.RecordBatchReader.from_batches(schema, batches())
+
+
+def empty(schema: Any) -> Any:
+    pa = pyarrow()
+    return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)
+
+
+class ArrowReader:
+    """mssql-python's reader: a ``pyarrow.RecordBatchReader``'s methods (delegated), the Arrow
+    PyCapsule stream protocol, iteration, ``with``, and ``close()``/``closed``."""
+
+    __slots__ = ("_inner", "_closed")
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._closed = False
+
+    def _refuse(self) -> Exception:
+        return pyarrow().ArrowInvalid("Reader is closed")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._closed:
+            raise self._refuse()
+        return getattr(self._inner, name)
+
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any:
+        if self._closed:
+            raise self._refuse()
+        export = getattr(self._inner, "__arrow_c_stream__", None)
+        if export is None:
+            raise pyarrow().ArrowInvalid(
+                "Arrow PyCapsule Protocol requires pyarrow>=14; the installed pyarrow version "
+                "does not expose RecordBatchReader.__arrow_c_stream__."
+            )
+        return export(requested_schema)
+
+    def __iter__(self) -> ArrowReader:
+        return self
+
+    def __next__(self) -> Any:
+        if self._closed:
+            raise self._refuse()
+        return self._inner.read_next_batch()
+
+    def __enter__(self) -> ArrowReader:  # noqa: PYI034
+        if self._closed:
+            raise self._refuse()
+        return self
+
+    def __exit__(self, *exc: object) -> bool:
+        self.close()
+        return False
+
+    def close(self) -> None:
+        """Stop reading (idempotent); the cursor stays usable."""
+        if not self._closed:
+            self._closed = True
+            self._inner.close()

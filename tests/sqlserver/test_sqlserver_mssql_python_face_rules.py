@@ -51,7 +51,7 @@ def test_log_records_in_csv_form_without_secrets(debug_log, face_conn):
     face_conn.commit()
     face_conn.close()
     with pytest.raises(face.Error):
-        face.connect(f"Server=127.0.0.1,1;UID=sa;PWD=TopSecret42;Encrypt=no", timeout=2)
+        face.connect("Server=127.0.0.1,1;UID=sa;PWD=TopSecret42;Encrypt=no", timeout=2)
     lines = debug_log.read_text().splitlines()
     assert lines[0].startswith("# MSSQL-Python Driver Log | Script: ")
     assert lines[1] == "Timestamp, ThreadID, Level, Location, Source, Message"
@@ -192,3 +192,37 @@ def test_arrow_reader_close_and_no_result_set(face_conn):
     cur.execute("DECLARE @a INT")
     with pytest.raises(face.ProgrammingError, match="No active result set"):
         cur.arrow_batch(10)
+
+
+def test_parameter_and_argument_words(peer, face_conn):
+    cur = face_conn.cursor()
+    with pytest.raises(TypeError, match="Unsupported parameter type: set"):
+        cur.execute("SELECT ?", {1, 2})
+    with pytest.raises(TypeError, match="Mixed parameter types in executemany: first row is dict"):
+        cur.executemany("SELECT %(id)s", [{"id": 1}, (2,)])
+    with pytest.raises(TypeError, match="positional placeholders"):
+        cur.execute("SELECT 'fake %(name)s', ?", {"id": 1})
+    assert cur.execute("SELECT '%%10' AS d", {}).fetchval() == "%10"
+    with pytest.raises(ValueError, match="native_uuid must be a boolean"):
+        face.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no", native_uuid="yes")
+    cn = face.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no")
+    cn.close()
+    with pytest.raises(face.InterfaceError, match="Cannot create cursor on closed connection"):
+        cn.cursor()
+
+
+def test_bulkcopy_arrow_batches_and_mappings_by_name(face_conn):
+    pa = pytest.importorskip("pyarrow")
+    cur = face_conn.cursor()
+    cur.execute("CREATE TABLE #bca (a INT NOT NULL, b NVARCHAR(20) NULL)")
+    schema = pa.schema([("b", pa.string()), ("a", pa.int32())])
+    batches = [pa.record_batch([pa.array(["p"]), pa.array([1], type=pa.int32())], schema=schema),
+               pa.record_batch([pa.array(["q"]), pa.array([2], type=pa.int32())], schema=schema)]
+    result = cur.bulkcopy_arrow("#bca", batches, column_mappings=[("a", "a"), ("b", "b")])
+    assert result["rows_copied"] == 2
+    assert cur.execute("SELECT a, b FROM #bca ORDER BY a").fetchall() == [[1, "p"], [2, "q"]]
+    with pytest.raises(ValueError, match="not found"):
+        cur.bulkcopy_arrow("#bca", pa.table({"x": pa.array([1], type=pa.int32())}),
+                           column_mappings=[("missing", "a")])
+    with pytest.raises(TypeError, match="source must be"):
+        cur.bulkcopy_arrow("#bca", "not arrow")

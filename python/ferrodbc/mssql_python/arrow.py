@@ -57,6 +57,41 @@ def reader(cur: Any, batch_size: int) -> Any:
     return pa.RecordBatchReader.from_batches(schema, batches())
 
 
+def bulk_source(source: Any, mappings: Any) -> tuple[Any, Any]:
+    """``(source, column_mappings)`` for the engine's bulkcopy_arrow: an iterable of
+    RecordBatches as one reader; ``(name, destination)`` pairs as ``(index, destination)``."""
+    if source is None or isinstance(source, (str, bytes)):
+        got = "None" if source is None else type(source).__name__
+        raise TypeError("source must be a pyarrow Table/RecordBatch/RecordBatchReader, an iterable "
+                        "of RecordBatch, or an object implementing "
+                        f"__arrow_c_stream__/__arrow_c_array__, got {got}")
+    pa = None
+    if not (hasattr(source, "__arrow_c_stream__") or hasattr(source, "__arrow_c_array__")):
+        pa = pyarrow()
+        batches = list(source)
+        if not batches or not all(isinstance(b, pa.RecordBatch) for b in batches):
+            raise TypeError("source must be a pyarrow Table/RecordBatch/RecordBatchReader, an "
+                            "iterable of RecordBatch, or an object implementing "
+                            "__arrow_c_stream__/__arrow_c_array__")
+        source = pa.RecordBatchReader.from_batches(batches[0].schema, batches)
+    if mappings and any(isinstance(m, tuple) and m and isinstance(m[0], str) for m in mappings):
+        schema = getattr(source, "schema", None)
+        if schema is None:
+            source = (pa or pyarrow()).RecordBatchReader.from_stream(source)
+            schema = source.schema
+        names = list(schema.names)
+        out = []
+        for m in mappings:
+            if isinstance(m, tuple) and m and isinstance(m[0], str):
+                if m[0] not in names:
+                    raise ValueError(f"Source column '{m[0]}' not found in the Arrow schema "
+                                     f"(columns: {names})")
+                m = (names.index(m[0]), *m[1:])
+            out.append(m)
+        mappings = out
+    return source, mappings
+
+
 def empty(schema: Any) -> Any:
     pa = pyarrow()
     return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)

@@ -20,6 +20,8 @@ from .logging import logger as _log
 SQL_CHAR = 1
 SQL_WCHAR = -8
 SQL_WMETADATA = -99
+_TXN_ISOLATION = 108  # SQL_ATTR_TXN_ISOLATION
+_READ_COMMITTED = 2  # SQL_TXN_READ_COMMITTED
 
 
 def _norm_encoding(encoding: str) -> str:
@@ -103,6 +105,13 @@ class Connection(_native.Connection):
         return False
 
     def close(self) -> None:  # type: ignore[override]
+        if self.__dict__.pop("_isolation_set", False) and not self.closed:
+            # mssql-python gives a pooled connection back at READ COMMITTED (a driver's session
+            # reset keeps the isolation level); only a connection whose level was set pays.
+            try:
+                super().set_attr(_TXN_ISOLATION, _READ_COMMITTED)
+            except _native.Error:
+                pass
         super().close()
         _log.info("Connection closed successfully.")
 
@@ -140,6 +149,8 @@ class Connection(_native.Connection):
             raise _exc.ProgrammingError(driver_error=f"Invalid attribute or value: {message}",
                                         ddbc_error=message or "")
         super().set_attr(attribute, value)
+        if attribute == _TXN_ISOLATION:
+            self.__dict__["_isolation_set"] = value != _READ_COMMITTED
         _log.info("Connection attribute %s set successfully", shown)
 
     @property
@@ -155,6 +166,9 @@ class Connection(_native.Connection):
         _native.Connection.timeout.__set__(self, value)
 
     def cursor(self) -> Cursor:  # type: ignore[override]
+        if self.closed:
+            raise _exc.InterfaceError(driver_error="Cannot create cursor on closed connection",
+                                      ddbc_error="Cannot create cursor on closed connection")
         return Cursor(self)
 
     def execute(self, sql: str, *params: Any) -> Cursor:  # type: ignore[override]
@@ -320,6 +334,8 @@ def connect(
 
     if not isinstance(connection_str, str):
         raise _exc.InterfaceError._of("the connection string must be a str")
+    if native_uuid is not None and not isinstance(native_uuid, bool):
+        raise ValueError("native_uuid must be a boolean value or None")
     if token_provider is not None:
         raise _exc.NotSupportedError._of(
             "token_provider= is mssql-python's; use ferrodbc.connect(credential=...) or access_token="

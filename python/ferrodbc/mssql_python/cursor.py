@@ -8,6 +8,7 @@ per row. What differs from ``ferrodbc.Cursor`` is done once per call: parameters
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -51,10 +52,21 @@ class Cursor(_native.Cursor):
                 return self._execute_sized(sizes, sql, params)
         if params:
             check(params)
-            super().execute(sql, params)
+            self._bind_execute(sql, params)
         else:
             super().execute(sql)
         return self
+
+    def _bind_execute(self, sql: str, params: Any) -> None:
+        try:
+            super().execute(sql, params)
+        except _native.ProgrammingError as e:
+            # A value of no SQL type: mssql-python's TypeError (the error path only).
+            m = _UNSUPPORTED.match(str(e.args[0]) if e.args else "")
+            if m is None:
+                raise
+            raise TypeError(f"Unsupported parameter type: {m.group(1)}: The driver cannot "
+                            "safely convert it to a SQL type.") from None
 
     def _execute_sized(self, sizes: list[Any], sql: str, params: Any) -> Cursor:
         # mssql-python warns when the counts differ and forgets the sizes after the execute.
@@ -62,7 +74,7 @@ class Cursor(_native.Cursor):
             if params:
                 inputsizes.warn_count(sizes, len(params))
                 check(params)
-                super().execute(sql, params)
+                self._bind_execute(sql, params)
             else:
                 super().execute(sql)
         finally:
@@ -85,6 +97,10 @@ class Cursor(_native.Cursor):
         sizes = self.__dict__.get("_inputsizes")
         try:
             if rows and isinstance(rows[0], Mapping):
+                for r in rows:
+                    if not isinstance(r, Mapping):
+                        raise TypeError("Mixed parameter types in executemany: first row is dict, "
+                                        f"but row has {type(r).__name__}")
                 converted = [convert(operation, r) for r in rows]
                 operation = converted[0][0]
                 rows = [p or () for _, p in converted]
@@ -101,6 +117,22 @@ class Cursor(_native.Cursor):
         if table_name == "":
             raise ValueError("table_name must be a non-empty string")
         return super().bulkcopy(table_name, *args, **kwargs)
+
+    def bulkcopy_arrow(  # type: ignore[override]
+        self,
+        table_name: Any,
+        source: Any,
+        batch_size: int | None = None,
+        timeout: int | None = None,
+        column_mappings: Any = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> Any:
+        """As ferrodbc's, with mssql-python's other source and mapping forms: an iterable of
+        RecordBatches, and ``(source column name, destination column)`` pairs."""
+        source, column_mappings = _arrow.bulk_source(source, column_mappings)
+        return super().bulkcopy_arrow(table_name, source, batch_size, timeout, column_mappings,
+                                      *args, **kwargs)
 
     def _fresh(self) -> None:
         self.__dict__.pop("_messages", None)
@@ -221,6 +253,7 @@ class Cursor(_native.Cursor):
 
 
 _skip = _native.Cursor.skip
+_UNSUPPORTED = re.compile(r"parameter \d+: unsupported type (\S+)")
 _fetchall = _native.Cursor.fetchall
 
 

@@ -62,15 +62,16 @@ def convert(sql: str, params: Any) -> tuple[str, Sequence[Any] | None]:
     if params is None:
         return sql, None
     if isinstance(params, Mapping):
-        if "%(" not in sql:
-            if "?" in sql and _pyformat(sql)[2]:
+        qsql, names, qmark = _pyformat(sql) if "%(" in sql else (None, (), None)
+        if not names:
+            # A `%(name)s` in quotes is text: a `?` outside them is still a mismatch.
+            if "?" in sql and (qmark if qmark is not None else _pyformat(sql)[2]):
                 raise TypeError(
                     "Parameter style mismatch: query uses positional placeholders (?), but dict "
                     "was provided. Use tuple/list for positional parameters. Example: "
                     "cursor.execute(sql, (value1, value2))"
                 )
-            return sql, ()
-        qsql, names, _ = _pyformat(sql)
+            return sql.replace("%%", "%"), ()
         missing = [n for n in dict.fromkeys(names) if n not in params]
         if missing:
             raise KeyError(

@@ -226,3 +226,29 @@ def test_bulkcopy_arrow_batches_and_mappings_by_name(face_conn):
                            column_mappings=[("missing", "a")])
     with pytest.raises(TypeError, match="source must be"):
         cur.bulkcopy_arrow("#bca", "not arrow")
+
+
+def test_output_converters_keyed_and_called_as_mssql_pythons(face_conn):
+    cur = face_conn.cursor()
+    seen = []
+    face_conn.add_output_converter(decimal.Decimal, lambda v: seen.append(v) or float(v))
+    face_conn.add_output_converter(face.SQL_INTEGER, lambda v: v + 1)
+    face_conn.add_output_converter(face.SQL_WVARCHAR, lambda v: "C:" + v.decode("utf-16-le"))
+    face_conn.add_output_converter(datetime.datetime, lambda v: v.isoformat())
+    face_conn.add_output_converter(set, lambda v: "never")  # stored, matches no column
+    row = cur.execute("SELECT CAST(1.25 AS DECIMAL(5, 2)), CAST(41 AS INT), CAST('ab' AS VARCHAR(5)), "
+                      "CAST(0x4100 AS VARBINARY(2)), CAST(NULL AS INT), "
+                      "CAST('2024-01-02 03:04:05.5' AS DATETIME2), CAST(7 AS BIGINT)").fetchone()
+    assert list(row) == [1.25, 42, "C:ab", "C:A", None, "2024-01-02T03:04:05.500000", 7]
+    assert seen == [decimal.Decimal("1.25")]
+    assert face_conn.get_output_converter(set) is not None
+    for code in (face.SQL_DECIMAL, face.SQL_NUMERIC):  # FreeTDS reports decimal as NUMERIC
+        face_conn.add_output_converter(code, lambda v: "int key wins")
+    face_conn.add_output_converter(face.SQL_INTEGER, lambda v: 1 / 0)  # fails: value kept
+    assert list(cur.execute("SELECT CAST(1.5 AS DECIMAL(5, 1)), 5").fetchone()) == ["int key wins", 5]
+    face_conn.remove_output_converter(face.SQL_DECIMAL)
+    face_conn.remove_output_converter(face.SQL_NUMERIC)
+    assert cur.execute("SELECT CAST(1.5 AS DECIMAL(5, 1))").fetchval() == 1.5
+    face_conn.clear_output_converters()
+    assert face_conn.get_output_converter(decimal.Decimal) is None
+    assert cur.execute("SELECT CAST(1.5 AS DECIMAL(5, 1))").fetchval() == decimal.Decimal("1.5")

@@ -12,6 +12,7 @@ from . import exceptions as _exc
 from .attributes import validate_attribute_value
 from .connection_string_builder import _ConnectionStringBuilder
 from .connection_string_parser import _ConnectionStringParser, sanitize_connection_string
+from .converters import engine_converters
 from .cursor import Cursor
 from .exceptions import translate, translating
 from .logging import DEBUG, INFO
@@ -137,6 +138,33 @@ class Connection(_native.Connection):
         if isinstance(value, bool):
             return "Y" if value else "N"
         return value
+
+    # Output converters: mssql-python's keys (SQL type codes and Python types) and values
+    # (decoded), given to the engine per SQL type code (converters.py).
+    def add_output_converter(self, sqltype: Any, func: Any) -> None:  # type: ignore[override]
+        """``func(value)`` for each non-NULL value of the columns of ``sqltype`` (an ODBC SQL
+        type code, or a Python type: every column whose values are of that type)."""
+        if func is None:
+            self.remove_output_converter(sqltype)
+            return
+        self.__dict__.setdefault("_output_converters", {})[sqltype] = func
+        self._give_converters()
+
+    def get_output_converter(self, sqltype: Any) -> Any:  # type: ignore[override]
+        return self.__dict__.get("_output_converters", {}).get(sqltype)
+
+    def remove_output_converter(self, sqltype: Any) -> None:  # type: ignore[override]
+        if self.__dict__.get("_output_converters", {}).pop(sqltype, None) is not None:
+            self._give_converters()
+
+    def clear_output_converters(self) -> None:  # type: ignore[override]
+        self.__dict__.pop("_output_converters", None)
+        super().clear_output_converters()
+
+    def _give_converters(self) -> None:
+        super().clear_output_converters()
+        for code, func in engine_converters(self.__dict__.get("_output_converters", {})).items():
+            super().add_output_converter(code, func)
 
     def set_attr(self, attribute: int, value: Any) -> None:  # type: ignore[override]
         """mssql-python's checks first (the attributes it takes, before-only ones, value types

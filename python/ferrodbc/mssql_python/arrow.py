@@ -5,6 +5,7 @@ after which every use raises ``pyarrow.ArrowInvalid``."""
 
 from __future__ import annotations
 
+import sys
 import uuid
 from typing import Any
 
@@ -116,7 +117,7 @@ class ArrowReader:
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
-            raise AttributeError(name)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
         if self._closed:
             raise self._refuse()
         return getattr(self._inner, name)
@@ -153,4 +154,14 @@ class ArrowReader:
         """Stop reading (idempotent); the cursor stays usable."""
         if not self._closed:
             self._closed = True
-            self._inner.close()
+            close = getattr(self._inner, "close", None)
+            if close is not None:
+                close()
+
+    def __del__(self) -> None:
+        # Best effort, as mssql-python's: never during interpreter shutdown, never raising.
+        try:
+            if not sys.is_finalizing():
+                self.close()
+        except Exception:  # noqa: BLE001 - a finalizer must not raise
+            pass

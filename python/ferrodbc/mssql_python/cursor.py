@@ -17,6 +17,7 @@ from . import arrow as _arrow
 from . import exceptions as _exc
 from . import inputsizes
 from .exceptions import translating
+from .logging import DEBUG
 from .logging import logger as _log
 from .params import check, convert, unwrap
 
@@ -40,7 +41,7 @@ class Cursor(_native.Cursor):
     ) -> Cursor:
         # use_prepare / reset_cursor: the engine prepares and reuses statements itself.
         sql, params = convert(operation, unwrap(parameters) if parameters else None)
-        if _log._is_debug_enabled:
+        if _log._cached_level <= DEBUG:
             # Not the text itself: a statement may carry a secret (CREATE LOGIN ... PASSWORD).
             _log.debug("execute: Starting - operation_length=%d, param_count=%d, use_prepare=%s",
                        len(operation), len(params or ()), use_prepare)
@@ -107,6 +108,10 @@ class Cursor(_native.Cursor):
             if sizes is not None and rows:
                 inputsizes.warn_count(sizes, len(rows[0]))
                 rows = inputsizes.decimal_rows(sizes, rows)
+            if _log._cached_level <= DEBUG and rows:
+                # The batch's shape only: values may be personal data (mssql-python's rule).
+                _log.debug("Executing batch query with %d parameter sets (%d columns per row)",
+                           len(rows), len(rows[0]))
             super().executemany(operation, rows)
         finally:
             if sizes is not None:

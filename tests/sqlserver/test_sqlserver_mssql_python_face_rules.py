@@ -184,6 +184,7 @@ def test_arrow_reader_close_and_no_result_set(face_conn):
     assert reader.read_next_batch().num_rows == 1
     reader.close()
     assert reader.closed
+    reader.__del__()  # a finalizer that never raises, as mssql-python's
     for use in (lambda: reader.read_all(), reader.__arrow_c_stream__, reader.__enter__):
         with pytest.raises(pa.ArrowInvalid):
             use()
@@ -252,3 +253,35 @@ def test_output_converters_keyed_and_called_as_mssql_pythons(face_conn):
     face_conn.clear_output_converters()
     assert face_conn.get_output_converter(decimal.Decimal) is None
     assert cur.execute("SELECT CAST(1.5 AS DECIMAL(5, 1))").fetchval() == decimal.Decimal("1.5")
+
+
+def test_pooled_connection_back_at_read_committed_and_quiet_batches(peer, face_conn):
+    """A pooled connection whose isolation level was set comes back at READ COMMITTED; the
+    batch's DEBUG record has its shape, never its values; SQLTypes has DATETIMEOFFSET."""
+    q = "SELECT transaction_isolation_level FROM sys.dm_exec_sessions WHERE session_id = @@SPID"
+    cs = f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no;TrustServerCertificate=yes"
+    face.pooling(enabled=True)
+    c1 = face.connect(cs)
+    c1.set_attr(face.SQL_ATTR_TXN_ISOLATION, face.SQL_TXN_SERIALIZABLE)
+    assert c1.cursor().execute(q).fetchval() == 4
+    c1.close()
+    c2 = face.connect(cs)
+    assert c2.cursor().execute(q).fetchval() == 2
+    c2.close()
+    assert face.ConstantsDDBC.SQL_DATETIMEOFFSET.value in face.SQLTypes.get_valid_types()
+    logger = face.logging.logger
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        cur = face_conn.cursor()
+        cur.execute("CREATE TABLE #pii (d NVARCHAR(50))")
+        cur.executemany("INSERT INTO #pii VALUES (?)", [("123-45-6789",), ("jane@example.com",)])
+    finally:
+        logger.setLevel(logging.CRITICAL)
+        logger.removeHandler(handler)
+    text = "\n".join(r.getMessage() for r in records)
+    assert "Executing batch query with 2 parameter sets (1 columns per row)" in text
+    assert "123-45-6789" not in text and "jane@example.com" not in text

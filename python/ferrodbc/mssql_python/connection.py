@@ -109,10 +109,12 @@ class Connection(_native.Connection):
         if self.__dict__.pop("_isolation_set", False) and not self.closed:
             # mssql-python gives a pooled connection back at READ COMMITTED (a driver's session
             # reset keeps the isolation level); only a connection whose level was set pays.
+            # Closing rolls back anyway; the attribute cannot change inside a transaction.
             try:
-                super().set_attr(_TXN_ISOLATION, _READ_COMMITTED)
-            except _native.Error:
-                pass
+                _native.Connection.rollback(self)
+                _native.Connection.set_attr(self, _TXN_ISOLATION, _READ_COMMITTED)
+            except _native.Error as e:
+                _log.debug("isolation level not reset: %s", e)
         super().close()
         _log.info("Connection closed successfully.")
 

@@ -228,9 +228,15 @@ class Cursor:
         datetimeoffset: str = "utc",
         uuid: str = "uuid",
         timestamp_unit: str = "us",
+        large_types: bool = False,
     ) -> RecordBatchStream: ...
     def fetch_arrow_table(
-        self, *, datetimeoffset: str = "utc", uuid: str = "uuid", timestamp_unit: str = "us"
+        self,
+        *,
+        datetimeoffset: str = "utc",
+        uuid: str = "uuid",
+        timestamp_unit: str = "us",
+        large_types: bool = False,
     ) -> RecordBatchStream: ...
     # mssql-python 1.16's bulk copy, on this connection (bcp API, or parameter arrays).
     def bulkcopy(

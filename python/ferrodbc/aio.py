@@ -546,6 +546,7 @@ class AsyncCursor:
         datetimeoffset: str = "utc",
         uuid: str = "uuid",
         timestamp_unit: str = "us",
+        large_types: bool = False,
         timeout: float | None = None,
     ) -> RecordBatchStream:
         """The rest of the result set as one Arrow table (see ``Cursor.fetch_arrow_table``)."""
@@ -555,6 +556,7 @@ class AsyncCursor:
             datetimeoffset=datetimeoffset,
             uuid=uuid,
             timestamp_unit=timestamp_unit,
+            large_types=large_types,
         )
         return await self._call(fetch, timeout=timeout)
 
@@ -565,6 +567,7 @@ class AsyncCursor:
         datetimeoffset: str = "utc",
         uuid: str = "uuid",
         timestamp_unit: str = "us",
+        large_types: bool = False,
         timeout: float | None = None,
     ) -> AsyncIterator[Any]:
         """``async for batch in cursor.fetch_record_batches(n)``: the rest of the result set as
@@ -581,7 +584,11 @@ class AsyncCursor:
 
         def open_reader() -> Any:
             stream = self.sync.fetch_record_batch(
-                rows_per_batch, datetimeoffset=datetimeoffset, uuid=uuid, timestamp_unit=timestamp_unit
+                rows_per_batch,
+                datetimeoffset=datetimeoffset,
+                uuid=uuid,
+                timestamp_unit=timestamp_unit,
+                large_types=large_types,
             )
             return pyarrow.RecordBatchReader.from_stream(stream)
 

@@ -96,6 +96,10 @@ pub struct ArrowOptions {
     pub uuid_text: bool,
     /// The unit of every timestamp column (datetime2, datetime, smalldatetime, datetimeoffset).
     pub unit: Unit,
+    /// Every text and binary column as large_utf8 / large_binary (64-bit offsets), bound or
+    /// streamed: the types mssql-python's Arrow fetches give, built directly rather than cast
+    /// from utf8 afterwards (a second copy of every string).
+    pub large_types: bool,
 }
 
 /// The unit of timestamp arrays (`timestamp_unit=` of the Arrow fetches).

@@ -253,3 +253,25 @@ def test_default_record_batches_are_8192_rows(conn, ints):
     assert stream.num_rows is None, "a lazy stream does not know its length"
     sizes = [b.num_rows for b in pa.RecordBatchReader.from_stream(stream)]
     assert sizes == [8192, ROWS - 8192]
+
+
+def test_large_types_builds_every_text_and_binary_column_with_64_bit_offsets(peer, conn, table):
+    cur = conn.cursor()
+    cur.execute(f"CREATE TABLE {table} (id INTEGER, label VARCHAR(20), blob {peer.types['bytes']})")
+    cur.executemany(
+        f"INSERT INTO {table} VALUES (?, ?, ?)",
+        [(1, "a", b"\x00\x01"), (2, None, None), (3, "ünï", b"\xff" * 5)],
+    )
+    conn.commit()
+    sql = f"SELECT label, blob FROM {table} ORDER BY id"
+    small = pa.table(conn.cursor().execute(sql).fetch_arrow_table())
+    large = pa.table(conn.cursor().execute(sql).fetch_arrow_table(large_types=True))
+    batches = pa.RecordBatchReader.from_stream(
+        conn.cursor().execute(sql).fetch_record_batch(2, large_types=True)
+    ).read_all()
+    # By default a bound VARCHAR(20) is utf8 (the byte column may be streamed, so large already).
+    assert small.schema.field("label").type == pa.string()
+    for tbl in (large, batches):
+        assert tbl.schema.types == [pa.large_string(), pa.large_binary()]
+        assert tbl.to_pylist() == small.to_pylist()
+    assert large.column("label").to_pylist() == ["a", None, "ünï"]

@@ -25,7 +25,9 @@ def reader(cur: Any, batch_size: int) -> Any:
     pa = pyarrow()
     # Read through a RecordBatchReader, not pa.table(stream): pa.table first asks whether its
     # argument is a pandas DataFrame, importing pandas (and numpy) the first time in a process.
-    src = pa.RecordBatchReader.from_stream(cur.fetch_record_batch(batch_size, uuid="string"))
+    # The engine builds large_string/large_binary itself (large_types): no cast, no second copy.
+    stream = cur.fetch_record_batch(batch_size, uuid="string", large_types=True)
+    src = pa.RecordBatchReader.from_stream(stream)
     desc = cur.description or ()
     fields, guids = [], []
     for i, f in enumerate(src.schema):

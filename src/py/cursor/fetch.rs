@@ -324,6 +324,7 @@ pub(super) fn arrow_options(
     datetimeoffset: &str,
     uuid: &str,
     timestamp_unit: &str,
+    large_types: bool,
 ) -> PyResult<ArrowOptions> {
     let uuid_text = match uuid {
         "uuid" => false,
@@ -356,6 +357,7 @@ pub(super) fn arrow_options(
         offsets,
         uuid_text,
         unit,
+        large_types,
     })
 }
 
@@ -388,8 +390,15 @@ impl Cursor {
     /// `uuid`: `"uuid"` (fixed_size_binary(16), `arrow.uuid`) or `"string"` (utf8).
     /// `timestamp_unit`: `"us"` (every year 1..9999; datetime2(7)'s 7th digit truncated) or
     /// `"ns"` (exact; a value outside 1677-09-21 .. 2262-04-11 raises DataError).
+    /// `large_types`: every text and binary column as large_string / large_binary (by default
+    /// only streamed ones, `(n)varchar(max)` and the like, are).
     #[pyo3(signature = (
-        rows_per_batch = None, *, datetimeoffset = "utc", uuid = "uuid", timestamp_unit = "us"
+        rows_per_batch = None,
+        *,
+        datetimeoffset = "utc",
+        uuid = "uuid",
+        timestamp_unit = "us",
+        large_types = false
     ))]
     fn fetch_record_batch(
         slf: &Bound<'_, Self>,
@@ -397,13 +406,14 @@ impl Cursor {
         datetimeoffset: &str,
         uuid: &str,
         timestamp_unit: &str,
+        large_types: bool,
     ) -> PyResult<RecordBatchStream> {
         let py = slf.py();
         let rows = rows_per_batch.unwrap_or(DEFAULT_ROWS_PER_BATCH);
         if rows == 0 {
             return Err(programming("rows_per_batch must be at least 1"));
         }
-        let options = arrow_options(datetimeoffset, uuid, timestamp_unit)?;
+        let options = arrow_options(datetimeoffset, uuid, timestamp_unit, large_types)?;
         let cursor = slf.get();
         let (layout, epoch, errors) = cursor.arrow_start(py, &mut *cursor.lock(py)?, options)?;
         Ok(RecordBatchStream::lazy(LazyBatches {
@@ -417,17 +427,20 @@ impl Cursor {
     }
 
     /// The rest of the current result set as one Arrow table (an object with
-    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset`, `uuid`
-    /// and `timestamp_unit` as for `fetch_record_batch`.
-    #[pyo3(signature = (*, datetimeoffset = "utc", uuid = "uuid", timestamp_unit = "us"))]
+    /// `__arrow_c_stream__`), read now: an error anywhere raises here. `datetimeoffset`, `uuid`,
+    /// `timestamp_unit` and `large_types` as for `fetch_record_batch`.
+    #[pyo3(signature = (
+        *, datetimeoffset = "utc", uuid = "uuid", timestamp_unit = "us", large_types = false
+    ))]
     fn fetch_arrow_table(
         &self,
         py: Python<'_>,
         datetimeoffset: &str,
         uuid: &str,
         timestamp_unit: &str,
+        large_types: bool,
     ) -> PyResult<RecordBatchStream> {
-        let options = arrow_options(datetimeoffset, uuid, timestamp_unit)?;
+        let options = arrow_options(datetimeoffset, uuid, timestamp_unit, large_types)?;
         // One lock for the whole table: it is read now, so nothing can move the cursor between
         // its batches (the lazy reader locks and checks the result set per batch instead).
         let mut guard = self.lock(py)?;

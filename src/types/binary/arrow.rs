@@ -1,4 +1,5 @@
-//! The binary Arrow arm: binary for bound columns, large_binary for streamed ones.
+//! The binary Arrow arm: binary for bound columns, large_binary for streamed ones (and for
+//! every column with [`ArrowOptions::large_types`](crate::arrow::ArrowOptions::large_types)).
 
 use crate::arrow::cells::{Cells, FamilyBuilder};
 use crate::arrow::kind::{ArrowColumn, ArrowKind};
@@ -12,7 +13,7 @@ use std::sync::Arc;
 
 pub fn kind(column: &ArrowColumn<'_>) -> Result<ArrowKind> {
     Ok(match column.col.kind {
-        CellKind::Binary { .. } => ArrowKind::Binary,
+        CellKind::Binary { .. } if !column.options.large_types => ArrowKind::Binary,
         _ => ArrowKind::LargeBinary,
     })
 }

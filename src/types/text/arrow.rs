@@ -1,4 +1,5 @@
-//! The text Arrow arm: utf8 for bound columns, large_utf8 for streamed ones, each cell
+//! The text Arrow arm: utf8 for bound columns, large_utf8 for streamed ones (and for every
+//! column with [`ArrowOptions::large_types`](crate::arrow::ArrowOptions::large_types)), each cell
 //! transcoded once from UTF-16 into the value buffer (`arrow/text.rs`), with the connection's
 //! lone-surrogate policy.
 
@@ -14,7 +15,7 @@ use std::ops::Range;
 
 pub fn kind(column: &ArrowColumn<'_>) -> Result<ArrowKind> {
     Ok(match column.col.kind {
-        CellKind::WText { .. } => ArrowKind::Utf8,
+        CellKind::WText { .. } if !column.options.large_types => ArrowKind::Utf8,
         _ => ArrowKind::LargeUtf8,
     })
 }

@@ -285,3 +285,18 @@ def test_pooled_connection_back_at_read_committed_and_quiet_batches(peer, face_c
     text = "\n".join(r.getMessage() for r in records)
     assert "Executing batch query with 2 parameter sets (1 columns per row)" in text
     assert "123-45-6789" not in text and "jane@example.com" not in text
+
+
+def test_bulkcopy_arrow_refuses_aware_timestamps_for_naive_columns(face_conn):
+    pa = pytest.importorskip("pyarrow")
+    cur = face_conn.cursor()
+    cur.execute("IF OBJECT_ID('face_tz', 'U') IS NOT NULL DROP TABLE face_tz")
+    cur.execute("CREATE TABLE face_tz (ts DATETIME2 NULL, o DATETIMEOFFSET NULL)")
+    try:
+        aware = pa.array([datetime.datetime(2020, 1, 1, 12)], type=pa.timestamp("us", tz="UTC"))
+        with pytest.raises(ValueError, match="datetimeoffset"):
+            cur.bulkcopy_arrow("face_tz", pa.table({"ts": aware, "o": aware}))
+        assert cur.bulkcopy_arrow("dbo.face_tz", pa.table({"o": aware}),
+                                  column_mappings=["o"])["rows_copied"] == 1
+    finally:
+        cur.execute("DROP TABLE face_tz")

@@ -95,6 +95,44 @@ def bulk_source(source: Any, mappings: Any) -> tuple[Any, Any]:
     return source, mappings
 
 
+_NAIVE = ("datetime2", "datetime", "smalldatetime")
+
+
+def refuse_aware_into_naive(cur: Any, table_name: Any, source: Any, mappings: Any) -> None:
+    """mssql-python's refusal of a timestamp with a time zone for a datetime/datetime2 column
+    (its offset would be lost): only when the source has one, by the destination's catalog
+    entry (a #temp table, or a name the catalog does not find, is not checked)."""
+    schema = getattr(source, "schema", None)
+    if schema is None or not isinstance(table_name, str) or table_name.lstrip("[").startswith("#"):
+        return
+    pa = pyarrow()
+    aware = [i for i, f in enumerate(schema) if pa.types.is_timestamp(f.type) and f.type.tz]
+    if not aware:
+        return
+    parts = [p.strip("[]") for p in table_name.split(".")]
+    probe = cur.connection.cursor()
+    try:
+        cols = [(r[3], str(r[5]).lower()) for r in probe.columns(
+            table=parts[-1], schema=parts[-2] if len(parts) > 1 else None).fetchall()]
+    finally:
+        probe.close()
+    types = dict(cols)
+    for i in aware:
+        if mappings:
+            m = mappings[i] if i < len(mappings) and not isinstance(mappings[0], tuple) else next(
+                (t[1] for t in mappings if isinstance(t, tuple) and t[0] == i), None)
+            dest = m
+        else:
+            dest = cols[i][0] if i < len(cols) else None
+        kind = types.get(dest)
+        if kind in _NAIVE:
+            raise ValueError(
+                f"Column '{dest}' is {kind}, which has no time zone: a timestamp with time zone "
+                f"'{schema[i].type.tz}' would lose its offset. Use a datetimeoffset column, or "
+                "make the timestamps naive first."
+            )
+
+
 def empty(schema: Any) -> Any:
     pa = pyarrow()
     return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)

@@ -136,6 +136,7 @@ class Cursor(_native.Cursor):
         """As ferrodbc's, with mssql-python's other source and mapping forms: an iterable of
         RecordBatches, and ``(source column name, destination column)`` pairs."""
         source, column_mappings = _arrow.bulk_source(source, column_mappings)
+        _arrow.refuse_aware_into_naive(self, table_name, source, column_mappings)
         return super().bulkcopy_arrow(table_name, source, batch_size, timeout, column_mappings,
                                       *args, **kwargs)
 

@@ -1,8 +1,7 @@
 //! The fetch plan: for every result-set column, the bound C buffer and the decoder, chosen
 //! together, once per result set. The fetch loop never looks at SQL types again.
 
-use crate::backend::{Backend, Dbms};
-use crate::codes::{c, sql};
+use crate::backend::Backend;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 use crate::types::{self, Binding, Family};
@@ -178,71 +177,31 @@ fn raw_text_kind(kind: CellKind) -> CellKind {
     }
 }
 
-/// SQL type → bound C type and decoder. The one place where SQL types are inspected.
+/// SQL type → bound C type and decoder: the SQL type's family ([`Family::of`]), then the
+/// family's choice for the column (its `kind_for`). One line per family.
 pub fn choose_kind(desc: &ColumnDescription, backend: impl Into<Backend>) -> CellKind {
     let backend = backend.into();
-    let size = desc.size;
-    // sqlite3odbc reports BIGINT columns with the C type code SQL_C_SBIGINT.
-    const SQLITE_BIGINT: i16 = c::SBIGINT;
-    match desc.sql_type {
-        sql::BIT => CellKind::Bit,
-        sql::TINYINT => CellKind::I16,
-        sql::SMALLINT => {
-            if desc.unsigned {
-                CellKind::I32
-            } else {
-                CellKind::I16
-            }
-        }
-        sql::INTEGER => {
-            if desc.unsigned {
-                CellKind::I64
-            } else {
-                CellKind::I32
-            }
-        }
-        sql::BIGINT => CellKind::I64,
-        SQLITE_BIGINT => CellKind::I64,
-        sql::REAL => CellKind::F32,
-        // SQL_FLOAT is double precision whatever the reported precision: drivers disagree on
-        // its unit (psqlODBC reports float8 as FLOAT(17) in decimal digits, others 0 or 53), and
-        // picking f32 from it silently loses digits (arrow-odbc did). Only REAL is single.
-        sql::FLOAT | sql::DOUBLE => CellKind::F64,
-        sql::NUMERIC | sql::DECIMAL => types::decimal::kind_for(desc, backend),
-        sql::TYPE_DATE | sql::DATETIME => CellKind::Date,
-        sql::TYPE_TIME | sql::TIME_OR_INTERVAL => CellKind::TimeText,
-        sql::SS_TIME2 if backend.ss_c_types() => CellKind::SsTime2,
-        sql::SS_TIME2 => CellKind::TimeText,
-        sql::TYPE_TIMESTAMP | sql::TIMESTAMP => CellKind::Timestamp,
-        sql::SS_TIMESTAMPOFFSET if backend.ss_c_types() => CellKind::TimestampOffset,
-        sql::SS_TIMESTAMPOFFSET => CellKind::OffsetText,
-        sql::GUID => CellKind::Guid,
-        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => {
-            types::text::kind_for(size, backend)
-        }
-        // psqlODBC with `MaxVarcharSize=0` describes every varchar(n) as a long varchar of size
-        // n (10,000 rows of varchar(50) took 10,001 fetches and 10,000 SQLGetData calls).
-        // PostgreSQL enforces n, so that is a bounded column; its long types of unknown size
-        // (text) report 0 and stay streamed. Elsewhere a long type is always streamed.
-        sql::LONGVARCHAR | sql::WLONGVARCHAR if size > 0 && backend.dbms == Dbms::PostgreSql => {
-            types::text::kind_for(size, backend)
-        }
-        sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => CellKind::LongWText,
-        sql::BINARY | sql::VARBINARY => types::binary::kind_for(size, backend),
-        sql::LONGVARBINARY | sql::SS_UDT => CellKind::LongBinary,
-        sql::SS_VARIANT if backend.ss_c_types() => CellKind::Variant,
+    match Family::of(desc.sql_type) {
+        Some(Family::Bit) => types::bit::kind_for(desc, backend),
+        Some(Family::Int) => types::int::kind_for(desc, backend),
+        Some(Family::Float) => types::float::kind_for(desc, backend),
+        Some(Family::Decimal) => types::decimal::kind_for(desc, backend),
+        Some(Family::Temporal) => types::temporal::kind_for(desc, backend),
+        Some(Family::Guid) => types::guid::kind_for(desc, backend),
+        Some(Family::Text) => types::text::kind_for(desc, backend),
+        Some(Family::Binary) => types::binary::kind_for(desc, backend),
+        Some(Family::Variant) => types::variant::kind_for(desc, backend),
+        Some(Family::Vector) => types::vector::kind_for(desc, backend),
         // Anything unknown: its text rendering, streamed (never truncated).
-        sql::SS_VARIANT => CellKind::LongWText,
-        types::vector::SQL_SS_VECTOR => {
-            types::vector::kind_for(size, desc.decimal_digits).unwrap_or(CellKind::LongBinary)
-        }
-        _ => CellKind::LongWText,
+        None => CellKind::LongWText,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::Dbms;
+    use crate::codes::sql;
 
     #[test]
     fn a_postgres_long_varchar_of_bounded_size_is_bound() {

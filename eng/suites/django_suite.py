@@ -18,6 +18,17 @@ that is not a known peer limit (KNOWN_PEER_LIMITS, each in eng/tds-peer/README.m
 known limit passes with pyodbc (the list must stay true).
 
     .venv/bin/python eng/suites/django_suite.py [--mssql-python] [--only RUN ...]
+
+With --testapp DIR (local only: mssql-django publishes its tests in its repository, not on
+PyPI), it runs mssql-django's own test app instead of the flow: DIR holds a copy of the
+checkout's manage.py and testapp/ (nothing of it is committed). Each run gets two fresh peers
+(testapp's "default" and "other" databases) and eng/suites/django/testapp_run.py, which runs
+``manage.py test testapp``'s tests with eng/suites/django/testapp_settings.py and records each
+test; the two runs are then compared test by test. --syncdb creates testapp's tables from its
+models instead of running its migrations (several ALTER COLUMN, which the peer cannot).
+
+    .venv/bin/python eng/suites/django_suite.py --testapp DIR [--syncdb] [--mssql-python] [--only RUN ...]
+        [--report FILE] [TEST LABEL ...]
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -55,6 +67,7 @@ KNOWN_PEER_LIMITS = {
     "aggregates": "MAX/MIN of a decimal column compare its text (MAX(9.75, 62.25) is 9.75)",
 }
 RUN_TIMEOUT_S = 600
+TESTAPP_TIMEOUT_S = 3600
 
 
 def django_libs() -> Path:
@@ -86,16 +99,73 @@ def run(name: str, libs: Path) -> tuple[dict[str, str], str]:
     return result["steps"], result["connection_class_module"]
 
 
+def run_testapp(name: str, libs: Path, app: Path, labels: list[str], syncdb: bool,
+                log: Path | None) -> dict[str, str]:
+    _, extra = RUNS[name]
+    with tdspeer.start_peer() as peer, tdspeer.start_peer() as other:
+        env = {k: v for k, v in os.environ.items() if k not in ("FERRODBC_INSTALL_AS", "DJANGO_PYTHON_DRIVER")}
+        env.update(extra, DJANGO_PEER_PORT=str(peer.port), DJANGO_OTHER_PEER_PORT=str(other.port),
+                   PYTHONPATH=os.pathsep.join(filter(None, [str(libs), os.environ.get("PYTHONPATH")])))
+        if syncdb:
+            env["DJANGO_TESTAPP_SYNCDB"] = "1"
+        out = subprocess.run([sys.executable, str(PROJECT / "testapp_run.py"), *labels], cwd=app, env=env,
+                             text=True, capture_output=True, timeout=TESTAPP_TIMEOUT_S)
+    if log:
+        log.write_text(out.stderr)
+    lines = [ln for ln in out.stdout.splitlines() if ln.startswith("{")]
+    if not lines:
+        raise SystemExit(f"{name}: the test app did not finish (exit {out.returncode}):\n{out.stderr[-4000:]}")
+    return json.loads(lines[-1])["tests"]
+
+
+def testapp_main(args: argparse.Namespace, libs: Path) -> int:
+    names = [n for n in RUNS if (n in args.only if args.only else (args.mssql_python or n not in MSSQL_PYTHON_RUNS))]
+    results = {}
+    for name in names:
+        started = time.monotonic()
+        results[name] = run_testapp(name, libs, args.testapp.resolve(), args.labels, args.syncdb,
+                                    args.report and args.report.with_suffix(f".{name}.log"))
+        counts = {k: sum(v.split(":")[0] == k for v in results[name].values())
+                  for k in ("passed", "failed", "error", "skipped")}
+        print(f"mssql-django test app, {name}: {counts['passed']} passed, {counts['failed']} failed, "
+              f"{counts['error']} errors, {counts['skipped']} skipped ({time.monotonic() - started:.0f} s)")
+    if args.report:
+        args.report.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    behind_any = False
+    for name in names:
+        real_name = RUNS[name][0]
+        if real_name not in results:
+            continue
+        real, ours = results[real_name], results[name]
+        behind = sorted(t for t, v in real.items() if v == "passed" and ours.get(t) != "passed")
+        ahead = sorted(t for t, v in ours.items() if v == "passed" and real.get(t) != "passed")
+        passed_real = sum(v == "passed" for v in real.values())
+        print(f"{name} passes {passed_real - len(behind)} of the {passed_real} tests real {real_name} "
+              f"passes; {len(ahead)} more")
+        for t in behind:
+            print(f"  behind: {t}: {ours.get(t, 'not run')}")
+        for t in ahead:
+            print(f"  ahead: {t}: {real_name} {real[t]}")
+        behind_any |= bool(behind)
+    return 1 if behind_any else 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mssql-python", action="store_true",
                     help="also run mssql-django's mssql-python path, real and ferrodbc.install_as_mssql_python()")
     ap.add_argument("--only", choices=list(RUNS), action="append", help="run only this (repeatable)")
+    ap.add_argument("--testapp", type=Path, help="run mssql-django's test app from this copy of its checkout")
+    ap.add_argument("--syncdb", action="store_true", help="--testapp: tables from models, not migrations")
+    ap.add_argument("--report", type=Path, help="--testapp: write every test's outcome here (JSON)")
+    ap.add_argument("labels", nargs="*", help="--testapp: test labels (default testapp)")
     args = ap.parse_args()
     if tdspeer.peer_binary() is None:
         print("tds-peer binary not built (cargo build --release -p tds-peer)", file=sys.stderr)
         return 2
     libs = django_libs()
+    if args.testapp:
+        return testapp_main(args, libs)
     names = [n for n in RUNS if (n in args.only if args.only else (args.mssql_python or n not in MSSQL_PYTHON_RUNS))]
     results: dict[str, dict[str, str]] = {}
     for name in names:

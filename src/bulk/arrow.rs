@@ -1,27 +1,32 @@
 //! An Arrow array's elements into a [`Sink`] (`bulkcopy_arrow`): the array's data type is
-//! looked at once, then one loop per type calls the sink's typed method for every element, so
-//! no value pays for a `match` on its type. The conversions are exact: integers, decimals as
-//! their digits, days and time units as calendar fields (no floating point).
+//! looked at once, then one loop per type puts one [`Value`] variant for every element (the
+//! sink's `put` is inlined there, so its `match` on the variant folds away): no value pays for
+//! a `match` on its type. The conversions are exact: integers, decimals as their digits, days
+//! and time units as calendar fields (no floating point).
 //!
 //! Types and what each element becomes:
-//! - Null: NULL. Boolean: `boolean`. Int8..Int64, UInt8..UInt32: `int`; UInt64 `int` up to
-//!   `i64::MAX`, beyond it `decimal` text (which an integer column refuses as an overflow).
-//! - Float16/32/64: `float`. Decimal32/64/128/256(p, s): `decimal` with the exact digits.
-//! - Date32/Date64: `date`. Time32(s, ms), Time64(us, ns): `time`.
-//! - Timestamp(unit, no zone): `timestamp`. Timestamp(unit, zone): `offset`, with the zone's
-//!   offset if it is a fixed `+hh:mm` / `-hh:mm`, else +00:00 for `UTC` and any named zone (the
-//!   instant is kept; the named zone's local time is not). ferrodbc's own Arrow output of a
-//!   datetimeoffset is a `UTC` timestamp (the default) or the struct
+//! - Null: `Null`. Boolean: `Bool`. Int8..Int64, UInt8..UInt32: `Int`; UInt64 `Int` up to
+//!   `i64::MAX`, beyond it `Decimal` text (which an integer column refuses as an overflow).
+//! - Float16/32/64: `Float`. Decimal32/64/128/256(p, s): `Decimal` with the exact digits.
+//! - Date32/Date64: `Date`. Time32(s, ms), Time64(us, ns): `Time`.
+//! - Timestamp(unit, no zone): `Timestamp`. Timestamp(unit, zone): `TimestampOffset`, with the
+//!   zone's offset if it is a fixed `+hh:mm` / `-hh:mm`, else +00:00 for `UTC` and any named
+//!   zone (the instant is kept; the named zone's local time is not). ferrodbc's own Arrow output
+//!   of a datetimeoffset is a `UTC` timestamp (the default) or the struct
 //!   `{instant: timestamp[UTC], offset_minutes: int16}` (`datetimeoffset="struct"`): both come
 //!   back as the same instant, the struct with its own offset too.
-//! - Utf8, LargeUtf8, Utf8View: `text`. Binary, LargeBinary, BinaryView, FixedSizeBinary:
-//!   `bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `text`.
-//! - Anything else (List, other Structs, Map, Interval, Duration, ...): refused, naming the type.
+//! - Utf8, LargeUtf8, Utf8View: `Utf8`. Binary, LargeBinary, BinaryView, FixedSizeBinary:
+//!   `Bytes`. Dictionary(any integer key, Utf8/LargeUtf8/Utf8View value): the key's `Utf8`.
+//! - FixedSizeList, List, LargeList of Float32/Float64: `Vector` (`types/vector/bulk.rs`).
+//! - Anything else (other Lists, other Structs, Map, Interval, Duration, ...): refused, naming
+//!   the type.
 //!
-//! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp): it turns each
-//! element into the [`ParamValue`](crate::params::ParamValue) the parameters bind.
+//! `encode::ParamSink` is the sink of the parameter-array path (drivers without bcp) and of the
+//! ADBC driver's bound parameters: it turns each element into the
+//! [`ParamValue`](crate::params::ParamValue) the parameters bind.
 
 use super::encode::{Put, Sink};
+use crate::params::Value;
 use crate::types::decimal::text::unscaled_text;
 use crate::types::temporal::from_arrow::{
     MS_PER_DAY, date_of_days, fixed_offset, offset_of, time_of, timestamp_of,
@@ -122,7 +127,8 @@ pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
     match array.data_type() {
         D::Null => {
             for row in 0..array.len() {
-                sink.null().map_err(|reason| Failed { row, reason })?;
+                sink.put(Value::Null)
+                    .map_err(|reason| Failed { row, reason })?;
             }
             Ok(())
         }
@@ -130,107 +136,117 @@ pub fn put_array(array: &dyn Array, sink: &mut impl Sink) -> Done {
             crate::types::vector::bulk::put_arrow(array, sink)
                 .map_err(|(row, reason)| Failed { row, reason })
         }
-        D::Boolean => each(array.as_boolean(), sink, |s, v| s.boolean(v)),
+        D::Boolean => each(array.as_boolean(), sink, |s, v| s.put(Value::Bool(v))),
         D::Int8 => each(array.as_primitive::<Int8Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
         D::Int16 => each(array.as_primitive::<Int16Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
         D::Int32 => each(array.as_primitive::<Int32Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
-        D::Int64 => each(array.as_primitive::<Int64Type>(), sink, |s, v| s.int(v)),
+        D::Int64 => each(array.as_primitive::<Int64Type>(), sink, |s, v| {
+            s.put(Value::Int(v))
+        }),
         D::UInt8 => each(array.as_primitive::<UInt8Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
         D::UInt16 => each(array.as_primitive::<UInt16Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
         D::UInt32 => each(array.as_primitive::<UInt32Type>(), sink, |s, v| {
-            s.int(v.into())
+            s.put(Value::Int(v.into()))
         }),
         D::UInt64 => each(
             array.as_primitive::<UInt64Type>(),
             sink,
             |s, v| match i64::try_from(v) {
-                Ok(i) => s.int(i),
-                Err(_) => s.decimal(&v.to_string()),
+                Ok(i) => s.put(Value::Int(i)),
+                Err(_) => s.put(Value::Decimal(&v.to_string())),
             },
         ),
         D::Float16 => each(array.as_primitive::<Float16Type>(), sink, |s, v| {
-            s.float(v.to_f64())
+            s.put(Value::Float(v.to_f64()))
         }),
         D::Float32 => each(array.as_primitive::<Float32Type>(), sink, |s, v| {
-            s.float(v.into())
+            s.put(Value::Float(v.into()))
         }),
-        D::Float64 => each(array.as_primitive::<Float64Type>(), sink, |s, v| s.float(v)),
+        D::Float64 => each(array.as_primitive::<Float64Type>(), sink, |s, v| {
+            s.put(Value::Float(v))
+        }),
         D::Decimal32(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal32Type>(), sink, |s, v| {
-                s.decimal(unscaled_text(&mut text, v, *scale))
+                s.put(Value::Decimal(unscaled_text(&mut text, v, *scale)))
             })
         }
         D::Decimal64(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal64Type>(), sink, |s, v| {
-                s.decimal(unscaled_text(&mut text, v, *scale))
+                s.put(Value::Decimal(unscaled_text(&mut text, v, *scale)))
             })
         }
         D::Decimal128(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal128Type>(), sink, |s, v| {
-                s.decimal(unscaled_text(&mut text, v, *scale))
+                s.put(Value::Decimal(unscaled_text(&mut text, v, *scale)))
             })
         }
         D::Decimal256(_, scale) => {
             let mut text = String::new();
             each(array.as_primitive::<Decimal256Type>(), sink, |s, v| {
-                s.decimal(unscaled_text(&mut text, v, *scale))
+                s.put(Value::Decimal(unscaled_text(&mut text, v, *scale)))
             })
         }
         D::Date32 => each(array.as_primitive::<Date32Type>(), sink, |s, v| {
-            s.date(date_of_days(v.into())?)
+            s.put(Value::Date(date_of_days(v.into())?))
         }),
         D::Date64 => each(array.as_primitive::<Date64Type>(), sink, |s, v| {
-            s.date(date_of_days(v.div_euclid(MS_PER_DAY))?)
+            s.put(Value::Date(date_of_days(v.div_euclid(MS_PER_DAY))?))
         }),
         D::Time32(TimeUnit::Second) => {
             each(array.as_primitive::<Time32SecondType>(), sink, |s, v| {
-                s.time(time_of(v.into(), 1_000_000_000)?)
+                s.put(Value::Time(time_of(v.into(), 1_000_000_000)?))
             })
         }
         D::Time32(TimeUnit::Millisecond) => each(
             array.as_primitive::<Time32MillisecondType>(),
             sink,
-            |s, v| s.time(time_of(v.into(), 1_000_000)?),
+            |s, v| s.put(Value::Time(time_of(v.into(), 1_000_000)?)),
         ),
         D::Time64(TimeUnit::Microsecond) => each(
             array.as_primitive::<Time64MicrosecondType>(),
             sink,
-            |s, v| s.time(time_of(v, 1_000)?),
+            |s, v| s.put(Value::Time(time_of(v, 1_000)?)),
         ),
         D::Time64(TimeUnit::Nanosecond) => each(
             array.as_primitive::<Time64NanosecondType>(),
             sink,
-            |s, v| s.time(time_of(v, 1)?),
+            |s, v| s.put(Value::Time(time_of(v, 1)?)),
         ),
         D::Timestamp(unit, None) => timestamps(array, *unit, sink, |s, v, unit| {
-            s.timestamp(timestamp_of(v, unit)?)
+            s.put(Value::Timestamp(timestamp_of(v, unit)?))
         }),
         D::Timestamp(unit, Some(zone)) => {
             let offset = fixed_offset(zone).unwrap_or(0);
             timestamps(array, *unit, sink, move |s, v, unit| {
-                s.offset(offset_of(v, unit, offset)?)
+                s.put(Value::TimestampOffset(offset_of(v, unit, offset)?))
             })
         }
-        D::Utf8 => each(array.as_string::<i32>(), sink, |s, v| s.text(v)),
-        D::LargeUtf8 => each(array.as_string::<i64>(), sink, |s, v| s.text(v)),
-        D::Utf8View => each(array.as_string_view(), sink, |s, v| s.text(v)),
-        D::Binary => each(array.as_binary::<i32>(), sink, |s, v| s.bytes(v)),
-        D::LargeBinary => each(array.as_binary::<i64>(), sink, |s, v| s.bytes(v)),
-        D::BinaryView => each(array.as_binary_view(), sink, |s, v| s.bytes(v)),
-        D::FixedSizeBinary(_) => each(array.as_fixed_size_binary(), sink, |s, v| s.bytes(v)),
+        D::Utf8 => each(array.as_string::<i32>(), sink, |s, v| s.put(Value::Utf8(v))),
+        D::LargeUtf8 => each(array.as_string::<i64>(), sink, |s, v| s.put(Value::Utf8(v))),
+        D::Utf8View => each(array.as_string_view(), sink, |s, v| s.put(Value::Utf8(v))),
+        D::Binary => each(array.as_binary::<i32>(), sink, |s, v| {
+            s.put(Value::Bytes(v))
+        }),
+        D::LargeBinary => each(array.as_binary::<i64>(), sink, |s, v| {
+            s.put(Value::Bytes(v))
+        }),
+        D::BinaryView => each(array.as_binary_view(), sink, |s, v| s.put(Value::Bytes(v))),
+        D::FixedSizeBinary(_) => each(array.as_fixed_size_binary(), sink, |s, v| {
+            s.put(Value::Bytes(v))
+        }),
         D::Dictionary(key, _) => match **key {
             D::Int8 => dictionary::<Int8Type>(array, sink),
             D::Int16 => dictionary::<Int16Type>(array, sink),
@@ -277,7 +293,7 @@ fn each<A: ArrayAccessor, S: Sink>(
         Some(nulls) => {
             for row in 0..len {
                 let done = if nulls.is_null(row) {
-                    sink.null()
+                    sink.put(Value::Null)
                 } else {
                     put(sink, array.value(row))
                 };
@@ -350,9 +366,9 @@ where
     let nulls = dict.logical_nulls().filter(|n| n.null_count() > 0);
     for row in 0..dict.len() {
         let done = if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
-            sink.null()
+            sink.put(Value::Null)
         } else {
-            sink.text(dict.value(row))
+            sink.put(Value::Utf8(dict.value(row)))
         };
         done.map_err(|reason| Failed { row, reason })?;
     }
@@ -366,9 +382,13 @@ fn offsets(array: &StructArray, unit: TimeUnit, sink: &mut impl Sink) -> Done {
     let nulls = array.logical_nulls().filter(|n| n.null_count() > 0);
     let mut put_one = |row: usize, v: i64| -> Put {
         if nulls.as_ref().is_some_and(|n| n.is_null(row)) {
-            return sink.null();
+            return sink.put(Value::Null);
         }
-        sink.offset(offset_of(v, unit, minutes.value(row))?)
+        sink.put(Value::TimestampOffset(offset_of(
+            v,
+            unit,
+            minutes.value(row),
+        )?))
     };
     macro_rules! rows {
         ($t:ty) => {{
@@ -392,7 +412,6 @@ mod tests {
     use super::super::encode::ParamSink;
     use super::*;
     use crate::params::ParamValue;
-    use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
     use arrow_array::builder::StringDictionaryBuilder;
     use arrow_array::{
         ArrayRef, BinaryViewArray, Decimal128Array, Int32Array, StringArray, StringViewArray,
@@ -405,67 +424,26 @@ mod tests {
     struct Log(Vec<String>);
 
     impl Sink for Log {
-        fn null(&mut self) -> Put {
-            self.0.push("NULL".into());
-            Ok(())
-        }
-        fn boolean(&mut self, b: bool) -> Put {
-            self.0.push(format!("bool {b}"));
-            Ok(())
-        }
-        fn int(&mut self, i: i64) -> Put {
-            self.0.push(format!("int {i}"));
-            Ok(())
-        }
-        fn float(&mut self, f: f64) -> Put {
-            self.0.push(format!("float {f}"));
-            Ok(())
-        }
-        fn decimal(&mut self, text: &str) -> Put {
-            self.0.push(format!("decimal {text}"));
-            Ok(())
-        }
-        fn date(&mut self, d: Date) -> Put {
-            self.0.push(format!("date {}", d.to_text()));
-            Ok(())
-        }
-        fn time(&mut self, t: Time) -> Put {
-            self.0.push(format!(
-                "time {}",
-                crate::types::temporal::iso::time_text(&t, 7)
-            ));
-            Ok(())
-        }
-        fn timestamp(&mut self, ts: Timestamp) -> Put {
-            self.0.push(format!(
-                "ts {}",
-                crate::types::temporal::iso::timestamp_text(&ts, 7)
-            ));
-            Ok(())
-        }
-        fn offset(&mut self, o: TimestampOffset) -> Put {
-            self.0.push(format!(
-                "dto {}",
-                crate::types::temporal::iso::offset_text(&o, 7)
-            ));
-            Ok(())
-        }
-        fn text(&mut self, s: &str) -> Put {
-            if s == "refuse" {
-                return Err("refused".into());
-            }
-            self.0.push(format!("text {s}"));
-            Ok(())
-        }
-        fn utf16(&mut self, u: &[u16]) -> Put {
-            self.text(&String::from_utf16_lossy(u))
-        }
-        fn bytes(&mut self, b: &[u8]) -> Put {
-            self.0.push(format!("bytes {b:?}"));
-            Ok(())
-        }
-        fn guid(&mut self, g: u128) -> Put {
-            self.0.push(format!("guid {g:x}"));
+        fn put(&mut self, v: Value<'_>) -> Put {
+            use crate::types::temporal::iso::{offset_text, time_text, timestamp_text};
+            let line = match v {
+                Value::Null => "NULL".into(),
+                Value::Bool(b) => format!("bool {b}"),
+                Value::Int(i) => format!("int {i}"),
+                Value::Float(f) => format!("float {f}"),
+                Value::Decimal(text) => format!("decimal {text}"),
+                Value::Date(d) => format!("date {}", d.to_text()),
+                Value::Time(t) => format!("time {}", time_text(&t, 7)),
+                Value::Timestamp(ts) => format!("ts {}", timestamp_text(&ts, 7)),
+                Value::TimestampOffset(o) => format!("dto {}", offset_text(&o, 7)),
+                Value::Utf8("refuse") => return Err("refused".into()),
+                Value::Utf8(s) => format!("text {s}"),
+                Value::Text(u) => format!("text {}", String::from_utf16_lossy(u)),
+                Value::Bytes(b) => format!("bytes {b:?}"),
+                Value::Guid(g) => format!("guid {g:x}"),
+                Value::Vector(v) => format!("vector {v:?}"),
+            };
+            self.0.push(line);
             Ok(())
         }
     }
@@ -559,7 +537,9 @@ mod tests {
     #[test]
     fn param_sink_sizes_decimals() {
         let mut out = Vec::new();
-        ParamSink { out: &mut out }.decimal("-0012.340").unwrap();
+        ParamSink { out: &mut out }
+            .put(Value::Decimal("-0012.340"))
+            .unwrap();
         match &out[0] {
             ParamValue::Decimal {
                 precision, scale, ..

@@ -1,68 +1,39 @@
-//! A value of the caller's language (already a [`ParamValue`], the parameters' one conversion
-//! from Python) into one cell of a bulk-load column, in the column's [`Form`].
+//! One [`Value`] into one cell of a bulk-load column, in the column's [`Form`] ([`CellSink`]),
+//! or into a parameter value ([`ParamSink`], the parameter-array path). The values come from
+//! Python (a [`ParamValue`], the parameters' one conversion from Python, viewed by
+//! [`ParamValue::as_value`]) or from Arrow (`arrow.rs`).
 //!
-//! The Python values of a column may be of any type, so this is one `match` per value on the
-//! value and the form together; the conversions and SQL Server's rules are the families'
+//! The Python values of a column may be of any type, so [`CellSink`] is one `match` per value on
+//! the value and the form together; the conversions and SQL Server's rules are the families'
 //! (`types/temporal/bulk.rs` for a whole temporal column, `fit_decimal`, `parse_guid`). An
 //! `Err` is the reason a value cannot go into the column; the caller adds column and row.
 
 use super::cells::CellColumn;
 use super::form::{Form, Temporal};
-use crate::params::ParamValue;
+use crate::params::{ParamValue, Value};
 use crate::types::decimal::fit_decimal;
-use crate::types::decimal::text::{precision_scale, whole_part};
+use crate::types::decimal::text::whole_part;
 use crate::types::guid::{parse_guid, u128_to_guid};
 use crate::types::int::{in_range, overflow};
 use crate::types::temporal::bulk::Cell;
-use crate::types::temporal::{Date, Time, Timestamp, TimestampOffset};
 
-/// What a source value can be, whatever its origin (a Python object's [`ParamValue`], an
-/// Arrow array's element): each method puts one value into one column.
+/// Where source values go, whatever their origin (a Python object's [`ParamValue`], an Arrow
+/// array's element): one value into one column. The value types are [`Value`]'s, listed once;
+/// a sink's `put` is one `match` on it, inlined into each source loop, where the variant is
+/// known, so no value pays for it.
 pub trait Sink {
-    fn null(&mut self) -> Put;
-    fn boolean(&mut self, b: bool) -> Put;
-    fn int(&mut self, i: i64) -> Put;
-    fn float(&mut self, f: f64) -> Put;
-    /// Plain decimal digits (`-12.3400`).
-    fn decimal(&mut self, text: &str) -> Put;
-    fn date(&mut self, d: Date) -> Put;
-    fn time(&mut self, t: Time) -> Put;
-    fn timestamp(&mut self, ts: Timestamp) -> Put;
-    fn offset(&mut self, o: TimestampOffset) -> Put;
-    fn text(&mut self, s: &str) -> Put;
-    fn utf16(&mut self, u: &[u16]) -> Put;
-    fn bytes(&mut self, b: &[u8]) -> Put;
-    fn guid(&mut self, g: u128) -> Put;
-    /// A float32 vector (finite elements, 1 to 1998 of them): its JSON text unless the sink
-    /// takes native vectors (`types/vector`).
-    fn vector(&mut self, v: &[f32]) -> Put {
-        self.text(&crate::types::vector::json_text(v))
-    }
+    fn put(&mut self, v: Value<'_>) -> Put;
 }
 
 /// `Err`: why the value cannot go into the column (the caller adds column and row).
 pub type Put = Result<(), String>;
 
 /// One [`ParamValue`] into `sink`.
+#[inline]
 pub fn put_param(v: &ParamValue, sink: &mut impl Sink) -> Put {
-    use ParamValue as V;
-    match v {
-        V::Null => sink.null(),
-        V::Bool(b) => sink.boolean(*b),
-        V::Int(i) => sink.int(*i),
-        V::Float(f) => sink.float(*f),
-        V::Decimal { text, .. } => sink.decimal(text),
-        V::Date(d) => sink.date(*d),
-        V::Time(t) => sink.time(*t),
-        V::Timestamp(ts) => sink.timestamp(*ts),
-        V::TimestampOffset(o) => sink.offset(*o),
-        V::Text(u) => sink.utf16(u),
-        V::Bytes(b) => sink.bytes(b),
-        V::Guid(g) => sink.guid(*g),
-        V::Vector(v) => sink.vector(v),
-        V::Output(_) | V::Table(_) => {
-            Err("an output or table-valued parameter is no column value".into())
-        }
+    match v.as_value() {
+        Some(v) => sink.put(v),
+        None => Err("an output or table-valued parameter is no column value".into()),
     }
 }
 
@@ -143,11 +114,33 @@ impl CellSink<'_> {
 }
 
 impl Sink for CellSink<'_> {
-    fn null(&mut self) -> Put {
-        self.out.push_null();
-        Ok(())
+    #[inline(always)]
+    fn put(&mut self, v: Value<'_>) -> Put {
+        match v {
+            Value::Null => {
+                self.out.push_null();
+                Ok(())
+            }
+            Value::Bool(b) => self.boolean(b),
+            Value::Int(i) => self.int(i),
+            Value::Float(f) => self.float(f),
+            Value::Decimal(text) => self.decimal(text),
+            Value::Date(d) => self.temporal("date", |t| t.date(d)),
+            Value::Time(t) => self.temporal("time", |c| c.time(t)),
+            Value::Timestamp(ts) => self.temporal("datetime", |t| t.timestamp(ts)),
+            Value::TimestampOffset(o) => self.temporal("datetime with tzinfo", |t| t.offset(o)),
+            Value::Text(u) => self.utf16(u),
+            Value::Utf8(s) => self.text(s),
+            Value::Bytes(b) => self.bytes(b),
+            Value::Guid(g) => self.guid(g),
+            Value::Vector(v) => self.vector(v),
+        }
     }
+}
 
+/// Each value type into the column's form: SQL Server's conversions between them, the
+/// families' rules for each.
+impl CellSink<'_> {
     fn boolean(&mut self, b: bool) -> Put {
         match self.form {
             Form::Bit => {
@@ -210,22 +203,6 @@ impl Sink for CellSink<'_> {
             Form::Text { .. } => self.wide(text.encode_utf16(), text.encode_utf16().count()),
             _ => self.wrong("Decimal"),
         }
-    }
-
-    fn date(&mut self, d: Date) -> Put {
-        self.temporal("date", |t| t.date(d))
-    }
-
-    fn time(&mut self, t: Time) -> Put {
-        self.temporal("time", |c| c.time(t))
-    }
-
-    fn timestamp(&mut self, ts: Timestamp) -> Put {
-        self.temporal("datetime", |t| t.timestamp(ts))
-    }
-
-    fn offset(&mut self, o: TimestampOffset) -> Put {
-        self.temporal("datetime with tzinfo", |t| t.offset(o))
     }
 
     fn text(&mut self, s: &str) -> Put {
@@ -326,60 +303,11 @@ pub struct ParamSink<'a> {
     pub out: &'a mut Vec<ParamValue>,
 }
 
-impl ParamSink<'_> {
-    fn push(&mut self, v: ParamValue) -> Put {
-        self.out.push(v);
-        Ok(())
-    }
-}
-
 impl Sink for ParamSink<'_> {
-    fn null(&mut self) -> Put {
-        self.push(ParamValue::Null)
-    }
-    fn boolean(&mut self, b: bool) -> Put {
-        self.push(ParamValue::Bool(b))
-    }
-    fn int(&mut self, i: i64) -> Put {
-        self.push(ParamValue::Int(i))
-    }
-    fn float(&mut self, f: f64) -> Put {
-        self.push(ParamValue::Float(f))
-    }
-    fn decimal(&mut self, text: &str) -> Put {
-        let (precision, scale) = precision_scale(text);
-        self.push(ParamValue::Decimal {
-            text: text.to_owned(),
-            precision,
-            scale,
-        })
-    }
-    fn date(&mut self, d: Date) -> Put {
-        self.push(ParamValue::Date(d))
-    }
-    fn time(&mut self, t: Time) -> Put {
-        self.push(ParamValue::Time(t))
-    }
-    fn timestamp(&mut self, ts: Timestamp) -> Put {
-        self.push(ParamValue::Timestamp(ts))
-    }
-    fn offset(&mut self, o: TimestampOffset) -> Put {
-        self.push(ParamValue::TimestampOffset(o))
-    }
-    fn text(&mut self, s: &str) -> Put {
-        self.push(ParamValue::Text(s.encode_utf16().collect()))
-    }
-    fn utf16(&mut self, u: &[u16]) -> Put {
-        self.push(ParamValue::Text(u.to_vec()))
-    }
-    fn bytes(&mut self, b: &[u8]) -> Put {
-        self.push(ParamValue::Bytes(b.to_vec()))
-    }
-    fn guid(&mut self, g: u128) -> Put {
-        self.push(ParamValue::Guid(g))
-    }
-    fn vector(&mut self, v: &[f32]) -> Put {
-        self.push(ParamValue::Vector(v.to_vec()))
+    #[inline(always)]
+    fn put(&mut self, v: Value<'_>) -> Put {
+        self.out.push(v.to_param());
+        Ok(())
     }
 }
 

@@ -1,11 +1,12 @@
 //! The form a bulk load sends one destination column in, decided once per load from the
 //! column's SQL type: the bcp program type the driver reads, and what the family's encoder
-//! checks (range, length, precision). The hot loop only calls the chosen family's encoder.
+//! checks (range, length, precision). The SQL type picks the family as it does for a fetch
+//! (`types::Family::of`); the family picks the form (its `bulk_form`). The hot loop only calls
+//! the chosen family's encoder.
 
-use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::ColumnDescription;
-use crate::types;
+use crate::types::{self, Family};
 
 /// bcp program types (msodbcsql.h / FreeTDS odbcss.h) of the forms below.
 pub mod bcp_type {
@@ -60,46 +61,34 @@ pub enum Form {
 }
 
 impl Form {
-    /// The form of a destination column; `NotSupported` for types bulk load cannot send
-    /// (`sql_variant`, CLR types).
+    /// The form of a destination column: the SQL type's family ([`Family::of`]), then the
+    /// family's form for the column (its `bulk_form`), one line per family; `NotSupported` for
+    /// types bulk load cannot send (`sql_variant`, CLR types, types no family knows).
     pub fn of(desc: &ColumnDescription) -> Result<Form> {
-        let bounded = |n: usize| (n > 0 && n < (1 << 30)).then_some(n);
-        // One line per family that decides its own columns' forms.
-        if let Some(t) = Temporal::of(desc) {
-            return Ok(Form::Temporal(t));
-        }
-        if let Some((min, max, name)) = types::int::bulk_range(desc) {
-            return Ok(Form::Int { min, max, name });
-        }
-        if let Some((precision, scale)) = types::decimal::bulk_precision(desc) {
-            return Ok(Form::Decimal { precision, scale });
-        }
-        if let Some(dims) = types::vector::bulk::native_dims(desc) {
-            return Ok(Form::Vector { dims });
-        }
-        Ok(match desc.sql_type {
-            sql::BIT => Form::Bit,
-            sql::REAL | sql::FLOAT | sql::DOUBLE => Form::Float,
-            sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::Text {
-                max_units: bounded(desc.size),
-                utf8: false,
-            },
-            sql::LONGVARCHAR | sql::WLONGVARCHAR | sql::SS_XML => Form::Text {
-                max_units: None,
-                utf8: false,
-            },
-            sql::BINARY | sql::VARBINARY => Form::Binary {
-                max_bytes: bounded(desc.size),
-            },
-            sql::LONGVARBINARY => Form::Binary { max_bytes: None },
-            sql::GUID => Form::Guid,
-            other => {
-                return Err(Error::NotSupported(format!(
-                    "bulk load: column {:?} has SQL type {other}, which bulk copy cannot send",
-                    desc.name
-                )));
-            }
+        let form = match Family::of(desc.sql_type) {
+            Some(Family::Bit) => types::bit::bulk_form(desc),
+            Some(Family::Int) => types::int::bulk_form(desc),
+            Some(Family::Float) => types::float::bulk_form(desc),
+            Some(Family::Decimal) => types::decimal::bulk_form(desc),
+            Some(Family::Temporal) => types::temporal::bulk::bulk_form(desc),
+            Some(Family::Guid) => types::guid::bulk_form(desc),
+            Some(Family::Text) => types::text::bulk_form(desc),
+            Some(Family::Binary) => types::binary::bulk_form(desc),
+            Some(Family::Vector) => types::vector::bulk::bulk_form(desc),
+            Some(Family::Variant) | None => None,
+        };
+        form.ok_or_else(|| {
+            Error::NotSupported(format!(
+                "bulk load: column {:?} has SQL type {}, which bulk copy cannot send",
+                desc.name, desc.sql_type
+            ))
         })
+    }
+
+    /// A declared length as a form's limit: `None` where the driver reports none (0) or a
+    /// (MAX)-like size.
+    pub fn limit(size: usize) -> Option<usize> {
+        (size > 0 && size < (1 << 30)).then_some(size)
     }
 
     /// The form with no length or width limit: what a parameter-array load checks (the type,
@@ -179,6 +168,80 @@ impl Form {
             Form::Guid => bcp_type::UNIQUEID,
             // Never sent through bcp (`needs_arrays`).
             Form::Vector { .. } => bcp_type::BINARY,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codes::sql;
+
+    fn of(sql_type: i16, size: usize, decimal_digits: i16) -> Result<Form> {
+        Form::of(&ColumnDescription {
+            name: "c".into(),
+            sql_type,
+            size,
+            decimal_digits,
+            nullable: Some(true),
+            unsigned: false,
+        })
+    }
+
+    #[test]
+    fn each_family_gives_its_columns_form() {
+        let text = |max_units| Form::Text {
+            max_units,
+            utf8: false,
+        };
+        assert_eq!(of(sql::BIT, 1, 0).unwrap(), Form::Bit);
+        assert_eq!(
+            of(sql::TINYINT, 3, 0).unwrap(),
+            Form::Int {
+                min: 0,
+                max: 255,
+                name: "tinyint"
+            }
+        );
+        assert_eq!(of(sql::REAL, 24, 0).unwrap(), Form::Float);
+        assert_eq!(
+            of(sql::NUMERIC, 10, 2).unwrap(),
+            Form::Decimal {
+                precision: 10,
+                scale: 2
+            }
+        );
+        assert_eq!(
+            of(sql::SS_TIME2, 16, 7).unwrap(),
+            Form::Temporal(Temporal::Time { scale: 7 })
+        );
+        assert_eq!(of(sql::GUID, 36, 0).unwrap(), Form::Guid);
+        assert_eq!(of(sql::WVARCHAR, 50, 0).unwrap(), text(Some(50)));
+        assert_eq!(of(sql::VARCHAR, 0, 0).unwrap(), text(None));
+        assert_eq!(of(sql::SS_XML, 0, 0).unwrap(), text(None));
+        assert_eq!(
+            of(sql::BINARY, 16, 0).unwrap(),
+            Form::Binary {
+                max_bytes: Some(16)
+            }
+        );
+        assert_eq!(
+            of(sql::LONGVARBINARY, 0, 0).unwrap(),
+            Form::Binary { max_bytes: None }
+        );
+        assert_eq!(
+            of(types::vector::SQL_SS_VECTOR, 28, 0).unwrap(),
+            Form::Vector { dims: 3 }
+        );
+        // Families without a bulk form for the type, and types no family knows.
+        for t in [
+            sql::SS_VARIANT,
+            sql::SS_UDT,
+            sql::DATETIME,
+            crate::codes::c::SBIGINT,
+            999,
+        ] {
+            assert!(of(t, 0, 0).is_err(), "{t}");
         }
     }
 }

@@ -16,13 +16,18 @@
 //! - `stream.rs`: an Arrow `RecordBatchReader` into the load, batch by batch.
 //! - `target.rs`: the destination described once (`SELECT TOP 0 *`), and `column_mappings`.
 //! - `form.rs`: the form each destination column is sent in (its bcp program type and
-//!   limits), decided once per load; a family that decides its own columns' forms answers in one
-//!   line (`types/temporal/bulk.rs`).
-//! - `encode.rs`: the [`Sink`] both sources feed, one method per source value type;
-//!   [`CellSink`] puts a value into a cell of its column's form (one `match` per value on the
-//!   value and the form, since a Python column may hold any type; the SQL Server rules are the
-//!   families': rounding and ISO text in `types/temporal`, `fit_decimal` in
-//!   `types/decimal/text.rs`, GUID text in `types/guid`), `ParamSink` into a parameter value.
+//!   limits), decided once per load: the SQL type's family (`types::Family::of`, the same
+//!   decision the fetch plan makes), then the family's `bulk_form` for the column, one line per
+//!   family.
+//! - `encode.rs`: the [`Sink`] both sources feed: one `put` of a [`Value`](crate::params::Value),
+//!   the write side's one list of value types (a parameter's borrowed view, or an Arrow element
+//!   made without allocating). [`CellSink`] puts a value into a cell of its column's form (one
+//!   `match` on the value and the form, since a Python column may hold any type; the SQL Server
+//!   rules are the families': rounding and ISO text in `types/temporal`, `fit_decimal` in
+//!   `types/decimal/text.rs`, GUID text in `types/guid`, dimensions in `types/vector`),
+//!   `ParamSink` into a parameter value ([`Value::to_param`](crate::params::Value::to_param)).
+//!   Each sink's `put` is inlined into the loops that feed it, where the value's variant is
+//!   known, so the `match` on the value costs nothing per value.
 //! - `cells.rs`: a chunk's column of length-prefixed cells, as the bcp API reads them.
 //! - `load.rs`: the driver's bcp API (Driver 17/18, FreeTDS): `bcp_init`, a `bcp_bind` per
 //!   column, each row's cells copied into the bound slots (or pointed at) and `bcp_sendrow`,
@@ -32,7 +37,9 @@
 //!   (native vectors, FreeTDS's (MAX) and datetimeoffset columns), as `INSERT` parameter arrays
 //!   per chunk.
 //! - `arrow.rs`: an Arrow array's elements into a [`Sink`]: the array's type looked at once,
-//!   then one loop per type (Arrow's numbers into calendar values: `types/temporal/from_arrow.rs`).
+//!   then one loop per type, each putting one [`Value`](crate::params::Value) variant (Arrow's
+//!   numbers into calendar values: `types/temporal/from_arrow.rs`; vectors:
+//!   `types/vector/bulk.rs`).
 //!
 //! Both paths report what they did in [`LoadCount`]; the counters below prove which ran.
 

@@ -1,5 +1,6 @@
-//! The kinds a parameter column can be bound as: one per value type, the common kind of a
-//! column's values, and the form a driver can carry them in.
+//! The kinds a parameter column can be bound as: one per value type (a value's kind is
+//! [`Value::kind`](super::Value::kind)), the common kind of a column's values, and the form a
+//! driver can carry them in.
 
 use super::ParamValue;
 use crate::backend::{Backend, Driver};
@@ -22,7 +23,7 @@ pub enum Kind {
     Output,
     Table,
     /// Dates and timestamps sent as ISO text for the server to convert (see
-    /// [`freetds_misencodes`]); chosen per column after [`unify`], never by it.
+    /// `freetds_misencodes`); chosen per column after `unify`, never by it.
     DateText,
     TimestampText,
     /// Times with a digit below the microsecond, sent through FreeTDS as text with seven
@@ -34,23 +35,13 @@ pub enum Kind {
     VectorText,
 }
 
+/// A parameter's kind: its value's ([`Value::kind`](super::Value::kind)), or the output or
+/// table-valued parameter it is.
 pub(super) fn kind_of(v: &ParamValue) -> Kind {
-    match v {
-        ParamValue::Null => Kind::Null,
-        ParamValue::Bool(_) => Kind::Bool,
-        ParamValue::Int(_) => Kind::Int,
-        ParamValue::Float(_) => Kind::Float,
-        ParamValue::Text(_) => Kind::Text,
-        ParamValue::Bytes(_) => Kind::Bytes,
-        ParamValue::Decimal { .. } => Kind::Decimal,
-        ParamValue::Date(_) => Kind::Date,
-        ParamValue::Time(_) => Kind::Time,
-        ParamValue::Timestamp(_) => Kind::Timestamp,
-        ParamValue::TimestampOffset(_) => Kind::TimestampOffset,
-        ParamValue::Guid(_) => Kind::Guid,
-        ParamValue::Output(_) => Kind::Output,
-        ParamValue::Table(_) => Kind::Table,
-        ParamValue::Vector(_) => Kind::Vector,
+    match (v.as_value(), v) {
+        (Some(value), _) => value.kind(),
+        (None, ParamValue::Output(_)) => Kind::Output,
+        (None, _) => Kind::Table,
     }
 }
 

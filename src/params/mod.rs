@@ -17,6 +17,7 @@ mod output;
 mod table;
 #[cfg(test)]
 mod tests;
+mod value;
 
 use encode::{encode_column, fixed_binding};
 use kind::{Kind, carried_kind, kind_of, unify};
@@ -28,6 +29,7 @@ pub use kind::Kind as ParamKind;
 pub use markers::count_markers;
 pub use output::{OutputParam, OutputType};
 pub use table::TableParam;
+pub use value::Value;
 
 /// One parameter value, already converted from the caller's language.
 #[derive(Debug, Clone, PartialEq)]

@@ -66,7 +66,8 @@ pub enum CellKind {
 }
 
 /// The type families: one module each under `types/` (and its Python arm under `py/types/`).
-/// Every dispatch (binding, Arrow arm, Python arm) has one line per family.
+/// Every dispatch (column kind, binding, Arrow arm, Python arm, bulk form) has one line per
+/// family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
     Bit,
@@ -79,6 +80,43 @@ pub enum Family {
     Binary,
     Variant,
     Vector,
+}
+
+impl Family {
+    /// The family of a column of SQL type `sql_type`: the one place a SQL type is mapped, for
+    /// reads (`plan::choose_kind`) and bulk loads (`bulk::Form::of`) alike; the family then
+    /// decides its column's kind (`kind_for`) and bulk form (`bulk_form`). `None`: a type no
+    /// family knows (read as its text, streamed; refused by bulk loads).
+    pub fn of(sql_type: i16) -> Option<Family> {
+        use crate::codes::{c, sql};
+        Some(match sql_type {
+            sql::BIT => Family::Bit,
+            // sqlite3odbc reports BIGINT columns with the C type code SQL_C_SBIGINT.
+            sql::TINYINT | sql::SMALLINT | sql::INTEGER | sql::BIGINT | c::SBIGINT => Family::Int,
+            sql::REAL | sql::FLOAT | sql::DOUBLE => Family::Float,
+            sql::NUMERIC | sql::DECIMAL => Family::Decimal,
+            sql::TYPE_DATE
+            | sql::DATETIME
+            | sql::TYPE_TIME
+            | sql::TIME_OR_INTERVAL
+            | sql::SS_TIME2
+            | sql::TYPE_TIMESTAMP
+            | sql::TIMESTAMP
+            | sql::SS_TIMESTAMPOFFSET => Family::Temporal,
+            sql::GUID => Family::Guid,
+            sql::CHAR
+            | sql::VARCHAR
+            | sql::WCHAR
+            | sql::WVARCHAR
+            | sql::LONGVARCHAR
+            | sql::WLONGVARCHAR
+            | sql::SS_XML => Family::Text,
+            sql::BINARY | sql::VARBINARY | sql::LONGVARBINARY | sql::SS_UDT => Family::Binary,
+            sql::SS_VARIANT => Family::Variant,
+            super::vector::SQL_SS_VECTOR => Family::Vector,
+            _ => return None,
+        })
+    }
 }
 
 /// How a kind is bound: its ODBC C type and the bytes one element takes in a column buffer

@@ -14,15 +14,19 @@
 //! | text | `WText` `LongWText` | `text/` | `py/types/text.rs` |
 //! | binary | `Binary` `LongBinary` | `binary/` | `py/types/binary.rs` |
 //! | sql_variant | `Variant` | `variant/` | each cell through its own family (`py/decode.rs`) |
+//! | vector | `Vector` | `vector/` | `py/types/vector.rs` |
 //!
 //! Each family is a folder whose files read in one direction (the bound batch reads the lower
 //! layer; the upper ones read the bound batch), so that the import graph has no circle:
 //! - `mod.rs`: the kinds' `binding` (ODBC C type and bound element size, asked by `plan.rs`),
-//!   how a SQL type picks a kind where that takes more than a line (`kind_for`), the
-//!   Python-free value conversions (C structs, drivers' text), and an `Encoder` section: the
-//!   bytes or text a parameter sends for the family's values (`params/array.rs` chooses which,
-//!   per driver, in the family's `ArrayColumn::push_*` method; the scalar families' values are
-//!   their own bytes, where the parameter kinds also widen bool → int → float).
+//!   the kind of each of its columns (`kind_for(desc, backend)`, asked by `plan::choose_kind`)
+//!   and the bulk-load form of each of its destination columns (`bulk_form(desc)`, asked by
+//!   `bulk::Form::of`; in `bulk.rs` where the family has one), the Python-free value conversions
+//!   (C structs, drivers' text), and an `Encoder` section: the bytes or text a parameter sends
+//!   for the family's values (`params/array.rs` chooses which, per driver, in the family's
+//!   `ArrayColumn::push_*` method; the scalar families' values are their own bytes, where the
+//!   parameter kinds also widen bool → int → float). Which family a SQL type belongs to is
+//!   decided once, for reads and bulk loads alike: [`Family::of`] (`kind.rs`).
 //! - `arrow.rs`: the Arrow type of a column (`kind`) and its builder (a `FamilyBuilder` of
 //!   `arrow/cells.rs`: `new`, `append` a served range, `finish`).
 //! - The write side's rules, where the family has any: SQL Server's value rules and text forms.
@@ -44,27 +48,33 @@
 //!
 //! # Adding a SQL type
 //! A kind in an existing family: its variant in [`CellKind`] and its arm in
-//! [`CellKind::family`] (`kind.rs`), its arms in the family's files, and the line in
-//! `plan::choose_kind` that picks it.
+//! [`CellKind::family`] (`kind.rs`), its arms in the family's files, and the line in the
+//! family's `kind_for` that picks it. A new SQL type code of an existing family: its line in
+//! [`Family::of`], and its arms in the family's `kind_for` and `bulk_form`.
 //!
 //! A new family (the VECTOR family is the model: `types/vector/`):
-//! 1. New files: `types/<family>/mod.rs` (`binding`, conversions, encoder section),
-//!    `types/<family>/arrow.rs` (`kind`, `Builder`), `types/<family>/bulk.rs` (its destination
-//!    column form: `of(desc) -> Option<Self>`, `name()`, and each source value into a cell, as
-//!    `temporal/bulk.rs` does), `py/types/<family>.rs` (`fill`).
+//! 1. New files: `types/<family>/mod.rs` (`binding`, `kind_for`, conversions, encoder section),
+//!    `types/<family>/arrow.rs` (`kind`, `Builder`), `types/<family>/bulk.rs` (`bulk_form`: its
+//!    destination columns' form, the family's rules for each source value, and its Arrow
+//!    sources if it has its own, as `vector/bulk.rs` has), `py/types/<family>.rs` (`fill`).
 //! 2. Declared, one line each: `pub mod` below, and in `py/types/mod.rs`.
 //! 3. Named, one line each: its kinds in [`CellKind`] and their arm in [`CellKind::family`], its
-//!    variant in [`Family`] (`kind.rs`).
-//! 4. Read side, one line each: `plan::choose_kind` (SQL type → kind), `CellKind::binding`
-//!    (`plan.rs`), `ArrowKind::of` (`arrow/schema.rs`), `ColumnBuilder` (`arrow/columns.rs`: its
-//!    variant, and a line in `new`, `append`, `finish`), `fill_with` (`py/decode.rs`), its
-//!    `description` type code (`py/plan.rs::type_code`); a new Arrow array type also needs its
-//!    [`ArrowKind`](crate::arrow::ArrowKind) variant (`arrow/kind.rs`), and output converters
-//!    get the bound element unless `raw_bytes` (`py/decode.rs`) says otherwise.
-//! 5. Parameters, one line each (the value's encoder is the family's `mod.rs`):
-//!    - `params/mod.rs`: its [`ParamValue`](crate::params::ParamValue) variant;
-//!    - `params/kind.rs`: its `Kind` variant and its arm in `kind_of` (`unify` needs nothing:
-//!      equal kinds unify, and no other kind widens into a new one);
+//!    variant in [`Family`] and its SQL types in [`Family::of`] (`kind.rs`).
+//! 4. Read side, one line each: `plan::choose_kind` (family → its `kind_for`),
+//!    `CellKind::binding` (`plan.rs`), `ArrowKind::of` (`arrow/schema.rs`), `ColumnBuilder`
+//!    (`arrow/columns.rs`: its variant, and a line in `new`, `append`, `finish`), `fill_with`
+//!    (`py/decode.rs`), its `description` type code (`py/plan.rs::type_code`); a new Arrow
+//!    array type also needs its [`ArrowKind`](crate::arrow::ArrowKind) variant
+//!    (`arrow/kind.rs`), and output converters get the bound element unless `raw_bytes`
+//!    (`py/decode.rs`) says otherwise.
+//! 5. Values and parameters, one line each (the value's encoder is the family's `mod.rs`):
+//!    - `params/value.rs`: its [`Value`](crate::params::Value) variant, the write side's one
+//!      list of value types (a borrowed view, which the Arrow feed makes without allocating),
+//!      and its arms in `ParamValue::as_value`, `Value::kind` and `Value::to_param`;
+//!    - `params/mod.rs`: its [`ParamValue`](crate::params::ParamValue) variant (the owned value);
+//!    - `params/kind.rs`: its `Kind` variant (`kind_of` needs nothing: a parameter's kind is its
+//!      value's `Value::kind`; `unify` needs nothing: equal kinds unify, and no other kind widens
+//!      into a new one);
 //!    - `params/array.rs`: its `ArrayColumn::push_*` method (the family's cell bytes, and the
 //!      `Misfit` of a column of another kind) and its arm in `push_value`;
 //!    - `params/encode.rs`: its binding: an arm in `fixed_binding` (fixed size) or in `finish`
@@ -76,18 +86,17 @@
 //!      in `py/output.rs::output_type` (`OutputType` is the parameter `Kind`: no list of its own);
 //!    - `py/params.rs::to_param`: the Python types that become it (a `cast` and a `return`);
 //!      `py/params.rs::from_param`: the Python object of an output value.
-//! 6. Bulk load, one line each (the encoding is the family's `bulk.rs`):
-//!    - `bulk/form.rs`: its `Form` variant (wrapping the family's column form), one
-//!      `if let Some(c) = <family>::bulk::<Column>::of(desc) { return Ok(Form::<Family>(c)) }` in
-//!      `Form::of`, and its arm in `max_cell_bytes` and `bcp_type` (and `without_limits` if its
-//!      form carries limits);
-//!    - `bulk/encode.rs`: its `Sink` method (the source value), its arm in `put_param`, in
-//!      `CellSink` (one method calling the family's `bulk.rs`, as `CellSink::temporal` does),
-//!      in `ParamSink`, and in `form_name`;
-//!    - `bulk/arrow.rs`: its Arrow types in `check_type` and `put_array` (one loop each).
+//! 6. Bulk load, one line each (the rules are the family's `bulk.rs`):
+//!    - `bulk/form.rs`: its `Form` variant (wrapping the family's column form), its line in
+//!      `Form::of` (`Some(Family::<Family>) => types::<family>::bulk::bulk_form(desc)`), and its
+//!      arm in `max_cell_bytes` and `bcp_type` (and `without_limits` if its form carries limits);
+//!    - `bulk/encode.rs`: its arm in `CellSink::put` (calling the family's `bulk.rs`, as the
+//!      temporal arms do) and in `form_name`; `ParamSink` needs nothing (`Value::to_param`);
+//!    - `bulk/arrow.rs`: its Arrow types in `check_type` and `put_array` (one loop each, putting
+//!      its `Value` variant), or one line calling the family's own Arrow feed.
 //!
-//!    The row loop, chunking, the bcp-or-arrays choice and the Arrow feed (`bulk/run.rs`,
-//!    `rows.rs`, `stream.rs`) need nothing.
+//!    The `Sink` trait (one `put`), the row loop, chunking, the bcp-or-arrays choice and the
+//!    Arrow feed (`bulk/run.rs`, `rows.rs`, `stream.rs`) need nothing.
 
 pub mod binary;
 pub mod bit;

@@ -57,3 +57,29 @@ def test_checks_are_enforced_and_listed(connect, driver):
     cur.execute(f"CREATE TABLE {t} (id int)")
     assert rows(cur, f"SELECT COUNT(*) FROM sys.check_constraints WHERE parent_object_id = OBJECT_ID('{t}')") == [(0,)]
     cur.execute(f"DROP TABLE {t}")
+
+
+def test_foreign_key_violations_are_547_integrity_errors(connect, driver):
+    """SQL Server answers a broken FOREIGN KEY with 547 (SQLSTATE 23000, so IntegrityError):
+    INSERT/UPDATE name the FOREIGN KEY constraint, DELETE of a referenced row the REFERENCE one."""
+    cur = connect().cursor()
+    parent, child = f"fkp_{driver}", f"fkc_{driver}"
+    cur.execute(f"CREATE TABLE {parent} (id int PRIMARY KEY)")
+    cur.execute(
+        f"CREATE TABLE {child} (id int PRIMARY KEY, pid int CONSTRAINT fk_{child} REFERENCES {parent}(id))"
+    )
+    cur.execute(f"INSERT INTO {parent} VALUES (1)")
+    cur.execute(f"INSERT INTO {child} VALUES (1, 1)")
+    cases = [
+        (f"INSERT INTO {child} VALUES (2, 99)", "The INSERT statement conflicted with the FOREIGN KEY constraint"),
+        (f"UPDATE {child} SET pid = 42", "The UPDATE statement conflicted with the FOREIGN KEY constraint"),
+        (f"DELETE FROM {parent} WHERE id = 1", "The DELETE statement conflicted with the REFERENCE constraint"),
+    ]
+    for sql, text in cases:
+        with pytest.raises(pyodbc.IntegrityError) as ei:
+            cur.execute(sql)
+        assert ei.value.args[0] == "23000" and "(547)" in ei.value.args[1] and text in ei.value.args[1]
+    assert rows(cur, f"SELECT id, pid FROM {child}") == [(1, 1)]
+    assert rows(cur, f"SELECT id FROM {parent}") == [(1,)]
+    cur.execute(f"DROP TABLE {child}")
+    cur.execute(f"DROP TABLE {parent}")

@@ -5,6 +5,9 @@ creating the tables) and table hints of select_for_update()."""
 
 import uuid
 
+import pyodbc
+import pytest
+
 
 def tname(prefix="tj"):
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
@@ -57,3 +60,38 @@ def test_table_hints_of_select_for_update(connect, driver):
     for hint in ("ROWLOCK, UPDLOCK", "ROWLOCK, UPDLOCK, READPAST", "NOWAIT, ROWLOCK, UPDLOCK", "HOLDLOCK"):
         assert cur.execute(f"SELECT [{t}].[v] FROM [{t}] WITH ({hint}) WHERE [{t}].[id] = 1").fetchval() == 10
     cn.rollback()
+
+
+def test_flush_statements(connect, driver):
+    """mssql-django's flush (every TransactionTestCase): NOCHECK CONSTRAINT, DELETE parents and
+    children in any order, DBCC CHECKIDENT RESEED, CHECK CONSTRAINT."""
+    cur = connect().cursor()
+    parent, child, fresh = tname("tp"), tname("tch"), tname("tfr")
+    cur.execute(f"CREATE TABLE [{parent}] ([id] int NOT NULL PRIMARY KEY IDENTITY (1, 1), [name] nvarchar(20))")
+    cur.execute(f"CREATE TABLE [{child}] ([id] int NOT NULL PRIMARY KEY IDENTITY (1, 1), [parent_id] int NOT NULL)")
+    cur.execute(f"CREATE TABLE [{fresh}] ([id] int NOT NULL PRIMARY KEY IDENTITY (1, 1), [v] int)")
+    fk = f"{child}_parent_id_fk"
+    cur.execute(f"ALTER TABLE [{child}] ADD CONSTRAINT [{fk}] FOREIGN KEY ([parent_id]) REFERENCES [{parent}] ([id])")
+    cur.execute(f"INSERT INTO [{parent}] (name) VALUES ('a'), ('b')")
+    cur.execute(f"INSERT INTO [{child}] (parent_id) VALUES (2)")
+    with pytest.raises(pyodbc.Error):
+        cur.execute(f"DELETE FROM [{parent}]")
+    cur.execute(f"ALTER TABLE [{child}] NOCHECK CONSTRAINT [{fk}];")
+    cur.execute(f"DELETE FROM [{parent}];")
+    cur.execute(f"DELETE FROM [{child}];")
+    cur.execute(f"DBCC CHECKIDENT ('[{parent}]', RESEED, 0) WITH NO_INFOMSGS;")
+    cur.execute(f"DBCC CHECKIDENT ('{fresh}', RESEED, 1) WITH NO_INFOMSGS;")
+    cur.execute(f"ALTER TABLE [{child}] CHECK CONSTRAINT [{fk}];")
+    cur.execute(f"INSERT INTO [{parent}] (name) VALUES ('c')")
+    cur.execute(f"INSERT INTO [{fresh}] (v) VALUES (7)")
+    # A table that had rows continues at the value + 1; one that never had any starts at it.
+    assert cur.execute(f"SELECT id FROM [{parent}]").fetchval() == 1
+    assert cur.execute(f"SELECT id FROM [{fresh}]").fetchval() == 1
+    with pytest.raises(pyodbc.Error):
+        cur.execute(f"INSERT INTO [{child}] (parent_id) VALUES (99)")
+    with pytest.raises(pyodbc.Error, match=r"\(4917\)"):
+        cur.execute(f"ALTER TABLE [{child}] NOCHECK CONSTRAINT [no_such_fk]")
+    with pytest.raises(pyodbc.Error, match=r"\(4902\)"):
+        cur.execute("ALTER TABLE [no_such_table] NOCHECK CONSTRAINT ALL")
+    with pytest.raises(pyodbc.Error, match=r"\(2501\)"):
+        cur.execute("DBCC CHECKIDENT ('no_such_table', RESEED, 0)")

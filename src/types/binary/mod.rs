@@ -4,6 +4,9 @@
 
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
+use crate::bulk::Form;
+use crate::codes::sql;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -19,12 +22,32 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
+/// The kind of a binary column: BINARY/VARBINARY bound up to their declared size, the long
+/// types (`(MAX)`, `image`, CLR types) streamed.
+pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
+    match desc.sql_type {
+        sql::BINARY | sql::VARBINARY => sized_kind(desc.size, backend),
+        _ => CellKind::LongBinary,
+    }
+}
+
+/// The bulk-load form of a binary destination column; `None` for a CLR type (`SS_UDT`), which
+/// bulk copy cannot send.
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    let max_bytes = match desc.sql_type {
+        sql::BINARY | sql::VARBINARY => Form::limit(desc.size),
+        sql::LONGVARBINARY => None,
+        _ => return None,
+    };
+    Some(Form::Binary { max_bytes })
+}
+
 /// The kind of a BINARY/VARBINARY column of declared `size` bytes.
 #[allow(
     clippy::cast_possible_truncation,
     reason = "the size is at most MAX_BOUND_BINARY_BYTES here (tested above)"
 )]
-pub fn kind_for(size: usize, backend: Backend) -> CellKind {
+fn sized_kind(size: usize, backend: Backend) -> CellKind {
     if size == 0 || size > MAX_BOUND_BINARY_BYTES || !backend.may_bind_declared() {
         CellKind::LongBinary
     } else {

@@ -6,7 +6,7 @@
 
 use super::kind::{Binding, CellKind};
 use crate::backend::Backend;
-use crate::codes::sql;
+use crate::bulk::Form;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
@@ -113,20 +113,17 @@ impl DecimalParts {
     }
 }
 
-/// The precision and scale of a DECIMAL/NUMERIC destination column of a bulk load
-/// (`bulk::Form::Decimal`, whose values are fitted by [`fit_decimal`]); `None` for any other
-/// SQL type.
+/// The bulk-load form of a DECIMAL/NUMERIC destination column: its precision and scale
+/// (`bulk::Form::Decimal`, whose values are fitted by [`fit_decimal`]).
 #[allow(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     reason = "both are clamped to 0..=38 first"
 )]
-pub fn bulk_precision(desc: &ColumnDescription) -> Option<(u8, u8)> {
-    matches!(desc.sql_type, sql::DECIMAL | sql::NUMERIC).then(|| {
-        (
-            desc.size.clamp(1, 38) as u8,
-            desc.decimal_digits.clamp(0, 38) as u8,
-        )
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    Some(Form::Decimal {
+        precision: desc.size.clamp(1, 38) as u8,
+        scale: desc.decimal_digits.clamp(0, 38) as u8,
     })
 }
 

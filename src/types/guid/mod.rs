@@ -3,6 +3,9 @@
 //! or text); Python arm: `py/types/guid.rs` (`uuid.UUID`, or `str`).
 
 use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::bulk::Form;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -10,6 +13,16 @@ pub(crate) mod arrow;
 /// The binding of [`CellKind::Guid`].
 pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Guid, 16)
+}
+
+/// The kind of a uniqueidentifier column.
+pub fn kind_for(_desc: &ColumnDescription, _backend: Backend) -> CellKind {
+    CellKind::Guid
+}
+
+/// The bulk-load form of a uniqueidentifier destination column.
+pub fn bulk_form(_desc: &ColumnDescription) -> Option<Form> {
+    Some(Form::Guid)
 }
 
 /// The 128-bit integer of a `SQL_GUID` struct as `uuid.UUID(int=...)` wants it: `Data1..Data3`

@@ -4,6 +4,8 @@
 //! Python arm is `py/types/int.rs` (`int`).
 
 use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::bulk::Form;
 use crate::codes::sql;
 use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
@@ -19,20 +21,34 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
+/// The kind of an integer column: the signed C type of its width, one size up for unsigned
+/// SMALLINT and INTEGER (TINYINT is 0..=255 on SQL Server, so it always takes `I16`).
+pub fn kind_for(desc: &ColumnDescription, _backend: Backend) -> CellKind {
+    match desc.sql_type {
+        sql::TINYINT => CellKind::I16,
+        sql::SMALLINT if desc.unsigned => CellKind::I32,
+        sql::SMALLINT => CellKind::I16,
+        sql::INTEGER if desc.unsigned => CellKind::I64,
+        sql::INTEGER => CellKind::I32,
+        _ => CellKind::I64,
+    }
+}
+
 // Encoders: a parameter is an `i64` per cell (`params/array.rs`, `ParamValue::Int`); a bulk
 // load sends an `i64` too, after SQL Server's range check for the column's width (the driver
 // would narrow it silently or refuse it with a less precise error).
 
-/// The range and name of an integer destination column of a bulk load (`bulk::Form::Int`);
-/// `None` for any other SQL type.
-pub fn bulk_range(desc: &ColumnDescription) -> Option<(i64, i64, &'static str)> {
-    Some(match desc.sql_type {
+/// The bulk-load form of an integer destination column: its range and name
+/// (`bulk::Form::Int`); `None` for SQLite's BIGINT code (no bulk copy there).
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    let (min, max, name) = match desc.sql_type {
         sql::TINYINT => (0, 255, "tinyint"),
         sql::SMALLINT => (i16::MIN.into(), i16::MAX.into(), "smallint"),
         sql::INTEGER => (i32::MIN.into(), i32::MAX.into(), "int"),
         sql::BIGINT => (i64::MIN, i64::MAX, "bigint"),
         _ => return None,
-    })
+    };
+    Some(Form::Int { min, max, name })
 }
 
 /// `i` checked against a column's range: out of it is SQL Server's arithmetic overflow.

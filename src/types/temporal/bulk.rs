@@ -8,6 +8,7 @@
 use super::iso::{IsoText, date_text, offset_text, time_text, timestamp_text};
 use super::round::{midnight, rounded_time, rounded_timestamp, rounded_to_minute};
 use super::{Date, Time, Timestamp, TimestampOffset};
+use crate::bulk::Form;
 use crate::codes::sql;
 use crate::odbc::ColumnDescription;
 
@@ -29,6 +30,12 @@ pub enum Temporal {
     Offset {
         scale: u8,
     },
+}
+
+/// The bulk-load form of a temporal destination column; `None` for the ODBC 2 codes
+/// (`DATETIME`, `TIME_OR_INTERVAL`, `TIMESTAMP`), which no SQL Server driver describes.
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    Temporal::of(desc).map(Form::Temporal)
 }
 
 /// A value's cell: `None` when the column takes no value of its type (the caller names both),

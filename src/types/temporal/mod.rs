@@ -12,6 +12,9 @@
 //!   the minute carries the sign of the offset (-05:30 is hour -5, minute -30).
 
 use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::codes::sql;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -24,6 +27,19 @@ pub mod round;
 pub const TIME_TEXT_UNITS: usize = 32;
 /// Code units reserved for a DATETIMEOFFSET rendered as text (34 characters at most).
 pub const OFFSET_TEXT_UNITS: usize = 48;
+
+/// The kind of a date or time column: the C struct where the driver has one, else text
+/// (generic TIME has no fraction in `SQL_C_TYPE_TIME`; FreeTDS has neither SQL Server struct).
+pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
+    match desc.sql_type {
+        sql::TYPE_DATE | sql::DATETIME => CellKind::Date,
+        sql::SS_TIME2 if backend.ss_c_types() => CellKind::SsTime2,
+        sql::TYPE_TIME | sql::TIME_OR_INTERVAL | sql::SS_TIME2 => CellKind::TimeText,
+        sql::SS_TIMESTAMPOFFSET if backend.ss_c_types() => CellKind::TimestampOffset,
+        sql::SS_TIMESTAMPOFFSET => CellKind::OffsetText,
+        _ => CellKind::Timestamp,
+    }
+}
 
 /// The binding of a temporal kind: its struct, or room for its text rendering.
 pub fn binding(kind: CellKind) -> Binding {

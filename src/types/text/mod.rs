@@ -9,6 +9,9 @@
 
 use super::kind::{Binding, CellKind};
 use crate::backend::{Backend, Dbms};
+use crate::bulk::Form;
+use crate::codes::sql;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -27,13 +30,44 @@ pub fn binding(kind: CellKind) -> Binding {
     }
 }
 
+/// The kind of a text column: bound up to its declared size where that is known and enforced,
+/// else streamed (`LONGVARCHAR`, `(MAX)`, `text`, `xml`).
+pub fn kind_for(desc: &ColumnDescription, backend: Backend) -> CellKind {
+    match desc.sql_type {
+        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => sized_kind(desc.size, backend),
+        // psqlODBC with `MaxVarcharSize=0` describes every varchar(n) as a long varchar of size
+        // n (10,000 rows of varchar(50) took 10,001 fetches and 10,000 SQLGetData calls).
+        // PostgreSQL enforces n, so that is a bounded column; its long types of unknown size
+        // (text) report 0 and stay streamed. Elsewhere a long type is always streamed.
+        sql::LONGVARCHAR | sql::WLONGVARCHAR
+            if desc.size > 0 && backend.dbms == Dbms::PostgreSql =>
+        {
+            sized_kind(desc.size, backend)
+        }
+        _ => CellKind::LongWText,
+    }
+}
+
+/// The bulk-load form of a text destination column: UTF-16 text, of at most its declared
+/// length unless it is a long type.
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    let max_units = match desc.sql_type {
+        sql::CHAR | sql::VARCHAR | sql::WCHAR | sql::WVARCHAR => Form::limit(desc.size),
+        _ => None,
+    };
+    Some(Form::Text {
+        max_units,
+        utf8: false,
+    })
+}
+
 /// The kind of a text column of declared `size` (characters, or bytes for SQL Server's
 /// CHAR/VARCHAR).
 #[allow(
     clippy::cast_possible_truncation,
     reason = "the units are at most MAX_BOUND_TEXT_UNITS here (tested above)"
 )]
-pub fn kind_for(size: usize, backend: Backend) -> CellKind {
+fn sized_kind(size: usize, backend: Backend) -> CellKind {
     // Where declared lengths are not enforced (SQLite) and a cut cell cannot be read again,
     // streaming is the only way never to truncate (one fetch per row).
     if size == 0 || !backend.may_bind_declared() {

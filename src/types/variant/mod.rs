@@ -4,6 +4,8 @@
 //! Python: each cell through the other families (`py/decode.rs`).
 
 use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -13,4 +15,15 @@ pub fn binding(_kind: CellKind) -> Binding {
     Binding::new(CDataType::Binary, 0)
 }
 
-// Parameter and bulk encoder: none (a sql_variant parameter is sent as its value's own type).
+/// The kind of a `sql_variant` column: each cell as its own type where the driver reports it
+/// (Driver 18), else its text rendering, streamed.
+pub fn kind_for(_desc: &ColumnDescription, backend: Backend) -> CellKind {
+    if backend.ss_c_types() {
+        CellKind::Variant
+    } else {
+        CellKind::LongWText
+    }
+}
+
+// Parameter encoder: none (a sql_variant parameter is sent as its value's own type). Bulk load:
+// none (no `bulk_form`: bulk copy cannot send a sql_variant).

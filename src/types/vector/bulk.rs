@@ -12,23 +12,23 @@
 //! NULL, a null element an error (a vector has no NULL elements), as are NaN, infinities and
 //! numbers past float32's range.
 
-use super::{MAX_DIMS, SQL_SS_VECTOR, element, kind_for};
+use super::{MAX_DIMS, element, native_kind};
+use crate::bulk::Form;
 use crate::bulk::encode::Sink;
 use crate::odbc::ColumnDescription;
+use crate::params::Value;
 use crate::types::CellKind;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::DataType;
 
-/// The dimension count of a destination column described as a native float32 vector (a
-/// `VectorTypeSupport=v1` connection); None for any other column.
-pub fn native_dims(desc: &ColumnDescription) -> Option<u16> {
-    if desc.sql_type != SQL_SS_VECTOR {
-        return None;
-    }
-    match kind_for(desc.size, desc.decimal_digits) {
-        Some(CellKind::Vector { dims }) => Some(dims),
+/// The bulk-load form of a destination column described as a native float32 vector (a
+/// `VectorTypeSupport=v1` connection): `Form::Vector` with its dimension count; `None` for a
+/// vector of another element type.
+pub fn bulk_form(desc: &ColumnDescription) -> Option<Form> {
+    match native_kind(desc.size, desc.decimal_digits) {
+        Some(CellKind::Vector { dims }) => Some(Form::Vector { dims }),
         _ => None,
     }
 }
@@ -68,7 +68,7 @@ pub fn put_arrow(array: &dyn Array, sink: &mut impl Sink) -> Result<(), (usize, 
     let mut vals: Vec<f32> = Vec::new();
     for row in 0..array.len() {
         if array.is_null(row) {
-            sink.null().map_err(|why| (row, why))?;
+            sink.put(Value::Null).map_err(|why| (row, why))?;
             continue;
         }
         let values = row_values(row);
@@ -108,7 +108,7 @@ pub fn put_arrow(array: &dyn Array, sink: &mut impl Sink) -> Result<(), (usize, 
                 ),
             ));
         }
-        sink.vector(&vals).map_err(|why| (row, why))?;
+        sink.put(Value::Vector(&vals)).map_err(|why| (row, why))?;
     }
     Ok(())
 }

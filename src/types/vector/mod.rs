@@ -11,6 +11,8 @@
 //! (`array.array('f')`, which numpy reads without a copy).
 
 use super::kind::{Binding, CellKind};
+use crate::backend::Backend;
+use crate::odbc::ColumnDescription;
 use crate::odbc::sys::CDataType;
 
 pub(crate) mod arrow;
@@ -27,10 +29,15 @@ pub const MAX_DIMS: u16 = 1998;
 
 /// The kind of a `SQL_SS_VECTOR` column of column size `size` and decimal digits `digits`
 /// (the element type: 0 float32). None: not a float32 vector the family can bind.
-pub fn kind_for(size: usize, digits: i16) -> Option<CellKind> {
+pub fn native_kind(size: usize, digits: i16) -> Option<CellKind> {
     let dims = u16::try_from(size.checked_sub(STRUCT_LEN)? / 4).ok()?;
     (digits == 0 && (1..=MAX_DIMS).contains(&dims) && size == element_len(dims))
         .then_some(CellKind::Vector { dims })
+}
+
+/// The kind of a `SQL_SS_VECTOR` column: a float32 vector, else (float16) its bytes, streamed.
+pub fn kind_for(desc: &ColumnDescription, _backend: Backend) -> CellKind {
+    native_kind(desc.size, desc.decimal_digits).unwrap_or(CellKind::LongBinary)
 }
 
 /// The binding of [`CellKind::Vector`].
@@ -292,10 +299,10 @@ mod tests {
 
     #[test]
     fn cells_and_kinds() {
-        assert_eq!(kind_for(28, 0), Some(CellKind::Vector { dims: 3 }));
-        assert_eq!(kind_for(8008, 0), Some(CellKind::Vector { dims: 1998 }));
-        assert_eq!(kind_for(16, 0), None);
-        assert_eq!(kind_for(28, 1), None, "float16 is not bound");
+        assert_eq!(native_kind(28, 0), Some(CellKind::Vector { dims: 3 }));
+        assert_eq!(native_kind(8008, 0), Some(CellKind::Vector { dims: 1998 }));
+        assert_eq!(native_kind(16, 0), None);
+        assert_eq!(native_kind(28, 1), None, "float16 is not bound");
         let mut cell = param_buffer(&[1.0, -0.0, 3.5]);
         array_layout(&mut cell, 28, 1);
         point_params(SQL_SS_VECTOR, cell.len(), &mut cell);

@@ -189,10 +189,26 @@ pub fn is_view(obj: &str) -> String {
     )
 }
 
-/// SQL Server's 547 for SQLite's "CHECK constraint failed: <name>" from an INSERT or UPDATE
-/// (`verb`); any other error unchanged.
+/// SQL Server's 547 for SQLite's "CHECK constraint failed: <name>" and "FOREIGN KEY constraint
+/// failed" from an INSERT, UPDATE or DELETE (`verb`); any other error unchanged. SQLite does not
+/// say which foreign key failed, so that message names none (SQL Server's names the constraint,
+/// table and column).
 pub fn conflict(cx: &Context, err: StmtErr, verb: &str) -> StmtErr {
     match err {
+        StmtErr::Sql(e) if e.msg.contains("FOREIGN KEY constraint failed") => {
+            // A DELETE (or an UPDATE of a referenced key) breaks a reference to its table;
+            // SQLite's message does not tell the two UPDATE cases apart.
+            let which = if verb == "DELETE" {
+                "REFERENCE"
+            } else {
+                "FOREIGN KEY"
+            };
+            StmtErr::Sql(SqlError::new(
+                547,
+                16,
+                format!("The {verb} statement conflicted with the {which} constraint."),
+            ))
+        }
         StmtErr::Sql(e) if e.msg.starts_with("CHECK constraint failed: ") => {
             let name = e.msg["CHECK constraint failed: ".len()..]
                 .trim()

@@ -23,6 +23,12 @@ pub(crate) fn ddl(cx: &mut Context, toks: &[Tok], params: &[Param]) -> Result<Fl
     if let Some(done) = super::checks::alter_add_check(cx, toks, &ctx) {
         return done;
     }
+    if let Some(done) = super::nocheck::switch_constraints(cx, toks, &ctx) {
+        return done;
+    }
+    if let Some(done) = super::checkident::dbcc(cx, toks, &ctx) {
+        return done;
+    }
     let create_table = first == "CREATE" && second("TABLE");
     // Every CHECK named before the rewrite, so SQLite's violation message names it (checks.rs).
     let checked = create_table

@@ -60,10 +60,10 @@ pub(crate) fn dml(
         if any_float {
             crate::sql::ranges::set_float_params(Vec::new());
         }
-        let verb = if kind == DmlKind::Update {
-            "UPDATE"
-        } else {
-            "INSERT"
+        let verb = match kind {
+            DmlKind::Update => "UPDATE",
+            DmlKind::Delete => "DELETE",
+            _ => "INSERT",
         };
         let n = res.map_err(|e| super::checks::conflict(cx, e, verb))?;
         note_identity(cx, kind);

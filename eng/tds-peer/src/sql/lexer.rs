@@ -201,6 +201,7 @@ const STARTERS: &[&str] = &[
     "RETURN",
     "WAITFOR",
     "SAVE",
+    "DBCC",
 ];
 
 /// Whether `word` begins a statement (batch splitting).

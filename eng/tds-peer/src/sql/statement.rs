@@ -277,7 +277,7 @@ fn keyword_statement<P>(toks: &[Tok], sg: &[&Tok], first: &str) -> Statement<P> 
         },
         "CREATE" | "DROP" if second("SCHEMA") => Statement::SchemaDdl,
         "CREATE" | "DROP" if second("SEQUENCE") => Statement::SequenceDdl,
-        "CREATE" | "DROP" | "ALTER" | "TRUNCATE" => Statement::Ddl,
+        "CREATE" | "DROP" | "ALTER" | "TRUNCATE" | "DBCC" => Statement::Ddl,
         "SET" => Statement::Set,
         "PRINT" => Statement::Print,
         "RAISERROR" => Statement::Raiserror,

@@ -23,7 +23,7 @@ class MssqlPythonFace(Driver):
     notes = (
         "mssql-python-face: `import mssql_python` after ferrodbc.install_as_mssql_python(); the "
         "connection string as the ferrodbc contestant's (Driver= kept); mssql-python's connect "
-        "defaults (pooling on); output converters receive the driver's bytes (ferrodbc's rule)",
+        "defaults (pooling on); output converters as mssql-python's (none registered in the tasks)",
     )
 
     def __init__(self) -> None:

@@ -84,7 +84,7 @@ def test_engine_errors_become_the_faces(cn):
 def test_closed_connection_is_an_interface_error(sqlite):
     c = face.connect(sqlite.connstr)
     c.close()
-    with pytest.raises(face.InterfaceError, match="Connection is closed"):
+    with pytest.raises(face.InterfaceError, match="Cannot create cursor on closed connection"):
         c.cursor()
 
 

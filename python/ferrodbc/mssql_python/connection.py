@@ -9,15 +9,20 @@ from typing import Any
 
 from .. import _native, driver_pick, entra
 from . import exceptions as _exc
+from .attributes import validate_attribute_value
 from .connection_string_builder import _ConnectionStringBuilder
-from .connection_string_parser import _ConnectionStringParser
+from .connection_string_parser import _ConnectionStringParser, sanitize_connection_string
+from .converters import engine_converters
 from .cursor import Cursor
 from .exceptions import translate, translating
+from .logging import DEBUG, INFO
 from .logging import logger as _log
 
 SQL_CHAR = 1
 SQL_WCHAR = -8
 SQL_WMETADATA = -99
+_TXN_ISOLATION = 108  # SQL_ATTR_TXN_ISOLATION
+_READ_COMMITTED = 2  # SQL_TXN_READ_COMMITTED
 
 
 def _norm_encoding(encoding: str) -> str:
@@ -100,6 +105,27 @@ class Connection(_native.Connection):
                     raise
         return False
 
+    def close(self) -> None:  # type: ignore[override]
+        if self.__dict__.pop("_isolation_set", False) and not self.closed:
+            # mssql-python gives a pooled connection back at READ COMMITTED (a driver's session
+            # reset keeps the isolation level); only a connection whose level was set pays.
+            # Closing rolls back anyway; the attribute cannot change inside a transaction.
+            try:
+                _native.Connection.rollback(self)
+                _native.Connection.set_attr(self, _TXN_ISOLATION, _READ_COMMITTED)
+            except _native.Error as e:
+                _log.debug("isolation level not reset: %s", e)
+        super().close()
+        _log.info("Connection closed successfully.")
+
+    def commit(self) -> None:  # type: ignore[override]
+        super().commit()
+        _log.info("Transaction committed successfully.")
+
+    def rollback(self) -> None:  # type: ignore[override]
+        super().rollback()
+        _log.info("Transaction rolled back successfully.")
+
     def getinfo(self, info_type: int) -> Any:  # type: ignore[override]
         """As ferrodbc's, with "Y"/"N" for the yes/no answers (mssql-python's form) and None for
         an info type the driver does not know."""
@@ -115,6 +141,48 @@ class Connection(_native.Connection):
             return "Y" if value else "N"
         return value
 
+    # Output converters: mssql-python's keys (SQL type codes and Python types) and values
+    # (decoded), given to the engine per SQL type code (converters.py).
+    def add_output_converter(self, sqltype: Any, func: Any) -> None:  # type: ignore[override]
+        """``func(value)`` for each non-NULL value of the columns of ``sqltype`` (an ODBC SQL
+        type code, or a Python type: every column whose values are of that type)."""
+        if func is None:
+            self.remove_output_converter(sqltype)
+            return
+        self.__dict__.setdefault("_output_converters", {})[sqltype] = func
+        self._give_converters()
+
+    def get_output_converter(self, sqltype: Any) -> Any:  # type: ignore[override]
+        return self.__dict__.get("_output_converters", {}).get(sqltype)
+
+    def remove_output_converter(self, sqltype: Any) -> None:  # type: ignore[override]
+        if self.__dict__.get("_output_converters", {}).pop(sqltype, None) is not None:
+            self._give_converters()
+
+    def clear_output_converters(self) -> None:  # type: ignore[override]
+        self.__dict__.pop("_output_converters", None)
+        super().clear_output_converters()
+
+    def _give_converters(self) -> None:
+        super().clear_output_converters()
+        for code, func in engine_converters(self.__dict__.get("_output_converters", {})).items():
+            super().add_output_converter(code, func)
+
+    def set_attr(self, attribute: int, value: Any) -> None:  # type: ignore[override]
+        """mssql-python's checks first (the attributes it takes, before-only ones, value types
+        and sizes: ProgrammingError), then the driver's."""
+        if self.closed:
+            raise _exc.InterfaceError(driver_error="Cannot set attribute on closed connection",
+                                      ddbc_error="Connection is closed")
+        ok, message, shown, _ = validate_attribute_value(attribute, value, is_connected=True)
+        if not ok:
+            raise _exc.ProgrammingError(driver_error=f"Invalid attribute or value: {message}",
+                                        ddbc_error=message or "")
+        super().set_attr(attribute, value)
+        if attribute == _TXN_ISOLATION:
+            self.__dict__["_isolation_set"] = value != _READ_COMMITTED
+        _log.info("Connection attribute %s set successfully", shown)
+
     @property
     def timeout(self) -> int:  # type: ignore[override]
         return _native.Connection.timeout.__get__(self)
@@ -128,10 +196,22 @@ class Connection(_native.Connection):
         _native.Connection.timeout.__set__(self, value)
 
     def cursor(self) -> Cursor:  # type: ignore[override]
+        if self.closed:
+            raise _exc.InterfaceError(driver_error="Cannot create cursor on closed connection",
+                                      ddbc_error="Cannot create cursor on closed connection")
         return Cursor(self)
 
     def execute(self, sql: str, *params: Any) -> Cursor:  # type: ignore[override]
-        return self.cursor().execute(sql, *params)
+        """A new cursor with ``sql`` executed; closed again if that fails (mssql-python's)."""
+        cur = self.cursor()
+        try:
+            return cur.execute(sql, *params)
+        except BaseException:
+            try:
+                cur.close()
+            except _native.Error:
+                pass
+            raise
 
     def batch_execute(
         self,
@@ -141,14 +221,31 @@ class Connection(_native.Connection):
         auto_close: bool = False,
     ) -> tuple[list[Any], Cursor]:
         """Each statement with its parameters on one cursor: ``(results, cursor)`` where a
-        result is the rows of a query or the row count of anything else."""
-        cur = reuse_cursor or self.cursor()
+        result is the rows of a query or the row count of anything else. ``auto_close`` closes
+        a cursor made here after the batch, and any cursor when a statement fails
+        (mssql-python's rules)."""
+        if not isinstance(statements, list):
+            raise TypeError("statements must be a list of SQL statements")
+        if params is None:
+            params = [None] * len(statements)
+        elif not isinstance(params, list):
+            raise TypeError("params must be a list of parameter sets")
+        elif len(params) != len(statements):
+            raise ValueError("params list must have the same length as statements list")
+        cur = self.cursor() if reuse_cursor is None else reuse_cursor
         results: list[Any] = []
-        for i, sql in enumerate(statements):
-            p = params[i] if params and i < len(params) else None
-            cur.execute(sql, p) if p is not None else cur.execute(sql)
-            results.append(cur.fetchall() if cur.description else cur.rowcount)
-        if auto_close:
+        try:
+            for sql, p in zip(statements, params):
+                cur.execute(sql, p) if p is not None else cur.execute(sql)
+                results.append(cur.fetchall() if cur.description is not None else cur.rowcount)
+        except BaseException:
+            if auto_close:
+                try:
+                    cur.close()
+                except _native.Error:
+                    pass
+            raise
+        if auto_close and reuse_cursor is None:
             cur.close()
         return results, cur
 
@@ -267,20 +364,31 @@ def connect(
 
     if not isinstance(connection_str, str):
         raise _exc.InterfaceError._of("the connection string must be a str")
+    if native_uuid is not None and not isinstance(native_uuid, bool):
+        raise ValueError("native_uuid must be a boolean value or None")
     if token_provider is not None:
         raise _exc.NotSupportedError._of(
             "token_provider= is mssql-python's; use ferrodbc.connect(credential=...) or access_token="
         )
     full = driver_pick.with_driver(_connection_string(connection_str, kwargs))
+    if _log._cached_level <= INFO:
+        _log.info("Final connection string: %s", sanitize_connection_string(full))
     login = entra.resolve(full, None, None, attrs_before)
-    cnxn = Connection(
-        login.connection_string,
-        autocommit=autocommit,
-        timeout=timeout or None,
-        pooling=_pooling_enabled(),
-        attrs_before=login.attrs_before,
-        pool_identity=login.pool_identity,
-    )
+    try:
+        cnxn = Connection(
+            login.connection_string,
+            autocommit=autocommit,
+            timeout=timeout or None,
+            pooling=_pooling_enabled(),
+            attrs_before=login.attrs_before,
+            pool_identity=login.pool_identity,
+        )
+    except _native.Error as e:
+        # ferrodbc's connect errors never show the connection string or its password.
+        _log.error("Connection error: %s", e)
+        raise
+    if _log._is_debug_enabled:
+        _log_driver(cnxn)
     # The face's rows (equal to lists too) and exception classes, chosen once here: the engine
     # builds the rows and calls the hook on a fetch's error path only.
     cnxn.row_factory = _native._ListRow
@@ -288,6 +396,15 @@ def connect(
     if native_uuid is not None:
         cnxn.native_uuid = native_uuid
     return cnxn
+
+
+def _log_driver(cnxn: Connection) -> None:
+    """The driver and server a new connection reached (mssql-python's C++ layer logs them)."""
+    try:
+        info = [_native.Connection.getinfo(cnxn, i) for i in (6, 7, 17, 18)]
+    except _native.Error:
+        return
+    _log.ddbc(DEBUG, "Connected: driver %s %s, server %s %s", *info)
 
 
 # The engine's methods that raise, per call.

@@ -74,10 +74,19 @@ class _ConnectionStringParser:
         """The allowed parameters under the driver's names (the first of synonyms wins),
         without the reserved ones."""
         out: dict[str, str] = {}
+        rejected = []
         for key, value in params.items():
             name = ALLOWED.get(key.strip().lower())
-            if name and name not in RESERVED:
+            if name is None:
+                rejected.append(key)
+            elif name not in RESERVED:
                 out.setdefault(name, value)
+        if rejected and warn_rejected:
+            from .helpers import sanitize_user_input
+            from .logging import logger
+
+            logger.debug("Connection string parameters not in allow-list and will be ignored: "
+                         + ", ".join(sanitize_user_input(k) for k in rejected))
         return out
 
     def _parse(self, connection_str: str) -> dict[str, str]:

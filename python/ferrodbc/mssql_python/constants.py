@@ -447,7 +447,8 @@ class SQLTypes:
         names = ("CHAR", "VARCHAR", "LONGVARCHAR", "WCHAR", "WVARCHAR", "WLONGVARCHAR", "DECIMAL",
                  "NUMERIC", "BIT", "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "REAL", "FLOAT",
                  "DOUBLE", "BINARY", "VARBINARY", "LONGVARBINARY", "DATE", "TIME", "TIMESTAMP",
-                 "TYPE_DATE", "TYPE_TIME", "TYPE_TIMESTAMP", "GUID", "XML", "SS_TIME2", "SS_XML")
+                 "TYPE_DATE", "TYPE_TIME", "TYPE_TIMESTAMP", "SS_TIME2", "DATETIMEOFFSET", "SS_XML",
+                 "GUID", "SS_UDT", "SS_VARIANT")
         return {ConstantsDDBC[f"SQL_{n}"].value for n in names if f"SQL_{n}" in ConstantsDDBC.__members__}
 
 
@@ -662,3 +663,7 @@ __all__ = [
     "SQL_WVARCHAR",
     "SQL_XML",
 ]
+
+# mssql-python's constants module also answers when an attribute may be set (not in __all__:
+# not top-level names of mssql_python).
+from .attributes import ATTRIBUTE_SET_TIMING, AttributeSetTime, get_attribute_set_timing  # noqa: E402, F401

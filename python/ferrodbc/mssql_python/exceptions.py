@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from .. import _native
-from .logging import logger  # noqa: F401  (mssql-python's exceptions module exposes it)
+from .logging import logger
 
 
 class Exception(builtins.Exception):
@@ -296,6 +296,8 @@ def translate(exc: BaseException) -> BaseException:
         if name in exc.__dict__:
             new.__dict__[name] = exc.__dict__[name]
     new.__cause__ = exc.__cause__
+    # mssql-python logs each error it raises (ferrodbc's messages hold no secret).
+    logger.error("Raising exception: %s: %s", type(new).__name__, text)
     return new
 
 

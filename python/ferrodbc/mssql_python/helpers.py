@@ -1,5 +1,5 @@
 """mssql-python's public helpers that programs use: ``sanitize_connection_string`` (secrets
-replaced, as mssql-python shows them)."""
+replaced, as mssql-python shows them), ``validate_attribute_value`` (``set_attr``'s checks)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import re
 
 import ferrodbc
 
+from .attributes import validate_attribute_value
 from .connection_string_parser import sanitize_connection_string
 
 
@@ -60,4 +61,5 @@ def get_settings() -> Settings:
 
 
 
-__all__ = ["Settings", "get_settings", "sanitize_connection_string", "sanitize_user_input"]
+__all__ = ["Settings", "get_settings", "sanitize_connection_string", "sanitize_user_input",
+           "validate_attribute_value"]

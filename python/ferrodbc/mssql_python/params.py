@@ -4,6 +4,8 @@ execute; a name may repeat). Placeholders inside quotes, brackets and comments a
 
 from __future__ import annotations
 
+import datetime
+import decimal
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -60,15 +62,16 @@ def convert(sql: str, params: Any) -> tuple[str, Sequence[Any] | None]:
     if params is None:
         return sql, None
     if isinstance(params, Mapping):
-        if "%(" not in sql:
-            if "?" in sql and _pyformat(sql)[2]:
+        qsql, names, qmark = _pyformat(sql) if "%(" in sql else (None, (), None)
+        if not names:
+            # A `%(name)s` in quotes is text: a `?` outside them is still a mismatch.
+            if "?" in sql and (qmark if qmark is not None else _pyformat(sql)[2]):
                 raise TypeError(
                     "Parameter style mismatch: query uses positional placeholders (?), but dict "
                     "was provided. Use tuple/list for positional parameters. Example: "
                     "cursor.execute(sql, (value1, value2))"
                 )
-            return sql, ()
-        qsql, names, _ = _pyformat(sql)
+            return sql.replace("%%", "%"), ()
         missing = [n for n in dict.fromkeys(names) if n not in params]
         if missing:
             raise KeyError(
@@ -83,3 +86,32 @@ def convert(sql: str, params: Any) -> tuple[str, Sequence[Any] | None]:
             'cursor.execute(sql, {"param1": value1, "param2": value2})'
         )
     return sql, params
+
+
+_BIGINT_MIN = -(2**63)
+_BIGINT_MAX = 2**63 - 1
+
+
+def check(params: Sequence[Any]) -> None:
+    """mssql-python's refusals before anything reaches the driver (once per execute, on its
+    few values): an int outside BIGINT, a non-finite Decimal or one above 38 digits, a time
+    with a UTC offset (SQL Server's TIME has none). ValueError, with mssql-python's words."""
+    for p in params:
+        t = type(p)
+        if t is int:
+            if not _BIGINT_MIN <= p <= _BIGINT_MAX:
+                raise ValueError(f"integer {p} is out of range for SQL BIGINT [-2^63, 2^63-1]")
+        elif t is decimal.Decimal:
+            _, digits, exponent = p.as_tuple()
+            if isinstance(exponent, str):
+                raise ValueError("Cannot bind non-finite Decimal (NaN/Infinity) as SQL NUMERIC")
+            n = len(digits)
+            precision = n + exponent if exponent >= 0 else max(n, -exponent)
+            if precision > 38:
+                raise ValueError(
+                    "Precision of the numeric value is too high. The maximum precision "
+                    f"supported by SQL Server is 38, but got {precision}."
+                )
+        elif t is datetime.time and p.tzinfo is not None:
+            raise ValueError("a datetime.time with a UTC offset cannot bind: SQL Server's TIME "
+                             "has no offset")

@@ -459,6 +459,26 @@ pub(super) fn cell_bytes(
         .map(|n| bytes_of(&col.data)[..n].to_vec()))
 }
 
+/// An integer column whose values all fit `i32` rewritten in place as `SQL_C_SLONG` cells (4
+/// bytes a row; NULL cells stay 0): Driver 18 sends such a column as SQL Server's `int` either
+/// way, but converting an `SQL_C_SBIGINT` cell to `SQL_INTEGER` costs it about 200 instructions
+/// a row (callgrind; 4 % of a narrow `executemany`). Decided once per column, by `wide_int`.
+pub(super) fn narrow_ints(data: &mut Vec<u64>, indicators: &mut [Len]) {
+    let rows = indicators.len();
+    let bytes = bytes_of_mut(data);
+    for r in 0..rows {
+        // Row r's 8 bytes are read before any later row's are written: 4r + 4 <= 8(r + 1).
+        let mut cell = [0u8; 8];
+        cell.copy_from_slice(&bytes[8 * r..8 * r + 8]);
+        let v = i32::try_from(i64::from_ne_bytes(cell)).unwrap_or_default();
+        bytes[4 * r..4 * r + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    for ind in indicators.iter_mut().filter(|i| **i >= 0) {
+        *ind = 4;
+    }
+    data.truncate((4 * rows).div_ceil(8));
+}
+
 /// An `i64`'s bytes as the `u64` word that holds them in memory.
 trait NeWord {
     fn to_ne_bytes_word(self) -> u64;

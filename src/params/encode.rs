@@ -1,7 +1,7 @@
 //! A parameter column's declaration: the C type, SQL type and size it is bound with (per
 //! backend and driver), from its kind and the values written into it (`array.rs`).
 
-use super::array::{ArrayColumn, bytes_of_mut};
+use super::array::{ArrayColumn, bytes_of_mut, narrow_ints};
 use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
 use crate::backend::{Backend, Dbms};
@@ -127,7 +127,8 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
         // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
         Kind::Null => (CDataType::Char, sql::VARCHAR, 1, 0),
         Kind::Int if wide_int => (CDataType::SBigInt, sql::BIGINT, 19, 0),
-        Kind::Int => (CDataType::SBigInt, sql::INTEGER, 10, 0),
+        // Every value fits `i32`: 4-byte cells, the C type that matches INTEGER (`narrow_ints`).
+        Kind::Int => (CDataType::SLong, sql::INTEGER, 10, 0),
         Kind::Vector => (CDataType::Binary, vector::SQL_SS_VECTOR, 0, 0),
         Kind::Text | Kind::VectorText => {
             let units = max_len / 2;
@@ -184,10 +185,16 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
         }
     };
     let rows = indicators.len();
+    let mut indicators = indicators;
+    let element_len = if c_type == CDataType::SLong && kind == Kind::Int {
+        narrow_ints(&mut data, &mut indicators);
+        4
+    } else {
+        element_len
+    };
     // Cells at least a byte wide, and every row's cell inside the buffer.
     let element_len = element_len.max(1);
     data.resize((element_len * rows.max(1)).div_ceil(8), 0);
-    let mut indicators = indicators;
     if indicators.is_empty() {
         indicators.push(NULL_DATA);
     }

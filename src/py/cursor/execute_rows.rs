@@ -125,16 +125,16 @@ fn param_row<'py>(
     row: Bound<'py, PyAny>,
     types: &RowTypes,
 ) -> PyResult<ParamRow<'py>> {
+    let row = match row.cast_into_exact::<PyTuple>() {
+        Ok(t) => return Ok(ParamRow::of_tuple(t)),
+        Err(e) => e.into_inner(),
+    };
     // SAFETY: a live object's type pointer.
     let tp = unsafe { ffi::Py_TYPE(row.as_ptr()) };
     if tp == types.row || tp == types.list_row {
         // SAFETY: exactly one of the two Row types (both final: no subclass shares the check).
         return Ok(unsafe { ParamRow::of_row(row) });
     }
-    let row = match row.cast_into_exact::<PyTuple>() {
-        Ok(t) => return Ok(ParamRow::of_tuple(t)),
-        Err(e) => e.into_inner(),
-    };
     if !super::execute::is_param_row(py, &row)? {
         return Err(pyo3::exceptions::PyTypeError::new_err(format!(
             "executemany: each row of parameters must be a tuple, list or Row, not {}",

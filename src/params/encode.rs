@@ -4,7 +4,7 @@
 use super::array::{ArrayColumn, bytes_of_mut, narrow_ints};
 use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
-use crate::backend::{Backend, Dbms};
+use crate::backend::{Backend, Dbms, Driver};
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
@@ -108,6 +108,7 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
         element_len,
         mut data,
         indicators,
+        dense,
         max_len,
         wide_int,
         int_digits,
@@ -184,18 +185,24 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
             (b.c_type, b.sql_type, b.column_size, b.digits)
         }
     };
-    let rows = indicators.len();
+    let rows = if dense { data.len() } else { indicators.len() };
     let mut indicators = indicators;
     let element_len = if c_type == CDataType::SLong && kind == Kind::Int {
-        narrow_ints(&mut data, &mut indicators);
+        narrow_ints(&mut data, rows, &mut indicators);
         4
     } else {
         element_len
     };
+    // A column with no NULL is bound with no indicator array (`indicators` left empty) on
+    // Driver 18: the same bytes on the wire, and about 25 instructions a cell less in the
+    // driver (callgrind). Other drivers get the indicators written out.
+    if dense && (backend.driver != Driver::MsOdbc || rows == 0) {
+        indicators = vec![crate::checked::alloc_len(element_len); rows];
+    }
     // Cells at least a byte wide, and every row's cell inside the buffer.
     let element_len = element_len.max(1);
     data.resize((element_len * rows.max(1)).div_ceil(8), 0);
-    if indicators.is_empty() {
+    if rows == 0 && indicators.is_empty() {
         indicators.push(NULL_DATA);
     }
     if kind == Kind::Vector {

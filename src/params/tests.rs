@@ -315,3 +315,30 @@ fn ints_within_i32_are_bound_as_slong_cells_of_four_bytes() {
         (CDataType::SBigInt, sql::BIGINT, 8)
     );
 }
+
+#[test]
+fn null_free_eight_byte_columns_bind_no_indicators_on_driver_18() {
+    let msodbc = Backend::new(Dbms::SqlServer, Driver::MsOdbc);
+    let mut ints = ArrayColumn::new(Kind::Int, 0, msodbc, 4);
+    let mut floats = ArrayColumn::new(Kind::Float, 1, msodbc, 4);
+    let mut nullable = ArrayColumn::new(Kind::Float, 2, msodbc, 4);
+    for i in 0..3 {
+        ints.push_int(i).unwrap();
+        floats.push_float(0.5).unwrap();
+        if i == 1 {
+            nullable.push_null();
+        } else {
+            nullable.push_float(1.5).unwrap();
+        }
+    }
+    assert_eq!((ints.rows(), floats.rows(), nullable.rows()), (3, 3, 3));
+    let p = BoundParams::from_columns(vec![ints, floats, nullable], &[]).unwrap();
+    assert!(p.columns[0].indicators.is_empty() && p.columns[1].indicators.is_empty());
+    assert_eq!(p.columns[0].element_len, 4);
+    assert_eq!(p.columns[2].indicators, vec![8, NULL_DATA, 8]);
+    // Other drivers get every indicator.
+    let mut col = ArrayColumn::new(Kind::Int, 0, freetds(), 4);
+    col.push_int(5).unwrap();
+    let p = BoundParams::from_columns(vec![col], &[]).unwrap();
+    assert_eq!(p.columns[0].indicators, vec![4]);
+}

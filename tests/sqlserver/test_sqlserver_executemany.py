@@ -161,3 +161,19 @@ def test_rows_are_read_in_place_and_widen_like_tuples(conn, driver, factory):
     short = cur.execute(f"SELECT id, v FROM {t} WHERE id = 11").fetchall()
     with pytest.raises(ferrodbc.ProgrammingError, match="parameter markers"):
         cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", short)
+
+
+def test_null_free_number_columns_then_a_late_null_and_a_cut(conn, driver):
+    """Int and float columns keep no indicators until their first NULL (params/array.rs
+    `dense`; Driver 18 binds none): a NULL late in the array writes them out, and an array cut
+    by a later column's kind change (int then str) forgets the partly written row of both."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, big BIGINT, f FLOAT, v NVARCHAR(10))")
+    rows = [(i, 2**40 + i, i / 4, i) for i in range(10)]
+    rows[6] = (6, None, 1.5, 6)
+    rows[8] = (8, 2**40 + 8, None, "eight")
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", rows)
+    assert cur.rowcount == 10
+    got = [tuple(r) for r in cur.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()]
+    assert got == [(i, b, f, None if v is None else str(v)) for i, b, f, v in rows]

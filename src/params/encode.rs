@@ -1,10 +1,10 @@
 //! A parameter column's declaration: the C type, SQL type and size it is bound with (per
 //! backend and driver), from its kind and the values written into it (`array.rs`).
 
-use super::array::{ArrayColumn, bytes_of_mut};
+use super::array::{ArrayColumn, bytes_of_mut, narrow_ints};
 use super::kind::Kind;
 use super::{InputSize, ParamColumn, ParamValue};
-use crate::backend::{Backend, Dbms};
+use crate::backend::{Backend, Dbms, Driver};
 use crate::codes::sql;
 use crate::error::{Error, Result};
 use crate::odbc::sys::{CDataType, NULL_DATA, ParamType};
@@ -108,6 +108,7 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
         element_len,
         mut data,
         indicators,
+        dense,
         max_len,
         wide_int,
         int_digits,
@@ -127,7 +128,8 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
         // NULL of unknown type: VARCHAR converts implicitly to almost every SQL Server type.
         Kind::Null => (CDataType::Char, sql::VARCHAR, 1, 0),
         Kind::Int if wide_int => (CDataType::SBigInt, sql::BIGINT, 19, 0),
-        Kind::Int => (CDataType::SBigInt, sql::INTEGER, 10, 0),
+        // Every value fits `i32`: 4-byte cells, the C type that matches INTEGER (`narrow_ints`).
+        Kind::Int => (CDataType::SLong, sql::INTEGER, 10, 0),
         Kind::Vector => (CDataType::Binary, vector::SQL_SS_VECTOR, 0, 0),
         Kind::Text | Kind::VectorText => {
             let units = max_len / 2;
@@ -183,12 +185,24 @@ pub(super) fn finish(col: ArrayColumn, size: InputSize) -> Result<ParamColumn> {
             (b.c_type, b.sql_type, b.column_size, b.digits)
         }
     };
-    let rows = indicators.len();
+    let rows = if dense { data.len() } else { indicators.len() };
+    let mut indicators = indicators;
+    let element_len = if c_type == CDataType::SLong && kind == Kind::Int {
+        narrow_ints(&mut data, rows, &mut indicators);
+        4
+    } else {
+        element_len
+    };
+    // A column with no NULL is bound with no indicator array (`indicators` left empty) on
+    // Driver 18: the same bytes on the wire, and about 25 instructions a cell less in the
+    // driver (callgrind). Other drivers get the indicators written out.
+    if dense && (backend.driver != Driver::MsOdbc || rows == 0) {
+        indicators = vec![crate::checked::alloc_len(element_len); rows];
+    }
     // Cells at least a byte wide, and every row's cell inside the buffer.
     let element_len = element_len.max(1);
     data.resize((element_len * rows.max(1)).div_ceil(8), 0);
-    let mut indicators = indicators;
-    if indicators.is_empty() {
+    if rows == 0 && indicators.is_empty() {
         indicators.push(NULL_DATA);
     }
     if kind == Kind::Vector {

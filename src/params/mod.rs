@@ -257,7 +257,12 @@ unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<(
                 col.decimal_digits,
                 value,
                 crate::checked::alloc_len(col.element_len),
-                col.indicators.as_mut_ptr(),
+                // Empty: a column with no NULL, bound without indicators (`encode::finish`).
+                if col.indicators.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    col.indicators.as_mut_ptr()
+                },
             )?
         };
         if let Some(t) = col.table.as_mut() {

@@ -271,3 +271,74 @@ fn freetds_early_dates_ask_for_the_text_form() {
     let mut col = ArrayColumn::new(Kind::DateText, 0, backend, 1);
     assert_eq!(col.push_date(early), Ok(()));
 }
+
+#[test]
+fn ints_within_i32_are_bound_as_slong_cells_of_four_bytes() {
+    let ints = |vals: &[Option<i64>]| -> Vec<Vec<ParamValue>> {
+        vals.iter()
+            .map(|v| vec![v.map_or(ParamValue::Null, ParamValue::Int)])
+            .collect()
+    };
+    let vals = [
+        Some(7),
+        None,
+        Some(-2_147_483_648),
+        Some(2_147_483_647),
+        Some(-1),
+    ];
+    let p = BoundParams::build(&ints(&vals), &[], Dbms::SqlServer)
+        .unwrap()
+        .unwrap();
+    let col = &p.columns[0];
+    assert_eq!(
+        (col.c_type, col.sql_type, col.element_len),
+        (CDataType::SLong, sql::INTEGER, 4)
+    );
+    assert_eq!(col.indicators, vec![4, NULL_DATA, 4, 4, 4]);
+    let cells: Vec<Option<i32>> = (0..vals.len())
+        .map(|r| {
+            (col.indicators[r] >= 0)
+                .then(|| i32::from_ne_bytes(col.data_bytes()[4 * r..4 * r + 4].try_into().unwrap()))
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        vec![Some(7), None, Some(i32::MIN), Some(i32::MAX), Some(-1)]
+    );
+    // One value past i32: the whole column stays 8-byte SQL_C_SBIGINT.
+    let p = BoundParams::build(&ints(&[Some(1), Some(1 << 31)]), &[], Dbms::SqlServer)
+        .unwrap()
+        .unwrap();
+    let col = &p.columns[0];
+    assert_eq!(
+        (col.c_type, col.sql_type, col.element_len),
+        (CDataType::SBigInt, sql::BIGINT, 8)
+    );
+}
+
+#[test]
+fn null_free_eight_byte_columns_bind_no_indicators_on_driver_18() {
+    let msodbc = Backend::new(Dbms::SqlServer, Driver::MsOdbc);
+    let mut ints = ArrayColumn::new(Kind::Int, 0, msodbc, 4);
+    let mut floats = ArrayColumn::new(Kind::Float, 1, msodbc, 4);
+    let mut nullable = ArrayColumn::new(Kind::Float, 2, msodbc, 4);
+    for i in 0..3 {
+        ints.push_int(i).unwrap();
+        floats.push_float(0.5).unwrap();
+        if i == 1 {
+            nullable.push_null();
+        } else {
+            nullable.push_float(1.5).unwrap();
+        }
+    }
+    assert_eq!((ints.rows(), floats.rows(), nullable.rows()), (3, 3, 3));
+    let p = BoundParams::from_columns(vec![ints, floats, nullable], &[]).unwrap();
+    assert!(p.columns[0].indicators.is_empty() && p.columns[1].indicators.is_empty());
+    assert_eq!(p.columns[0].element_len, 4);
+    assert_eq!(p.columns[2].indicators, vec![8, NULL_DATA, 8]);
+    // Other drivers get every indicator.
+    let mut col = ArrayColumn::new(Kind::Int, 0, freetds(), 4);
+    col.push_int(5).unwrap();
+    let p = BoundParams::from_columns(vec![col], &[]).unwrap();
+    assert_eq!(p.columns[0].indicators, vec![4]);
+}

@@ -135,3 +135,45 @@ def test_many_rows_cut_into_requests_keep_every_value(conn, driver):
     assert cur.rowcount == n
     got = cur.execute(f"SELECT id, v FROM {t} ORDER BY id").fetchall()
     assert [tuple(r) for r in got] == [(i, str(v)) for i, v in rows]
+
+
+@pytest.mark.parametrize("factory", ["row", "list_row"])
+def test_rows_are_read_in_place_and_widen_like_tuples(conn, driver, factory):
+    """Fetched Rows (ferrodbc.Row, the mssql_python face's row) go in without a tuple copy
+    (src/py/cursor/execute_rows.rs): a column widened mid-batch rewrites earlier Rows' values,
+    a namedtuple (a tuple subclass) is copied, and a Row of the wrong length is refused."""
+    import collections
+
+    if factory == "list_row":
+        conn.row_factory = ferrodbc._native._ListRow
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, v FLOAT, s NVARCHAR(20))")
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", [(1, 1, "a"), (2, None, "bb")])
+    fetched = cur.execute(f"SELECT id + 10, CAST(v AS INT), s FROM {t} ORDER BY id").fetchall()
+    assert type(fetched[0]).__name__ == "Row"
+    Item = collections.namedtuple("Item", "id v s")
+    rows = [*fetched, (13, 2.5, "ccc"), Item(14, 3, "d" * 20)]
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", (r for r in rows))
+    assert cur.rowcount == 4
+    got = [tuple(r) for r in cur.execute(f"SELECT * FROM {t} WHERE id > 10 ORDER BY id").fetchall()]
+    assert got == [(11, 1.0, "a"), (12, None, "bb"), (13, 2.5, "ccc"), (14, 3.0, "d" * 20)]
+    short = cur.execute(f"SELECT id, v FROM {t} WHERE id = 11").fetchall()
+    with pytest.raises(ferrodbc.ProgrammingError, match="parameter markers"):
+        cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", short)
+
+
+def test_null_free_number_columns_then_a_late_null_and_a_cut(conn, driver):
+    """Int and float columns keep no indicators until their first NULL (params/array.rs
+    `dense`; Driver 18 binds none): a NULL late in the array writes them out, and an array cut
+    by a later column's kind change (int then str) forgets the partly written row of both."""
+    cur = conn.cursor()
+    t = tname()
+    cur.execute(f"CREATE TABLE {t} (id INT, big BIGINT, f FLOAT, v NVARCHAR(10))")
+    rows = [(i, 2**40 + i, i / 4, i) for i in range(10)]
+    rows[6] = (6, None, 1.5, 6)
+    rows[8] = (8, 2**40 + 8, None, "eight")
+    cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?, ?)", rows)
+    assert cur.rowcount == 10
+    got = [tuple(r) for r in cur.execute(f"SELECT * FROM {t} ORDER BY id").fetchall()]
+    assert got == [(i, b, f, None if v is None else str(v)) for i, b, f, v in rows]

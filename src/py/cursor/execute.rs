@@ -2,6 +2,7 @@
 //! output parameters delivered once the last result has been read.
 
 use super::execute_many::{Arrays, fill_arrays};
+use super::execute_rows::{ParamRow, param_rows};
 use super::*;
 use crate::params::{BoundParams, InputSize, ParamValue, check_procedure_name, count_markers};
 use crate::py::errors::{IntoPyResult, programming};
@@ -121,62 +122,6 @@ pub(super) fn flatten_params<'py>(params: &Bound<'py, PyTuple>) -> PyResult<Boun
     Ok(params.clone().into_any())
 }
 
-/// `executemany`'s rows, each a tuple of `markers` values (a list or Row becomes one).
-fn param_rows<'py>(
-    py: Python<'py>,
-    seq_of_params: &Bound<'py, PyAny>,
-    markers: usize,
-) -> PyResult<Vec<Bound<'py, PyTuple>>> {
-    let mut rows = Vec::with_capacity(seq_of_params.len().unwrap_or(0));
-    // A list (the common case) by index, without an iterator object's calls.
-    let list = seq_of_params.cast_exact::<PyList>().ok();
-    let mut items = match list {
-        Some(_) => None,
-        None => Some(seq_of_params.try_iter()?),
-    };
-    let mut i = 0;
-    loop {
-        let row = match (&list, &mut items) {
-            (Some(l), _) => match l.get_item(i) {
-                Ok(row) => row,
-                Err(_) => break,
-            },
-            (None, Some(it)) => match it.next() {
-                Some(row) => row?,
-                None => break,
-            },
-            (None, None) => break,
-        };
-        i += 1;
-        let row = match row.cast_into_exact::<PyTuple>() {
-            Ok(t) => t,
-            Err(e) => {
-                let row = e.into_inner();
-                if !is_param_row(py, &row)? {
-                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                        "executemany: each row of parameters must be a tuple, list or Row, not {}",
-                        row.get_type().name()?
-                    )));
-                }
-                // SAFETY: tuple(row) of a live object (a list or Row), the GIL held: a new
-                // reference to a tuple, or NULL with an exception set.
-                unsafe {
-                    Bound::from_owned_ptr_or_err(py, pyo3::ffi::PySequence_Tuple(row.as_ptr()))?
-                        .cast_into_unchecked::<PyTuple>()
-                }
-            }
-        };
-        if row.len() != markers {
-            return Err(programming(format!(
-                "The SQL contains {markers} parameter markers, but {} parameters were supplied",
-                row.len()
-            )));
-        }
-        rows.push(row);
-    }
-    Ok(rows)
-}
-
 pub(super) fn convert_row(seq: &Bound<'_, PyAny>) -> PyResult<Vec<ParamValue>> {
     let mut out = Vec::new();
     for (i, item) in seq.try_iter()?.enumerate() {
@@ -267,7 +212,7 @@ impl Cursor {
         }
         let fast = this.fast_executemany.load(Ordering::Relaxed);
         let markers = count_markers(sql, this.shared.dbms);
-        let filled = (|| -> PyResult<(Vec<Bound<'py, PyTuple>>, Arrays)> {
+        let filled = (|| -> PyResult<(Vec<ParamRow<'py>>, Arrays)> {
             let rows = param_rows(py, seq_of_params, markers)?;
             let backend = this.backend(py)?;
             let arrays = fill_arrays(&rows, markers, sql.len(), backend, fast)?;
@@ -296,9 +241,9 @@ impl Cursor {
             let mut values = Vec::with_capacity(rows.len());
             for (index, row) in rows.iter().enumerate() {
                 if fast {
-                    crate::py::compat::check_fast_executemany_row(py, row, index)?;
+                    crate::py::compat::check_fast_executemany_row(py, row.as_any(), index)?;
                 }
-                let row = convert_row(row)?;
+                let row = convert_row(row.as_any())?;
                 if fast {
                     crate::py::compat::check_fast_executemany_values(&row, index)?;
                 }

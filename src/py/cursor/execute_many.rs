@@ -16,6 +16,7 @@
 //! What has no array form here (SQLite, output and table-valued parameters, timestamps through
 //! FreeTDS) goes the general way: every row to `ParamValue`s (`Statement::execute_many`).
 
+use super::execute_rows::ParamRow;
 use crate::backend::{Backend, Dbms, Driver};
 use crate::params::{
     ArrayColumn, Misfit, ParamKind as Kind, ParamValue, Put, REQUEST_BYTES, widen,
@@ -24,7 +25,6 @@ use crate::py::compat::{check_fast_decimal, check_fast_value};
 use crate::py::params::to_param;
 use crate::py::types::{binary, bit, decimal, float, int, temporal, text};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
 /// A family's writer of its exact Python type into a cell (`None`: not that type).
 type Encoder = fn(&Bound<'_, PyAny>, &mut ArrayColumn) -> Option<Put>;
@@ -133,7 +133,7 @@ impl Filling {
 
 /// Write `rows` (tuples of `width` values) into parameter arrays.
 pub(super) fn fill_arrays(
-    rows: &[Bound<'_, PyTuple>],
+    rows: &[ParamRow<'_>],
     width: usize,
     sql_len: usize,
     backend: Backend,
@@ -166,9 +166,8 @@ pub(super) fn fill_arrays(
         let mut c = fast_row(row, &mut filling, r, &plan);
         let mut tries = 0;
         while c < width {
-            // SAFETY: `c < width`, and every row was checked to hold `width` items.
-            let v = unsafe { row.get_borrowed_item_unchecked(c) };
-            let put = put_cell(&v, filling.encoders[c], &mut filling.columns[c], r, &plan);
+            let v = &row.values()[c];
+            let put = put_cell(v, filling.encoders[c], &mut filling.columns[c], r, &plan);
             let misfit = match put {
                 Ok(()) => {
                     c += 1;
@@ -239,12 +238,10 @@ pub(super) fn fill_arrays(
 /// Row `r` into the array's columns; the index of the first cell that did not go in (`width`:
 /// every cell went in).
 #[inline(always)]
-fn fast_row(row: &Bound<'_, PyTuple>, filling: &mut Filling, r: usize, plan: &Plan) -> usize {
+fn fast_row(row: &ParamRow<'_>, filling: &mut Filling, r: usize, plan: &Plan) -> usize {
     let cells = filling.columns.iter_mut().zip(&filling.encoders);
-    for (c, (col, &enc)) in cells.enumerate() {
-        // SAFETY: `c` < width (one column per value), and every row holds `width` items.
-        let v = unsafe { row.get_borrowed_item_unchecked(c) };
-        if put_cell(&v, enc, col, r, plan).is_err() {
+    for (c, ((col, &enc), v)) in cells.zip(row.values()).enumerate() {
+        if put_cell(v, enc, col, r, plan).is_err() {
             return c;
         }
     }
@@ -292,7 +289,7 @@ fn general(v: &Bound<'_, PyAny>, r: usize, col: &mut ArrayColumn, plan: &Plan) -
 /// Column `c` of the rows filled so far, written again as a column of `kind`. `None`: a value
 /// did not go (never expected: `widen` chose a kind for both).
 fn rewrite(
-    rows: &[Bound<'_, PyTuple>],
+    rows: &[ParamRow<'_>],
     filling: &Filling,
     c: usize,
     kind: Kind,
@@ -302,9 +299,7 @@ fn rewrite(
     let mut col = ArrayColumn::new(kind, c, plan.backend, filling.capacity.max(n));
     let enc = encoder(kind);
     for (i, row) in rows[filling.start..filling.start + n].iter().enumerate() {
-        // SAFETY: as in `fill_arrays`.
-        let v = unsafe { row.get_borrowed_item_unchecked(c) };
-        match put_cell(&v, enc, &mut col, filling.start + i, plan) {
+        match put_cell(&row.values()[c], enc, &mut col, filling.start + i, plan) {
             Ok(()) => {}
             Err(Fail::Py(e)) => return Err(e),
             Err(_) => return Ok(None),

@@ -9,6 +9,7 @@ mod bulk_arrow;
 mod catalog;
 mod execute;
 mod execute_many;
+mod execute_rows;
 mod fetch;
 mod open;
 pub(super) mod state;

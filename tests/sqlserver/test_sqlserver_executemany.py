@@ -8,12 +8,21 @@ from __future__ import annotations
 
 import datetime as dt
 from decimal import Decimal
+from typing import NamedTuple
 
 import pytest
 
 import ferrodbc
 
 from sqlserver_support import tname
+
+
+class Item(NamedTuple):
+    """A tuple subclass row (copied before binding, unlike an exact tuple or a Row)."""
+
+    id: int
+    v: float | int
+    s: str
 
 
 def _load(conn, ddl: str, rows: list, fast: bool = False) -> list[tuple]:
@@ -142,8 +151,6 @@ def test_rows_are_read_in_place_and_widen_like_tuples(conn, driver, factory):
     """Fetched Rows (ferrodbc.Row, the mssql_python face's row) go in without a tuple copy
     (src/py/cursor/execute_rows.rs): a column widened mid-batch rewrites earlier Rows' values,
     a namedtuple (a tuple subclass) is copied, and a Row of the wrong length is refused."""
-    import collections
-
     if factory == "list_row":
         conn.row_factory = ferrodbc._native._ListRow
     cur = conn.cursor()
@@ -152,7 +159,6 @@ def test_rows_are_read_in_place_and_widen_like_tuples(conn, driver, factory):
     cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", [(1, 1, "a"), (2, None, "bb")])
     fetched = cur.execute(f"SELECT id + 10, CAST(v AS INT), s FROM {t} ORDER BY id").fetchall()
     assert type(fetched[0]).__name__ == "Row"
-    Item = collections.namedtuple("Item", "id v s")
     rows = [*fetched, (13, 2.5, "ccc"), Item(14, 3, "d" * 20)]
     cur.executemany(f"INSERT INTO {t} VALUES (?, ?, ?)", (r for r in rows))
     assert cur.rowcount == 4

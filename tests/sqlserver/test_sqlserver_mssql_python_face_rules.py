@@ -253,6 +253,18 @@ def test_output_converters_keyed_and_called_as_mssql_pythons(face_conn):
     face_conn.clear_output_converters()
     assert face_conn.get_output_converter(decimal.Decimal) is None
     assert cur.execute("SELECT CAST(1.5 AS DECIMAL(5, 1))").fetchval() == decimal.Decimal("1.5")
+    # time and datetimeoffset reach a converter as values whether the driver bound the C struct
+    # (Driver 18) or ISO text (FreeTDS; every ODBC TYPE_TIME column).
+    got = []
+    for code in (face.SQL_TYPE_TIME, face.SQL_SS_TIME2, -155):  # -155: SQL_SS_TIMESTAMPOFFSET
+        face_conn.add_output_converter(code, lambda v: got.append(v) or "seen")
+    row = cur.execute("SELECT CAST('12:34:56.1234567' AS TIME(7)), CAST('00:00:01' AS TIME(0)), "
+                      "CAST('2024-01-02 03:04:05.5 -05:30' AS DATETIMEOFFSET(7))").fetchone()
+    assert list(row) == ["seen", "seen", "seen"]
+    minus = datetime.timezone(-datetime.timedelta(hours=5, minutes=30))
+    assert got == [datetime.time(12, 34, 56, 123456), datetime.time(0, 0, 1),
+                   datetime.datetime(2024, 1, 2, 3, 4, 5, 500000, tzinfo=minus)]
+    face_conn.clear_output_converters()
 
 
 def test_pooled_connection_back_at_read_committed_and_quiet_batches(peer, face_conn):

@@ -37,11 +37,26 @@ def _date(raw: bytes) -> datetime.date:
     return datetime.date(*struct.unpack_from("<hHH", raw))
 
 
+# The engine hands a time or datetimeoffset over in the C struct it bound, or as the ISO text the
+# driver rendered where it binds text (every TYPE_TIME column; time and datetimeoffset through
+# FreeTDS): UTF-16LE, "12:34:56[.fffffff]" / "2024-01-02 12:34:56[.fffffff] +01:00". The struct
+# sizes (12 and 20 bytes) are never those of such text. Fractions past the microsecond are cut,
+# as mssql-python's datetime values cut them.
+_TIME2_STRUCT = 12  # SQL_SS_TIME2_STRUCT: hour, minute, second, (pad), fraction in ns
+_OFFSET_STRUCT = 20  # SQL_SS_TIMESTAMPOFFSET_STRUCT
+
+
+def _clock(text: str) -> tuple[int, int, int, int]:
+    hms, _, frac = text.partition(".")
+    h, m, s = (int(part) for part in hms.split(":"))
+    return h, m, s, int((frac + "000000")[:6])
+
+
 def _time(raw: bytes) -> datetime.time:
-    if len(raw) == 6:  # SQL_TIME_STRUCT
-        return datetime.time(*struct.unpack_from("<HHH", raw))
-    h, m, s, _, frac = struct.unpack_from("<HHHHI", raw)  # SQL_SS_TIME2_STRUCT (ns)
-    return datetime.time(h, m, s, frac // 1000)
+    if len(raw) == _TIME2_STRUCT:
+        h, m, s, _, frac = struct.unpack_from("<HHHHI", raw)
+        return datetime.time(h, m, s, frac // 1000)
+    return datetime.time(*_clock(raw.decode("utf-16-le").strip()))
 
 
 def _timestamp(raw: bytes) -> datetime.datetime:
@@ -50,9 +65,17 @@ def _timestamp(raw: bytes) -> datetime.datetime:
 
 
 def _offset(raw: bytes) -> datetime.datetime:
-    y, mo, d, h, mi, s, frac, th, tm = struct.unpack_from("<hHHHHHIhh", raw)
-    tz = datetime.timezone(datetime.timedelta(hours=th, minutes=tm))
-    return datetime.datetime(y, mo, d, h, mi, s, frac // 1000, tzinfo=tz)
+    if len(raw) == _OFFSET_STRUCT:
+        y, mo, d, h, mi, s, frac, th, tm = struct.unpack_from("<hHHHHHIhh", raw)
+        tz = datetime.timezone(datetime.timedelta(hours=th, minutes=tm))
+        return datetime.datetime(y, mo, d, h, mi, s, frac // 1000, tzinfo=tz)
+    day, clock, zone = raw.decode("utf-16-le").split()
+    sign = -1 if zone.startswith("-") else 1
+    zh, zm = (int(part) for part in zone[1:].split(":"))
+    tz = datetime.timezone(sign * datetime.timedelta(hours=zh, minutes=zm))
+    return datetime.datetime.combine(
+        datetime.date.fromisoformat(day), datetime.time(*_clock(clock)), tzinfo=tz
+    )
 
 
 def _narrow_text(raw: bytes) -> bytes:

@@ -312,3 +312,26 @@ def test_bulkcopy_arrow_refuses_aware_timestamps_for_naive_columns(face_conn):
                                   column_mappings=["o"])["rows_copied"] == 1
     finally:
         cur.execute("DROP TABLE face_tz")
+
+
+def test_error_records_name_the_class_and_codes_never_the_data(face_conn):
+    """mssql-python logs each error it raises; the server's message can quote the data (245's
+    value that did not convert, 2627's duplicate key, 2628's truncated value), so the face's
+    record carries the class and the codes only."""
+    logger = face.logging.logger
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        cur = face_conn.cursor()
+        with pytest.raises(face.DataError) as ei:
+            cur.execute("SELECT CAST('123-45-6789' AS INT)")
+    finally:
+        logger.setLevel(logging.CRITICAL)
+        logger.removeHandler(handler)
+    assert "123-45-6789" in str(ei.value)  # the program still gets the whole message
+    errors = [r.getMessage() for r in records if r.levelno >= logging.ERROR]
+    assert errors == ["[Python] Raising exception: DataError (SQLSTATE 22018, native error 245)"]
+    assert not any("123-45-6789" in r.getMessage() for r in records)

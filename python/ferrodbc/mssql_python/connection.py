@@ -14,7 +14,7 @@ from .connection_string_builder import _ConnectionStringBuilder
 from .connection_string_parser import _ConnectionStringParser, sanitize_connection_string
 from .converters import engine_converters
 from .cursor import Cursor
-from .exceptions import translate, translating
+from .exceptions import error_summary, translate, translating
 from .logging import DEBUG, INFO
 from .logging import logger as _log
 
@@ -384,8 +384,9 @@ def connect(
             pool_identity=login.pool_identity,
         )
     except _native.Error as e:
-        # ferrodbc's connect errors never show the connection string or its password.
-        _log.error("Connection error: %s", e)
+        # The class and codes only (exceptions.error_summary): a login error's text is the
+        # server's, and the record must not depend on what it quotes.
+        _log.error("Connection error: %s", error_summary(e))
         raise
     if _log._is_debug_enabled:
         _log_driver(cnxn)

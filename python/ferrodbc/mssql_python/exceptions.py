@@ -296,9 +296,20 @@ def translate(exc: BaseException) -> BaseException:
         if name in exc.__dict__:
             new.__dict__[name] = exc.__dict__[name]
     new.__cause__ = exc.__cause__
-    # mssql-python logs each error it raises (ferrodbc's messages hold no secret).
-    logger.error("Raising exception: %s: %s", type(new).__name__, text)
+    # mssql-python logs each error it raises. The record gets the class and the server's codes,
+    # not the message: a server's message can quote data (2627's duplicate key, 2628's
+    # truncated value), and so can ferrodbc's for a bad cell.
+    logger.error("Raising exception: %s", error_summary(new))
     return new
+
+
+def error_summary(exc: BaseException) -> str:
+    """An exception for a log record: its class, SQLSTATE and native error number, never its
+    message (which can quote the data)."""
+    state = getattr(exc, "sqlstate", None)
+    native = getattr(exc, "native_error", None)
+    codes = ", ".join(f"{k} {v}" for k, v in (("SQLSTATE", state), ("native error", native)) if v)
+    return f"{type(exc).__name__} ({codes})" if codes else type(exc).__name__
 
 
 F = TypeVar("F", bound=Callable[..., Any])

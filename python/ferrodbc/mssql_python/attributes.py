@@ -48,15 +48,24 @@ _MAX_STRING = 8192
 _MAX_BINARY = 32768
 
 
+def sanitize_user_input(user_input: str, max_length: int = 50) -> str:
+    """``user_input`` made safe to log: only letters, digits, ``_``, ``-`` and ``.`` kept, cut
+    to ``max_length`` characters (then ``...``); ``<invalid>`` when nothing is left,
+    ``<non-string>`` for anything not a str. (Public as ``helpers.sanitize_user_input``.)"""
+    if not isinstance(user_input, str):
+        return "<non-string>"
+    kept = re.sub(r"[^\w\-\.]", "", user_input)
+    if not kept:
+        return "<invalid>"
+    return kept[:max_length] + "..." if len(kept) > max_length else kept
+
+
 def _for_log(value: Any, max_length: int) -> str:
     try:
         text = value if isinstance(value, str) else str(value)
     except (TypeError, ValueError):
         return "<non-string>"
-    kept = re.sub(r"[^\w\-\.]", "", text)
-    if len(kept) > max_length:
-        kept = kept[:max_length] + "..."
-    return kept or "<invalid>"
+    return sanitize_user_input(text, max_length)
 
 
 def validate_attribute_value(

@@ -3,11 +3,9 @@ replaced, as mssql-python shows them), ``validate_attribute_value`` (``set_attr`
 
 from __future__ import annotations
 
-import re
-
 import ferrodbc
 
-from .attributes import validate_attribute_value
+from .attributes import sanitize_user_input, validate_attribute_value
 from .connection_string_parser import sanitize_connection_string
 
 
@@ -41,18 +39,6 @@ class Settings:
 
 
 _SETTINGS = Settings()
-
-
-def sanitize_user_input(user_input: str, max_length: int = 50) -> str:
-    """``user_input`` made safe to log: only letters, digits, ``_``, ``-`` and ``.`` kept, cut
-    to ``max_length`` characters (then ``...``); ``<invalid>`` when nothing is left,
-    ``<non-string>`` for anything not a str."""
-    if not isinstance(user_input, str):
-        return "<non-string>"
-    kept = re.sub(r"[^\w\-\.]", "", user_input)
-    if not kept:
-        return "<invalid>"
-    return kept[:max_length] + "..." if len(kept) > max_length else kept
 
 
 def get_settings() -> Settings:

@@ -1,13 +1,15 @@
 """mssql-python's ``setup_logging(output, log_file_path)`` and its ``logger`` object, with its
-log format: the ``mssql_python`` logger (not propagated; off, CRITICAL, until set up; warnings
-and errors always reach stderr), CSV rows ``Timestamp, ThreadID, Level, Location, Source,
+log format: the ``mssql_python`` logger (not propagated; off, CRITICAL, until set up, so until
+then nothing is written, warnings and errors included: mssql-python's stderr handler for WARNING
+and above sits behind the same level), CSV rows ``Timestamp, ThreadID, Level, Location, Source,
 Message`` under a ``#`` metadata line, files in ``./mssql_python_logs/`` unless a path is given.
 
 The face's records carry the source ``Python``; those about the engine and driver (what
 mssql-python's C++ layer logs) ``DDBC``. Every record is written by the face's own code, once
 per call (connect, execute, fetchall, commit, ...), never per row, and only with values that
-carry no secret: connection strings go through ``sanitize_connection_string`` first, and
-ferrodbc's error messages never hold one."""
+carry no secret: connection strings go through ``sanitize_connection_string`` first, statements
+are logged by length and parameter count, and errors by class and codes, never their message
+(which can quote data)."""
 
 from __future__ import annotations
 
@@ -95,7 +97,8 @@ class MSSQLLogger:
         self._cached_level = WARNING
         self._is_debug_enabled = False
         self._debug_hooks: list[Any] = []
-        # Warnings and errors reach stderr even before logging is set up.
+        # mssql-python's stderr handler for warnings and errors. As in mssql-python, the logger's
+        # own CRITICAL level (until set up) stops them before they reach it.
         default = _logging.StreamHandler(sys.stderr)
         default.setLevel(WARNING)
         default.setFormatter(_logging.Formatter("[%(name)s] %(levelname)s: %(message)s"))

@@ -32,8 +32,8 @@ __attribute__((noinline)) long long body(SQLHSTMT st, long long rows, long long 
                                          int prep_each, const char *sql) {
     long long done = 0;
     void *ids = malloc(arr * 8), *bigs = malloc(arr * 8), *vals = malloc(arr * 8);
-    SQLLEN *ind = malloc(arr * sizeof(SQLLEN));
-    for (long long i = 0; i < arr; i++) ind[i] = 8;
+    SQLLEN *ind = malloc(arr * sizeof(SQLLEN)), *ind4 = malloc(arr * sizeof(SQLLEN));
+    for (long long i = 0; i < arr; i++) { ind[i] = 8; ind4[i] = 4; }
     size_t recsz = int32 ? sizeof(struct rowrec32) : sizeof(struct rowrec64);
     char *recs = malloc(arr * recsz);
     SQLSMALLINT idc = int32 ? SQL_C_SLONG : SQL_C_SBIGINT;
@@ -73,8 +73,7 @@ __attribute__((noinline)) long long body(SQLHSTMT st, long long rows, long long 
         } else {
             SQLLEN *idind = ind;
             SQLLEN *bind = getenv("NOIND") ? NULL : ind;
-            SQLLEN *ind4 = NULL;
-            if (int32) { ind4 = malloc(n * sizeof(SQLLEN)); for (long long k = 0; k < n; k++) ind4[k] = 4; idind = ind4; }
+            if (int32) idind = ind4;
             CK(SQLBindParameter(st, 1, SQL_PARAM_INPUT, idc, SQL_INTEGER, 10, 0, ids, int32 ? 4 : 8, getenv("NOIND") ? NULL : idind), "b1", SQL_HANDLE_STMT, st);
             CK(SQLBindParameter(st, 2, SQL_PARAM_INPUT, SQL_C_SBIGINT, SQL_BIGINT, 19, 0, bigs, 8, bind), "b2", SQL_HANDLE_STMT, st);
             CK(SQLBindParameter(st, 3, SQL_PARAM_INPUT, SQL_C_DOUBLE, getenv("SQLFLOAT") ? SQL_FLOAT : SQL_DOUBLE, 15, 0, vals, 8, bind), "b3", SQL_HANDLE_STMT, st);
@@ -86,6 +85,7 @@ __attribute__((noinline)) long long body(SQLHSTMT st, long long rows, long long 
         SQLFreeStmt(st, SQL_RESET_PARAMS);
         done += n;
     }
+    free(ids); free(bigs); free(vals); free(ind); free(ind4); free(recs);
     return done;
 }
 

@@ -389,20 +389,25 @@ mod tests {
         let cancel = CancelHandle::default();
         let call = cancel.handle.lock().unwrap();
         cancel.record_request();
-        let taken = Arc::new(AtomicBool::new(false));
+        // `released` is set just before the cancel's call returns (the lock dropped); the taker
+        // reads it once `take_requested` has returned, so it must see it set. The taker says
+        // when it is about to take, so the check is made with the taker really waiting, not
+        // merely not started yet (a slow start could only make it pass without proving).
+        let released = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let taker = {
-            let (cancel, taken) = (cancel.clone(), taken.clone());
+            let (cancel, released) = (cancel.clone(), released.clone());
             std::thread::spawn(move || {
+                ready_tx.send(()).unwrap();
                 let requested = cancel.take_requested();
-                taken.store(true, Ordering::SeqCst);
-                requested
+                (requested, released.load(Ordering::SeqCst))
             })
         };
-        // While the cancel's call runs (the lock held), the request is not taken.
+        ready_rx.recv().unwrap();
         std::thread::sleep(Duration::from_millis(50));
-        assert!(!taken.load(Ordering::SeqCst));
+        released.store(true, Ordering::SeqCst);
         drop(call);
-        assert!(taker.join().unwrap());
+        assert_eq!(taker.join().unwrap(), (true, true));
         assert!(!cancel.is_requested());
     }
 }

@@ -246,7 +246,9 @@ unsafe fn bind_columns(columns: &mut [ParamColumn], stmt: &mut Stmt) -> Result<(
             Some(t) if t.needs_describe => std::ptr::null_mut(),
             _ => col.data.as_mut_ptr() as Pointer,
         };
-        // SAFETY: forwarded contract; data covers rows * element_len bytes, indicators rows.
+        // SAFETY: forwarded contract; data covers rows * element_len bytes, and indicators
+        // either rows entries or none: an empty array binds a null indicator pointer, which
+        // ODBC allows for input cells of a fixed length that are never NULL (a dense column).
         unsafe {
             stmt.bind_parameter(
                 number,

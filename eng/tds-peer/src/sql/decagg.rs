@@ -13,15 +13,17 @@ use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Result};
 use std::cmp::Ordering;
 
-/// The exact value of a stored decimal (text, or a number SQLite kept as one); None for NULL
-/// and text that is no number.
+/// The exact value of a stored decimal (text, or a number SQLite kept as one); None for NULL,
+/// text that is no number, and a scale past SQL Server's 38 (no decimal column stores one, and
+/// `cmp_dec`'s powers of ten must stay within u128).
 fn dec_of(v: ValueRef<'_>) -> Option<Dec> {
-    match v {
+    let d = match v {
         ValueRef::Null => None,
         ValueRef::Integer(i) => Some(Dec::from_i64(i)),
         ValueRef::Real(f) => Some(Dec::from_f64(f)),
         ValueRef::Text(t) | ValueRef::Blob(t) => parse_decimal(std::str::from_utf8(t).ok()?),
-    }
+    }?;
+    (d.scale <= 38).then_some(d)
 }
 
 fn pow10(n: u8) -> u128 {

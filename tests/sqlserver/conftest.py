@@ -83,6 +83,24 @@ def conn(connect) -> ferrodbc.Connection:
 
 
 @pytest.fixture
+def face_conn(peer, driver, monkeypatch):
+    """A connection of the `mssql_python` face (ferrodbc.mssql_python), with mssql-python's
+    driverless connection string: through FreeTDS, only FreeTDS is left to be found."""
+    from ferrodbc import driver_pick
+    from ferrodbc import mssql_python as face
+
+    require_driver(driver)
+    if driver == "freetds":
+        monkeypatch.setattr(ferrodbc, "drivers", lambda: ["FreeTDS"])
+        monkeypatch.setattr(driver_pick, "_wheel_library", lambda: (None, "(hidden by the test)"))
+    cn = face.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no;TrustServerCertificate=yes",
+                      autocommit=True, timeout=10)
+    yield cn
+    if not cn.closed:
+        cn.close()
+
+
+@pytest.fixture
 def pyodbc_connect(peer, driver):
     """pyodbc.connect through the same driver (for differential tests); closed at teardown."""
     try:

@@ -9,23 +9,7 @@ import uuid
 import pytest
 
 import ferrodbc
-from ferrodbc import driver_pick
 from ferrodbc import mssql_python as face
-
-from sqlserver_support import require_driver
-
-
-@pytest.fixture
-def face_conn(peer, driver, monkeypatch):
-    require_driver(driver)
-    if driver == "freetds":
-        # Only FreeTDS to be found: the driverless string goes to FreeTDS.
-        monkeypatch.setattr(ferrodbc, "drivers", lambda: ["FreeTDS"])
-        monkeypatch.setattr(driver_pick, "_wheel_library", lambda: (None, "(hidden by the test)"))
-    cn = face.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no;TrustServerCertificate=yes",
-                      autocommit=True, timeout=10)
-    yield cn
-    cn.close()
 
 
 def test_driverless_connect_and_pyformat(face_conn, driver):

@@ -5,31 +5,33 @@ cursor.messages as one list, foreignKeys' argument check and the Arrow reader's 
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import decimal
 import logging
 import warnings
+from collections.abc import Iterator
 
 import pytest
 
 import ferrodbc
-from ferrodbc import driver_pick
 from ferrodbc import mssql_python as face
 
-from sqlserver_support import require_driver
 
-
-@pytest.fixture
-def face_conn(peer, driver, monkeypatch):
-    require_driver(driver)
-    if driver == "freetds":
-        monkeypatch.setattr(ferrodbc, "drivers", lambda: ["FreeTDS"])
-        monkeypatch.setattr(driver_pick, "_wheel_library", lambda: (None, "(hidden by the test)"))
-    cn = face.connect(f"Server=127.0.0.1,{peer.port};UID=sa;PWD=x;Encrypt=no;TrustServerCertificate=yes",
-                      autocommit=True, timeout=10)
-    yield cn
-    if not cn.closed:
-        cn.close()
+@contextlib.contextmanager
+def debug_records() -> Iterator[list[logging.LogRecord]]:
+    """Every record of the face's logger at DEBUG, in memory; the logger off again after."""
+    logger = face.logging.logger
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler()
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield records
+    finally:
+        logger.setLevel(logging.CRITICAL)
+        logger.removeHandler(handler)
 
 
 @pytest.fixture
@@ -281,19 +283,10 @@ def test_pooled_connection_back_at_read_committed_and_quiet_batches(peer, face_c
     assert c2.cursor().execute(q).fetchval() == 2
     c2.close()
     assert face.ConstantsDDBC.SQL_DATETIMEOFFSET.value in face.SQLTypes.get_valid_types()
-    logger = face.logging.logger
-    records = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with debug_records() as records:
         cur = face_conn.cursor()
         cur.execute("CREATE TABLE #pii (d NVARCHAR(50))")
         cur.executemany("INSERT INTO #pii VALUES (?)", [("123-45-6789",), ("jane@example.com",)])
-    finally:
-        logger.setLevel(logging.CRITICAL)
-        logger.removeHandler(handler)
     text = "\n".join(r.getMessage() for r in records)
     assert "Executing batch query with 2 parameter sets (1 columns per row)" in text
     assert "123-45-6789" not in text and "jane@example.com" not in text
@@ -318,19 +311,10 @@ def test_error_records_name_the_class_and_codes_never_the_data(face_conn):
     """mssql-python logs each error it raises; the server's message can quote the data (245's
     value that did not convert, 2627's duplicate key, 2628's truncated value), so the face's
     record carries the class and the codes only."""
-    logger = face.logging.logger
-    records = []
-    handler = logging.Handler()
-    handler.emit = records.append
-    logger.addHandler(handler)
-    logger.setLevel(logging.DEBUG)
-    try:
+    with debug_records() as records:
         cur = face_conn.cursor()
         with pytest.raises(face.DataError) as ei:
             cur.execute("SELECT CAST('123-45-6789' AS INT)")
-    finally:
-        logger.setLevel(logging.CRITICAL)
-        logger.removeHandler(handler)
     assert "123-45-6789" in str(ei.value)  # the program still gets the whole message
     errors = [r.getMessage() for r in records if r.levelno >= logging.ERROR]
     assert errors == ["[Python] Raising exception: DataError (SQLSTATE 22018, native error 245)"]

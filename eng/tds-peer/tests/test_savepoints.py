@@ -12,16 +12,23 @@ def tname(prefix="tsp"):
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
-def values(cur, t):
-    return [r[0] for r in cur.execute(f"SELECT a FROM {t} ORDER BY a").fetchall()]
-
-
-def test_rollback_to_savepoint_keeps_the_transaction(connect, driver):
+def table_in_a_transaction(connect):
+    """A connection with autocommit off, a cursor, and the name of a fresh committed (a INT)
+    table: the next statement opens the transaction."""
     cn = connect(autocommit=False)
     cur = cn.cursor()
     t = tname()
     cur.execute(f"CREATE TABLE {t} (a INT)")
     cn.commit()
+    return cn, cur, t
+
+
+def values(cur, t):
+    return [r[0] for r in cur.execute(f"SELECT a FROM {t} ORDER BY a").fetchall()]
+
+
+def test_rollback_to_savepoint_keeps_the_transaction(connect, driver):
+    cn, cur, t = table_in_a_transaction(connect)
     cur.execute(f"INSERT INTO {t} VALUES (1)")
     cur.execute("SAVE TRANSACTION sp1")
     cur.execute(f"INSERT INTO {t} VALUES (2)")
@@ -36,11 +43,7 @@ def test_rollback_to_savepoint_keeps_the_transaction(connect, driver):
 
 
 def test_nested_and_reused_savepoints(connect, driver):
-    cn = connect(autocommit=False)
-    cur = cn.cursor()
-    t = tname()
-    cur.execute(f"CREATE TABLE {t} (a INT)")
-    cn.commit()
+    cn, cur, t = table_in_a_transaction(connect)
     cur.execute(f"INSERT INTO {t} VALUES (1); SAVE TRAN a1; INSERT INTO {t} VALUES (2); SAVE TRAN b2")
     cur.execute(f"INSERT INTO {t} VALUES (3); SAVE TRAN a1; INSERT INTO {t} VALUES (4)")
     # A reused name: the latest savepoint of that name wins.
@@ -65,11 +68,7 @@ def test_save_outside_a_transaction_is_628(connect, driver):
 
 
 def test_unknown_savepoint_is_6401_and_the_transaction_stays(connect, driver):
-    cn = connect(autocommit=False)
-    cur = cn.cursor()
-    t = tname()
-    cur.execute(f"CREATE TABLE {t} (a INT)")
-    cn.commit()
+    cn, cur, t = table_in_a_transaction(connect)
     cur.execute(f"INSERT INTO {t} VALUES (1)")
     cur.execute("SAVE TRANSACTION known")
     with pytest.raises(pyodbc.Error, match=r"Cannot roll back unknown\. No transaction or savepoint of that name"):
@@ -106,11 +105,7 @@ def test_begin_tran_name_in_a_batch(connect, driver):
 def test_savepoint_transaction_and_another_writer(connect, driver):
     """A transaction with a savepoint keeps the writer: another session's write waits for it
     and then goes through."""
-    cn = connect(autocommit=False)
-    cur = cn.cursor()
-    t = tname()
-    cur.execute(f"CREATE TABLE {t} (a INT)")
-    cn.commit()
+    cn, cur, t = table_in_a_transaction(connect)
     cur.execute(f"INSERT INTO {t} VALUES (1)")
     cur.execute("SAVE TRANSACTION s1")
     cur.execute(f"INSERT INTO {t} VALUES (2)")

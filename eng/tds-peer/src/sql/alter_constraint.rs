@@ -11,16 +11,13 @@ use crate::sql::context::{Context, Flow, StmtErr};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::{Tok, sig};
 
-/// The statement, done, when it is an ADD CONSTRAINT … FOREIGN KEY; None for any other ALTER.
+/// The statement, done, when it is an ADD CONSTRAINT … FOREIGN KEY; None for any other ALTER
+/// TABLE (`ddl` calls it for ALTER TABLE statements only).
 pub(crate) fn add_foreign_key(
     cx: &mut Context,
     toks: &[Tok],
     ctx: &super::rewrite::Ctx<'_>,
 ) -> Option<Result<Flow, StmtErr>> {
-    let sg = sig(toks);
-    if !(sg.first()?.is_word("ALTER") && sg.get(1)?.is_word("TABLE")) {
-        return None;
-    }
     let pos = |p: &dyn Fn(&Tok) -> bool| toks.iter().position(p);
     let add = pos(&|t| t.is_word("ADD"))?;
     let constraint = pos(&|t| t.is_word("CONSTRAINT")).filter(|&c| c > add)?;

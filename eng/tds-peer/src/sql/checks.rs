@@ -248,16 +248,12 @@ fn violation(cx: &Context, name: &str, verb: &str) -> SqlError {
 }
 
 /// `ALTER TABLE t [WITH CHECK|NOCHECK] ADD [CONSTRAINT n] CHECK (e)`, done; None for any other
-/// statement.
+/// ALTER TABLE (`ddl` calls it for ALTER TABLE statements only).
 pub(crate) fn alter_add_check(
     cx: &mut Context,
     toks: &[Tok],
     ctx: &super::rewrite::Ctx<'_>,
 ) -> Option<Result<Flow, StmtErr>> {
-    let sg = sig(toks);
-    if !(sg.first()?.is_word("ALTER") && sg.get(1)?.is_word("TABLE")) {
-        return None;
-    }
     let add = toks.iter().position(|t| t.is_word("ADD"))?;
     let check = (add..toks.len()).find(|&i| toks[i].is_word("CHECK"))?;
     let open = next_sig(toks, check + 1).filter(|&p| toks[p].is_punct('('))?;

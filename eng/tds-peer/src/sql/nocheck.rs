@@ -11,16 +11,14 @@ use crate::sql::context::{Context, Flow, StmtErr};
 use crate::sql::errors::{SqlError, from_sqlite};
 use crate::sql::lexer::{Tok, ident, sig};
 
-/// The statement, done, when it is a CHECK/NOCHECK CONSTRAINT; None for any other ALTER.
+/// The statement, done, when it is a CHECK/NOCHECK CONSTRAINT; None for any other ALTER TABLE
+/// (`ddl` calls it for ALTER TABLE statements only).
 pub(crate) fn switch_constraints(
     cx: &mut Context,
     toks: &[Tok],
     ctx: &super::rewrite::Ctx<'_>,
 ) -> Option<Result<Flow, StmtErr>> {
     let sg = sig(toks);
-    if !(sg.first()?.is_word("ALTER") && sg.get(1)?.is_word("TABLE")) {
-        return None;
-    }
     // The switch is the CHECK/NOCHECK right before CONSTRAINT (`WITH CHECK` may precede it).
     let at = sg.windows(2).position(|w| {
         (w[0].is_word("CHECK") || w[0].is_word("NOCHECK")) && w[1].is_word("CONSTRAINT")
